@@ -1,0 +1,28 @@
+// xstage common layer: the one range grammar used by every sweep flag and config file.
+//   list   := item (',' item)*
+//   item   := value | value ':' value ':' step
+//   step   := 'x' number        (geometric: 1KiB:512KiB:x2)
+//           | '+' value | value (arithmetic: 0:20us:+1us)
+// Ends are inclusive (within a relative 1e-9 slack). Inverted ranges, zero/negative steps, x<=1 and
+// expansions over kMaxRangePoints are input errors naming the flag.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xs {
+
+inline constexpr std::size_t kMaxRangePoints = 100000;
+
+using ValueParser = std::function<double(std::string_view text, const std::string& field)>;
+
+// Generic expansion with a value parser (parse_seconds, parse_bytes as double, ...).
+std::vector<double> expand_range(std::string_view text, const std::string& field, const ValueParser& parse);
+
+std::vector<std::uint64_t> parse_bytes_range(std::string_view text, const std::string& field);
+std::vector<double> parse_seconds_range(std::string_view text, const std::string& field);
+std::vector<long long> parse_integer_range(std::string_view text, const std::string& field);
+
+}  // namespace xs

@@ -1,0 +1,144 @@
+// xstage common layer: unit parsing/printing (see units.hpp).
+#include "common/units.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "common/error.hpp"
+
+namespace xs {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits "4.25MiB" into 4.25 and "MiB". Returns false if no number leads the text.
+bool split_number(std::string_view text, double& value, std::string_view& suffix) {
+  text = trim(text);
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr == begin) return false;
+  if (!std::isfinite(value)) return false;
+  suffix = trim(std::string_view(ptr, static_cast<size_t>(end - ptr)));
+  return true;
+}
+
+template <size_t N>
+double lookup(std::string_view suffix, const std::array<std::pair<std::string_view, double>, N>& table,
+              bool& found) {
+  for (const auto& [name, scale] : table) {
+    if (suffix == name) {
+      found = true;
+      return scale;
+    }
+  }
+  found = false;
+  return 0.0;
+}
+
+constexpr std::array<std::pair<std::string_view, double>, 8> kByteUnits{{
+    {"", 1.0}, {"B", 1.0}, {"KB", 1e3}, {"KiB", 1024.0}, {"MB", 1e6}, {"MiB", 1048576.0},
+    {"GB", 1e9}, {"GiB", 1073741824.0}}};
+constexpr std::array<std::pair<std::string_view, double>, 4> kTimeUnits{{
+    {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}}};
+constexpr std::array<std::pair<std::string_view, double>, 9> kRateUnits{{
+    {"", 1.0}, {"B/s", 1.0}, {"KB/s", 1e3}, {"KiB/s", 1024.0}, {"MB/s", 1e6}, {"MiB/s", 1048576.0},
+    {"GB/s", 1e9}, {"GiB/s", 1073741824.0}, {"TB/s", 1e12}}};
+
+}  // namespace
+
+std::uint64_t parse_bytes(std::string_view text, const std::string& field) {
+  double value = 0;
+  std::string_view suffix;
+  bool found = false;
+  if (split_number(text, value, suffix)) {
+    const double scale = lookup(suffix, kByteUnits, found);
+    if (found) {
+      if (value < 0) throw input_error(field, fmt::format("size '{}' is negative; sizes are >= 0", text));
+      const double bytes = std::round(value * scale);
+      if (bytes > 9.0e18) throw input_error(field, fmt::format("size '{}' is too large", text));
+      return static_cast<std::uint64_t>(bytes);
+    }
+  }
+  throw input_error(field, fmt::format("cannot read size '{}'; expected a number with B, KB, KiB, MB, MiB, "
+                                       "GB or GiB (e.g. 32KiB)", text));
+}
+
+double parse_seconds(std::string_view text, const std::string& field) {
+  double value = 0;
+  std::string_view suffix;
+  bool found = false;
+  if (split_number(text, value, suffix)) {
+    if (suffix.empty() && value == 0.0) return 0.0;
+    const double scale = lookup(suffix, kTimeUnits, found);
+    if (found) {
+      if (value < 0) throw input_error(field, fmt::format("time '{}' is negative; times are >= 0", text));
+      return value * scale;
+    }
+  }
+  throw input_error(field, fmt::format("cannot read time '{}'; expected a number with ns, us, ms or s "
+                                       "(e.g. 0.76us)", text));
+}
+
+double parse_rate_bps(std::string_view text, const std::string& field) {
+  double value = 0;
+  std::string_view suffix;
+  bool found = false;
+  if (split_number(text, value, suffix)) {
+    const double scale = lookup(suffix, kRateUnits, found);
+    if (found) {
+      if (value <= 0) throw input_error(field, fmt::format("rate '{}' must be positive", text));
+      return value * scale;
+    }
+  }
+  throw input_error(field, fmt::format("cannot read rate '{}'; expected a number with B/s, KB/s, MB/s, GB/s, "
+                                       "GiB/s or TB/s (e.g. 717GB/s)", text));
+}
+
+double parse_number(std::string_view text, const std::string& field) {
+  double value = 0;
+  std::string_view suffix;
+  if (!split_number(text, value, suffix) || !suffix.empty())
+    throw input_error(field, fmt::format("cannot read number '{}'", text));
+  return value;
+}
+
+long long parse_integer(std::string_view text, const std::string& field) {
+  text = trim(text);
+  long long value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+    throw input_error(field, fmt::format("cannot read integer '{}'", text));
+  return value;
+}
+
+std::string format_bytes(double bytes) {
+  const double a = std::fabs(bytes);
+  if (a >= 1073741824.0) return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
+  if (a >= 1048576.0) return fmt::format("{:.2f} MiB", bytes / 1048576.0);
+  if (a >= 1024.0) return fmt::format("{:.2f} KiB", bytes / 1024.0);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string format_seconds(double seconds) {
+  const double a = std::fabs(seconds);
+  if (a == 0.0) return "0 s";
+  if (a < 1e-6) return fmt::format("{:.1f} ns", seconds * 1e9);
+  if (a < 1e-3) return fmt::format("{:.3f} us", seconds * 1e6);
+  if (a < 1.0) return fmt::format("{:.3f} ms", seconds * 1e3);
+  return fmt::format("{:.3f} s", seconds);
+}
+
+std::string format_rate(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9); }
+
+}  // namespace xs

@@ -1,0 +1,88 @@
+// xstage fit layer: extracts M_X = (T_iss^0(K,V), R, Q(K)) from measurement records, as the paper does:
+//   R        from zero-gap periodic points, T_period = V / R (through the origin, many V and K/B splits);
+//   T_iss^0  from the large-gap plateau of the periodic gap sweep (per K, V);
+//   Q(K)     from the isolated-burst knee, fitting T_iss^iso = max(T_iss^0, (V - Q)/R) with R held fixed.
+// Every parameter carries a 95% bootstrap interval and fit quality. Parameters the data do not constrain
+// are flagged (Q with no knee inside the sweep becomes a lower bound), never invented.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/platform_model.hpp"
+#include "report/records.hpp"
+
+namespace xs::fit {
+
+struct FitOptions {
+  int bootstrap_resamples = 1000;
+  std::uint64_t seed = 12345;
+  // A gap point is on the recovered plateau when G >= plateau_gap_factor * V/R (for the T_iss^0 fit).
+  double plateau_gap_factor = 1.5;
+  // A zero-gap point enters the R fit only if drain-limited: V/R_guess >= drain_dominance * T_iss (local).
+  double min_zero_gap_volume_bytes = 0;
+};
+
+struct Estimate {
+  double value = 0;
+  double ci95_lo = 0;
+  double ci95_hi = 0;
+  bool constrained = true;  // false: data do not pin it down (see note)
+  std::string note;         // e.g. "no knee inside the sweep: Q >= value"
+};
+
+struct Quality {
+  int num_points = 0;
+  double r_squared = 0;
+  double worst_rel_residual = 0;  // max |meas - fit| / meas over the points used
+};
+
+struct DrainRateFit { Estimate drain_rate_bps; Quality quality; };
+struct Tiss0Fit { int num_producers = 0; std::uint64_t bytes_per_producer = 0; double volume_bytes = 0;
+                  Estimate issue_time_s; Quality quality; };
+struct CapacityFit { int num_producers = 0; Estimate capacity_bytes; std::string bound = "fit";
+                     double knee_volume_bytes = 0; Quality quality; };
+
+struct CalibrationFit {
+  DrainRateFit drain;
+  std::vector<Tiss0Fit> tiss0;
+  std::vector<CapacityFit> capacity;
+  model::PlatformModel to_platform_model() const;
+  // The result file's `model` section: R_Bps, R_ci95, tiss0[{K,V_bytes,s,...}], Q[{K,bytes,ci95,bound}],
+  // plus a `fit` block with qualities.
+  nlohmann::json to_json() const;
+};
+
+// Throws input_error if a required kind of point is missing (e.g. no zero-gap periodic points).
+CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options = {});
+
+// Separate stages, usable alone (and by tests).
+DrainRateFit fit_drain_rate(const std::vector<PointRecord>& points, const FitOptions& options = {});
+std::vector<Tiss0Fit> fit_tiss0(const std::vector<PointRecord>& points, double drain_rate_bps,
+                                const FitOptions& options = {});
+std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, double drain_rate_bps,
+                                      const std::vector<Tiss0Fit>& tiss0, const FitOptions& options = {});
+
+// Validation with fixed parameters, no refitting: predicted vs measured T_iss and T_period for every
+// periodic point, and T_iss^iso for every isolated point.
+struct ValidationRow {
+  std::size_t point_index = 0;
+  double predicted_issue_s = 0, measured_issue_s = 0, issue_rel_err = 0;
+  double predicted_period_s = 0, measured_period_s = 0, period_rel_err = 0;  // periodic only
+};
+struct Validation {
+  std::vector<ValidationRow> rows;
+  double issue_median_rel_err = 0, issue_p90_rel_err = 0;
+  double period_median_rel_err = 0, period_p90_rel_err = 0;
+  double isolated_median_rel_err = 0, isolated_p90_rel_err = 0;
+  nlohmann::json to_json() const;
+};
+Validation validate(const std::vector<PointRecord>& points, const model::PlatformModel& platform);
+
+// Fills PointRecord::prediction for every non-skipped point from the platform model.
+void attach_predictions(std::vector<PointRecord>& points, const model::PlatformModel& platform);
+
+}  // namespace xs::fit

@@ -1,0 +1,59 @@
+// xstage model layer: the platform model M_X = (T_iss^0(K,V), R, Q(K)) held as calibrated tables and
+// loaded from a calibration file's `model` section (schema in docs/result-schema.md).
+//
+// Interpolation (documented contract):
+//  - T_iss^0(K, V): rows grouped by K. Within a K, piecewise-linear in V between measured volumes, clamped
+//    to the end values outside. Between two measured K, linear in K of the two rows' values at the same
+//    V; outside the K range, the nearest K row. `extrapolated` is set when a query leaves the table.
+//  - Q(K): piecewise-linear in K, clamped outside. An entry whose `bound` is "lower" means the sweep
+//    found no knee: Q(K) is reported with is_lower_bound = true, never as a measured value.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace xs::model {
+
+struct Tiss0Point {
+  int num_producers = 0;       // K
+  double volume_bytes = 0;     // V
+  double issue_time_s = 0;     // T_iss^0
+};
+struct CapacityPoint {
+  int num_producers = 0;       // K
+  double capacity_bytes = 0;   // Q(K), or its lower bound
+  double ci95_lo = 0, ci95_hi = 0;
+  std::string bound = "fit";   // "fit" (knee inside the sweep) or "lower" (no knee: Q >= value)
+};
+struct Lookup {
+  double value = 0;
+  bool extrapolated = false;
+  bool is_lower_bound = false;
+};
+
+class PlatformModel {
+ public:
+  PlatformModel() = default;
+  // Constant model from three numbers (xstage-predict --R/--tiss0/--Q).
+  static PlatformModel constant(double drain_rate_bps, double tiss0_s, double capacity_bytes);
+  // From a calibration file's `model` object; throws input_error naming the missing/bad field.
+  static PlatformModel from_json(const nlohmann::json& model_section);
+  // From a whole result/calibration file on disk (checks schema name and major version).
+  static PlatformModel load(const std::string& path);
+
+  double drain_rate_bps() const { return drain_rate_bps_; }
+  Lookup tiss0_s(int num_producers, double volume_bytes) const;
+  Lookup capacity_bytes(int num_producers) const;
+  bool has_capacity() const { return !capacity_.empty(); }
+
+  nlohmann::json to_json() const;  // same shape from_json reads
+
+ private:
+  double drain_rate_bps_ = 0;
+  double drain_rate_ci95_lo_ = 0, drain_rate_ci95_hi_ = 0;
+  std::vector<Tiss0Point> tiss0_;
+  std::vector<CapacityPoint> capacity_;
+};
+
+}  // namespace xs::model

@@ -1,0 +1,87 @@
+// xstage report layer: the measurement records every backend (GPU, simulator) produces and every consumer
+// (fitter, result files, gate) reads. Plain data, SI units, no CUDA.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/stats.hpp"
+
+namespace xs {
+
+// The microbenchmark suites of the paper's section 3 (stable dotted ids: remote_store.<suite>.<target>).
+enum class Suite {
+  kPeriodic,      // N bursts of V = K*B, each followed by a producer-side gap G (Fig. 3a/b/d)
+  kIsolated,      // one burst after a verified recovery (Fig. 3c, the capacity knee)
+  kLocalControl,  // same producers/stores/loop, to local HBM: separates instruction cost from backpressure
+};
+const char* suite_name(Suite suite);            // "periodic", "isolated", "local_control"
+Suite parse_suite(const std::string& name);     // throws input_error naming accepted names
+
+enum class ProducerKind { kCta, kWarp };        // one producer per CTA (default) or per warp
+enum class AddressMode { kFresh, kSame };       // fresh slice of a ring > L2 each burst, or the same lines
+const char* producer_kind_name(ProducerKind kind);
+const char* address_mode_name(AddressMode mode);
+ProducerKind parse_producer_kind(const std::string& name);
+AddressMode parse_address_mode(const std::string& name);
+
+// One point of a sweep: everything needed to run it again.
+struct PointSpec {
+  Suite suite = Suite::kPeriodic;
+  std::string target = "host";             // "local", "host", "peer:N", "nccl:N", "sim"
+  int num_producers = 1;                   // K
+  std::uint64_t bytes_per_producer = 0;    // B (multiple of store_width_bytes, >= 16)
+  double gap_s = 0;                        // G, producer-side busy time with no remote stores
+  int num_bursts = 32;                     // bursts per repetition (periodic); isolated uses 1
+  int warmup_bursts = 8;                   // leading bursts excluded from steady-state statistics
+  int repetitions = 5;                     // independent launches; each gives one sample
+  int store_width_bytes = 16;              // 4, 8 or 16
+  int threads_per_producer = 256;
+  ProducerKind producer_kind = ProducerKind::kCta;
+  AddressMode address_mode = AddressMode::kFresh;
+  bool completion = false;                 // also measure remote-visible completion (fence/flag)
+
+  std::uint64_t volume_bytes() const {     // V = K * B
+    return static_cast<std::uint64_t>(num_producers) * bytes_per_producer;
+  }
+};
+
+// Data verification of one point: every byte the kernel claims to have written is read back.
+struct Verification {
+  bool checked = false;
+  std::uint64_t bytes_checked = 0;
+  std::uint64_t wrong = 0;                 // mismatching 4-byte words; > 0 fails the point
+};
+
+// The model's prediction stored beside the measurement (filled after the fit, or from --model).
+struct Prediction {
+  double issue_time_s = 0;                 // T_iss (eq. 3) or T_iss^iso (eq. 7)
+  double period_s = 0;                     // T_period = max(T_iss^0 + G, V/R) (eq. 2)
+  double drain_horizon_s = 0;              // V / R
+};
+
+// One finished point. Each sample is one repetition: the median over its steady-state bursts.
+struct PointRecord {
+  std::string id;                          // e.g. "remote_store.periodic.host"
+  PointSpec spec;
+  bool skipped = false;
+  std::string skip_reason;
+  Summary issue_time_s;                    // sender-visible burst issue time T_iss
+  Summary period_s;                        // burst start-to-start period T_period (periodic only)
+  std::optional<Summary> completion_s;     // issue start -> remote-visible (completion mode)
+  double sm_clock_hz = 0;                  // derived from clock64 vs %globaltimer (0 if unknown)
+  bool clock_flagged = false;              // taken under a clock drop (re-run or kept flagged)
+  Verification verification;
+  std::optional<Prediction> prediction;
+};
+
+}  // namespace xs
+
+namespace xs {
+// Canonical identity of a point's spec (compact JSON of the spec): used by --resume to skip points the
+// journal already holds.
+std::string point_key(const PointSpec& spec);
+// Stable dotted id: "remote_store.<suite>.<target>" (target "peer:1" becomes "peer1").
+std::string point_id(const PointSpec& spec);
+}  // namespace xs

@@ -1,0 +1,72 @@
+// xstage report layer: the versioned result-file schema ("xstage.result", docs/result-schema.md), strict
+// readers that name the bad field, the JSON-lines journal of finished points, and atomic writes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/records.hpp"
+
+namespace xs::report {
+
+inline constexpr const char* kSchemaName = "xstage.result";
+inline constexpr int kSchemaMajor = 1;   // readers refuse another major version (exit 2)
+inline constexpr int kSchemaMinor = 0;
+
+// Conversions. Readers are strict: unknown keys, missing fields, wrong types, non-finite numbers,
+// zero/negative/non-16-byte-multiple sizes are input_error naming the JSON path (e.g. "points[3].spec.K").
+nlohmann::json to_json(const PointSpec& spec);
+nlohmann::json to_json(const Summary& summary);
+nlohmann::json to_json(const PointRecord& record);
+PointSpec spec_from_json(const nlohmann::json& j, const std::string& path);
+Summary summary_from_json(const nlohmann::json& j, const std::string& path);
+PointRecord record_from_json(const nlohmann::json& j, const std::string& path);
+
+struct ResultFile {
+  nlohmann::json meta = nlohmann::json::object();        // see make_meta
+  nlohmann::json config = nlohmann::json::object();      // the expanded sweep
+  std::vector<PointRecord> points;
+  nlohmann::json model = nlohmann::json();               // null or the fitted model section
+  nlohmann::json validation = nlohmann::json();          // null or validation section
+  nlohmann::json extra = nlohmann::json::object();       // suite-specific sections (e.g. "reference")
+};
+nlohmann::json to_json(const ResultFile& file);          // adds {"schema": {"name", "version": "1.0"}}
+ResultFile result_from_json(const nlohmann::json& j);    // checks schema name and major version
+
+// Reads and parses a JSON file; a missing file, malformed or truncated JSON is an input_error with the
+// path and the parser's position.
+nlohmann::json read_json_file(const std::string& path);
+ResultFile read_result_file(const std::string& path);
+
+// Writes `j` to `path` atomically: temp file in the same directory, fsync, rename. Never leaves a
+// partial file at `path`.
+void write_json_atomic(const std::string& path, const nlohmann::json& j, int indent = 1);
+
+// The result file's meta: tool version, git sha + dirty flag, argv, build type, date (UTC ISO-8601),
+// host, backend name; `backend_description` (devices, driver/CUDA/NCCL versions, clocks) merged in.
+nlohmann::json make_meta(const std::vector<std::string>& argv, const std::string& backend_name,
+                         const nlohmann::json& backend_description);
+
+// JSON-lines journal beside the output (`<out>.journal.jsonl`): one finished PointRecord per line, flushed
+// and fsync'd as each point ends, so SIGINT/SIGKILL loses no finished point.
+std::string journal_path_for(const std::string& output_path);
+class Journal {
+ public:
+  // truncate=true starts a new journal; false appends (--resume).
+  Journal(const std::string& path, bool truncate);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+  void append(const PointRecord& record);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+// Reads every complete line; a truncated last line (killed mid-write) is ignored, a corrupt middle line
+// is an input_error.
+std::vector<PointRecord> read_journal(const std::string& path);
+
+}  // namespace xs::report
