@@ -1,0 +1,19 @@
+// xstage cli layer: the one place exceptions become exit codes (docs/exit-codes.md):
+// 0 ok, 1 regression (gate), 2 bad usage or input, 3 CUDA/NCCL failure, 77 no suitable GPU.
+#pragma once
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace xs::cli {
+
+// Runs `body` (which builds and parses a CLI11 app, then does the work) and maps:
+//   CLI::CallForHelp/Version -> 0 after printing; other CLI::ParseError -> 2 with CLI11's message;
+//   xs::Error -> its code, message on stderr prefixed by the tool name; std::exception -> 3.
+int run_main(const std::string& tool_name, const std::function<int()>& body);
+
+// Parses with CLI11, converting its exceptions to the codes above (call inside run_main's body).
+void parse_or_throw(CLI::App& app, int argc, char** argv);
+
+}  // namespace xs::cli
