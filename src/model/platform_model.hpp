@@ -6,7 +6,9 @@
 //    to the end values outside. Between two measured K, linear in K of the two rows' values at the same
 //    V; outside the K range, the nearest K row. `extrapolated` is set when a query leaves the table.
 //  - Q(K): piecewise-linear in K, clamped outside. An entry whose `bound` is "lower" means the sweep
-//    found no knee: Q(K) is reported with is_lower_bound = true, never as a measured value.
+//    found no knee: Q(K) is reported with is_lower_bound = true, never as a measured value; a value
+//    interpolated between a "lower" and a "fit" entry is flagged the same way.
+//  - Lookups on an empty table throw input_error ("model.tiss0" / "model.Q").
 #pragma once
 #include <string>
 #include <vector>
@@ -35,7 +37,9 @@ struct Lookup {
 class PlatformModel {
  public:
   PlatformModel() = default;
-  // Constant model from three numbers (xstage-predict --R/--tiss0/--Q).
+  // Constant model from three numbers (xstage-predict --R/--tiss0/--Q): every (K, V) gets the same
+  // T_iss^0 and Q, never flagged extrapolated. capacity_bytes <= 0 leaves Q unset (has_capacity() false).
+  // to_json marks it "constant": true with K = 0 entries, which from_json reads back.
   static PlatformModel constant(double drain_rate_bps, double tiss0_s, double capacity_bytes);
   // From a calibration file's `model` object; throws input_error naming the missing/bad field.
   static PlatformModel from_json(const nlohmann::json& model_section);
@@ -49,7 +53,11 @@ class PlatformModel {
 
   nlohmann::json to_json() const;  // same shape from_json reads
 
+  const std::vector<Tiss0Point>& tiss0_table() const { return tiss0_; }       // sorted by (K, V)
+  const std::vector<CapacityPoint>& capacity_table() const { return capacity_; }  // sorted by K
+
  private:
+  bool constant_ = false;
   double drain_rate_bps_ = 0;
   double drain_rate_ci95_lo_ = 0, drain_rate_ci95_hi_ = 0;
   std::vector<Tiss0Point> tiss0_;

@@ -27,13 +27,36 @@ struct SimParams {
 };
 inline constexpr std::uint64_t kRefBytesPerProducer = 32768;
 
+// issue_rate = kRefBytesPerProducer / (tiss0_ref_s - issue_overhead_s), so T_iss^0(32 KiB) = tiss0_ref_s.
 double issue_rate_per_producer_bps(const SimParams& params);
 double backpressure_free_issue_time_s(const SimParams& params, std::uint64_t bytes_per_producer);
+// Planted Q(K). The simulated path holds whole requests: floor(Q(K) / request_bytes) of them.
 double capacity_for(const SimParams& params, int num_producers);
 
-// Runs one point; deterministic for a given (params.seed, spec).
+// (Additive.) Input checks, throwing xs::input_error naming the field: SimParams fields are named
+// "sim.<field>"; spec fields use the result-file names ("K", "B", "G", "store_width_bytes", "num_bursts",
+// "warmup_bursts", "repetitions"), as bench::validate_spec does.
+void validate_params(const SimParams& params);
+void validate_spec(const PointSpec& spec);
+
+// Runs one point; deterministic for a given (params.seed, spec). Validates both first.
+// What is measured, per repetition (one sample = median over bursts warmup_bursts .. num_bursts-1), from
+// per-producer clocks as the GPU kernel reads them (start_p(b) = the producer's clock when it begins
+// burst b, end_p(b) = when its last store of burst b is accepted; start_p(num_bursts) = end of its last gap):
+//   T_iss(b)      = max over producers p of (end_p(b) - start_p(b))       sender-visible issue time
+//   T_period(b)   = mean over producers p of (start_p(b+1) - start_p(b))  start-to-start period
+//   completion(b) = (last byte of burst b drained, FIFO) + completion_latency_s - min_p start_p(b)
+// Suites: periodic = each producer runs num_bursts x (issue B bytes, busy gap G) with no barrier between
+// producers. isolated = num_bursts bursts, each into an empty path (recovery assumed); period samples
+// stay empty. local_control, or target "local" = the same loop with no drain limit and no capacity (and
+// no completion latency), so T_iss = T_iss^0 for every G.
+// SimParams.noise > 0 draws, per repetition, R x exp(noise Z) and, per producer and burst, the issue rate
+// x exp(noise Z) (Z standard normal, so the planted values are the medians). store_width_bytes,
+// threads_per_producer, producer_kind and address_mode are validated but do not change the simulation.
 PointRecord simulate_point(const SimParams& params, const PointSpec& spec);
 
+// Backend "sim": targets "sim" and "host" are the planted path, "local" is the unlimited path; any other
+// target is unavailable ("target X does not exist in the simulator"). Validates params at construction.
 std::unique_ptr<Backend> make_sim_backend(const SimParams& params);
 
 }  // namespace xs::sim

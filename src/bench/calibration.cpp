@@ -1,0 +1,120 @@
+// xstage bench layer: calibration analysis and summaries (see calibration.hpp).
+#include "bench/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common/units.hpp"
+
+namespace xs::bench {
+
+void analyse_calibration(report::ResultFile& file, const std::optional<Reference>& reference,
+                         const fit::FitOptions& options) {
+  const fit::CalibrationFit fitted = fit::fit_calibration(file.points, options);
+  const model::PlatformModel platform = fitted.to_platform_model();
+  const fit::Validation validation = fit::validate(file.points, platform);
+  fit::attach_predictions(file.points, platform);
+  file.model = fitted.to_json();
+  file.validation = validation.to_json();
+  if (reference) {
+    nlohmann::json ref = {{"target", reference->target}};
+    if (reference->copy_engine_bps) {
+      ref["copy_engine_Bps"] = *reference->copy_engine_bps;
+      ref["R_over_copy_engine"] = fitted.drain.drain_rate_bps.value / *reference->copy_engine_bps;
+    } else {
+      ref["copy_engine_Bps"] = nullptr;
+    }
+    file.extra["reference"] = ref;
+  }
+}
+
+namespace {
+
+double num(const nlohmann::json& j, const char* key) {
+  return (j.contains(key) && j.at(key).is_number()) ? j.at(key).get<double>() : std::nan("");
+}
+
+std::string ci(const nlohmann::json& j, const char* key, std::string (*fmt_fn)(double)) {
+  if (!j.contains(key) || !j.at(key).is_array() || j.at(key).size() != 2 || !j.at(key)[0].is_number())
+    return "n/a";
+  return fmt::format("[{}, {}]", fmt_fn(j.at(key)[0].get<double>()), fmt_fn(j.at(key)[1].get<double>()));
+}
+
+}  // namespace
+
+void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
+  const auto& m = file.model;
+  if (m.is_null()) {
+    fmt::print(out, "no model fitted\n");
+    return;
+  }
+  fmt::print(out, "\nX-Stage platform model M_X = (T_iss^0(K,V), R, Q(K))\n");
+  fmt::print(out, "  R (effective drain rate)   {}  95% CI {}\n", format_rate(num(m, "R_Bps")),
+             ci(m, "R_ci95", format_rate));
+  if (file.extra.contains("reference")) {
+    const auto& ref = file.extra.at("reference");
+    if (ref.contains("copy_engine_Bps") && ref.at("copy_engine_Bps").is_number())
+      fmt::print(out, "  copy engine, same path     {}  (R / copy engine = {:.3f})\n",
+                 format_rate(ref.at("copy_engine_Bps").get<double>()), num(ref, "R_over_copy_engine"));
+  }
+  if (m.contains("tiss0") && m.at("tiss0").is_array()) {
+    fmt::print(out, "  T_iss^0 (backpressure-free issue time, large-gap plateau)\n");
+    fmt::print(out, "    {:>5} {:>11} {:>11} {:>12}  {}\n", "K", "B", "V", "T_iss^0", "95% CI");
+    for (const auto& row : m.at("tiss0")) {
+      const bool constrained = !row.contains("constrained") || row.at("constrained") == true;
+      fmt::print(out, "    {:>5} {:>11} {:>11} {:>12}  {}{}\n", row.value("K", 0), format_bytes(num(row, "B_bytes")),
+                 format_bytes(num(row, "V_bytes")), format_seconds(num(row, "s")), ci(row, "ci95", format_seconds),
+                 constrained ? "" : "  (unconstrained: no plateau point)");
+    }
+  }
+  if (m.contains("Q") && m.at("Q").is_array()) {
+    fmt::print(out, "  Q(K) (effective outstanding capacity, isolated-burst knee)\n");
+    for (const auto& row : m.at("Q")) {
+      const std::string bound = row.value("bound", "fit");
+      fmt::print(out, "    K={:<5} Q {} {}  95% CI {}{}\n", row.value("K", 0), bound == "lower" ? ">=" : "=",
+                 format_bytes(num(row, "bytes")), ci(row, "ci95", format_bytes),
+                 bound == "lower" ? "  (no knee inside the sweep: lower bound)" : "");
+    }
+  }
+  const auto& v = file.validation;
+  if (v.is_object()) {
+    fmt::print(out, "  validation (fixed parameters, no refit): relative error median / p90\n");
+    for (const char* name : {"issue", "period", "isolated"}) {
+      const std::string med = fmt::format("{}_median_rel_err", name), p90 = fmt::format("{}_p90_rel_err", name);
+      if (v.contains(med) && v.at(med).is_number())
+        fmt::print(out, "    {:<9} {:6.1f}% / {:6.1f}%\n", name, 100 * v.at(med).get<double>(),
+                   100 * num(v, p90.c_str()));
+    }
+  }
+  std::size_t skipped = 0, wrong = 0;
+  for (const auto& p : file.points) {
+    skipped += p.skipped ? 1 : 0;
+    wrong += p.verification.wrong > 0 ? 1 : 0;
+  }
+  fmt::print(out, "  points: {} measured, {} skipped, {} failed verification\n", file.points.size() - skipped,
+             skipped, wrong);
+}
+
+void print_points_table(const std::vector<PointRecord>& points, std::FILE* out) {
+  fmt::print(out, "{:<34} {:>5} {:>10} {:>11} {:>12} {:>12} {:>12} {:>12}\n", "id", "K", "B", "G", "T_iss",
+             "T_iss pred", "T_period", "T_per pred");
+  for (const auto& p : points) {
+    if (p.skipped) {
+      fmt::print(out, "{:<34} {:>5} {:>10} {:>11}  skipped: {}\n", p.id, p.spec.num_producers,
+                 format_bytes(static_cast<double>(p.spec.bytes_per_producer)), format_seconds(p.spec.gap_s),
+                 p.skip_reason);
+      continue;
+    }
+    const bool periodic = p.spec.suite != Suite::kIsolated;
+    fmt::print(out, "{:<34} {:>5} {:>10} {:>11} {:>12} {:>12} {:>12} {:>12}{}\n", p.id, p.spec.num_producers,
+               format_bytes(static_cast<double>(p.spec.bytes_per_producer)), format_seconds(p.spec.gap_s),
+               format_seconds(p.issue_time_s.median),
+               p.prediction ? format_seconds(p.prediction->issue_time_s) : "-",
+               periodic ? format_seconds(p.period_s.median) : "-",
+               (periodic && p.prediction) ? format_seconds(p.prediction->period_s) : "-",
+               p.verification.wrong ? "  WRONG DATA" : "");
+  }
+}
+
+}  // namespace xs::bench

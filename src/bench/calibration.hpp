@@ -1,0 +1,32 @@
+// xstage bench layer: turns measured calibration records into a calibration file: fit M_X with the fit
+// layer, validate it over the whole gap sweep without refitting, store each point's prediction beside its
+// measurement, and record the copy-engine reference next to R. Used by xstage-calibrate and --refit.
+#pragma once
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fit/fit.hpp"
+#include "report/result_file.hpp"
+
+namespace xs::bench {
+
+struct Reference {
+  std::string target;
+  std::optional<double> copy_engine_bps;  // e.g. cudaMemcpyAsync D2H from pinned memory, same run
+};
+
+// Fits and validates; fills file.model, file.validation, file.extra["reference"] and every point's
+// prediction. `file.points` must hold the records; meta/config are left as given.
+void analyse_calibration(report::ResultFile& file, const std::optional<Reference>& reference,
+                         const fit::FitOptions& options = {});
+
+// Readable summary: R with CI (and R / copy-engine), T_iss^0 table, Q table with bounds flagged,
+// validation medians/p90, skipped and wrong counts.
+void print_calibration_summary(const report::ResultFile& file, std::FILE* out);
+
+// Readable table of points (id, K, B, G, T_iss median [p10,p90], T_period, prediction).
+void print_points_table(const std::vector<PointRecord>& points, std::FILE* out);
+
+}  // namespace xs::bench

@@ -1,0 +1,214 @@
+// xstage bench layer: sweep config parsing, defaults and expansion (see sweep.hpp).
+#include "bench/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "common/error.hpp"
+#include "common/range.hpp"
+#include "common/units.hpp"
+
+namespace xs::bench {
+namespace {
+
+const std::set<std::string> kDefaultKeys = {"num_bursts", "warmup_bursts", "repetitions", "store_width_bytes",
+                                            "threads_per_producer", "producer", "address_mode", "completion"};
+const std::set<std::string> kBlockKeys = {"name", "suite", "K", "B", "G"};
+
+void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed, const std::string& path) {
+  if (!j.is_object()) throw input_error(path, "expected a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (!allowed.count(key)) {
+      std::string names;
+      for (const auto& a : allowed) names += (names.empty() ? "" : ", ") + a;
+      throw input_error(path + "." + key, fmt::format("unknown key; accepted keys: {}", names));
+    }
+  }
+}
+
+std::string string_field(const nlohmann::json& j, const std::string& key, const std::string& path) {
+  if (!j.contains(key)) throw input_error(path + "." + key, "missing field");
+  if (j.at(key).is_string()) return j.at(key).get<std::string>();
+  if (j.at(key).is_number()) return j.at(key).dump();  // "K": 132 is fine
+  throw input_error(path + "." + key, "expected a string in the range grammar (e.g. \"1KiB:512KiB:x2\")");
+}
+
+int int_field(const nlohmann::json& j, const std::string& key, const std::string& path) {
+  const auto& v = j.at(key);
+  if (!v.is_number_integer()) throw input_error(path + "." + key, "expected an integer");
+  return v.get<int>();
+}
+
+// Applies default/override keys to a spec.
+void apply(PointSpec& spec, const nlohmann::json& values, const std::string& path) {
+  for (const auto& [key, value] : values.items()) {
+    const std::string p = path + "." + key;
+    if (key == "num_bursts") spec.num_bursts = int_field(values, key, path);
+    else if (key == "warmup_bursts") spec.warmup_bursts = int_field(values, key, path);
+    else if (key == "repetitions") spec.repetitions = int_field(values, key, path);
+    else if (key == "store_width_bytes") spec.store_width_bytes = int_field(values, key, path);
+    else if (key == "threads_per_producer") spec.threads_per_producer = int_field(values, key, path);
+    else if (key == "producer") {
+      if (!value.is_string()) throw input_error(p, "expected \"cta\" or \"warp\"");
+      spec.producer_kind = parse_producer_kind(value.get<std::string>());
+    } else if (key == "address_mode") {
+      if (!value.is_string()) throw input_error(p, "expected \"fresh\" or \"same\"");
+      spec.address_mode = parse_address_mode(value.get<std::string>());
+    } else if (key == "completion") {
+      if (!value.is_boolean()) throw input_error(p, "expected true or false");
+      spec.completion = value.get<bool>();
+    }
+  }
+}
+
+}  // namespace
+
+void validate_spec(const PointSpec& spec) {
+  if (spec.num_producers < 1) throw input_error("K", fmt::format("K={} must be >= 1", spec.num_producers));
+  if (spec.store_width_bytes != 4 && spec.store_width_bytes != 8 && spec.store_width_bytes != 16)
+    throw input_error("store_width_bytes", fmt::format("{} is not a store width; use 4, 8 or 16",
+                                                       spec.store_width_bytes));
+  if (spec.bytes_per_producer == 0 || spec.bytes_per_producer % 16 != 0)
+    throw input_error("B", fmt::format("B={} bytes must be > 0 and a multiple of 16", spec.bytes_per_producer));
+  if (spec.bytes_per_producer % static_cast<std::uint64_t>(spec.store_width_bytes) != 0)
+    throw input_error("B", fmt::format("B={} is not a multiple of the store width {}", spec.bytes_per_producer,
+                                       spec.store_width_bytes));
+  if (!(spec.gap_s >= 0) || !std::isfinite(spec.gap_s))
+    throw input_error("G", fmt::format("G={} s must be >= 0", spec.gap_s));
+  if (spec.repetitions < 1) throw input_error("repetitions", "must be >= 1");
+  if (spec.suite == Suite::kIsolated) {
+    if (spec.num_bursts != 1) throw input_error("num_bursts", "an isolated point has exactly one burst");
+  } else {
+    if (spec.warmup_bursts < 0) throw input_error("warmup_bursts", "must be >= 0");
+    if (spec.num_bursts <= spec.warmup_bursts + 1)
+      throw input_error("num_bursts", fmt::format("num_bursts={} must exceed warmup_bursts={} by at least 2",
+                                                  spec.num_bursts, spec.warmup_bursts));
+  }
+  if (spec.threads_per_producer < 32 || spec.threads_per_producer > 1024 || spec.threads_per_producer % 32 != 0)
+    throw input_error("threads_per_producer", "must be a multiple of 32 in [32, 1024]");
+  if (spec.producer_kind == ProducerKind::kWarp && spec.threads_per_producer != 32)
+    throw input_error("threads_per_producer", "a warp producer has exactly 32 threads");
+}
+
+SweepConfig sweep_config_from_json(const nlohmann::json& j) {
+  check_keys(j, {"target", "defaults", "blocks", "comment"}, "config");
+  SweepConfig config;
+  if (j.contains("target")) {
+    if (!j.at("target").is_string()) throw input_error("config.target", "expected a string (local, host, peer:N)");
+    config.target = j.at("target").get<std::string>();
+  }
+  if (j.contains("defaults")) {
+    check_keys(j.at("defaults"), kDefaultKeys, "config.defaults");
+    config.defaults = j.at("defaults");
+  }
+  if (!j.contains("blocks") || !j.at("blocks").is_array() || j.at("blocks").empty())
+    throw input_error("config.blocks", "expected a non-empty array of sweep blocks");
+  for (size_t i = 0; i < j.at("blocks").size(); ++i) {
+    const auto& b = j.at("blocks")[i];
+    const std::string path = fmt::format("config.blocks[{}]", i);
+    std::set<std::string> allowed = kBlockKeys;
+    allowed.insert(kDefaultKeys.begin(), kDefaultKeys.end());
+    check_keys(b, allowed, path);
+    SweepBlock block;
+    block.name = b.contains("name") ? string_field(b, "name", path) : fmt::format("block{}", i);
+    block.suite = parse_suite(string_field(b, "suite", path));
+    block.K = string_field(b, "K", path);
+    block.B = string_field(b, "B", path);
+    block.G = b.contains("G") ? string_field(b, "G", path) : "0";
+    for (const auto& key : kDefaultKeys)
+      if (b.contains(key)) block.overrides[key] = b.at(key);
+    config.blocks.push_back(block);
+  }
+  expand(config);  // validates every point now, so a bad config fails before anything runs
+  return config;
+}
+
+nlohmann::json to_json(const SweepConfig& config) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& b : config.blocks) {
+    nlohmann::json jb = {{"name", b.name}, {"suite", suite_name(b.suite)}, {"K", b.K}, {"B", b.B}, {"G", b.G}};
+    for (const auto& [k, v] : b.overrides.items()) jb[k] = v;
+    blocks.push_back(jb);
+  }
+  return {{"target", config.target}, {"defaults", config.defaults}, {"blocks", blocks}};
+}
+
+SweepConfig load_sweep_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw input_error("--config", fmt::format("cannot open '{}'", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw input_error("--config", fmt::format("'{}' is not valid JSON: {}", path, e.what()));
+  }
+  return sweep_config_from_json(j);
+}
+
+std::vector<ExpandedPoint> expand(const SweepConfig& config) {
+  std::vector<ExpandedPoint> points;
+  for (size_t i = 0; i < config.blocks.size(); ++i) {
+    const auto& block = config.blocks[i];
+    const std::string path = fmt::format("config.blocks[{}]", i);
+    PointSpec base;
+    base.suite = block.suite;
+    base.target = config.target;
+    apply(base, config.defaults, "config.defaults");
+    apply(base, block.overrides, path);
+    if (block.suite == Suite::kIsolated) {
+      base.num_bursts = 1;
+      base.warmup_bursts = 0;
+    }
+    const auto ks = parse_integer_range(block.K, path + ".K");
+    const auto bs = parse_bytes_range(block.B, path + ".B");
+    // An isolated burst has no gap; its block's G is ignored.
+    const auto gs = block.suite == Suite::kIsolated ? std::vector<double>{0.0}
+                                                    : parse_seconds_range(block.G, path + ".G");
+    // The local-memory control always writes device HBM (section 3.1).
+    if (block.suite == Suite::kLocalControl) base.target = "local";
+    for (long long k : ks) {
+      for (auto b : bs) {
+        for (double g : gs) {
+          PointSpec spec = base;
+          if (k < 1 || k > 1'000'000) throw input_error(path + ".K", fmt::format("K={} must be in [1, 1e6]", k));
+          spec.num_producers = static_cast<int>(k);
+          spec.bytes_per_producer = b;
+          spec.gap_s = g;
+          validate_spec(spec);
+          points.push_back({block.name, spec});
+        }
+      }
+    }
+  }
+  return points;
+}
+
+SweepConfig default_calibration(const std::string& target, double drain_rate_guess_bps) {
+  if (!(drain_rate_guess_bps > 0)) throw input_error("drain_rate_guess", "must be > 0");
+  SweepConfig c;
+  c.target = target;
+  c.defaults = {{"num_bursts", 24}, {"warmup_bursts", 6}, {"repetitions", 5}, {"store_width_bytes", 16},
+                {"threads_per_producer", 256}, {"producer", "cta"}, {"address_mode", "fresh"}};
+  // Gap sweep range for aggregate volume V: 0 .. 3 V/R_guess in 24 steps (both branches of eq. 3).
+  auto gap_range = [&](int k, std::uint64_t b) {
+    const double horizon_s = static_cast<double>(k) * static_cast<double>(b) / drain_rate_guess_bps;
+    const double step_ns = std::max(1.0, std::round(3.0 * horizon_s / 24.0 * 1e9));
+    return fmt::format("0:{}ns:+{}ns", step_ns * 24.0, step_ns);
+  };
+  // R: zero-gap periods over several K/B decompositions of similar volumes (Fig. 3d).
+  c.blocks.push_back({"zero_gap", Suite::kPeriodic, "16,33,66,132", "16KiB:256KiB:x2", "0", {}});
+  // T_iss^0 plateau + validation of eqs. 2-3 (Fig. 3a/b), at two producer configurations.
+  c.blocks.push_back({"gap_sweep", Suite::kPeriodic, "132", "32KiB", gap_range(132, 32768), {}});
+  c.blocks.push_back({"gap_sweep_small", Suite::kPeriodic, "33", "16KiB", gap_range(33, 16384), {}});
+  // Q(K): isolated bursts over V spanning the knee (Fig. 3c).
+  c.blocks.push_back({"isolated", Suite::kIsolated, "33,132", "1KiB:2MiB:x2", "0", {{"repetitions", 7}}});
+  // Local-memory control of the main gap sweep (same producers, widths, loop; HBM destination).
+  c.blocks.push_back({"local_control", Suite::kLocalControl, "132", "32KiB", gap_range(132, 32768), {}});
+  expand(c);
+  return c;
+}
+
+}  // namespace xs::bench

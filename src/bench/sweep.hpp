@@ -1,0 +1,61 @@
+// xstage bench layer: sweep specifications. A sweep is a list of blocks, each a cartesian product of
+// K x B x G ranges (the range grammar of common/range.hpp) for one suite, on top of shared defaults.
+// The same structure comes from a config file (configs/calibrate/*.json) or from CLI ranges.
+//
+// Config file form (strict: unknown keys are errors):
+//   { "target": "host",
+//     "defaults": { "num_bursts": 32, "warmup_bursts": 8, "repetitions": 5, "store_width_bytes": 16,
+//                   "threads_per_producer": 256, "producer": "cta", "address_mode": "fresh",
+//                   "completion": false },
+//     "blocks": [ { "name": "zero_gap", "suite": "periodic", "K": "1,8,33,132", "B": "4KiB:256KiB:x2",
+//                   "G": "0" }, ... ] }
+// Any default may be overridden inside a block.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/records.hpp"
+
+namespace xs::bench {
+
+struct SweepBlock {
+  std::string name;           // "zero_gap", "gap_sweep", "isolated", "local_control", ...
+  Suite suite = Suite::kPeriodic;
+  std::string K = "1";        // range grammar, integers
+  std::string B = "32KiB";    // range grammar, sizes
+  std::string G = "0";        // range grammar, times
+  nlohmann::json overrides = nlohmann::json::object();  // per-block defaults
+};
+
+struct SweepConfig {
+  std::string target = "host";
+  nlohmann::json defaults = nlohmann::json::object();
+  std::vector<SweepBlock> blocks;
+};
+
+// Parses and validates a config object; throws input_error naming the JSON path.
+SweepConfig sweep_config_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const SweepConfig& config);
+SweepConfig load_sweep_config(const std::string& path);
+
+// The built-in default calibration for a target: zero-gap periodic points over K/B decompositions
+// (R), a gap sweep at a few (K,B) (T_iss^0 plateau + validation), isolated bursts over V (Q knee), and
+// the local-memory control of the gap sweep. Gap ranges span 0 .. 3 V/R_guess so that both branches of
+// eq. 3 are sampled whatever the path's rate; R_guess is only for sizing (e.g. the copy-engine bandwidth
+// of the same path), never used by the fit. Sized so that one H200 finishes in well under 60 s.
+SweepConfig default_calibration(const std::string& target, double drain_rate_guess_bps);
+
+// Expands every block into points (block order, then K, B, G). Each point is validated (B > 0 and a
+// multiple of the store width, K >= 1, store width 4/8/16, num_bursts > warmup_bursts, ...).
+struct ExpandedPoint {
+  std::string block;
+  PointSpec spec;
+};
+std::vector<ExpandedPoint> expand(const SweepConfig& config);
+
+// Spec-level checks shared by every backend; throws input_error naming the field.
+void validate_spec(const PointSpec& spec);
+
+}  // namespace xs::bench

@@ -1,0 +1,129 @@
+// xstage-bench: runs one benchmark suite over a sweep and writes the common result format, each point
+// with its measured spans beside the model's prediction (from --model, no refitting).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench/calibration.hpp"
+#include "bench/runner.hpp"
+#include "bench/sweep.hpp"
+#include "cli/common/cli_main.hpp"
+#include "cli/common/sweep_options.hpp"
+#include "common/error.hpp"
+#include "fit/fit.hpp"
+#include "model/platform_model.hpp"
+#include "report/result_file.hpp"
+
+namespace {
+
+struct SuiteInfo {
+  const char* id;
+  xs::Suite suite;
+  const char* what;
+};
+constexpr SuiteInfo kSuites[] = {
+    {"remote_store.periodic", xs::Suite::kPeriodic, "K producers x B bytes, gap G, N bursts (Fig. 3a/b/d)"},
+    {"remote_store.isolated", xs::Suite::kIsolated, "one burst after recovery: the capacity knee (Fig. 3c)"},
+    {"remote_store.local_control", xs::Suite::kLocalControl, "the periodic loop into local HBM (control)"},
+};
+
+struct BenchOptions {
+  std::string suite_id;
+  xs::cli::BackendOptions backend;
+  xs::cli::SweepOverrides sweep;
+  std::string model_path, out_path;
+  bool list = false, dry_run = false, resume = false, no_progress = false, json = false;
+};
+
+const SuiteInfo& find_suite(const std::string& id) {
+  for (const auto& s : kSuites)
+    if (id == s.id) return s;
+  std::string ids;
+  for (const auto& s : kSuites) ids += std::string(ids.empty() ? "" : ", ") + s.id;
+  throw xs::input_error("suite", fmt::format("unknown suite '{}'; accepted: {} (see --list)", id, ids));
+}
+
+int run(BenchOptions& o, const std::vector<std::string>& argv) {
+  if (o.list) {
+    for (const auto& s : kSuites) fmt::print("{:<30} {}\n", s.id, s.what);
+    return 0;
+  }
+  if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
+  const SuiteInfo& info = find_suite(o.suite_id);
+  o.sweep.suite = xs::suite_name(info.suite);
+  xs::bench::SweepConfig config;
+  config.target = o.backend.target.empty() ? "host" : o.backend.target;
+  xs::cli::apply_overrides(config, o.sweep);
+  const auto points = xs::bench::expand(config);
+  if (o.dry_run) {
+    xs::cli::print_dry_run(points, stdout);
+    return 0;
+  }
+  // Load the model before measuring so a bad --model fails before any launch.
+  std::optional<xs::model::PlatformModel> platform;
+  if (!o.model_path.empty()) platform = xs::model::PlatformModel::load(o.model_path);
+
+  auto backend = xs::cli::make_backend(o.backend);
+  const std::string out = o.out_path.empty()
+                              ? fmt::format("out/bench-{}-{}.json", o.suite_id, xs::cli::file_safe(config.target))
+                              : o.out_path;
+  const auto parent = std::filesystem::path(out).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  auto outcome = xs::bench::run_sweep(*backend, points, {out, o.resume, !o.no_progress});
+  if (outcome.interrupted) {
+    std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",
+                 xs::report::journal_path_for(out).c_str());
+    return xs::bench::kInterruptedExitCode;
+  }
+  xs::report::ResultFile file;
+  file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
+  file.meta["suite"] = info.id;
+  file.meta["wall_s"] = outcome.wall_s;
+  file.config = xs::bench::to_json(config);
+  file.points = std::move(outcome.records);
+  if (platform) {
+    xs::fit::attach_predictions(file.points, *platform);
+    file.validation = xs::fit::validate(file.points, *platform).to_json();
+    file.extra["model_from"] = o.model_path;
+  }
+  xs::report::write_json_atomic(out, xs::report::to_json(file));
+  if (o.json) {
+    fmt::print("{}\n", xs::report::to_json(file).dump(1));
+  } else {
+    xs::bench::print_points_table(file.points, stdout);
+    fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return xs::cli::run_main("xstage-bench", [&]() {
+    BenchOptions o;
+    CLI::App app{
+        "xstage-bench: run one benchmark suite over a sweep; each point is stored with its measured spans\n"
+        "(median, p10/p90, every sample) and, with --model, the Burst-Gap prediction beside it.\n\n"
+        "Examples:\n"
+        "  xstage-bench --list\n"
+        "  xstage-bench remote_store.periodic --target host --K 132 --B 32KiB --G 0:200us:+10us\n"
+        "  xstage-bench remote_store.isolated --K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json\n\n"
+        "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
+        "xstage-bench"};
+    app.add_option("suite", o.suite_id, "Suite id (see --list)");
+    app.add_flag("--list", o.list, "List the suites");
+    xs::cli::add_backend_options(app, o.backend);
+    xs::cli::add_sweep_overrides(app, o.sweep, /*with_suite=*/false);
+    app.add_option("--model", o.model_path, "Calibration file: store its predictions beside each point");
+    app.add_option("--out", o.out_path, "Result file (default out/bench-<suite>-<target>.json)");
+    app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal");
+    app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
+    app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
+    app.add_flag("--json", o.json, "Print the result file on stdout instead of a table");
+    xs::cli::parse_or_throw(app, argc, argv);
+    return run(o, std::vector<std::string>(argv, argv + argc));
+  });
+}

@@ -1,0 +1,161 @@
+// xstage-calibrate: characterizes a node's remote-store path. Runs the periodic, isolated and
+// local-control sweeps (GPU, or the discrete-event simulator), fits M_X = (T_iss^0(K,V), R, Q(K)),
+// validates it over the gap sweep without refitting, and writes one calibration file (atomically), with
+// a JSON-lines journal of finished points beside it for --resume.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/calibration.hpp"
+#include "bench/runner.hpp"
+#include "bench/sweep.hpp"
+#include "cli/common/cli_main.hpp"
+#include "cli/common/sweep_options.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "report/result_file.hpp"
+
+namespace {
+
+struct CalibrateOptions {
+  xs::cli::BackendOptions backend;
+  xs::cli::SweepOverrides sweep;
+  std::string config_path;
+  std::string out_path;
+  std::string refit_path;
+  std::string rate_guess = "";
+  bool resume = false;
+  bool dry_run = false;
+  bool dump_config = false;
+  bool no_progress = false;
+  bool print_points = false;
+  int bootstrap = 1000;
+};
+
+int refit(const CalibrateOptions& o) {
+  xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);
+  std::optional<xs::bench::Reference> reference;
+  if (file.extra.contains("reference")) {
+    const auto& ref = file.extra.at("reference");
+    reference = xs::bench::Reference{ref.value("target", ""), {}};
+    if (ref.contains("copy_engine_Bps") && ref.at("copy_engine_Bps").is_number())
+      reference->copy_engine_bps = ref.at("copy_engine_Bps").get<double>();
+  }
+  xs::fit::FitOptions fit_options;
+  fit_options.bootstrap_resamples = o.bootstrap;
+  xs::bench::analyse_calibration(file, reference, fit_options);
+  file.meta["refit"] = {{"from", o.refit_path}};
+  const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
+  xs::report::write_json_atomic(out, xs::report::to_json(file));
+  xs::bench::print_calibration_summary(file, stdout);
+  fmt::print("wrote {}\n", out);
+  return 0;
+}
+
+int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
+  auto backend = xs::cli::make_backend(o.backend);
+  const std::string target = o.backend.kind == "sim" && o.backend.target.empty() ? "host" : o.backend.target;
+
+  // Sweep: a config file, or the built-in default sized from the path's copy-engine bandwidth.
+  std::optional<double> copy_engine_bps;
+  xs::bench::SweepConfig config;
+  if (!o.config_path.empty()) {
+    config = xs::bench::load_sweep_config(o.config_path);
+    if (!o.backend.target.empty()) config.target = o.backend.target;
+  } else {
+    double guess_bps = 717e9;  // the paper's NVLink R: only sizes the gap ranges when nothing better is known
+    if (!o.rate_guess.empty()) {
+      guess_bps = xs::parse_rate_bps(o.rate_guess, "--rate-guess");
+    } else if (!o.dry_run && !o.dump_config) {
+      copy_engine_bps = backend->reference_bandwidth_bps(target);
+      if (copy_engine_bps) guess_bps = *copy_engine_bps;
+    }
+    config = xs::bench::default_calibration(target, guess_bps);
+  }
+  xs::cli::apply_overrides(config, o.sweep);
+  if (o.dump_config) {
+    fmt::print("{}\n", xs::bench::to_json(config).dump(2));
+    return 0;
+  }
+  const auto points = xs::bench::expand(config);
+  if (o.dry_run) {
+    xs::cli::print_dry_run(points, stdout);
+    return 0;
+  }
+
+  const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", backend->name(),
+                                                           xs::cli::file_safe(target))
+                                             : o.out_path;
+  std::filesystem::create_directories(std::filesystem::path(out).parent_path().empty()
+                                          ? std::filesystem::path(".")
+                                          : std::filesystem::path(out).parent_path());
+  xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
+  xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
+  if (outcome.interrupted) {
+    std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
+                 "  run the same command with --resume to continue\n", outcome.records.size(), points.size(),
+                 xs::report::journal_path_for(out).c_str());
+    return xs::bench::kInterruptedExitCode;
+  }
+  if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
+
+  xs::report::ResultFile file;
+  file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
+  file.meta["wall_s"] = outcome.wall_s;
+  file.meta["resumed_points"] = outcome.num_resumed;
+  file.config = xs::bench::to_json(config);
+  file.points = std::move(outcome.records);
+  xs::fit::FitOptions fit_options;
+  fit_options.bootstrap_resamples = o.bootstrap;
+  xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+  xs::report::write_json_atomic(out, xs::report::to_json(file));
+  if (o.print_points) xs::bench::print_points_table(file.points, stdout);
+  xs::bench::print_calibration_summary(file, stdout);
+  fmt::print("calibration of {} on {} took {:.1f} s of wall time ({} points); wrote {}\n", target,
+             backend->name(), outcome.wall_s, file.points.size(), out);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return xs::cli::run_main("xstage-calibrate", [&]() {
+    CalibrateOptions o;
+    CLI::App app{
+        "xstage-calibrate: measure a node's remote-store path and fit the Burst-Gap model\n"
+        "M_X = (T_iss^0(K,V), R, Q(K)) of the X-Stage paper (sections 3.1-3.6).\n\n"
+        "Runs zero-gap periodic bursts (R), a gap sweep (T_iss^0 plateau and validation of eqs. 2-3),\n"
+        "isolated bursts over V (the Q knee, eq. 7) and the local-memory control, then writes a\n"
+        "calibration file that xstage-predict --model and xstage-bench --model read.\n\n"
+        "Examples:\n"
+        "  xstage-calibrate --target host                     # the default sweep on GPU 0\n"
+        "  xstage-calibrate --backend sim --sim-R 717GB/s     # the whole pipeline without a GPU\n"
+        "  xstage-calibrate --dry-run                          # print the expanded sweep\n"
+        "  xstage-calibrate --refit out/calibration-gpu-host.json\n\n"
+        "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
+        "xstage-calibrate"};
+    xs::cli::add_backend_options(app, o.backend);
+    xs::cli::add_sweep_overrides(app, o.sweep);
+    app.add_option("--config", o.config_path, "Sweep config file (JSON, configs/calibrate/*.json); default: "
+                   "the built-in sweep (see --dump-config)");
+    app.add_option("--out", o.out_path, "Calibration file to write (default out/calibration-<backend>-<target>.json); "
+                   "the journal goes beside it as <out>.journal.jsonl");
+    app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal");
+    app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
+    app.add_flag("--dump-config", o.dump_config, "Print the sweep config as JSON (edit it and pass --config)");
+    app.add_option("--refit", o.refit_path, "Refit and revalidate an existing calibration file offline "
+                   "(writes --out, default in place)");
+    app.add_option("--rate-guess", o.rate_guess, "Drain-rate guess that sizes the default gap ranges "
+                   "(default: the path's copy-engine bandwidth)");
+    app.add_option("--bootstrap", o.bootstrap, "Bootstrap resamples for the 95% intervals")->check(CLI::Range(0, 100000));
+    app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
+    app.add_flag("--points", o.print_points, "Print every point with its prediction");
+    xs::cli::parse_or_throw(app, argc, argv);
+    if (!o.refit_path.empty()) return refit(o);
+    return calibrate(o, std::vector<std::string>(argv, argv + argc));
+  });
+}

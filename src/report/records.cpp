@@ -1,0 +1,65 @@
+// xstage report layer: names of the record enums and the identity of a point (see records.hpp).
+#include "report/records.hpp"
+
+#include <array>
+#include <utility>
+
+#include "common/error.hpp"
+#include "report/result_file.hpp"
+
+namespace xs {
+namespace {
+
+// One table per enum so the name, the parser and the error's list of accepted names cannot drift apart.
+template <typename Enum, std::size_t N>
+const char* name_of(const std::array<std::pair<Enum, const char*>, N>& table, Enum value) {
+  for (const auto& [e, name] : table) {
+    if (e == value) return name;
+  }
+  return "unknown";
+}
+
+template <typename Enum, std::size_t N>
+Enum parse_name(const std::array<std::pair<Enum, const char*>, N>& table, const std::string& text,
+                const char* field) {
+  std::string accepted;
+  for (const auto& [e, name] : table) {
+    if (text == name) return e;
+    accepted += (accepted.empty() ? "" : ", ") + std::string(name);
+  }
+  throw input_error(field, "unknown value \"" + text + "\"; accepted: " + accepted);
+}
+
+constexpr std::array<std::pair<Suite, const char*>, 3> kSuites{{
+    {Suite::kPeriodic, "periodic"}, {Suite::kIsolated, "isolated"}, {Suite::kLocalControl, "local_control"}}};
+constexpr std::array<std::pair<ProducerKind, const char*>, 2> kProducers{{
+    {ProducerKind::kCta, "cta"}, {ProducerKind::kWarp, "warp"}}};
+constexpr std::array<std::pair<AddressMode, const char*>, 2> kAddressModes{{
+    {AddressMode::kFresh, "fresh"}, {AddressMode::kSame, "same"}}};
+
+}  // namespace
+
+const char* suite_name(Suite suite) { return name_of(kSuites, suite); }
+Suite parse_suite(const std::string& name) { return parse_name(kSuites, name, "suite"); }
+const char* producer_kind_name(ProducerKind kind) { return name_of(kProducers, kind); }
+const char* address_mode_name(AddressMode mode) { return name_of(kAddressModes, mode); }
+ProducerKind parse_producer_kind(const std::string& name) { return parse_name(kProducers, name, "producer"); }
+AddressMode parse_address_mode(const std::string& name) {
+  return parse_name(kAddressModes, name, "address_mode");
+}
+
+std::string point_key(const PointSpec& spec) {
+  // nlohmann::json objects keep keys sorted and print doubles in shortest round-trip form, so the same
+  // spec always gives the same key, also after a write/read cycle.
+  return report::to_json(spec).dump();
+}
+
+std::string point_id(const PointSpec& spec) {
+  std::string target;
+  for (char c : spec.target) {
+    if (c != ':') target += c;
+  }
+  return std::string("remote_store.") + suite_name(spec.suite) + "." + target;
+}
+
+}  // namespace xs
