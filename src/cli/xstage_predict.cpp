@@ -130,6 +130,295 @@ void report_capacity_flags(Report& r, const Platform& p) {
   r.flag("Q_extrapolated", p.capacity_extrapolated, "K outside the model's Q table");
 }
 
-#include "xstage_predict_commands.inc"
+// ---- burst: eqs. 1-7 and the design test (eq. 10) for one periodic burst of V = K B ---------------------
+struct BurstOptions {
+  PlatformFlags platform;
+  std::optional<long long> num_producers;
+  std::optional<double> bytes_per_producer, gap_s;
+  bool json = false;
+};
+
+void add_burst(CLI::App& app, BurstOptions& o) {
+  CLI::App* cmd = app.add_subcommand("burst", "One recurring burst of V = K B followed by a gap G: eqs. 1-7, 10.");
+  cmd->footer(
+      "Keys: V_bytes drain_horizon_s (V/R, eq. 1) T_iss_s (eq. 3) dT_iss_s (eq. 4) T_period_s (eq. 2, max law)\n"
+      "T_period_cc_s (G + V/R) G_star_s (eq. 5) q_peak_bytes (eq. 6) T_iss_isolated_s (eq. 7)\n"
+      "injection_rate_Bps rate_bound_ok capacity_bound_ok action (eq. 10: piggyback iff both bounds hold).");
+  add_platform_flags(*cmd, o.platform, true);
+  xs::cli::add_count_option(*cmd, "--K", o.num_producers, "K, concurrent remote-store producers (integer >= 1), V = K B");
+  xs::cli::add_bytes_option(*cmd, "--B", o.bytes_per_producer,
+                            "B, bytes per producer per burst (B, KB, KiB, MB, MiB, GB, GiB; > 0), V = K B");
+  xs::cli::add_seconds_option(*cmd, "--G", o.gap_s,
+                              "G, producer-side gap between bursts (ns, us, ms, s; >= 0), eqs. 2-4 and 10");
+  cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
+}
+
+Report run_burst(const BurstOptions& o) {
+  const long long k = require(o.num_producers, "--K", "the producer count K, an integer >= 1");
+  const double b = require(o.bytes_per_producer, "--B", "bytes per producer such as 32KiB");
+  const double g = require(o.gap_s, "--G", "the producer-side gap such as 2us");
+  const double v = static_cast<double>(k) * b;
+  const Platform p = resolve_platform(o.platform, k, v, true);
+  const double r = p.drain_rate_bps, t0 = p.tiss0_s, q = *p.capacity_bytes;
+  const m::DesignTest test = m::design_test(t0, v, r, q, g);
+
+  Report out;
+  report_platform(out, p);
+  out.bytes("Q_bytes", q, "Q(K), effective outstanding capacity");
+  out.integer("K", k, "concurrent producers");
+  out.bytes("B_bytes", b, "bytes per producer per burst");
+  out.seconds("G_s", g, "producer-side gap");
+  out.bytes("V_bytes", v, "V = K B, aggregate burst volume");
+  out.seconds("drain_horizon_s", m::drain_period_s(v, r), "V/R, drain-limited period (eq. 1)");
+  out.seconds("T_iss_s", m::issue_time_s(t0, v, r, g), "T_iss = max(T_iss^0, V/R - G) (eq. 3)");
+  out.seconds("dT_iss_s", m::issue_overhead_s(t0, v, r, g), "dT_iss = [V/R - G - T_iss^0]+ (eq. 4)");
+  out.seconds("T_period_s", m::period_s(t0, v, r, g), "T_period = max(T_iss^0 + G, V/R) (eq. 2)");
+  out.seconds("T_period_cc_s", m::completion_coupled_period_s(v, r, g), "completion-coupled G + V/R");
+  out.seconds("G_star_s", m::recovery_gap_s(t0, v, r), "G* = [V/R - T_iss^0]+, recovery gap (eq. 5)");
+  out.bytes("q_peak_bytes", test.peak_outstanding_bytes, "q_peak = [V - R T_iss^0]+ (eq. 6)");
+  out.seconds("T_iss_isolated_s", m::isolated_issue_time_s(t0, v, r, q), "max(T_iss^0, (V - Q)/R) (eq. 7)");
+  out.rate("injection_rate_Bps", test.injection_rate_bps, "V / (T_iss^0 + G) (eq. 10)");
+  out.flag("rate_bound_ok", test.rate_bound_ok, "V / (T_iss^0 + G) <= R (eq. 10)");
+  out.flag("capacity_bound_ok", test.capacity_bound_ok, "q_peak <= Q (eq. 10)");
+  out.text("action", m::action_name(test.action), "piggyback iff both bounds hold, else reshape (4.1)");
+  out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
+  report_capacity_flags(out, p);
+  return out;
+}
+
+// ---- fa: FlashAttention-A2A audit, eqs. 17-20 ---------------------------------------------------------------
+struct FaOptions {
+  PlatformFlags platform;
+  std::optional<long long> num_producers, tile_m, tile_n, head_dim, elem_bytes, seq_len;
+  std::optional<double> sigma_s, qk_cover_s, latency_s, cover_s, num_bursts;
+  bool json = false;
+};
+
+void add_fa(CLI::App& app, FaOptions& o) {
+  CLI::App* cmd = app.add_subcommand("fa", "FlashAttention-A2A output bursts V = K b_m d s_out: eqs. 17-20.");
+  cmd->footer(
+      "Keys: B_t_bytes V_bytes drain_horizon_s G_star_s (eq. 5) M_ub_tokens (eq. 20, whole b_n tiles);\n"
+      "with --Q or a model Q: q_peak_bytes capacity_bound_ok; with --M: G_qloop_s dt_s (eq. 18) rate_bound_ok;\n"
+      "with --g-qk: dt_prime_s (eq. 19); with --t-lat/--t-cover: dt_cc_s (eq. 17);\n"
+      "with --num-bursts: E_drain_s = N_t [dt - G_QK]+ and/or E_cc_s = N_t dt_cc.");
+  add_platform_flags(*cmd, o.platform, true);
+  xs::cli::add_count_option(*cmd, "--K", o.num_producers, "K, CTAs whose output-tile boundaries align (integer >= 1)");
+  xs::cli::add_count_option(*cmd, "--b-m", o.tile_m, "b_m, output tile rows (integer), B_t = b_m d s_out");
+  xs::cli::add_count_option(*cmd, "--b-n", o.tile_n, "b_n, KV tile width in tokens (integer), eq. 20 and G_Qloop");
+  xs::cli::add_count_option(*cmd, "--d", o.head_dim, "d, head dimension (integer), B_t = b_m d s_out");
+  xs::cli::add_count_option(*cmd, "--elem-bytes", o.elem_bytes, "s_out, output element bytes (2 for bf16)");
+  xs::cli::add_seconds_option(*cmd, "--sigma", o.sigma_s,
+                              "sigma, Q-loop time per KV tile (ns, us, ms, s; > 0), G_Qloop >= sigma M/b_n, eq. 20",
+                              Sign::kPositive);
+  xs::cli::add_count_option(*cmd, "--M", o.seq_len, "M, sequence length in tokens (integer), eq. 18");
+  xs::cli::add_seconds_option(*cmd, "--g-qk", o.qk_cover_s, "G_QK, double-buffer cover window (time >= 0), eq. 19");
+  xs::cli::add_seconds_option(*cmd, "--t-lat", o.latency_s, "T_lat, fixed completion latency (time >= 0), eq. 17");
+  xs::cli::add_seconds_option(*cmd, "--t-cover", o.cover_s, "T_cover, local staging cover (time >= 0), eq. 17");
+  xs::cli::add_number_option(*cmd, "--num-bursts", o.num_bursts, "N_t, output-burst waves (number >= 0), E_drain, E_cc",
+                             Sign::kNonNegative);
+  cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
+}
+
+Report run_fa(const FaOptions& o) {
+  const long long k = require(o.num_producers, "--K", "the aligned producer count K, an integer >= 1");
+  const long long bm = require(o.tile_m, "--b-m", "the output tile rows b_m such as 128");
+  const long long bn = require(o.tile_n, "--b-n", "the KV tile width b_n such as 128");
+  const long long d = require(o.head_dim, "--d", "the head dimension d such as 128");
+  const long long s_out = require(o.elem_bytes, "--elem-bytes", "the output element size such as 2 (bf16)");
+  const double sigma = require(o.sigma_s, "--sigma", "the Q-loop time per KV tile such as 0.79us");
+  if (o.num_bursts && !o.seq_len && !o.latency_s && !o.cover_s)
+    xs::cli::throw_missing("--M", "--num-bursts needs --M (for E_drain_s) or --t-lat/--t-cover (for E_cc_s)");
+  const double bt = m::fa_tile_bytes(int(bm), int(d), int(s_out));
+  const double v = static_cast<double>(k) * bt;
+  const Platform p = resolve_platform(o.platform, k, v, false);
+  const double r = p.drain_rate_bps, t0 = p.tiss0_s;
+  const double g_star = m::recovery_gap_s(t0, v, r);
+
+  Report out;
+  report_platform(out, p);
+  out.integer("K", k, "aligned producers");
+  out.bytes("B_t_bytes", bt, "B_t = b_m d s_out, bytes per producer per tile");
+  out.bytes("V_bytes", v, "V = K B_t, worst aligned burst");
+  out.seconds("drain_horizon_s", m::drain_period_s(v, r), "V/R");
+  out.seconds("G_star_s", g_star, "G* = [V/R - T_iss^0]+ (eq. 5)");
+  out.integer("M_ub_tokens", static_cast<long long>(m::sequence_length_bound_tokens(int(bn), g_star, sigma)),
+              "M_ub* = b_n ceil(G*/sigma) (eq. 20)");
+  out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
+  if (p.capacity_bytes) {
+    const double q_peak = m::peak_outstanding_bytes(t0, v, r);
+    out.bytes("Q_bytes", *p.capacity_bytes, "Q(K)");
+    out.bytes("q_peak_bytes", q_peak, "[V - R T_iss^0]+ (eq. 6)");
+    out.flag("capacity_bound_ok", q_peak <= *p.capacity_bytes, "q_peak <= Q (eq. 10)");
+    report_capacity_flags(out, p);
+  }
+  const double qk = o.qk_cover_s.value_or(0.0);
+  double dt_s = 0;
+  if (o.seq_len) {
+    const double g_qloop = m::qloop_gap_s(double(*o.seq_len), int(bn), sigma);
+    dt_s = m::fa_drain_stall_s(v, r, g_qloop, t0);
+    out.integer("M_tokens", *o.seq_len, "sequence length");
+    out.seconds("G_qloop_s", g_qloop, "G_Qloop >= sigma M / b_n");
+    out.seconds("dt_s", dt_s, "dt = [V/R - G_Qloop - T_iss^0]+ (eq. 18)");
+    out.flag("rate_bound_ok", g_qloop >= g_star, "G_Qloop >= G* (eq. 10)");
+    if (o.qk_cover_s) out.seconds("dt_prime_s", m::fa_critical_stall_s(dt_s, qk), "dt' = [dt - G_QK]+ (eq. 19)");
+  }
+  const bool coupled = o.latency_s || o.cover_s;
+  const double dt_cc =
+      m::completion_coupled_exposure_s(v, r, o.latency_s.value_or(0.0), o.cover_s.value_or(0.0));
+  if (coupled) out.seconds("dt_cc_s", dt_cc, "dt_cc = [V/R + T_lat - T_cover]+ (eq. 17)");
+  if (o.num_bursts) {
+    out.number("num_bursts", *o.num_bursts, "N_t, output-burst waves");
+    if (o.seq_len)
+      out.seconds("E_drain_s", m::total_exposure_s(*o.num_bursts, m::fa_critical_stall_s(dt_s, qk)),
+                  "E_drain = N_t [dt - G_QK]+");
+    if (coupled) out.seconds("E_cc_s", m::total_exposure_s(*o.num_bursts, dt_cc), "E_cc = N_t dt_cc");
+  }
+  return out;
+}
+
+// ---- stall, hiding: eqs. 15 and 21 --------------------------------------------------------------------------
+struct StallOptions {
+  std::optional<double> span_s, cover_s;
+  bool json = false;
+};
+
+void add_stall(CLI::App& app, StallOptions& o) {
+  CLI::App* cmd = app.add_subcommand("stall", "Critical-path stall of one tile, dt = [T_RS - T_cover]+ (eq. 15).");
+  cmd->footer("Keys: span_s cover_s dt_s.");
+  xs::cli::add_seconds_option(*cmd, "--span", o.span_s, "T_RS, sender-visible remote-store span (time >= 0), eq. 15");
+  xs::cli::add_seconds_option(*cmd, "--cover", o.cover_s, "T_cover^mma, staging cover window (time >= 0), eq. 15");
+  cmd->add_flag("--json", o.json, "print one JSON object (SI units: seconds)");
+}
+
+Report run_stall(const StallOptions& o) {
+  const double span = require(o.span_s, "--span", "the remote-store span such as 9.93us");
+  const double cover = require(o.cover_s, "--cover", "the cover window such as 5.30us");
+  Report out;
+  out.seconds("span_s", span, "T_RS");
+  out.seconds("cover_s", cover, "T_cover^mma");
+  out.seconds("dt_s", m::critical_path_stall_s(span, cover), "dt = [T_RS - T_cover]+ (eq. 15)");
+  return out;
+}
+
+struct HidingOptions {
+  std::optional<double> fused_s, fa_s, serial_s;
+  bool json = false;
+};
+
+void add_hiding(CLI::App& app, HidingOptions& o) {
+  CLI::App* cmd = app.add_subcommand("hiding", "Hiding ratio H (eq. 21), speedup and residual E_res = T_fused - T_FA.");
+  cmd->footer("Keys: t_fused_s t_fa_s t_serial_s H speedup (T_serial/T_fused) E_res_s.");
+  xs::cli::add_seconds_option(*cmd, "--t-fused", o.fused_s, "T_fused, fused kernel time (time > 0), eq. 21",
+                              Sign::kPositive);
+  xs::cli::add_seconds_option(*cmd, "--t-fa", o.fa_s, "T_FA, attention-only time (time > 0), eq. 21", Sign::kPositive);
+  xs::cli::add_seconds_option(*cmd, "--t-serial", o.serial_s, "T_serial, attention then A2A (time > T_FA), eq. 21",
+                              Sign::kPositive);
+  cmd->add_flag("--json", o.json, "print one JSON object (SI units: seconds)");
+}
+
+Report run_hiding(const HidingOptions& o) {
+  const double fused = require(o.fused_s, "--t-fused", "the fused time such as 99.4us");
+  const double fa = require(o.fa_s, "--t-fa", "the attention-only time such as 85.4us");
+  const double serial = require(o.serial_s, "--t-serial", "the serial time such as 140.9us");
+  if (serial <= fa) throw xs::input_error("--t-serial", "must exceed --t-fa (H divides by T_serial - T_FA)");
+  Report out;
+  out.seconds("t_fused_s", fused, "T_fused");
+  out.seconds("t_fa_s", fa, "T_FA");
+  out.seconds("t_serial_s", serial, "T_serial");
+  out.number("H", m::hiding_ratio(fused, fa, serial), "1 - (T_fused - T_FA)/(T_serial - T_FA) (eq. 21)");
+  out.number("speedup", m::speedup(serial, fused), "T_serial / T_fused");
+  out.seconds("E_res_s", m::residual_exposure_s(fused, fa), "E_res = T_fused - T_FA");
+  return out;
+}
+
+// ---- interleave: MegaMoE cross-wave interleaving, eqs. 13-16 ------------------------------------------------
+struct InterleaveOptions {
+  PlatformFlags platform;
+  std::optional<long long> num_producers, tile_n, num_sms, intermediate_dim;
+  std::optional<double> volume_bytes, wave_gap_s, t_l1_s, t_l2_s, n1, n2;
+  bool json = false;
+};
+
+void add_interleave(CLI::App& app, InterleaveOptions& o) {
+  CLI::App* cmd = app.add_subcommand("interleave", "Linear-1 work between Linear-2 bursts: eqs. 13-14 (and 16).");
+  cmd->footer(
+      "Keys: V_bytes G_wave_s G_star_s dT_wave_s (eq. 9 at G_wave) dT_int_s (eq. 13) G_int_s (eq. 14)\n"
+      "injection_rate_Bps sufficient (eq. 14: rate <= R); D_knee (eq. 16, scheduler rows) with\n"
+      "--b-n --num-sms --h-inter.");
+  add_platform_flags(*cmd, o.platform, false);
+  xs::cli::add_bytes_option(*cmd, "--V", o.volume_bytes, "V = K_act V_t, aggregate Linear-2 burst volume (size > 0)");
+  xs::cli::add_count_option(*cmd, "--K", o.num_producers, "K_act, aligned producers (only to look up T_iss^0 in --model)");
+  xs::cli::add_seconds_option(*cmd, "--G-wave", o.wave_gap_s,
+                              "G_wave, natural gap of the wave schedule (time >= 0; default --t-l2), eq. 13");
+  xs::cli::add_seconds_option(*cmd, "--t-l1", o.t_l1_s, "T_L1^mma, Linear-1 tile mainloop (time >= 0), eqs. 13-14");
+  xs::cli::add_seconds_option(*cmd, "--t-l2", o.t_l2_s, "T_L2^mma, Linear-2 tile mainloop (time >= 0), eq. 14");
+  xs::cli::add_number_option(*cmd, "--n1", o.n1, "n1, Linear-1 tiles per cycle (number >= 0), eqs. 13-14",
+                             Sign::kNonNegative);
+  xs::cli::add_number_option(*cmd, "--n2", o.n2, "n2, Linear-2 tiles per cycle (number > 0), eqs. 13-14");
+  xs::cli::add_count_option(*cmd, "--b-n", o.tile_n, "b_n, N-tile width (integer), eq. 16");
+  xs::cli::add_count_option(*cmd, "--num-sms", o.num_sms, "K_SM, participating SMs (integer), eq. 16");
+  xs::cli::add_count_option(*cmd, "--h-inter", o.intermediate_dim, "h_inter, expert intermediate dim (integer), eq. 16");
+  cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
+}
+
+Report run_interleave(const InterleaveOptions& o) {
+  const double v = require(o.volume_bytes, "--V", "the aggregate burst volume such as 4MiB");
+  const double t_l1 = require(o.t_l1_s, "--t-l1", "the Linear-1 mainloop time such as 3.8us");
+  const double t_l2 = require(o.t_l2_s, "--t-l2", "the Linear-2 mainloop time such as 5.3us");
+  const double n1 = require(o.n1, "--n1", "Linear-1 tiles per cycle such as 1");
+  const double n2 = require(o.n2, "--n2", "Linear-2 tiles per cycle such as 1");
+  const double g_wave = o.wave_gap_s.value_or(t_l2);
+  const int knee_flags = int(bool(o.tile_n)) + int(bool(o.num_sms)) + int(bool(o.intermediate_dim));
+  if (knee_flags != 0 && knee_flags != 3)
+    xs::cli::throw_missing(!o.tile_n ? "--b-n" : !o.num_sms ? "--num-sms" : "--h-inter",
+                           "D_knee (eq. 16) needs all of --b-n, --num-sms and --h-inter");
+  const Platform p = resolve_platform(o.platform, o.num_producers, v, false);
+  const double r = p.drain_rate_bps, t0 = p.tiss0_s;
+  const double dt_wave = m::issue_overhead_s(t0, v, r, g_wave);
+
+  Report out;
+  report_platform(out, p);
+  out.bytes("V_bytes", v, "V = K_act V_t");
+  out.seconds("G_wave_s", g_wave, "G_wave ~ T_L2^mma");
+  out.seconds("G_star_s", m::recovery_gap_s(t0, v, r), "G* = [V/R - T_iss^0]+ (eq. 5)");
+  out.seconds("dT_wave_s", dt_wave, "[V/R - G_wave - T_iss^0]+ (eq. 9)");
+  out.seconds("dT_int_s", m::interleaved_issue_overhead_s(dt_wave, n1, n2, t_l1), "[dT_wave - (n1/n2) T_L1]+ (eq. 13)");
+  out.seconds("G_int_s", m::interleaved_gap_s(t_l2, n1, n2, t_l1), "T_L2 + (n1/n2) T_L1 (eq. 14)");
+  out.rate("injection_rate_Bps", m::interleaved_injection_rate_bps(v, t0, t_l2, t_l1, n1, n2),
+           "n2 V / (n2 T_iss^0 + n2 T_L2 + n1 T_L1) (eq. 14)");
+  out.flag("sufficient", m::interleaving_sufficient(v, t0, r, t_l2, t_l1, n1, n2), "eq. 14 rate <= R");
+  out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
+  if (knee_flags == 3)
+    out.number("D_knee", m::lead_knee_rows(double(*o.tile_n), double(*o.num_sms), double(*o.intermediate_dim)),
+               "b_n K_SM / (2 h_inter), scheduler rows (eq. 16)");
+  return out;
+}
 
 }  // namespace
+
+int main(int argc, char** argv) {
+  return xs::cli::run_main("xstage-predict", [&]() {
+    CLI::App app{"xstage-predict: the X-Stage Burst-Gap model (paper sections 3-4). Sizes take B, KB, KiB, MB, "
+                 "MiB, GB, GiB; times ns, us, ms, s; rates GB/s, GiB/s. Output in SI units with --json."};
+    app.require_subcommand(1);
+    BurstOptions burst;
+    FaOptions fa;
+    StallOptions stall;
+    HidingOptions hiding;
+    InterleaveOptions interleave;
+    add_burst(app, burst);
+    add_fa(app, fa);
+    add_stall(app, stall);
+    add_hiding(app, hiding);
+    add_interleave(app, interleave);
+    xs::cli::parse_or_throw(app, argc, argv);
+
+    const std::string name = app.get_subcommands().front()->get_name();
+    if (name == "burst") run_burst(burst).print(burst.json);
+    else if (name == "fa") run_fa(fa).print(fa.json);
+    else if (name == "stall") run_stall(stall).print(stall.json);
+    else if (name == "hiding") run_hiding(hiding).print(hiding.json);
+    else run_interleave(interleave).print(interleave.json);
+    return 0;
+  });
+}

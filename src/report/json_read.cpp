@@ -35,10 +35,15 @@ const char* json_type_name(const json& j) {
   }
 }
 
-Error nest_error(const Error& e, const std::string& outer_path) {
+std::string bare_message(const Error& e) {
   // input_error() prints "field: message"; take the message back out so the field is not printed twice.
   std::string message = e.what();
   if (!e.field().empty() && message.rfind(e.field() + ": ", 0) == 0) message.erase(0, e.field().size() + 2);
+  return message;
+}
+
+Error nest_error(const Error& e, const std::string& outer_path) {
+  const std::string message = bare_message(e);
   const std::string field = e.field().empty() ? outer_path : join_path(outer_path, e.field());
   return Error(e.code(), e.domain(), field, field.empty() ? message : field + ": " + message);
 }
@@ -139,6 +144,17 @@ std::optional<std::string> find_non_finite(const json& j, const std::string& pat
     }
   }
   return std::nullopt;
+}
+
+std::string dump_strict(const json& j, int indent) {
+  if (auto bad = find_non_finite(j, "")) {
+    throw input_error(*bad, "NaN or inf cannot be written: JSON has no such number (write a finite value)");
+  }
+  try {
+    return j.dump(indent);  // default error handler: invalid UTF-8 throws type_error 316
+  } catch (const json::exception& e) {
+    throw input_error("", std::string("cannot serialize: ") + e.what());
+  }
 }
 
 json parse_json_text(std::string_view text, const std::string& source) {

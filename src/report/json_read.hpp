@@ -24,6 +24,8 @@ const char* json_type_name(const nlohmann::json& j);                      // "st
 // The same input error one level further out: field "spec.K" under "points[3]" becomes
 // "points[3].spec.K" (used where a nested reader does not know where its object sits).
 Error nest_error(const Error& e, const std::string& outer_path);
+// An error's message without its "field: " prefix.
+std::string bare_message(const Error& e);
 
 // An object with a closed set of keys: construction rejects a non-object and any key not in `allowed`.
 class ObjectReader {
@@ -50,6 +52,9 @@ const nlohmann::json& read_object(const nlohmann::json& j, const std::string& pa
 // Path of the first NaN/inf inside `j`, if any. JSON has no such values (nlohmann would print null),
 // so writers refuse them instead of silently changing the number.
 std::optional<std::string> find_non_finite(const nlohmann::json& j, const std::string& path);
+
+// j.dump(indent), refusing NaN/inf (input_error naming the field) and strings that are not UTF-8.
+std::string dump_strict(const nlohmann::json& j, int indent);
 
 // Parses a whole document. Malformed or truncated text, duplicate keys in one object and nesting deeper
 // than kMaxJsonDepth are input_error(source, ...) with the parser's position.

@@ -1,0 +1,87 @@
+// Tests for bench/sweep: config parsing is strict, expansion is the cartesian product, bad specs fail.
+#include "bench/sweep.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+
+namespace xs::bench {
+namespace {
+
+nlohmann::json small_config() {
+  return nlohmann::json::parse(R"({
+    "target": "host",
+    "defaults": {"num_bursts": 16, "warmup_bursts": 4, "repetitions": 3},
+    "blocks": [
+      {"name": "zero_gap", "suite": "periodic", "K": "8,16", "B": "16KiB:64KiB:x2", "G": "0"},
+      {"name": "iso", "suite": "isolated", "K": 132, "B": "1KiB:4KiB:x2", "G": "0:2us:+1us", "repetitions": 7},
+      {"name": "ctl", "suite": "local_control", "K": "4", "B": "1KiB", "G": "0:2us:+1us"}
+    ]})");
+}
+
+TEST(Sweep, ExpandsCartesianProduct) {
+  const auto points = expand(sweep_config_from_json(small_config()));
+  // 2 K x 3 B zero-gap + 3 isolated (G ignored) + 3 local-control gaps.
+  ASSERT_EQ(points.size(), 12u);
+  EXPECT_EQ(points[0].spec.num_producers, 8);
+  EXPECT_EQ(points[0].spec.bytes_per_producer, 16384u);
+  EXPECT_EQ(points[0].spec.repetitions, 3);
+  EXPECT_EQ(points[6].spec.suite, Suite::kIsolated);
+  EXPECT_EQ(points[6].spec.num_bursts, 1);
+  EXPECT_EQ(points[6].spec.repetitions, 7);
+  EXPECT_EQ(points[6].spec.gap_s, 0.0);
+  EXPECT_EQ(points[9].spec.target, "local");  // the control always writes HBM
+  EXPECT_NEAR(points[11].spec.gap_s, 2e-6, 1e-15);
+}
+
+TEST(Sweep, RoundTripsThroughJson) {
+  const SweepConfig a = sweep_config_from_json(small_config());
+  const SweepConfig b = sweep_config_from_json(to_json(a));
+  EXPECT_EQ(expand(a).size(), expand(b).size());
+  EXPECT_EQ(to_json(a), to_json(b));
+}
+
+TEST(Sweep, UnknownKeysAndBadValuesAreNamed) {
+  auto j = small_config();
+  j["blocks"][0]["gap"] = "1us";
+  try {
+    sweep_config_from_json(j);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("config.blocks[0].gap"), std::string::npos) << e.what();
+  }
+  j = small_config();
+  j["blocks"][0]["B"] = "100";  // not a multiple of 16
+  EXPECT_THROW(sweep_config_from_json(j), Error);
+  j = small_config();
+  j["blocks"][0]["B"] = "64KiB:16KiB:x2";  // inverted
+  EXPECT_THROW(sweep_config_from_json(j), Error);
+  j = small_config();
+  j["defaults"]["num_bursts"] = 4;  // must exceed warm-up by 2
+  EXPECT_THROW(sweep_config_from_json(j), Error);
+  j = small_config();
+  j["blocks"][0]["K"] = "0";
+  EXPECT_THROW(sweep_config_from_json(j), Error);
+  EXPECT_THROW(sweep_config_from_json(nlohmann::json::parse(R"({"blocks": []})")), Error);
+}
+
+TEST(Sweep, DefaultCalibrationSpansBothBranches) {
+  const double rate_bps = 50e9;
+  const auto points = expand(default_calibration("host", rate_bps));
+  bool zero_gap = false, isolated = false, control = false;
+  double max_gap_over_horizon = 0;
+  for (const auto& p : points) {
+    zero_gap |= p.block == "zero_gap";
+    isolated |= p.spec.suite == Suite::kIsolated;
+    control |= p.spec.suite == Suite::kLocalControl;
+    if (p.block == "gap_sweep")
+      max_gap_over_horizon = std::max(max_gap_over_horizon,
+                                      p.spec.gap_s / (static_cast<double>(p.spec.volume_bytes()) / rate_bps));
+  }
+  EXPECT_TRUE(zero_gap && isolated && control);
+  EXPECT_GT(max_gap_over_horizon, 2.0);  // the recovered plateau (G > V/R) is sampled
+  EXPECT_LT(points.size(), 400u);
+}
+
+}  // namespace
+}  // namespace xs::bench
