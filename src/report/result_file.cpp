@@ -1,0 +1,158 @@
+// xstage report layer: the whole result file (schema check, free-form sections, points), file reading
+// and the atomic writer (see result_file.hpp and docs/result-schema.md).
+#include "report/result_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "common/error.hpp"
+#include "report/file_io.hpp"
+#include "report/json_read.hpp"
+
+namespace xs::report {
+using nlohmann::json;
+
+namespace {
+
+std::string schema_version() { return fmt::format("{}.{}", kSchemaMajor, kSchemaMinor); }
+
+// Checked before anything else so a file of another schema is named as such, not as "unknown key".
+void check_schema(const json& j) {
+  const ObjectReader r(j, "schema", {"name", "version"});
+  const std::string name = read_string(r.required("name"), r.path("name"));
+  if (name != kSchemaName) {
+    throw input_error(r.path("name"), fmt::format("expected \"{}\", got \"{}\"", kSchemaName, name));
+  }
+  const std::string version = read_string(r.required("version"), r.path("version"));
+  unsigned major = 0, minor = 0;
+  char tail = 0;
+  if (std::sscanf(version.c_str(), "%u.%u%c", &major, &minor, &tail) != 2 || version[0] < '0' ||
+      version[0] > '9') {
+    throw input_error(r.path("version"), "expected \"MAJOR.MINOR\" such as \"" + schema_version() + "\", got \"" +
+                                             version + "\"");
+  }
+  if (major != static_cast<unsigned>(kSchemaMajor)) {
+    throw input_error(r.path("version"), fmt::format("major version {} is not supported; this reader accepts {}.x",
+                                                     major, kSchemaMajor));
+  }
+}
+
+// meta/config/extra are objects, model/validation null or object; their contents are free-form but
+// numeric, so NaN/inf held in memory is refused here too.
+void check_section(const json& j, const std::string& path, bool nullable) {
+  if (!(j.is_object() || (nullable && j.is_null()))) {
+    throw input_error(path, fmt::format("expected {}, got {}", nullable ? "an object or null" : "an object",
+                                        json_type_name(j)));
+  }
+  if (auto bad = find_non_finite(j, path)) throw input_error(*bad, "expected a finite number, got NaN or inf");
+}
+
+}  // namespace
+
+json to_json(const ResultFile& file) {
+  json points = json::array();
+  for (std::size_t i = 0; i < file.points.size(); ++i) {
+    try {
+      points.push_back(to_json(file.points[i]));
+    } catch (const Error& e) {
+      throw nest_error(e, index_path("points", i));
+    }
+  }
+  check_section(file.meta, "meta", false);
+  check_section(file.config, "config", false);
+  check_section(file.model, "model", true);
+  check_section(file.validation, "validation", true);
+  check_section(file.extra, "extra", false);
+  return {{"schema", {{"name", kSchemaName}, {"version", schema_version()}}},
+          {"meta", file.meta},
+          {"config", file.config},
+          {"points", std::move(points)},
+          {"model", file.model},
+          {"validation", file.validation},
+          {"extra", file.extra}};
+}
+
+ResultFile result_from_json(const json& j) {
+  read_object(j, "(document)");
+  const auto schema = j.find("schema");
+  if (schema == j.end()) throw input_error("schema", "required field is missing (expected {\"name\": \"xstage.result\", ...})");
+  check_schema(*schema);
+  const ObjectReader r(j, "", {"schema", "meta", "config", "points", "model", "validation", "extra"});
+  ResultFile file;
+  file.meta = r.required("meta");
+  check_section(file.meta, "meta", false);
+  file.config = r.required("config");
+  check_section(file.config, "config", false);
+  file.model = r.required("model");
+  check_section(file.model, "model", true);
+  file.validation = r.required("validation");
+  check_section(file.validation, "validation", true);
+  file.extra = r.required("extra");
+  check_section(file.extra, "extra", false);
+  const json& points = read_array(r.required("points"), "points");
+  file.points.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    file.points.push_back(record_from_json(points[i], index_path("points", i)));
+  }
+  return file;
+}
+
+json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
+
+ResultFile parse_result_text(std::string_view text, const std::string& source) {
+  const json j = parse_json_text(text, source);
+  try {
+    return result_from_json(j);
+  } catch (const Error& e) {
+    // Keep the JSON path as the field; say which file it is in the message.
+    throw Error(e.code(), e.domain(), e.field(), source + ": " + e.what());
+  }
+}
+
+ResultFile read_result_file(const std::string& path) { return parse_result_text(read_text_file(path), path); }
+
+void write_json_atomic(const std::string& path, const json& j, int indent) {
+  // Serialize first: a value that cannot be written fails before anything touches the file system.
+  const std::string text = dump_strict(j, indent) + "\n";
+  std::vector<char> temp(path.begin(), path.end());
+  const std::string suffix = ".tmp.XXXXXX";
+  temp.insert(temp.end(), suffix.begin(), suffix.end());
+  temp.push_back('\0');
+  // mkstemp in the destination's own directory: rename(2) is atomic only within one file system.
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) throw io_error(path, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
+  const std::string temp_path(temp.data());
+  try {
+    // mkstemp makes 0600; a result file should get the permissions a plain create would give.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::fchmod(fd, 0666 & ~mask) != 0) throw io_error(temp_path, std::string("chmod: ") + std::strerror(errno));
+    write_all(fd, text, temp_path);
+    if (::fsync(fd) != 0) throw io_error(temp_path, std::string("fsync: ") + std::strerror(errno));
+    const int close_rc = ::close(fd);
+    if (close_rc != 0) {
+      ::unlink(temp_path.c_str());
+      throw io_error(temp_path, std::string("close: ") + std::strerror(errno));
+    }
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp_path.c_str());
+    throw;
+  }
+  if (::rename(temp_path.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temp_path.c_str());
+    throw io_error(path, std::string("rename into place failed: ") + std::strerror(err));
+  }
+  fsync_parent_dir(path);
+}
+
+}  // namespace xs::report
