@@ -3,20 +3,19 @@
 // object (--json, SI numbers) or an aligned table with units. Keys are a contract that scripts rely on.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/burst_gap.hpp"
-#include "model/platform_model.hpp"
 
 namespace {
 
@@ -27,12 +26,24 @@ using xs::cli::Sign;
 // Ordered rows shown the same way in JSON (SI number) and in the table (human units plus a note).
 class Report {
  public:
-  void seconds(const std::string& key, double s, const std::string& note) { add(key, s, xs::format_seconds(s), note); }
-  void bytes(const std::string& key, double b, const std::string& note) { add(key, b, xs::format_bytes(b), note); }
-  void rate(const std::string& key, double bps, const std::string& note) { add(key, bps, xs::format_rate(bps), note); }
-  void number(const std::string& key, double x, const std::string& note) { add(key, x, fmt::format("{:.4g}", x), note); }
-  void integer(const std::string& key, long long x, const std::string& note) { add(key, x, std::to_string(x), note); }
-  void flag(const std::string& key, bool x, const std::string& note) { add(key, x, x ? "true" : "false", note); }
+  void seconds(const std::string& key, double s, const std::string& note) {
+    add(key, s, xs::format_seconds(s), note);
+  }
+  void bytes(const std::string& key, double b, const std::string& note) {
+    add(key, b, xs::format_bytes(b), note);
+  }
+  void rate(const std::string& key, double bps, const std::string& note) {
+    add(key, bps, xs::format_rate(bps), note);
+  }
+  void number(const std::string& key, double x, const std::string& note) {
+    add(key, x, fmt::format("{:.4g}", x), note);
+  }
+  void integer(const std::string& key, long long x, const std::string& note) {
+    add(key, x, std::to_string(x), note);
+  }
+  void flag(const std::string& key, bool x, const std::string& note) {
+    add(key, x, x ? "true" : "false", note);
+  }
   void text(const std::string& key, const std::string& x, const std::string& note) { add(key, x, x, note); }
 
   void print(bool as_json) const {
@@ -43,9 +54,13 @@ class Report {
       return;
     }
     std::size_t key_w = 0, shown_w = 0;
-    for (const auto& row : rows_) key_w = std::max(key_w, row.key.size()), shown_w = std::max(shown_w, row.shown.size());
+    for (const auto& row : rows_) {
+      key_w = std::max(key_w, row.key.size());
+      shown_w = std::max(shown_w, row.shown.size());
+    }
     for (const auto& row : rows_)
-      std::printf("%s\n", fmt::format("{:<{}}  {:>{}}  {}", row.key, key_w, row.shown, shown_w, row.note).c_str());
+      std::printf("%s\n",
+                  fmt::format("{:<{}}  {:>{}}  {}", row.key, key_w, row.shown, shown_w, row.note).c_str());
   }
 
  private:
@@ -60,65 +75,12 @@ class Report {
   std::vector<Row> rows_;
 };
 
-// M_X = (T_iss^0, R, Q) from flags, or looked up in a calibration file; explicit flags override the file.
-struct PlatformFlags {
-  std::string model_path;
-  std::optional<double> drain_rate_bps, tiss0_s, capacity_bytes;
-};
-struct Platform {
-  double drain_rate_bps = 0, tiss0_s = 0;
-  std::optional<double> capacity_bytes;
-  bool tiss0_extrapolated = false, capacity_extrapolated = false, capacity_is_lower_bound = false;
-};
-
-void add_platform_flags(CLI::App& cmd, PlatformFlags& f, bool with_capacity) {
-  cmd.add_option("--model", f.model_path,
-                 "calibration result file (xstage.result 1.x with a `model` section) supplying R, T_iss^0(K,V) "
-                 "and Q(K) at this K and V; --R/--tiss0/--Q given as well override it")
-      ->type_name("FILE");
-  xs::cli::add_rate_option(cmd, "--R", f.drain_rate_bps,
-                           "R, effective aggregate drain rate (GB/s, GiB/s; e.g. 717GB/s), eqs. 1-7, 10");
-  xs::cli::add_seconds_option(cmd, "--tiss0", f.tiss0_s,
-                              "T_iss^0, backpressure-free burst issue time (ns, us, ms, s; e.g. 0.76us), eqs. 3-10",
-                              Sign::kPositive);
-  if (with_capacity)
-    xs::cli::add_bytes_option(cmd, "--Q", f.capacity_bytes,
-                              "Q(K), effective outstanding capacity (B, KB, KiB, MB, MiB, GB, GiB; e.g. 4.25MiB), "
-                              "eqs. 7 and 10");
-}
-
-Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_producers, double volume_bytes,
-                          bool need_capacity) {
-  Platform p;
-  if (f.model_path.empty()) {
-    p.drain_rate_bps = require(f.drain_rate_bps, "--R", "a drain rate such as 717GB/s, or --model FILE");
-    p.tiss0_s = require(f.tiss0_s, "--tiss0", "an issue time such as 0.76us, or --model FILE");
-    if (need_capacity) p.capacity_bytes = require(f.capacity_bytes, "--Q", "a size such as 4.25MiB, or --model FILE");
-    else p.capacity_bytes = f.capacity_bytes;
-    return p;
-  }
-  const m::PlatformModel model = m::PlatformModel::load(f.model_path);
-  p.drain_rate_bps = f.drain_rate_bps.value_or(model.drain_rate_bps());
-  if (f.tiss0_s) {
-    p.tiss0_s = *f.tiss0_s;
-  } else {
-    const int k = static_cast<int>(require(num_producers, "--K", "T_iss^0(K, V) is looked up in --model at this K"));
-    const m::Lookup t = model.tiss0_s(k, volume_bytes);
-    p.tiss0_s = t.value;
-    p.tiss0_extrapolated = t.extrapolated;
-  }
-  if (f.capacity_bytes) {
-    p.capacity_bytes = f.capacity_bytes;
-  } else if (model.has_capacity() && num_producers) {
-    const m::Lookup q = model.capacity_bytes(static_cast<int>(*num_producers));
-    p.capacity_bytes = q.value;
-    p.capacity_extrapolated = q.extrapolated;
-    p.capacity_is_lower_bound = q.is_lower_bound;
-  } else if (need_capacity) {
-    xs::cli::throw_missing("--Q", "the --model file has no Q(K) entries; give a size such as 4.25MiB");
-  }
-  return p;
-}
+using xs::cli::help_text;
+using xs::cli::kRequired;
+using xs::cli::kSizeUnits;
+using xs::cli::kTimeUnits;
+using xs::cli::Platform;
+using xs::cli::PlatformFlags;
 
 void report_platform(Report& r, const Platform& p) {
   r.rate("R_Bps", p.drain_rate_bps, "R, effective drain rate");
@@ -126,7 +88,8 @@ void report_platform(Report& r, const Platform& p) {
 }
 
 void report_capacity_flags(Report& r, const Platform& p) {
-  r.flag("Q_is_lower_bound", p.capacity_is_lower_bound, "Q(K) from the model is only a lower bound (no knee)");
+  r.flag("Q_is_lower_bound", p.capacity_is_lower_bound,
+         "Q(K) from the model is only a lower bound (no knee)");
   r.flag("Q_extrapolated", p.capacity_extrapolated, "K outside the model's Q table");
 }
 
@@ -139,17 +102,25 @@ struct BurstOptions {
 };
 
 void add_burst(CLI::App& app, BurstOptions& o) {
-  CLI::App* cmd = app.add_subcommand("burst", "One recurring burst of V = K B followed by a gap G: eqs. 1-7, 10.");
+  CLI::App* cmd =
+      app.add_subcommand("burst", "One recurring burst of V = K B followed by a gap G: eqs. 1-7, 10.");
   cmd->footer(
-      "Keys: V_bytes drain_horizon_s (V/R, eq. 1) T_iss_s (eq. 3) dT_iss_s (eq. 4) T_period_s (eq. 2, max law)\n"
+      "Keys: V_bytes drain_horizon_s (V/R, eq. 1) T_iss_s (eq. 3) dT_iss_s (eq. 4) T_period_s (eq. 2, max "
+      "law)\n"
       "T_period_cc_s (G + V/R) G_star_s (eq. 5) q_peak_bytes (eq. 6) T_iss_isolated_s (eq. 7)\n"
       "injection_rate_Bps rate_bound_ok capacity_bound_ok action (eq. 10: piggyback iff both bounds hold).");
-  add_platform_flags(*cmd, o.platform, true);
-  xs::cli::add_count_option(*cmd, "--K", o.num_producers, "K, concurrent remote-store producers (integer >= 1), V = K B");
-  xs::cli::add_bytes_option(*cmd, "--B", o.bytes_per_producer,
-                            "B, bytes per producer per burst (B, KB, KiB, MB, MiB, GB, GiB; > 0), V = K B");
-  xs::cli::add_seconds_option(*cmd, "--G", o.gap_s,
-                              "G, producer-side gap between bursts (ns, us, ms, s; >= 0), eqs. 2-4 and 10");
+  xs::cli::add_platform_flags(*cmd, o.platform, true, true);
+  xs::cli::add_count_option(
+      *cmd, "--K", o.num_producers,
+      help_text("K, concurrent remote-store producers", "integer >= 1", "V = K B", kRequired));
+  xs::cli::add_bytes_option(
+      *cmd, "--B", o.bytes_per_producer,
+      help_text("B, bytes per producer per burst", fmt::format("{}, > 0; e.g. 32KiB", kSizeUnits),
+                "V = K B, eqs. 1-7, 10", kRequired));
+  xs::cli::add_seconds_option(
+      *cmd, "--G", o.gap_s,
+      help_text("G, producer-side gap between bursts", fmt::format("{}, >= 0; e.g. 2us", kTimeUnits),
+                "eqs. 2-4, 10", kRequired));
   cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
 }
 
@@ -158,7 +129,7 @@ Report run_burst(const BurstOptions& o) {
   const double b = require(o.bytes_per_producer, "--B", "bytes per producer such as 32KiB");
   const double g = require(o.gap_s, "--G", "the producer-side gap such as 2us");
   const double v = static_cast<double>(k) * b;
-  const Platform p = resolve_platform(o.platform, k, v, true);
+  const Platform p = xs::cli::resolve_platform(o.platform, k, v, true);
   const double r = p.drain_rate_bps, t0 = p.tiss0_s, q = *p.capacity_bytes;
   const m::DesignTest test = m::design_test(t0, v, r, q, g);
 
@@ -186,7 +157,8 @@ Report run_burst(const BurstOptions& o) {
   return out;
 }
 
-// ---- fa: FlashAttention-A2A audit, eqs. 17-20 ---------------------------------------------------------------
+// ---- fa: FlashAttention-A2A audit, eqs. 17-20
+// ---------------------------------------------------------------
 struct FaOptions {
   PlatformFlags platform;
   std::optional<long long> num_producers, tile_m, tile_n, head_dim, elem_bytes, seq_len;
@@ -198,24 +170,45 @@ void add_fa(CLI::App& app, FaOptions& o) {
   CLI::App* cmd = app.add_subcommand("fa", "FlashAttention-A2A output bursts V = K b_m d s_out: eqs. 17-20.");
   cmd->footer(
       "Keys: B_t_bytes V_bytes drain_horizon_s G_star_s (eq. 5) M_ub_tokens (eq. 20, whole b_n tiles);\n"
-      "with --Q or a model Q: q_peak_bytes capacity_bound_ok; with --M: G_qloop_s dt_s (eq. 18) rate_bound_ok;\n"
+      "with --Q or a model Q: q_peak_bytes capacity_bound_ok; with --M: G_qloop_s dt_s (eq. 18) "
+      "rate_bound_ok;\n"
       "with --g-qk: dt_prime_s (eq. 19); with --t-lat/--t-cover: dt_cc_s (eq. 17);\n"
       "with --num-bursts: E_drain_s = N_t [dt - G_QK]+ and/or E_cc_s = N_t dt_cc.");
-  add_platform_flags(*cmd, o.platform, true);
-  xs::cli::add_count_option(*cmd, "--K", o.num_producers, "K, CTAs whose output-tile boundaries align (integer >= 1)");
-  xs::cli::add_count_option(*cmd, "--b-m", o.tile_m, "b_m, output tile rows (integer), B_t = b_m d s_out");
-  xs::cli::add_count_option(*cmd, "--b-n", o.tile_n, "b_n, KV tile width in tokens (integer), eq. 20 and G_Qloop");
-  xs::cli::add_count_option(*cmd, "--d", o.head_dim, "d, head dimension (integer), B_t = b_m d s_out");
-  xs::cli::add_count_option(*cmd, "--elem-bytes", o.elem_bytes, "s_out, output element bytes (2 for bf16)");
-  xs::cli::add_seconds_option(*cmd, "--sigma", o.sigma_s,
-                              "sigma, Q-loop time per KV tile (ns, us, ms, s; > 0), G_Qloop >= sigma M/b_n, eq. 20",
-                              Sign::kPositive);
-  xs::cli::add_count_option(*cmd, "--M", o.seq_len, "M, sequence length in tokens (integer), eq. 18");
-  xs::cli::add_seconds_option(*cmd, "--g-qk", o.qk_cover_s, "G_QK, double-buffer cover window (time >= 0), eq. 19");
-  xs::cli::add_seconds_option(*cmd, "--t-lat", o.latency_s, "T_lat, fixed completion latency (time >= 0), eq. 17");
-  xs::cli::add_seconds_option(*cmd, "--t-cover", o.cover_s, "T_cover, local staging cover (time >= 0), eq. 17");
-  xs::cli::add_number_option(*cmd, "--num-bursts", o.num_bursts, "N_t, output-burst waves (number >= 0), E_drain, E_cc",
-                             Sign::kNonNegative);
+  xs::cli::add_platform_flags(*cmd, o.platform, true, false);
+  const std::string time_ge0 = fmt::format("{}, >= 0", kTimeUnits);
+  xs::cli::add_count_option(
+      *cmd, "--K", o.num_producers,
+      help_text("K, CTAs whose output-tile boundaries align", "integer >= 1", "V = K B_t", kRequired));
+  xs::cli::add_count_option(
+      *cmd, "--b-m", o.tile_m,
+      help_text("b_m, output tile rows", "integer >= 1; e.g. 128", "B_t = b_m d s_out", kRequired));
+  xs::cli::add_count_option(*cmd, "--b-n", o.tile_n,
+                            help_text("b_n, KV tile width in tokens", "integer >= 1; e.g. 128",
+                                      "G_Qloop = sigma M / b_n, eq. 20", kRequired));
+  xs::cli::add_count_option(
+      *cmd, "--d", o.head_dim,
+      help_text("d, head dimension", "integer >= 1; e.g. 128", "B_t = b_m d s_out", kRequired));
+  xs::cli::add_count_option(
+      *cmd, "--elem-bytes", o.elem_bytes,
+      help_text("s_out, output element bytes", "integer >= 1; 2 for bf16", "B_t = b_m d s_out", kRequired));
+  xs::cli::add_seconds_option(
+      *cmd, "--sigma", o.sigma_s,
+      help_text("sigma, Q-loop time per KV tile", fmt::format("{}, > 0; e.g. 0.79us", kTimeUnits),
+                "G_Qloop >= sigma M / b_n, eqs. 18, 20", kRequired),
+      Sign::kPositive);
+  xs::cli::add_count_option(*cmd, "--M", o.seq_len,
+                            help_text("M, sequence length in tokens", "integer >= 1", "G_Qloop, eq. 18"));
+  xs::cli::add_seconds_option(*cmd, "--g-qk", o.qk_cover_s,
+                              help_text("G_QK, double-buffer cover window", time_ge0, "eq. 19 (with --M)"));
+  xs::cli::add_seconds_option(*cmd, "--t-lat", o.latency_s,
+                              help_text("T_lat, fixed completion latency", time_ge0, "eq. 17 (default 0)"));
+  xs::cli::add_seconds_option(
+      *cmd, "--t-cover", o.cover_s,
+      help_text("T_cover, local staging cover window", time_ge0, "eq. 17 (default 0)"));
+  xs::cli::add_number_option(
+      *cmd, "--num-bursts", o.num_bursts,
+      help_text("N_t, output-burst waves", "number >= 0", "E_drain = N_t [dt - G_QK]+, E_cc = N_t dt_cc"),
+      Sign::kNonNegative);
   cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
 }
 
@@ -230,7 +223,7 @@ Report run_fa(const FaOptions& o) {
     xs::cli::throw_missing("--M", "--num-bursts needs --M (for E_drain_s) or --t-lat/--t-cover (for E_cc_s)");
   const double bt = m::fa_tile_bytes(int(bm), int(d), int(s_out));
   const double v = static_cast<double>(k) * bt;
-  const Platform p = resolve_platform(o.platform, k, v, false);
+  const Platform p = xs::cli::resolve_platform(o.platform, k, v, false);
   const double r = p.drain_rate_bps, t0 = p.tiss0_s;
   const double g_star = m::recovery_gap_s(t0, v, r);
 
@@ -260,7 +253,8 @@ Report run_fa(const FaOptions& o) {
     out.seconds("G_qloop_s", g_qloop, "G_Qloop >= sigma M / b_n");
     out.seconds("dt_s", dt_s, "dt = [V/R - G_Qloop - T_iss^0]+ (eq. 18)");
     out.flag("rate_bound_ok", g_qloop >= g_star, "G_Qloop >= G* (eq. 10)");
-    if (o.qk_cover_s) out.seconds("dt_prime_s", m::fa_critical_stall_s(dt_s, qk), "dt' = [dt - G_QK]+ (eq. 19)");
+    if (o.qk_cover_s)
+      out.seconds("dt_prime_s", m::fa_critical_stall_s(dt_s, qk), "dt' = [dt - G_QK]+ (eq. 19)");
   }
   const bool coupled = o.latency_s || o.cover_s;
   const double dt_cc =
@@ -276,17 +270,24 @@ Report run_fa(const FaOptions& o) {
   return out;
 }
 
-// ---- stall, hiding: eqs. 15 and 21 --------------------------------------------------------------------------
+// ---- stall, hiding: eqs. 15 and 21
+// --------------------------------------------------------------------------
 struct StallOptions {
   std::optional<double> span_s, cover_s;
   bool json = false;
 };
 
 void add_stall(CLI::App& app, StallOptions& o) {
-  CLI::App* cmd = app.add_subcommand("stall", "Critical-path stall of one tile, dt = [T_RS - T_cover]+ (eq. 15).");
+  CLI::App* cmd =
+      app.add_subcommand("stall", "Critical-path stall of one tile, dt = [T_RS - T_cover]+ (eq. 15).");
   cmd->footer("Keys: span_s cover_s dt_s.");
-  xs::cli::add_seconds_option(*cmd, "--span", o.span_s, "T_RS, sender-visible remote-store span (time >= 0), eq. 15");
-  xs::cli::add_seconds_option(*cmd, "--cover", o.cover_s, "T_cover^mma, staging cover window (time >= 0), eq. 15");
+  const std::string time_ge0 = fmt::format("{}, >= 0", kTimeUnits);
+  xs::cli::add_seconds_option(
+      *cmd, "--span", o.span_s,
+      help_text("T_RS, sender-visible remote-store span of the tile", time_ge0, "eq. 15", kRequired));
+  xs::cli::add_seconds_option(
+      *cmd, "--cover", o.cover_s,
+      help_text("T_cover^mma, staging cover window (next mainloop)", time_ge0, "eq. 15", kRequired));
   cmd->add_flag("--json", o.json, "print one JSON object (SI units: seconds)");
 }
 
@@ -306,12 +307,19 @@ struct HidingOptions {
 };
 
 void add_hiding(CLI::App& app, HidingOptions& o) {
-  CLI::App* cmd = app.add_subcommand("hiding", "Hiding ratio H (eq. 21), speedup and residual E_res = T_fused - T_FA.");
+  CLI::App* cmd =
+      app.add_subcommand("hiding", "Hiding ratio H (eq. 21), speedup and residual E_res = T_fused - T_FA.");
   cmd->footer("Keys: t_fused_s t_fa_s t_serial_s H speedup (T_serial/T_fused) E_res_s.");
-  xs::cli::add_seconds_option(*cmd, "--t-fused", o.fused_s, "T_fused, fused kernel time (time > 0), eq. 21",
+  const std::string time_gt0 = fmt::format("{}, > 0", kTimeUnits);
+  xs::cli::add_seconds_option(
+      *cmd, "--t-fused", o.fused_s,
+      help_text("T_fused, fused FA+A2A kernel time", time_gt0, "eq. 21, E_res", kRequired), Sign::kPositive);
+  xs::cli::add_seconds_option(*cmd, "--t-fa", o.fa_s,
+                              help_text("T_FA, attention-only time", time_gt0, "eq. 21, E_res", kRequired),
                               Sign::kPositive);
-  xs::cli::add_seconds_option(*cmd, "--t-fa", o.fa_s, "T_FA, attention-only time (time > 0), eq. 21", Sign::kPositive);
-  xs::cli::add_seconds_option(*cmd, "--t-serial", o.serial_s, "T_serial, attention then A2A (time > T_FA), eq. 21",
+  xs::cli::add_seconds_option(*cmd, "--t-serial", o.serial_s,
+                              help_text("T_serial, attention then A2A", fmt::format("{}, > T_FA", kTimeUnits),
+                                        "eq. 21, speedup", kRequired),
                               Sign::kPositive);
   cmd->add_flag("--json", o.json, "print one JSON object (SI units: seconds)");
 }
@@ -331,7 +339,8 @@ Report run_hiding(const HidingOptions& o) {
   return out;
 }
 
-// ---- interleave: MegaMoE cross-wave interleaving, eqs. 13-16 ------------------------------------------------
+// ---- interleave: MegaMoE cross-wave interleaving, eqs. 13-16
+// ------------------------------------------------
 struct InterleaveOptions {
   PlatformFlags platform;
   std::optional<long long> num_producers, tile_n, num_sms, intermediate_dim;
@@ -340,24 +349,39 @@ struct InterleaveOptions {
 };
 
 void add_interleave(CLI::App& app, InterleaveOptions& o) {
-  CLI::App* cmd = app.add_subcommand("interleave", "Linear-1 work between Linear-2 bursts: eqs. 13-14 (and 16).");
+  CLI::App* cmd =
+      app.add_subcommand("interleave", "Linear-1 work between Linear-2 bursts: eqs. 13-14 (and 16).");
   cmd->footer(
       "Keys: V_bytes G_wave_s G_star_s dT_wave_s (eq. 9 at G_wave) dT_int_s (eq. 13) G_int_s (eq. 14)\n"
       "injection_rate_Bps sufficient (eq. 14: rate <= R); D_knee (eq. 16, scheduler rows) with\n"
       "--b-n --num-sms --h-inter.");
-  add_platform_flags(*cmd, o.platform, false);
-  xs::cli::add_bytes_option(*cmd, "--V", o.volume_bytes, "V = K_act V_t, aggregate Linear-2 burst volume (size > 0)");
-  xs::cli::add_count_option(*cmd, "--K", o.num_producers, "K_act, aligned producers (only to look up T_iss^0 in --model)");
-  xs::cli::add_seconds_option(*cmd, "--G-wave", o.wave_gap_s,
-                              "G_wave, natural gap of the wave schedule (time >= 0; default --t-l2), eq. 13");
-  xs::cli::add_seconds_option(*cmd, "--t-l1", o.t_l1_s, "T_L1^mma, Linear-1 tile mainloop (time >= 0), eqs. 13-14");
-  xs::cli::add_seconds_option(*cmd, "--t-l2", o.t_l2_s, "T_L2^mma, Linear-2 tile mainloop (time >= 0), eq. 14");
-  xs::cli::add_number_option(*cmd, "--n1", o.n1, "n1, Linear-1 tiles per cycle (number >= 0), eqs. 13-14",
-                             Sign::kNonNegative);
-  xs::cli::add_number_option(*cmd, "--n2", o.n2, "n2, Linear-2 tiles per cycle (number > 0), eqs. 13-14");
-  xs::cli::add_count_option(*cmd, "--b-n", o.tile_n, "b_n, N-tile width (integer), eq. 16");
-  xs::cli::add_count_option(*cmd, "--num-sms", o.num_sms, "K_SM, participating SMs (integer), eq. 16");
-  xs::cli::add_count_option(*cmd, "--h-inter", o.intermediate_dim, "h_inter, expert intermediate dim (integer), eq. 16");
+  xs::cli::add_platform_flags(*cmd, o.platform, false, false);
+  const std::string time_ge0 = fmt::format("{}, >= 0", kTimeUnits);
+  xs::cli::add_bytes_option(*cmd, "--V", o.volume_bytes,
+                            help_text("V = K_act V_t, aggregate Linear-2 burst volume",
+                                      fmt::format("{}, > 0", kSizeUnits), "eqs. 9, 13-14", kRequired));
+  xs::cli::add_count_option(
+      *cmd, "--K", o.num_producers,
+      help_text("K_act, aligned producers", "integer >= 1", "looks up T_iss^0(K, V) in --model"));
+  xs::cli::add_seconds_option(
+      *cmd, "--G-wave", o.wave_gap_s,
+      help_text("G_wave, natural gap of the wave schedule", time_ge0, "eq. 9 -> 13 (default --t-l2)"));
+  xs::cli::add_seconds_option(
+      *cmd, "--t-l1", o.t_l1_s,
+      help_text("T_L1^mma, Linear-1 tile mainloop", time_ge0, "eqs. 13-14", kRequired));
+  xs::cli::add_seconds_option(*cmd, "--t-l2", o.t_l2_s,
+                              help_text("T_L2^mma, Linear-2 tile mainloop", time_ge0, "eq. 14", kRequired));
+  xs::cli::add_number_option(
+      *cmd, "--n1", o.n1, help_text("n1, Linear-1 tiles per cycle", "number >= 0", "eqs. 13-14", kRequired),
+      Sign::kNonNegative);
+  xs::cli::add_number_option(
+      *cmd, "--n2", o.n2, help_text("n2, Linear-2 tiles per cycle", "number > 0", "eqs. 13-14", kRequired));
+  xs::cli::add_count_option(*cmd, "--b-n", o.tile_n,
+                            help_text("b_n, N-tile width", "integer >= 1", "eq. 16"));
+  xs::cli::add_count_option(*cmd, "--num-sms", o.num_sms,
+                            help_text("K_SM, participating SMs", "integer >= 1", "eq. 16"));
+  xs::cli::add_count_option(*cmd, "--h-inter", o.intermediate_dim,
+                            help_text("h_inter, expert intermediate dimension", "integer >= 1", "eq. 16"));
   cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
 }
 
@@ -370,9 +394,11 @@ Report run_interleave(const InterleaveOptions& o) {
   const double g_wave = o.wave_gap_s.value_or(t_l2);
   const int knee_flags = int(bool(o.tile_n)) + int(bool(o.num_sms)) + int(bool(o.intermediate_dim));
   if (knee_flags != 0 && knee_flags != 3)
-    xs::cli::throw_missing(!o.tile_n ? "--b-n" : !o.num_sms ? "--num-sms" : "--h-inter",
+    xs::cli::throw_missing(!o.tile_n    ? "--b-n"
+                           : !o.num_sms ? "--num-sms"
+                                        : "--h-inter",
                            "D_knee (eq. 16) needs all of --b-n, --num-sms and --h-inter");
-  const Platform p = resolve_platform(o.platform, o.num_producers, v, false);
+  const Platform p = xs::cli::resolve_platform(o.platform, o.num_producers, v, false);
   const double r = p.drain_rate_bps, t0 = p.tiss0_s;
   const double dt_wave = m::issue_overhead_s(t0, v, r, g_wave);
 
@@ -382,14 +408,16 @@ Report run_interleave(const InterleaveOptions& o) {
   out.seconds("G_wave_s", g_wave, "G_wave ~ T_L2^mma");
   out.seconds("G_star_s", m::recovery_gap_s(t0, v, r), "G* = [V/R - T_iss^0]+ (eq. 5)");
   out.seconds("dT_wave_s", dt_wave, "[V/R - G_wave - T_iss^0]+ (eq. 9)");
-  out.seconds("dT_int_s", m::interleaved_issue_overhead_s(dt_wave, n1, n2, t_l1), "[dT_wave - (n1/n2) T_L1]+ (eq. 13)");
+  out.seconds("dT_int_s", m::interleaved_issue_overhead_s(dt_wave, n1, n2, t_l1),
+              "[dT_wave - (n1/n2) T_L1]+ (eq. 13)");
   out.seconds("G_int_s", m::interleaved_gap_s(t_l2, n1, n2, t_l1), "T_L2 + (n1/n2) T_L1 (eq. 14)");
   out.rate("injection_rate_Bps", m::interleaved_injection_rate_bps(v, t0, t_l2, t_l1, n1, n2),
            "n2 V / (n2 T_iss^0 + n2 T_L2 + n1 T_L1) (eq. 14)");
   out.flag("sufficient", m::interleaving_sufficient(v, t0, r, t_l2, t_l1, n1, n2), "eq. 14 rate <= R");
   out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
   if (knee_flags == 3)
-    out.number("D_knee", m::lead_knee_rows(double(*o.tile_n), double(*o.num_sms), double(*o.intermediate_dim)),
+    out.number("D_knee",
+               m::lead_knee_rows(double(*o.tile_n), double(*o.num_sms), double(*o.intermediate_dim)),
                "b_n K_SM / (2 h_inter), scheduler rows (eq. 16)");
   return out;
 }
@@ -398,8 +426,9 @@ Report run_interleave(const InterleaveOptions& o) {
 
 int main(int argc, char** argv) {
   return xs::cli::run_main("xstage-predict", [&]() {
-    CLI::App app{"xstage-predict: the X-Stage Burst-Gap model (paper sections 3-4). Sizes take B, KB, KiB, MB, "
-                 "MiB, GB, GiB; times ns, us, ms, s; rates GB/s, GiB/s. Output in SI units with --json."};
+    CLI::App app{
+        "xstage-predict: the X-Stage Burst-Gap model (paper sections 3-4). Sizes take B, KB, KiB, MB, "
+        "MiB, GB, GiB; times ns, us, ms, s; rates GB/s, GiB/s. Output in SI units with --json."};
     app.require_subcommand(1);
     BurstOptions burst;
     FaOptions fa;
@@ -414,11 +443,16 @@ int main(int argc, char** argv) {
     xs::cli::parse_or_throw(app, argc, argv);
 
     const std::string name = app.get_subcommands().front()->get_name();
-    if (name == "burst") run_burst(burst).print(burst.json);
-    else if (name == "fa") run_fa(fa).print(fa.json);
-    else if (name == "stall") run_stall(stall).print(stall.json);
-    else if (name == "hiding") run_hiding(hiding).print(hiding.json);
-    else run_interleave(interleave).print(interleave.json);
+    if (name == "burst")
+      run_burst(burst).print(burst.json);
+    else if (name == "fa")
+      run_fa(fa).print(fa.json);
+    else if (name == "stall")
+      run_stall(stall).print(stall.json);
+    else if (name == "hiding")
+      run_hiding(hiding).print(hiding.json);
+    else
+      run_interleave(interleave).print(interleave.json);
     return 0;
   });
 }

@@ -22,8 +22,18 @@ struct FitOptions {
   std::uint64_t seed = 12345;
   // A gap point is on the recovered plateau when G >= plateau_gap_factor * V/R (for the T_iss^0 fit).
   double plateau_gap_factor = 1.5;
-  // A zero-gap point enters the R fit only if drain-limited: V/R_guess >= drain_dominance * T_iss (local).
+  // Zero-gap points below this volume never enter the R fit (0: no floor).
   double min_zero_gap_volume_bytes = 0;
+  // A zero-gap point enters the R fit only if drain-limited: T_period(G=0) >= drain_dominance * T_ref,
+  // T_ref the smallest measured issue time bounding its T_iss^0 from above (see drain_rate.cpp).
+  double drain_dominance = 1.25;
+  // Without any T_ref, points whose V/T_period lies within this fraction of the top cluster (eq. 1 gives
+  // one common V/T = R on the drain branch) enter the fit, if at least two K agree.
+  double envelope_tolerance = 0.05;
+  // An isolated point is above the knee when T_iss^iso >= (1 + knee_margin) * T_iss^0(K,V).
+  double knee_margin = 0.08;
+  // Remote target to fit ("host", "peer:1", ...). Empty: the points must name exactly one.
+  std::string target;
 };
 
 struct Estimate {
@@ -40,16 +50,25 @@ struct Quality {
   double worst_rel_residual = 0;  // max |meas - fit| / meas over the points used
 };
 
-struct DrainRateFit { Estimate drain_rate_bps; Quality quality; };
+// bound "lower": no zero-gap point was drain-limited, R >= value = max V/T_period (constrained = false).
+struct DrainRateFit { Estimate drain_rate_bps; Quality quality; std::string bound = "fit"; };
+// source: "plateau" (median T_iss of the large-gap points), "max_gap" (no plateau point: smallest T_iss
+// seen, an upper bound, constrained = false) or "isolated_floor" (an isolated point on the eq. 7 floor).
 struct Tiss0Fit { int num_producers = 0; std::uint64_t bytes_per_producer = 0; double volume_bytes = 0;
-                  Estimate issue_time_s; Quality quality; };
+                  Estimate issue_time_s; Quality quality; std::string source = "plateau";
+                  int num_plateau_points = 0; };
+// knee_volume_bytes: V where (V - Q)/R meets T_iss^0(K,V); for bound "lower", the largest V tested (the
+// knee lies beyond it).
 struct CapacityFit { int num_producers = 0; Estimate capacity_bytes; std::string bound = "fit";
-                     double knee_volume_bytes = 0; Quality quality; };
+                     double knee_volume_bytes = 0; Quality quality; int num_points_above_knee = 0;
+                     int num_points_tested = 0; };
 
 struct CalibrationFit {
   DrainRateFit drain;
   std::vector<Tiss0Fit> tiss0;
   std::vector<CapacityFit> capacity;
+  std::vector<std::string> notes;  // ignored points, missing suites
+  FitOptions options;              // as used (recorded in the `fit` block)
   model::PlatformModel to_platform_model() const;
   // The result file's `model` section: R_Bps, R_ci95, tiss0[{K,V_bytes,s,...}], Q[{K,bytes,ci95,bound}],
   // plus a `fit` block with qualities.
@@ -59,7 +78,9 @@ struct CalibrationFit {
 // Throws input_error if a required kind of point is missing (e.g. no zero-gap periodic points).
 CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options = {});
 
-// Separate stages, usable alone (and by tests).
+// Separate stages, usable alone (and by tests). Each bootstraps only its own parameters, holding the
+// upstream ones fixed; fit_calibration bootstraps all jointly (R's spread reaches Q) and also appends the
+// "isolated_floor" T_iss^0 rows that fit_tiss0 alone does not produce.
 DrainRateFit fit_drain_rate(const std::vector<PointRecord>& points, const FitOptions& options = {});
 std::vector<Tiss0Fit> fit_tiss0(const std::vector<PointRecord>& points, double drain_rate_bps,
                                 const FitOptions& options = {});
@@ -70,6 +91,11 @@ std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, do
 // periodic point, and T_iss^iso for every isolated point.
 struct ValidationRow {
   std::size_t point_index = 0;
+  Suite suite = Suite::kPeriodic;
+  int num_producers = 0;
+  std::uint64_t bytes_per_producer = 0;
+  double gap_s = 0;
+  bool capacity_lower_bound = false;  // the Q used is only a lower bound (T_iss^iso prediction is a floor)
   double predicted_issue_s = 0, measured_issue_s = 0, issue_rel_err = 0;
   double predicted_period_s = 0, measured_period_s = 0, period_rel_err = 0;  // periodic only
 };
@@ -78,6 +104,8 @@ struct Validation {
   double issue_median_rel_err = 0, issue_p90_rel_err = 0;
   double period_median_rel_err = 0, period_p90_rel_err = 0;
   double isolated_median_rel_err = 0, isolated_p90_rel_err = 0;
+  int num_periodic = 0, num_isolated = 0;  // a summary over zero rows is NaN (null in JSON)
+  std::vector<std::string> notes;
   nlohmann::json to_json() const;
 };
 Validation validate(const std::vector<PointRecord>& points, const model::PlatformModel& platform);

@@ -43,7 +43,8 @@ double peak_outstanding_bytes(double tiss0_s, double volume_bytes, double drain_
   return positive_part(volume_bytes - drain_rate_bps * tiss0_s);
 }
 
-double isolated_issue_time_s(double tiss0_s, double volume_bytes, double drain_rate_bps, double capacity_bytes) {
+double isolated_issue_time_s(double tiss0_s, double volume_bytes, double drain_rate_bps,
+                             double capacity_bytes) {
   // Eq. 7: bytes beyond Q wait for the drain.
   return std::max(tiss0_s, (volume_bytes - capacity_bytes) / drain_rate_bps);
 }

@@ -34,7 +34,8 @@ double finite_number(const json& j, const std::string& key, const std::string& p
 
 int producer_count(const json& j, const std::string& path) {
   const double k = finite_number(j, "K", path, true);
-  if (k != std::floor(k) || k > 1e9) throw input_error(path + ".K", fmt::format("expected an integer >= 1, got {}", k));
+  if (k != std::floor(k) || k > 1e9)
+    throw input_error(path + ".K", fmt::format("expected an integer >= 1, got {}", k));
   return static_cast<int>(k);
 }
 
@@ -43,7 +44,8 @@ std::pair<double, double> ci95(const json& j, const std::string& key, const std:
   if (!j.contains(key)) return {value, value};
   const json& v = j.at(key);
   const std::string field = path + "." + key;
-  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() || v[0].get<double>() > v[1].get<double>())
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() ||
+      v[0].get<double>() > v[1].get<double>())
     throw input_error(field, fmt::format("expected [lo, hi] with lo <= hi, got {}", v.dump()));
   return {v[0].get<double>(), v[1].get<double>()};
 }
@@ -92,22 +94,27 @@ PlatformModel PlatformModel::from_json(const json& section) {
   const json& tiss0 = array_field(section, "tiss0", path);
   for (std::size_t i = 0; i < tiss0.size(); ++i) {
     const std::string p = fmt::format("{}.tiss0[{}]", path, i);
-    if (!tiss0[i].is_object()) throw input_error(p, "expected {\"K\": int, \"V_bytes\": number, \"s\": number}");
+    if (!tiss0[i].is_object())
+      throw input_error(p, "expected {\"K\": int, \"V_bytes\": number, \"s\": number}");
     Tiss0Point pt;
     pt.num_producers = m.constant_ ? 0 : producer_count(tiss0[i], p);
     pt.volume_bytes = finite_number(tiss0[i], "V_bytes", p, !m.constant_);
     pt.issue_time_s = finite_number(tiss0[i], "s", p, true);
     for (const auto& q : m.tiss0_)
       if (q.num_producers == pt.num_producers && q.volume_bytes == pt.volume_bytes)
-        throw input_error(p, fmt::format("duplicate entry for K={} V_bytes={}", pt.num_producers, pt.volume_bytes));
+        throw input_error(
+            p, fmt::format("duplicate entry for K={} V_bytes={}", pt.num_producers, pt.volume_bytes));
     m.tiss0_.push_back(pt);
   }
-  if (m.constant_ && m.tiss0_.size() > 1) throw input_error(path + ".tiss0", "a constant model has one entry");
+  if (m.constant_ && m.tiss0_.size() > 1)
+    throw input_error(path + ".tiss0", "a constant model has one entry");
 
   const json& capacity = array_field(section, "Q", path);
   for (std::size_t i = 0; i < capacity.size(); ++i) {
     const std::string p = fmt::format("{}.Q[{}]", path, i);
-    if (!capacity[i].is_object()) throw input_error(p, "expected {\"K\": int, \"bytes\": number, \"ci95\": [lo, hi], \"bound\": \"fit\"|\"lower\"}");
+    if (!capacity[i].is_object())
+      throw input_error(
+          p, "expected {\"K\": int, \"bytes\": number, \"ci95\": [lo, hi], \"bound\": \"fit\"|\"lower\"}");
     CapacityPoint pt;
     pt.num_producers = m.constant_ ? 0 : producer_count(capacity[i], p);
     pt.capacity_bytes = finite_number(capacity[i], "bytes", p, true);
@@ -117,10 +124,12 @@ PlatformModel PlatformModel::from_json(const json& section) {
       throw input_error(p + ".bound", fmt::format("expected \"fit\" or \"lower\", got {}", bound.dump()));
     pt.bound = bound.get<std::string>();
     for (const auto& q : m.capacity_)
-      if (q.num_producers == pt.num_producers) throw input_error(p, fmt::format("duplicate entry for K={}", pt.num_producers));
+      if (q.num_producers == pt.num_producers)
+        throw input_error(p, fmt::format("duplicate entry for K={}", pt.num_producers));
     m.capacity_.push_back(pt);
   }
-  if (m.constant_ && m.capacity_.size() > 1) throw input_error(path + ".Q", "a constant model has at most one entry");
+  if (m.constant_ && m.capacity_.size() > 1)
+    throw input_error(path + ".Q", "a constant model has at most one entry");
 
   std::sort(m.tiss0_.begin(), m.tiss0_.end(), [](const Tiss0Point& a, const Tiss0Point& b) {
     return std::pair(a.num_producers, a.volume_bytes) < std::pair(b.num_producers, b.volume_bytes);
@@ -146,7 +155,8 @@ PlatformModel PlatformModel::load(const std::string& path) {
     throw fail("schema", "missing; expected {\"name\": \"xstage.result\", \"version\": \"1.x\"}");
   const json& schema = j["schema"];
   if (!schema.contains("name") || schema["name"] != kSchemaName)
-    throw fail("schema.name", fmt::format("expected \"{}\", got {}", kSchemaName, schema.value("name", json()).dump()));
+    throw fail("schema.name",
+               fmt::format("expected \"{}\", got {}", kSchemaName, schema.value("name", json()).dump()));
   const json version = schema.value("version", json());
   int major = -1;
   if (version.is_string()) {
@@ -219,10 +229,14 @@ nlohmann::json PlatformModel::to_json() const {
   j["R_Bps"] = drain_rate_bps_;
   j["R_ci95"] = {drain_rate_ci95_lo_, drain_rate_ci95_hi_};
   j["tiss0"] = json::array();
-  for (const auto& p : tiss0_) j["tiss0"].push_back({{"K", p.num_producers}, {"V_bytes", p.volume_bytes}, {"s", p.issue_time_s}});
+  for (const auto& p : tiss0_)
+    j["tiss0"].push_back({{"K", p.num_producers}, {"V_bytes", p.volume_bytes}, {"s", p.issue_time_s}});
   j["Q"] = json::array();
   for (const auto& p : capacity_)
-    j["Q"].push_back({{"K", p.num_producers}, {"bytes", p.capacity_bytes}, {"ci95", {p.ci95_lo, p.ci95_hi}}, {"bound", p.bound}});
+    j["Q"].push_back({{"K", p.num_producers},
+                      {"bytes", p.capacity_bytes},
+                      {"ci95", {p.ci95_lo, p.ci95_hi}},
+                      {"bound", p.bound}});
   if (constant_) j["constant"] = true;
   return j;
 }

@@ -121,7 +121,10 @@ ResultFile read_result_file(const std::string& path) { return parse_result_text(
 
 void write_json_atomic(const std::string& path, const json& j, int indent) {
   // Serialize first: a value that cannot be written fails before anything touches the file system.
-  const std::string text = dump_strict(j, indent) + "\n";
+  write_text_atomic(path, dump_strict(j, indent) + "\n");
+}
+
+void write_text_atomic(const std::string& path, std::string_view text) {
   std::vector<char> temp(path.begin(), path.end());
   const std::string suffix = ".tmp.XXXXXX";
   temp.insert(temp.end(), suffix.begin(), suffix.end());
@@ -137,15 +140,15 @@ void write_json_atomic(const std::string& path, const json& j, int indent) {
     if (::fchmod(fd, 0666 & ~mask) != 0) throw io_error(temp_path, std::string("chmod: ") + std::strerror(errno));
     write_all(fd, text, temp_path);
     if (::fsync(fd) != 0) throw io_error(temp_path, std::string("fsync: ") + std::strerror(errno));
-    const int close_rc = ::close(fd);
-    if (close_rc != 0) {
-      ::unlink(temp_path.c_str());
-      throw io_error(temp_path, std::string("close: ") + std::strerror(errno));
-    }
   } catch (...) {
     ::close(fd);
     ::unlink(temp_path.c_str());
     throw;
+  }
+  if (::close(fd) != 0) {  // NFS may report a failed write only here
+    const int err = errno;
+    ::unlink(temp_path.c_str());
+    throw io_error(temp_path, std::string("close: ") + std::strerror(err));
   }
   if (::rename(temp_path.c_str(), path.c_str()) != 0) {
     const int err = errno;

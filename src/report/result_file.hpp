@@ -2,6 +2,7 @@
 // readers that name the bad field, the JSON-lines journal of finished points, and atomic writes.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,10 @@ inline constexpr int kSchemaMinor = 0;
 
 // Conversions. Readers are strict: unknown keys, missing fields, wrong types, non-finite numbers,
 // zero/negative/non-16-byte-multiple sizes are input_error naming the JSON path (e.g. "points[3].spec.K").
+// Writers refuse what readers refuse: to_json(PointRecord), to_json(ResultFile) and Journal::append throw
+// input_error for NaN/inf or an invalid spec, so every file xstage writes reads back. to_json(PointSpec)
+// and to_json(Summary) only convert. Optional completion_s/prediction are omitted when absent (readers
+// also take null).
 nlohmann::json to_json(const PointSpec& spec);
 nlohmann::json to_json(const Summary& summary);
 nlohmann::json to_json(const PointRecord& record);
@@ -38,10 +43,14 @@ ResultFile result_from_json(const nlohmann::json& j);    // checks schema name a
 // path and the parser's position.
 nlohmann::json read_json_file(const std::string& path);
 ResultFile read_result_file(const std::string& path);
+// Additive: the same from bytes already in memory (`source` names them in errors; used by the fuzzer).
+ResultFile parse_result_text(std::string_view text, const std::string& source);
 
 // Writes `j` to `path` atomically: temp file in the same directory, fsync, rename. Never leaves a
 // partial file at `path`.
 void write_json_atomic(const std::string& path, const nlohmann::json& j, int indent = 1);
+// Additive: the same for text (JUnit XML, CSV). Failures are Errors in domain "io" (exit 2).
+void write_text_atomic(const std::string& path, std::string_view text);
 
 // The result file's meta: tool version, git sha + dirty flag, argv, build type, date (UTC ISO-8601),
 // host, backend name; `backend_description` (devices, driver/CUDA/NCCL versions, clocks) merged in.
@@ -67,6 +76,9 @@ class Journal {
 };
 // Reads every complete line; a truncated last line (killed mid-write) is ignored, a corrupt middle line
 // is an input_error.
+// A missing journal file is an io error (callers check existence before --resume).
 std::vector<PointRecord> read_journal(const std::string& path);
+// Additive: the same rules on bytes in memory; `source` names them in errors ("<source>:<line>").
+std::vector<PointRecord> parse_journal(std::string_view text, const std::string& source);
 
 }  // namespace xs::report

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "model/platform_model.hpp"
 
 namespace xs::cli {
 namespace {
@@ -63,12 +64,77 @@ CLI::Option* add_number_option(CLI::App& app, const std::string& flag, std::opti
 }
 
 CLI::Option* add_count_option(CLI::App& app, const std::string& flag, std::optional<long long>& count,
-                              const std::string& help, long long min_value) {
-  return add_parsed(app, flag, help, "INT", [&count, flag, min_value](const std::string& text) {
+                              const std::string& help, long long min_value, long long max_value) {
+  return add_parsed(app, flag, help, "INT", [&count, flag, min_value, max_value](const std::string& text) {
     const long long v = parse_integer(text, flag);
-    if (v < min_value) throw input_error(flag, fmt::format("'{}' must be an integer >= {}", text, min_value));
+    if (v < min_value || v > max_value)
+      throw input_error(flag,
+                        fmt::format("'{}' must be an integer >= {} and <= {}", text, min_value, max_value));
     count = v;
   });
+}
+
+std::string help_text(const std::string& what, const std::string& form, const std::string& feeds,
+                      const char* need) {
+  return fmt::format("{} ({}); {}{}", what, form, feeds, need);
+}
+
+void add_platform_flags(CLI::App& cmd, PlatformFlags& f, bool with_capacity, bool capacity_required) {
+  cmd.add_option(
+         "--model", f.model_path,
+         "calibration result file (xstage.result 1.x with a `model` section) supplying R, T_iss^0(K,V) "
+         "and Q(K) at this K and V; --R/--tiss0/--Q given as well override it")
+      ->type_name("FILE");
+  add_rate_option(cmd, "--R", f.drain_rate_bps,
+                  help_text("R, effective aggregate drain rate", "GB/s, GiB/s, > 0; e.g. 717GB/s",
+                            "eqs. 1-7, 10", kUnlessModel));
+  add_seconds_option(cmd, "--tiss0", f.tiss0_s,
+                     help_text("T_iss^0, backpressure-free burst issue time",
+                               fmt::format("{}, > 0; e.g. 0.76us", kTimeUnits), "eqs. 3-10", kUnlessModel),
+                     Sign::kPositive);
+  if (with_capacity)
+    add_bytes_option(
+        cmd, "--Q", f.capacity_bytes,
+        help_text("Q(K), effective outstanding capacity", fmt::format("{}, > 0; e.g. 4.25MiB", kSizeUnits),
+                  "eqs. 7, 10", capacity_required ? kUnlessModel : ""));
+}
+
+Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_producers, double volume_bytes,
+                          bool need_capacity) {
+  Platform p;
+  if (f.model_path.empty()) {
+    p.drain_rate_bps = require(f.drain_rate_bps, "--R", "a drain rate such as 717GB/s, or --model FILE");
+    p.tiss0_s = require(f.tiss0_s, "--tiss0", "an issue time such as 0.76us, or --model FILE");
+    if (need_capacity)
+      p.capacity_bytes = require(f.capacity_bytes, "--Q", "a size such as 4.25MiB, or --model FILE");
+    else
+      p.capacity_bytes = f.capacity_bytes;
+    return p;
+  }
+  const model::PlatformModel calibrated = model::PlatformModel::load(f.model_path);
+  p.drain_rate_bps = f.drain_rate_bps.value_or(calibrated.drain_rate_bps());
+  if (f.tiss0_s) {
+    p.tiss0_s = *f.tiss0_s;
+  } else if (calibrated.tiss0_table().empty()) {
+    throw_missing("--tiss0", "the --model file has no T_iss^0 entries; give a time such as 0.76us");
+  } else {
+    const int k =
+        static_cast<int>(require(num_producers, "--K", "T_iss^0(K, V) is looked up in --model at this K"));
+    const model::Lookup t = calibrated.tiss0_s(k, volume_bytes);
+    p.tiss0_s = t.value;
+    p.tiss0_extrapolated = t.extrapolated;
+  }
+  if (f.capacity_bytes) {
+    p.capacity_bytes = f.capacity_bytes;
+  } else if (calibrated.has_capacity() && num_producers) {
+    const model::Lookup q = calibrated.capacity_bytes(static_cast<int>(*num_producers));
+    p.capacity_bytes = q.value;
+    p.capacity_extrapolated = q.extrapolated;
+    p.capacity_is_lower_bound = q.is_lower_bound;
+  } else if (need_capacity) {
+    throw_missing("--Q", "the --model file has no Q(K) entries; give a size such as 4.25MiB");
+  }
+  return p;
 }
 
 }  // namespace xs::cli

@@ -2,10 +2,9 @@
 // text is parsed with common/units (sizes B, KB, KiB, MB, MiB, GB, GiB; times ns, us, ms, s; rates GB/s,
 // GiB/s, ...) into an SI value. A bad value throws xs::input_error naming the flag (exit 2 via run_main).
 #pragma once
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace xs::cli {
 
@@ -23,9 +22,10 @@ CLI::Option* add_rate_option(CLI::App& app, const std::string& flag, std::option
 // --flag NUMBER -> a plain real number.
 CLI::Option* add_number_option(CLI::App& app, const std::string& flag, std::optional<double>& value,
                                const std::string& help, Sign sign = Sign::kPositive);
-// --flag INT -> an integer >= min_value (counts, tile dimensions).
+// --flag INT -> an integer in [min_value, max_value] (counts, tile dimensions; the cap keeps int casts safe).
 CLI::Option* add_count_option(CLI::App& app, const std::string& flag, std::optional<long long>& count,
-                              const std::string& help, long long min_value = 1);
+                              const std::string& help, long long min_value = 1,
+                              long long max_value = 1'000'000'000);
 
 // The value of a flag that the command needs here; otherwise input_error "<flag>: required; <why>".
 [[noreturn]] void throw_missing(const std::string& flag, const std::string& why);
@@ -34,5 +34,33 @@ T require(const std::optional<T>& value, const std::string& flag, const std::str
   if (!value) throw_missing(flag, why);
   return *value;
 }
+
+// Help-text pieces, so every tool spells the unit grammar of common/units.hpp the same way.
+inline constexpr const char* kTimeUnits = "ns, us, ms, s";
+inline constexpr const char* kSizeUnits = "B, KB, KiB, MB, MiB, GB, GiB";
+inline constexpr const char* kRequired = "; required";
+inline constexpr const char* kUnlessModel = "; required unless --model";
+// "<what> (<form>); <feeds><need>", e.g. "B, bytes per producer (B, KB, ...; > 0); V = K B; required".
+std::string help_text(const std::string& what, const std::string& form, const std::string& feeds,
+                      const char* need = "");
+
+// M_X = (T_iss^0, R, Q) from flags, or looked up in a calibration file at (K, V); flags given as well
+// override the file's values.
+struct PlatformFlags {
+  std::string model_path;
+  std::optional<double> drain_rate_bps, tiss0_s, capacity_bytes;
+};
+struct Platform {
+  double drain_rate_bps = 0;             // R
+  double tiss0_s = 0;                    // T_iss^0(K, V)
+  std::optional<double> capacity_bytes;  // Q(K), absent when neither --Q nor the model has it
+  bool tiss0_extrapolated = false, capacity_extrapolated = false, capacity_is_lower_bound = false;
+};
+// Adds --model, --R, --tiss0 and (with_capacity) --Q.
+void add_platform_flags(CLI::App& cmd, PlatformFlags& flags, bool with_capacity, bool capacity_required);
+// Without --model, --R and --tiss0 (and --Q if need_capacity) are required. With it, T_iss^0 needs K
+// (input_error naming --K otherwise) and Q is looked up when K is given. Bad files: input_error (exit 2).
+Platform resolve_platform(const PlatformFlags& flags, std::optional<long long> num_producers,
+                          double volume_bytes, bool need_capacity);
 
 }  // namespace xs::cli

@@ -1,0 +1,110 @@
+// xstage fit layer: selects the usable observations from measurement records (see stages.hpp) and the
+// helpers every stage shares (fit quality, JSON numbers).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "common/error.hpp"
+#include "fit/stages.hpp"
+
+namespace xs::fit::detail {
+namespace {
+
+bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
+
+// The remote target: the one named in the options, else the only one the periodic/isolated points use.
+std::string pick_target(const std::vector<PointRecord>& points, const FitOptions& options) {
+  if (!options.target.empty()) return options.target;
+  std::set<std::string> targets;
+  for (const auto& p : points)
+    if (!p.skipped && p.spec.suite != Suite::kLocalControl) targets.insert(p.spec.target);
+  if (targets.size() > 1) {
+    std::string names;
+    for (const auto& t : targets) names += (names.empty() ? "" : ", ") + t;
+    throw input_error("target", fmt::format("points mix targets ({}); fit one target at a time "
+                                            "(FitOptions::target)", names));
+  }
+  return targets.empty() ? std::string() : *targets.begin();
+}
+
+}  // namespace
+
+Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& options) {
+  Dataset data;
+  data.target = pick_target(points, options);
+  int num_skipped = 0, num_wrong = 0, num_other_target = 0, num_bad_value = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const PointRecord& p = points[i];
+    if (p.skipped) { ++num_skipped; continue; }
+    if (p.verification.wrong > 0) { ++num_wrong; continue; }
+    // Local-memory controls are accepted under the remote target's name or as "local".
+    const bool control = p.spec.suite == Suite::kLocalControl;
+    if (p.spec.target != data.target && !(control && p.spec.target == "local")) { ++num_other_target; continue; }
+    const bool has_period = p.spec.suite != Suite::kIsolated;
+    if (!positive_finite(p.issue_time_s.median) || (has_period && !positive_finite(p.period_s.median)) ||
+        p.spec.num_producers < 1 || p.spec.bytes_per_producer == 0 || !(p.spec.gap_s >= 0)) {
+      ++num_bad_value;
+      continue;
+    }
+    Obs o;
+    o.point_idx = i;
+    o.suite = p.spec.suite;
+    o.num_producers = p.spec.num_producers;
+    o.bytes_per_producer = p.spec.bytes_per_producer;
+    o.volume_bytes = static_cast<double>(p.spec.volume_bytes());
+    o.gap_s = p.spec.gap_s;
+    o.issue_samples = &p.issue_time_s.samples;
+    o.period_samples = has_period ? &p.period_s.samples : nullptr;
+    o.issue_s = p.issue_time_s.median;
+    o.period_s = has_period ? p.period_s.median : 0.0;
+    data.obs.push_back(o);
+  }
+  if (num_skipped) data.notes.push_back(fmt::format("ignored {} skipped points", num_skipped));
+  if (num_wrong)
+    data.notes.push_back(fmt::format("ignored {} points that failed data verification (wrong > 0)", num_wrong));
+  if (num_other_target)
+    data.notes.push_back(fmt::format("ignored {} points of targets other than {}", num_other_target, data.target));
+  if (num_bad_value)
+    data.notes.push_back(fmt::format("ignored {} points with a non-positive or non-finite median", num_bad_value));
+  return data;
+}
+
+Values median_values(const Dataset& data) {
+  Values v;
+  v.issue_s.reserve(data.obs.size());
+  v.period_s.reserve(data.obs.size());
+  for (const Obs& o : data.obs) {
+    v.issue_s.push_back(o.issue_s);
+    v.period_s.push_back(o.period_s);
+  }
+  return v;
+}
+
+Quality quality_of(const std::vector<double>& measured, const std::vector<double>& predicted) {
+  Quality q;
+  q.num_points = static_cast<int>(measured.size());
+  if (measured.empty()) {
+    q.r_squared = std::numeric_limits<double>::quiet_NaN();
+    return q;
+  }
+  double mean = 0;
+  for (double m : measured) mean += m;
+  mean /= static_cast<double>(measured.size());
+  double ss_res = 0, ss_tot = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ss_res += (measured[i] - predicted[i]) * (measured[i] - predicted[i]);
+    ss_tot += (measured[i] - mean) * (measured[i] - mean);
+    q.worst_rel_residual = std::max(q.worst_rel_residual, std::abs(measured[i] - predicted[i]) / measured[i]);
+  }
+  // Measurements that do not vary (a flat plateau, a single point) leave R^2 undefined.
+  const bool flat = ss_tot <= 1e-12 * mean * mean * static_cast<double>(measured.size());
+  q.r_squared = flat ? std::numeric_limits<double>::quiet_NaN() : 1.0 - ss_res / ss_tot;
+  return q;
+}
+
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+
+}  // namespace xs::fit::detail

@@ -1,0 +1,90 @@
+// xstage fit layer, internal: the filtered observations every stage reads, and each stage's "plan" (which
+// points it uses, decided once from the point medians) plus a cheap estimator that re-evaluates the
+// parameter from any set of point values. The bootstrap replays only the estimators.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fit/fit.hpp"
+
+namespace xs::fit::detail {
+
+// One usable measurement (skipped, wrong-data, other-target and non-positive points are filtered out).
+struct Obs {
+  std::size_t point_idx = 0;   // index into the caller's points
+  Suite suite = Suite::kPeriodic;
+  int num_producers = 0;       // K
+  std::uint64_t bytes_per_producer = 0;  // B
+  double volume_bytes = 0;     // V = K B
+  double gap_s = 0;            // G
+  const std::vector<double>* issue_samples = nullptr;   // per-repetition T_iss
+  const std::vector<double>* period_samples = nullptr;  // per-repetition T_period (periodic only)
+  double issue_s = 0, period_s = 0;                     // the recorded medians
+};
+
+struct Dataset {
+  std::string target;
+  std::vector<Obs> obs;
+  std::vector<std::string> notes;
+};
+Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& options);
+
+// Point values one estimate is computed from: the medians, or one bootstrap replicate of them.
+struct Values {
+  std::vector<double> issue_s, period_s;  // [obs]
+};
+Values median_values(const Dataset& data);
+
+// ---- R (drain_rate.cpp) -----------------------------------------------------------------------------
+struct DrainPlan {
+  std::vector<int> used;       // drain-dominated zero-gap obs
+  std::vector<int> zero_gap;   // every zero-gap obs (for the lower bound)
+  bool lower_bound = false;    // R >= max V/T_period
+  bool constrained = true;
+  std::string note;
+};
+DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options);
+double drain_rate_from(const Dataset& data, const DrainPlan& plan, const Values& values);
+Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_rate_bps);
+
+// ---- T_iss^0 (tiss0.cpp) ----------------------------------------------------------------------------
+struct Tiss0Plan {
+  int num_producers = 0;
+  std::uint64_t bytes_per_producer = 0;
+  std::vector<int> sweep;      // every periodic obs of this (K,B), G = 0 included (quality)
+  std::vector<int> estimate_from;  // plateau obs, or (no plateau) the positive-gap obs
+  std::string source = "plateau";  // "plateau" (median), "max_gap" (minimum), "isolated_floor" (single)
+  std::string note;
+};
+std::vector<Tiss0Plan> plan_tiss0(const Dataset& data, double drain_rate_bps, const FitOptions& options);
+double tiss0_from(const Tiss0Plan& plan, const Values& values);
+Tiss0Fit tiss0_row(const Dataset& data, const Tiss0Plan& plan, double drain_rate_bps, const Values& values);
+
+// ---- Q (capacity.cpp) -------------------------------------------------------------------------------
+struct CapacityPlan {
+  int num_producers = 0;
+  std::vector<int> points;     // isolated obs of this K, by increasing V
+  std::vector<int> drain;      // those on the (V - Q)/R branch (a suffix of `points`); empty: lower bound
+  std::vector<int> floor;      // the points below the knee (a prefix of `points`)
+  std::vector<std::pair<double, double>> gap_rows;  // (V, T_iss^0) of this K from the gap sweep
+  bool constrained = true;
+  std::string note;
+};
+std::vector<CapacityPlan> plan_capacity(const Dataset& data, bool drain_constrained,
+                                        const std::vector<Tiss0Fit>& tiss0, const FitOptions& options);
+double capacity_from(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps);
+CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps, const Values& values);
+void set_capacity_ci95(CapacityFit& row, double lo_bytes, double hi_bytes);
+// Floor points clearly on T_iss^0 given the fitted Q: T_iss >= (1 + knee_margin) (V - Q)/R.
+std::vector<int> clear_floor_points(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps,
+                                    double capacity_bytes, const FitOptions& options);
+
+// ---- shared helpers ---------------------------------------------------------------------------------
+// R^2 of predictions against measurements (NaN when the measurements do not vary) and the worst |rel| error.
+Quality quality_of(const std::vector<double>& measured, const std::vector<double>& predicted);
+nlohmann::json number_or_null(double x);  // JSON has no NaN/Inf: those become null
+
+}  // namespace xs::fit::detail

@@ -1,0 +1,304 @@
+// xstage runtime layer: the GPU measurement backend. One point = poison the destination, probe the SM
+// clock (G -> cycles), one discarded warm-up launch, `repetitions` measured launches (each one sample,
+// re-run when the SM clock was low), then read back and verify every byte the kernel claims to have
+// written. Isolated bursts: each repetition is its own launch of one burst; the stream synchronization
+// before it guarantees that the previous launch's stores completed (the recovery).
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#if defined(XS_HAVE_NCCL)
+#include <nccl.h>
+#endif
+
+#include "common/clock_probe.hpp"
+#include "common/error.hpp"
+#include "common/stats.hpp"
+#include "runtime/burst_timeline.hpp"
+#include "runtime/check.hpp"
+#include "runtime/copy_bandwidth.hpp"
+#include "runtime/gpu_backend.hpp"
+#include "runtime/gpu_backend_options.hpp"
+#include "runtime/point_plan.hpp"
+#include "runtime/verification.hpp"
+
+namespace xs::runtime {
+namespace {
+
+namespace rs = kernels::remote_store;
+
+// Device-side scratch of the backend, grown on demand and freed on every path.
+struct DeviceScratch {
+  rs::BurstRecord* records = nullptr;
+  std::size_t num_records = 0;
+  rs::ProducerClock* clocks = nullptr;
+  std::size_t num_clocks = 0;
+  std::uint64_t* start_time_ns = nullptr;
+  kernels::ClockProbeResult* probe = nullptr;
+  std::uint32_t* status_host = nullptr;    // mapped pinned host word: readable after a trap
+  std::uint32_t* status_device = nullptr;
+  ~DeviceScratch() {
+    (void)cudaFree(records);
+    (void)cudaFree(clocks);
+    (void)cudaFree(start_time_ns);
+    (void)cudaFree(probe);
+    if (status_host) (void)cudaFreeHost(status_host);
+  }
+};
+
+template <typename T>
+void grow(T*& ptr, std::size_t& capacity, std::size_t needed) {
+  if (needed <= capacity) return;
+  XS_CUDA_CHECK(cudaFree(ptr));
+  ptr = nullptr;
+  XS_CUDA_CHECK(cudaMalloc(&ptr, needed * sizeof(T)));
+  capacity = needed;
+}
+
+class GpuBackend final : public Backend {
+ public:
+  GpuBackend(int device, const GpuBackendOptions& options) : device_(device), options_(options) {
+    const int num_gpus = count_devices();
+    if (device < 0 || device >= num_gpus)
+      throw input_error("device", fmt::format("GPU {} does not exist: this node has {} (0..{})", device, num_gpus,
+                                              num_gpus - 1));
+    for (int i = 0; i < num_gpus; ++i) devices_.push_back(query_device(i));
+    const DeviceInfo& d = devices_[device];
+    if (d.cc_major != 9 || d.cc_minor != 0)
+      throw no_gpu_error(fmt::format("GPU {} ({}) is sm_{}{}; the xstage kernels are built for sm_90a only", device,
+                                     d.name, d.cc_major, d.cc_minor));
+    XS_CUDA_CHECK(cudaSetDevice(device));
+    XS_CUDA_CHECK(cudaFree(nullptr));  // create the context now, not inside the first timed call
+    topology_ = query_topology(num_gpus);
+    XS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    XS_CUDA_CHECK(cudaMalloc(&scratch_.start_time_ns, sizeof(std::uint64_t)));
+    XS_CUDA_CHECK(cudaMalloc(&scratch_.probe, sizeof(kernels::ClockProbeResult)));
+    XS_CUDA_CHECK(cudaHostAlloc(&scratch_.status_host, 64, cudaHostAllocMapped));
+    XS_CUDA_CHECK(cudaHostGetDevicePointer(&scratch_.status_device, scratch_.status_host, 0));
+  }
+  ~GpuBackend() override {
+    buffers_.clear();
+    if (stream_) (void)cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return "gpu"; }
+
+  nlohmann::json describe() const override {
+    int driver = 0, runtime = 0;
+    XS_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    XS_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    nlohmann::json j = {{"backend", "gpu"}, {"device_index", device_}, {"driver_version", driver},
+                        {"cuda_runtime_version", runtime}};
+    j["devices"] = nlohmann::json::array();
+    for (const auto& d : devices_) j["devices"].push_back(to_json(d));
+    j.update(to_json(topology_));  // num_gpus, peer_access, p2p_performance_rank
+#if defined(XS_HAVE_NCCL)
+    int nccl = 0;
+    XS_NCCL_CHECK(ncclGetVersion(&nccl));
+    j["nccl_version"] = nccl;
+#endif
+    const auto& d = devices_[device_];
+    j["burst_kernel"] = {
+        {"arch", "sm_90a"},
+        {"placement", "one CTA per SM (more than half the SM's shared memory requested, unused)"},
+        {"dynamic_smem_bytes", d.smem_per_sm_bytes / 2 + 1024},
+        {"start_lead_ns", options_.start_lead_ns},
+        {"barrier_timeout_ns", options_.barrier_timeout_ns},
+        {"min_launch_ns", options_.min_launch_ns},
+        {"fresh_ring_min_bytes", std::max(kMinFreshRingBytes, 2 * d.l2_bytes)},
+        {"guard_bytes", kGuardBytes},
+        {"clock_flag_fraction", options_.clock_flag_fraction},
+        {"max_reruns", options_.max_reruns}};
+    j["definitions"] = {
+        {"issue_time_s", "per burst: max over producers of (clock64 after all threads issued, __syncthreads) - "
+                         "(clock64 before the first store); sample = median over steady-state bursts"},
+        {"period_s", "per burst: mean over producers of start(b+1) - start(b); sample = median over steady-state bursts"},
+        {"completion_s", "per burst: max over producers of start -> every thread's fence.sc.sys done (remote-visible "
+                         "(fence) horizon); the gap starts after the fence"},
+        {"sm_clock_hz", "per launch: median over producers of clock64 delta / %globaltimer delta over the launch"},
+        {"gap", "clock64 busy spin of round(G * probe clock) cycles, probe = 1 ms clock64/%globaltimer before the point"}};
+    return j;
+  }
+
+  std::optional<std::string> unavailable_reason(const PointSpec& spec) const override {
+    PlanOutcome outcome = plan_point(spec, devices_[device_], topology_, held_bytes(spec.target));
+    if (outcome.plan) return std::nullopt;
+    return outcome.reason;
+  }
+
+  PointRecord run(const PointSpec& spec) override;
+
+  std::optional<double> reference_bandwidth_bps(const std::string& target_text) override {
+    const Target target = parse_target(target_text);
+    if (target_unavailable_reason(target, devices_[device_], topology_)) return std::nullopt;
+    if (target.kind == TargetKind::kNccl) return std::nullopt;
+    return measure_copy_bandwidth_bps(target, device_);
+  }
+
+ private:
+  std::uint64_t held_bytes(const std::string& target) const {
+    auto it = buffers_.find(target);
+    return it == buffers_.end() ? 0 : it->second->bytes();
+  }
+  TargetBuffer& buffer_for(const PointPlan& plan);
+  double probe_clock_hz();
+  LaunchSample launch(const PointPlan& plan, const PointSpec& spec, std::uint64_t gap_cycles);
+
+  int device_;
+  GpuBackendOptions options_;
+  std::vector<DeviceInfo> devices_;
+  Topology topology_;
+  cudaStream_t stream_ = nullptr;
+  DeviceScratch scratch_;
+  std::map<std::string, std::unique_ptr<TargetBuffer>> buffers_;  // by target text, grown on demand
+  std::uint64_t num_bursts_written_ = 0;                           // global burst index within the point
+};
+
+TargetBuffer& GpuBackend::buffer_for(const PointPlan& plan) {
+  auto& slot = buffers_[plan.target.text];
+  if (!slot || slot->bytes() < plan.buffer_bytes()) {
+    slot.reset();  // free first: the old and the new ring need not fit together
+    constexpr std::uint64_t kRound = 64ull << 20;
+    slot = std::make_unique<TargetBuffer>(plan.target, device_, (plan.buffer_bytes() + kRound - 1) / kRound * kRound);
+  }
+  return *slot;
+}
+
+double GpuBackend::probe_clock_hz() {
+  kernels::ClockProbeArgs args;
+  args.result = scratch_.probe;
+  XS_CUDA_CHECK(kernels::launch_clock_probe(args, stream_));
+  XS_CUDA_CHECK_LAUNCH();
+  XS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  kernels::ClockProbeResult r;
+  XS_CUDA_CHECK(cudaMemcpy(&r, scratch_.probe, sizeof r, cudaMemcpyDeviceToHost));
+  if (r.elapsed_ns < args.window_ns || r.elapsed_cycles == 0)
+    throw Error(ExitCode::kDeviceFailure, "kernel", "clock_probe",
+                fmt::format("clock probe: %globaltimer advanced {} ns in {} cycles (window {} ns): timer not running?",
+                            r.elapsed_ns, r.elapsed_cycles, args.window_ns));
+  return 1e9 * static_cast<double>(r.elapsed_cycles) / static_cast<double>(r.elapsed_ns);
+}
+
+LaunchSample GpuBackend::launch(const PointPlan& plan, const PointSpec& spec, std::uint64_t gap_cycles) {
+  const auto k = plan.layout.num_producers;
+  const auto n = static_cast<std::uint32_t>(spec.num_bursts);
+  grow(scratch_.records, scratch_.num_records, static_cast<std::size_t>(n) * k);
+  grow(scratch_.clocks, scratch_.num_clocks, k);
+  XS_CUDA_CHECK(cudaMemsetAsync(scratch_.records, 0, sizeof(rs::BurstRecord) * n * k, stream_));
+  XS_CUDA_CHECK(cudaMemsetAsync(scratch_.clocks, 0, sizeof(rs::ProducerClock) * k, stream_));
+  const std::uint64_t preset = options_.preset_start_time_ns.value_or(0);
+  XS_CUDA_CHECK(cudaMemcpyAsync(scratch_.start_time_ns, &preset, sizeof preset, cudaMemcpyHostToDevice, stream_));
+  XS_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `preset` lives on this stack frame
+  *reinterpret_cast<volatile std::uint32_t*>(scratch_.status_host) = 0;
+
+  rs::BurstArgs args;
+  args.dst = static_cast<std::uint8_t*>(buffers_.at(plan.target.text)->device_ptr()) + kGuardBytes;
+  args.layout = plan.layout;
+  args.num_bursts = n;
+  args.first_burst_idx = num_bursts_written_;
+  args.gap_cycles = gap_cycles;
+  args.start_lead_ns = options_.start_lead_ns;
+  args.barrier_timeout_ns = options_.barrier_timeout_ns;
+  args.min_launch_ns = options_.min_launch_ns;
+  args.start_time_ns = scratch_.start_time_ns;
+  args.records = scratch_.records;
+  args.clocks = scratch_.clocks;
+  args.status = scratch_.status_device;
+  XS_CUDA_CHECK(rs::launch_burst(plan.config, args, stream_));
+  XS_CUDA_CHECK_LAUNCH();
+  num_bursts_written_ += n;  // claimed even if the launch fails: verification never runs then
+  if (const cudaError_t err = cudaStreamSynchronize(stream_); err != cudaSuccess) {
+    const std::uint32_t status = *reinterpret_cast<volatile std::uint32_t*>(scratch_.status_host);
+    if (status != 0)
+      throw Error(ExitCode::kDeviceFailure, "cuda", "start_time_ns",
+                  fmt::format("burst_kernel: device spin-wait on {} timed out after {} ns (status {}, {}); the "
+                              "kernel trapped, so this process's CUDA context is unusable and later points fail",
+                              rs::burst_status_flag(status), options_.barrier_timeout_ns, status,
+                              cudaGetErrorName(err)));
+    throw_cuda_error(err, "cudaStreamSynchronize after burst_kernel", __FILE__, __LINE__);
+  }
+  LaunchTimeline t;
+  t.num_bursts = n;
+  t.num_producers = k;
+  t.records.resize(static_cast<std::size_t>(n) * k);
+  t.clocks.resize(k);
+  XS_CUDA_CHECK(cudaMemcpy(t.records.data(), scratch_.records, sizeof(rs::BurstRecord) * t.records.size(),
+                           cudaMemcpyDeviceToHost));
+  XS_CUDA_CHECK(cudaMemcpy(t.clocks.data(), scratch_.clocks, sizeof(rs::ProducerClock) * k, cudaMemcpyDeviceToHost));
+  const std::uint32_t first_steady = spec.suite == Suite::kIsolated ? 0 : static_cast<std::uint32_t>(spec.warmup_bursts);
+  return aggregate_launch(t, first_steady, spec.completion);
+}
+
+PointRecord GpuBackend::run(const PointSpec& spec) {
+  PointRecord record;
+  record.id = point_id(spec);
+  record.spec = spec;
+  PlanOutcome outcome = plan_point(spec, devices_[device_], topology_, held_bytes(spec.target));
+  if (!outcome.plan) {
+    if (outcome.reason.rfind("unavailable", 0) != 0) throw input_error("point " + record.id, outcome.reason);
+    record.skipped = true;  // recorded with its reason, never dropped
+    record.skip_reason = outcome.reason;
+    return record;
+  }
+  const PointPlan& plan = *outcome.plan;
+  XS_CUDA_CHECK(cudaSetDevice(device_));
+  TargetBuffer& buffer = buffer_for(plan);
+  buffer.poison(plan.buffer_bytes());
+  num_bursts_written_ = 0;
+
+  const double max_clock_hz = devices_[device_].clock_rate_hz;
+  const auto gap_cycles = static_cast<std::uint64_t>(std::llround(spec.gap_s * probe_clock_hz()));
+  (void)launch(plan, spec, gap_cycles);  // warm-up: mappings, TLB, instruction cache, clock ramp
+
+  std::vector<double> issue_s, period_s, completion_s, clock_hz;
+  for (int rep = 0; rep < spec.repetitions; ++rep) {
+    LaunchSample s;
+    for (int attempt = 0;; ++attempt) {
+      s = launch(plan, spec, gap_cycles);
+      const bool clock_low = s.sm_clock_hz < options_.clock_flag_fraction * max_clock_hz;
+      const bool misaligned = spec.suite == Suite::kIsolated && s.num_late_producers > 0;
+      if (!clock_low && !misaligned) break;
+      const std::string why = clock_low ? fmt::format("SM clock {:.3f} GHz < {:.0f}% of {:.3f} GHz", 1e-9 * s.sm_clock_hz,
+                                                      100 * options_.clock_flag_fraction, 1e-9 * max_clock_hz)
+                                        : fmt::format("{} producers missed the start barrier", s.num_late_producers);
+      if (attempt == options_.max_reruns) {
+        std::fprintf(stderr, "xstage: %s repetition %d: %s after %d re-runs; kept and flagged\n", record.id.c_str(), rep,
+                     why.c_str(), attempt);
+        record.clock_flagged = record.clock_flagged || clock_low;
+        break;
+      }
+      std::fprintf(stderr, "xstage: %s repetition %d: %s; re-running\n", record.id.c_str(), rep, why.c_str());
+    }
+    issue_s.push_back(s.issue_time_s);
+    if (!std::isnan(s.period_s)) period_s.push_back(s.period_s);
+    if (spec.completion) completion_s.push_back(s.completion_s);
+    clock_hz.push_back(s.sm_clock_hz);
+  }
+
+  std::vector<std::uint32_t> scratch;
+  const std::uint32_t* words = buffer.host_words(plan.buffer_bytes(), scratch);
+  record.verification = verify_ring(words, {plan.layout, kGuardBytes, num_bursts_written_});
+  if (record.verification.wrong > 0)
+    std::fprintf(stderr, "xstage: %s: DATA VERIFICATION FAILED: %llu wrong words\n", record.id.c_str(),
+                 static_cast<unsigned long long>(record.verification.wrong));
+
+  record.issue_time_s = summarize(issue_s);
+  if (!period_s.empty()) record.period_s = summarize(period_s);
+  if (spec.completion) record.completion_s = summarize(completion_s);
+  record.sm_clock_hz = median(clock_hz);
+  return record;
+}
+
+}  // namespace
+
+bool gpu_backend_built() { return true; }
+
+std::unique_ptr<Backend> make_gpu_backend(int device_index, const GpuBackendOptions& options) {
+  return std::make_unique<GpuBackend>(device_index, options);
+}
+
+std::unique_ptr<Backend> make_gpu_backend(int device_index) { return make_gpu_backend(device_index, {}); }
+
+}  // namespace xs::runtime

@@ -1,0 +1,60 @@
+// xstage runtime layer: remote-store destinations. `local` (device HBM), `host` (mapped pinned host
+// memory, written over PCIe), `peer:N` (cudaMalloc on GPU N through peer access, NVLink where present),
+// `nccl:N` (NCCL symmetric window; reported unavailable, see target_unavailable_reason).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "runtime/devices.hpp"
+
+namespace xs::runtime {
+
+enum class TargetKind { kLocal, kHost, kPeer, kNccl };
+
+struct Target {
+  TargetKind kind = TargetKind::kLocal;
+  int peer_device = -1;  // N of peer:N / nccl:N
+  std::string text;      // as given
+};
+
+// Parses "local", "host", "peer:N", "nccl:N"; throws input_error naming the accepted forms.
+Target parse_target(const std::string& text);
+
+// "unavailable: ..." when `target` cannot be reached from `device` on this node; another string for
+// a target that is wrong input (peer:<self>); nullopt when usable.
+std::optional<std::string> target_unavailable_reason(const Target& target, const DeviceInfo& device,
+                                                     const Topology& topology);
+
+// Destination memory of one target, owned. Allocation failure throws Error (exit 3) naming the size.
+class TargetBuffer {
+ public:
+  TargetBuffer(const Target& target, int device, std::size_t bytes);
+  ~TargetBuffer();
+  TargetBuffer(const TargetBuffer&) = delete;
+  TargetBuffer& operator=(const TargetBuffer&) = delete;
+
+  void* device_ptr() const { return device_ptr_; }  // the address kernels store to
+  std::size_t bytes() const { return bytes_; }
+  // Fills [0, bytes) with 0xFF bytes; synchronous.
+  void poison(std::size_t bytes);
+  // The first `bytes` as host-readable words: the pinned memory itself for `host`, else a copy in
+  // `scratch`. Call after the writing kernels finished.
+  const std::uint32_t* host_words(std::size_t bytes, std::vector<std::uint32_t>& scratch) const;
+
+ private:
+  TargetKind kind_;
+  int owner_device_;      // where the memory lives (the peer for peer:N)
+  void* device_ptr_ = nullptr;
+  void* host_ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Lets `device` store to `peer` memory (idempotent).
+void enable_peer_access(int device, int peer);
+
+}  // namespace xs::runtime

@@ -1,0 +1,215 @@
+// tests/cli: the xstage-predict contract scripts rely on, run against the built binary: JSON keys and
+// number types, the table form, exit 2 with one message naming the field (nothing on stdout), --model.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kBinary = std::string(XS_BIN_DIR) + "/xstage-predict";
+const std::string kData = std::string(XS_TEST_DATA_DIR) + "/model/";
+const std::string kPlatform = " --R 717GB/s --tiss0 0.76us --Q 4.25MiB";
+
+struct ToolRun {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+ToolRun run(const std::string& args) {
+  const std::string base =
+      ::testing::TempDir() + "xs_predict_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string cmd = kBinary + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(cmd.c_str());
+  ToolRun r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(base + ".out");
+  r.err = slurp(base + ".err");
+  return r;
+}
+
+json run_json(const std::string& args) {
+  const ToolRun r = run(args + " --json");
+  EXPECT_EQ(r.rc, 0) << args << "\n" << r.err;
+  return json::parse(r.out);
+}
+
+void expect_numbers(const json& j, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    ASSERT_TRUE(j.contains(key)) << key << " missing in " << j.dump();
+    EXPECT_TRUE(j[key].is_number()) << key << " = " << j[key].dump();
+  }
+}
+
+void expect_bad_input(const std::string& args, std::initializer_list<const char*> needles) {
+  const ToolRun r = run(args);
+  EXPECT_EQ(r.rc, 2) << args << "\n" << r.err;
+  EXPECT_TRUE(r.out.empty()) << "stdout must stay empty on bad input: " << r.out;
+  for (const char* needle : needles)
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+}
+
+TEST(Predict, BurstJsonHasContractKeys) {
+  const json j = run_json("burst" + kPlatform + " --K 148 --B 32KiB --G 2us");
+  expect_numbers(j, {"V_bytes", "T_iss_s", "dT_iss_s", "T_period_s", "G_star_s", "q_peak_bytes",
+                     "T_iss_isolated_s", "injection_rate_Bps", "drain_horizon_s", "T_period_cc_s"});
+  for (const char* key : {"rate_bound_ok", "capacity_bound_ok"}) EXPECT_TRUE(j.at(key).is_boolean()) << key;
+  EXPECT_EQ(j["V_bytes"].get<double>(), 148 * 32768.0);
+  EXPECT_NEAR(j["G_star_s"].get<double>(), 6.0e-6, 0.05e-6);
+  EXPECT_NEAR(j["T_iss_s"].get<double>(), 6.7638e-6 - 2e-6, 1e-9);  // eq. 3 on the drain branch
+  EXPECT_NEAR(j["T_period_s"].get<double>(), 6.7638e-6, 1e-9);      // max law: V/R
+  EXPECT_NEAR(j["T_period_cc_s"].get<double>(), 8.7638e-6, 1e-9);   // G + V/R
+  EXPECT_FALSE(j["rate_bound_ok"].get<bool>());
+  EXPECT_TRUE(j["capacity_bound_ok"].get<bool>());
+  EXPECT_EQ(j["action"], "reshape");
+}
+
+TEST(Predict, BurstActionFlipsAtRecoveryGap) {
+  EXPECT_EQ(run_json("burst" + kPlatform + " --K 148 --B 32KiB --G 6.1us")["action"], "piggyback");
+  EXPECT_EQ(run_json("burst" + kPlatform + " --K 148 --B 32KiB --G 5.9us")["action"], "reshape");
+  // A burst over the capacity knee reshapes however long the gap.
+  const json big = run_json("burst" + kPlatform + " --K 148 --B 34KiB --G 1ms");
+  EXPECT_FALSE(big["capacity_bound_ok"].get<bool>());
+  EXPECT_EQ(big["action"], "reshape");
+  EXPECT_GT(big["T_iss_isolated_s"].get<double>(), 0.76e-6);
+}
+
+TEST(Predict, BurstTableShowsUnits) {
+  const ToolRun r = run("burst" + kPlatform + " --K 148 --B 32KiB --G 2us");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* needle : {"G_star_s", "6.004 us", "q_peak_bytes", "MiB", "GB/s", "action", "reshape"})
+    EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
+  EXPECT_EQ(r.out.find('{'), std::string::npos);
+}
+
+TEST(Predict, FlashAttentionBound) {
+  const std::string fa =
+      "fa --R 717GB/s --tiss0 0.76us --K 148 --b-m 128 --b-n 128 --d 128 --elem-bytes 2 --sigma 0.79us";
+  json j = run_json(fa);
+  expect_numbers(j, {"V_bytes", "G_star_s"});
+  ASSERT_TRUE(j["M_ub_tokens"].is_number_integer());
+  EXPECT_EQ(j["M_ub_tokens"].get<long long>(), 1024);
+  EXPECT_FALSE(j.contains("dt_s"));  // only with --M
+  j = run_json(fa + " --M 512 --g-qk 1us --t-lat 1us --t-cover 0.5us --num-bursts 4");
+  expect_numbers(j, {"G_qloop_s", "dt_s", "dt_prime_s", "dt_cc_s", "E_drain_s", "E_cc_s"});
+  EXPECT_NEAR(j["G_qloop_s"].get<double>(), 0.79e-6 * 4, 1e-12);
+  EXPECT_NEAR(j["dt_s"].get<double>(), 6.0038e-6 - 3.16e-6, 1e-9);
+  EXPECT_NEAR(j["E_drain_s"].get<double>(), 4 * (j["dt_s"].get<double>() - 1e-6), 1e-12);
+  EXPECT_FALSE(j["rate_bound_ok"].get<bool>());
+  EXPECT_EQ(run_json(fa + " --M 8192")["dt_s"].get<double>(), 0.0);
+}
+
+TEST(Predict, StallAndHiding) {
+  EXPECT_NEAR(run_json("stall --span 9.93us --cover 5.30us")["dt_s"].get<double>(), 4.63e-6, 1e-12);
+  EXPECT_EQ(run_json("stall --span 3.77us --cover 9.77us")["dt_s"].get<double>(), 0.0);
+  const json h = run_json("hiding --t-fused 99.4us --t-fa 85.4us --t-serial 140.9us");
+  expect_numbers(h, {"H", "speedup", "E_res_s"});
+  EXPECT_NEAR(h["H"].get<double>(), 0.75, 0.005);
+  EXPECT_NEAR(h["speedup"].get<double>(), 1.417, 0.001);
+  EXPECT_NEAR(h["E_res_s"].get<double>(), 14.0e-6, 1e-12);
+}
+
+TEST(Predict, Interleave) {
+  const std::string base =
+      "interleave --R 717GB/s --tiss0 0.76us --V 4MiB --G-wave 2us --t-l1 1.5us --t-l2 2us --n2 1";
+  json j = run_json(base + " --n1 1 --b-n 128 --num-sms 132 --h-inter 1536");
+  expect_numbers(j, {"dT_wave_s", "dT_int_s", "G_int_s", "injection_rate_Bps", "D_knee"});
+  EXPECT_GT(j["dT_int_s"].get<double>(), 0.0);
+  EXPECT_FALSE(j["sufficient"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["D_knee"].get<double>(), 128.0 * 132 / (2 * 1536));
+  j = run_json(base + " --n1 3");
+  EXPECT_EQ(j["dT_int_s"].get<double>(), 0.0);
+  EXPECT_TRUE(j["sufficient"].get<bool>());
+  EXPECT_FALSE(j.contains("D_knee"));
+}
+
+TEST(Predict, ModelFileReplacesPlatformFlags) {
+  const std::string shape = " --K 148 --B 32KiB --G 2us";
+  const json from_model = run_json("burst --model " + kData + "calibration_ok.json" + shape);
+  const json from_flags = run_json("burst --R 717GB/s --tiss0 0.76us --Q 4456296B" + shape);
+  // Same keys and values; 0.76us parses to 0.76 * 1e-6, one ulp off the file's 0.76e-6.
+  ASSERT_EQ(from_model.size(), from_flags.size());
+  for (const auto& [key, value] : from_model.items()) {
+    if (value.is_number())
+      EXPECT_NEAR(value.get<double>(), from_flags.at(key).get<double>(),
+                  1e-12 * std::abs(value.get<double>()))
+          << key;
+    else
+      EXPECT_EQ(value, from_flags.at(key)) << key;
+  }
+  EXPECT_FALSE(from_model["tiss0_extrapolated"].get<bool>());
+  const json small = run_json("burst --model " + kData + "calibration_ok.json --K 8 --B 4KiB --G 0");
+  EXPECT_TRUE(small["Q_is_lower_bound"].get<bool>());
+  const json over = run_json("burst --model " + kData + "calibration_ok.json --K 200 --B 32KiB --G 0");
+  EXPECT_TRUE(over["tiss0_extrapolated"].get<bool>());
+  // An explicit flag overrides the file.
+  EXPECT_EQ(
+      run_json("burst --model " + kData + "calibration_ok.json --R 1TB/s" + shape)["R_Bps"].get<double>(),
+      1e12);
+}
+
+TEST(Predict, BadInputExitsTwoWithOneMessage) {
+  expect_bad_input("burst" + kPlatform + " --K 148 --B 32KiBB --G 2us", {"--B", "KiB"});
+  expect_bad_input("burst" + kPlatform + " --K 148 --B 32KiB --G 2", {"--G", "us"});
+  expect_bad_input("burst --R 717GBps --tiss0 0.76us --Q 4.25MiB --K 148 --B 32KiB --G 2us", {"--R"});
+  expect_bad_input("burst" + kPlatform + " --K 148 --B 0 --G 2us", {"--B", "greater than zero"});
+  expect_bad_input("burst" + kPlatform + " --K 0 --B 32KiB --G 2us", {"--K", ">= 1"});
+  expect_bad_input("burst" + kPlatform + " --K 148 --B 32KiB --G -1us", {"--G", "negative"});
+  expect_bad_input("burst" + kPlatform + " --B 32KiB --G 2us", {"--K", "required"});
+  expect_bad_input("burst --tiss0 0.76us --Q 4.25MiB --K 148 --B 32KiB --G 2us",
+                   {"--R", "required", "--model"});
+  expect_bad_input("hiding --t-fused 99.4us --t-fa 85.4us --t-serial 80us", {"--t-serial", "--t-fa"});
+  expect_bad_input(
+      "interleave --R 717GB/s --tiss0 0.76us --V 4MiB --t-l1 1us --t-l2 2us --n1 1 --n2 1 --b-n 128",
+      {"--num-sms", "required"});
+  expect_bad_input("", {"subcommand"});
+  expect_bad_input("burst --bogus 1", {"--bogus"});
+}
+
+TEST(Predict, BadModelFileExitsTwo) {
+  const std::string shape = " --K 148 --B 32KiB --G 2us";
+  expect_bad_input("burst --model " + kData + "schema_v2.json" + shape,
+                   {"schema_v2.json", "schema.version", "1.x"});
+  expect_bad_input("burst --model " + kData + "malformed.json" + shape, {"malformed.json", "byte"});
+  expect_bad_input("burst --model " + kData + "model_null.json" + shape, {"model"});
+  expect_bad_input("burst --model " + kData + "missing.json" + shape, {"missing.json", "cannot open"});
+}
+
+TEST(Predict, HelpExplainsEveryFlag) {
+  const struct {
+    const char* command;
+    std::initializer_list<const char*> needles;
+  } cases[] = {
+      {"burst", {"--R", "--tiss0", "--Q", "--K", "--B", "--G", "--model", "--json", "GB/s", "KiB", "eq."}},
+      {"fa",
+       {"--b-m", "--b-n", "--d", "--elem-bytes", "--sigma", "--M", "--g-qk", "--t-lat", "--t-cover",
+        "--num-bursts", "eq. 20"}},
+      {"stall", {"--span", "--cover", "eq. 15"}},
+      {"hiding", {"--t-fused", "--t-fa", "--t-serial", "eq. 21"}},
+      {"interleave",
+       {"--V", "--G-wave", "--t-l1", "--t-l2", "--n1", "--n2", "--b-n", "--num-sms", "--h-inter", "eq. 16"}},
+  };
+  for (const auto& c : cases) {
+    const ToolRun r = run(std::string(c.command) + " --help");
+    EXPECT_EQ(r.rc, 0) << c.command;
+    for (const char* needle : c.needles)
+      EXPECT_NE(r.out.find(needle), std::string::npos) << c.command << " " << needle;
+  }
+}
+
+}  // namespace

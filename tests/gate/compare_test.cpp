@@ -1,0 +1,143 @@
+// xstage gate tests: SAME/BETTER/WORSE/MISSING/NEW per direction and tolerance, point matching by
+// id + spec, and configs that do not fit the baseline.
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "gate/compare.hpp"
+#include "report/result_file.hpp"
+
+namespace xs::gate {
+namespace {
+using nlohmann::json;
+
+json baseline() { return report::to_json(report::read_result_file(XS_TEST_DATA_DIR "/gate/baseline.json")); }
+
+GateConfig one_metric(const json& metric) {
+  return gate_config_from_json(
+      {{"schema", {{"name", "xstage.gate"}, {"version", "1.0"}}}, {"metrics", json::array({metric})}});
+}
+
+Status judge_r(const char* direction, double candidate_r, double rel_tol = 0.05, double abs_tol = 0) {
+  const GateConfig c = one_metric({{"name", "model.R_Bps"}, {"direction", direction}, {"rel_tol", rel_tol},
+                                   {"abs_tol", abs_tol}});
+  json cand = baseline();
+  cand["model"]["R_Bps"] = candidate_r;
+  const GateReport r = compare(baseline(), cand, c);
+  EXPECT_EQ(r.rows.size(), 1u);
+  return r.rows.at(0).status;
+}
+
+TEST(Compare, DirectionsAndTolerances) {
+  const double b = 7.17e11;
+  EXPECT_EQ(judge_r("higher", b * 1.03), Status::kSame);
+  EXPECT_EQ(judge_r("higher", b * 1.10), Status::kBetter);
+  EXPECT_EQ(judge_r("higher", b * 0.90), Status::kWorse);
+  EXPECT_EQ(judge_r("lower", b * 1.10), Status::kWorse);
+  EXPECT_EQ(judge_r("lower", b * 0.90), Status::kBetter);
+  EXPECT_EQ(judge_r("lower", b * 0.97), Status::kSame);
+  EXPECT_EQ(judge_r("either", b * 1.10), Status::kWorse);
+  EXPECT_EQ(judge_r("either", b * 0.90), Status::kWorse);
+  EXPECT_EQ(judge_r("either", b * 1.04), Status::kSame);
+  EXPECT_EQ(judge_r("either", b), Status::kSame);
+  // Zero tolerance: any change counts; abs_tol widens rel_tol (the larger one applies).
+  EXPECT_EQ(judge_r("higher", b + 1, 0, 0), Status::kBetter);
+  EXPECT_EQ(judge_r("either", b * 1.10, 0.05, 1e11), Status::kSame);
+}
+
+TEST(Compare, AbsoluteToleranceAtZeroBaseline) {
+  const GateConfig c = one_metric({{"name", "points[*].verification.wrong"}, {"direction", "lower"}, {"abs_tol", 0}});
+  json cand = baseline();
+  cand["points"][0]["verification"]["wrong"] = 3;
+  const GateReport r = compare(baseline(), cand, c);
+  ASSERT_EQ(r.rows.size(), 2u);  // the skipped baseline point has nothing to compare
+  EXPECT_EQ(r.count(Status::kWorse), 1u);
+  EXPECT_EQ(r.count(Status::kSame), 1u);
+  EXPECT_FALSE(r.passed());
+}
+
+TEST(Compare, PointsMatchByIdAndSpecNotPosition) {
+  const GateConfig c = one_metric({{"name", "points[*].period_s.median"}, {"direction", "lower"}, {"rel_tol", 0.05}});
+  json cand = baseline();
+  std::swap(cand["points"][0], cand["points"][1]);
+  const GateReport same = compare(baseline(), cand, c);
+  EXPECT_EQ(same.count(Status::kSame), 2u);
+  EXPECT_TRUE(same.passed());
+  EXPECT_NE(same.rows[0].instance.find("remote_store.periodic.peer1 {"), std::string::npos) << same.rows[0].instance;
+  EXPECT_NE(same.rows[0].instance, same.rows[1].instance);
+  // Changing an axis makes it another point: the old one is MISSING, the new one NEW.
+  cand["points"][0]["spec"]["G_s"] = 3e-6;
+  const GateReport moved = compare(baseline(), cand, c);
+  EXPECT_EQ(moved.count(Status::kMissing), 1u);
+  EXPECT_EQ(moved.count(Status::kNew), 1u);
+  EXPECT_FALSE(moved.passed());
+}
+
+TEST(Compare, MissingCountsAsFailure) {
+  const GateConfig c = gate_config_from_json(json::parse(R"({"schema": {"name": "xstage.gate", "version": "1.0"},
+      "metrics": [{"name": "model.R_Bps", "direction": "higher", "rel_tol": 0.05},
+                  {"name": "points[*].completion_s.median", "direction": "lower", "rel_tol": 0.05},
+                  {"name": "points[*].issue_time_s.median", "direction": "lower", "rel_tol": 0.05}]})"));
+  json cand = baseline();
+  cand["model"].erase("R_Bps");
+  cand["points"][1].erase("completion_s");
+  cand["points"][0]["skipped"] = true;
+  cand["points"][0]["skip_reason"] = "unavailable: one GPU";
+  const GateReport r = compare(baseline(), cand, c);
+  EXPECT_EQ(r.count(Status::kMissing), 3u);  // R absent, completion absent, point 0 skipped
+  EXPECT_EQ(r.count(Status::kSame), 1u);     // point 1's issue time
+  EXPECT_FALSE(r.passed());
+  bool saw_skip_note = false;
+  for (const Comparison& row : r.rows) saw_skip_note |= row.note.find("unavailable: one GPU") != std::string::npos;
+  EXPECT_TRUE(saw_skip_note);
+  cand["points"] = json::array();
+  EXPECT_EQ(compare(baseline(), cand, c).count(Status::kMissing), 3u);
+}
+
+TEST(Compare, ElementArraysMatchByConfiguredKeys) {
+  const GateConfig c = one_metric({{"name", "model.Q[*].bytes"}, {"match_by", {"K"}}, {"direction", "either"}, {"rel_tol", 0.1}});
+  json cand = baseline();
+  cand["model"]["Q"][0]["bytes"] = 2.0e6;
+  cand["model"]["Q"].push_back({{"K", 8}, {"bytes", 1e6}, {"ci95", {0.9e6, 1.1e6}}, {"bound", "lower"}});
+  const GateReport r = compare(baseline(), cand, c);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].status, Status::kWorse);
+  EXPECT_EQ(r.rows[0].instance, "K=132");
+  EXPECT_EQ(r.rows[1].status, Status::kNew);
+}
+
+TEST(Compare, ConfigThatDoesNotFitTheBaselineIsBadInput) {
+  auto field_of = [](const json& metric, const json& base) {
+    try {
+      compare(base, base, one_metric(metric));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      return e.field();
+    }
+    return std::string("<no error>");
+  };
+  EXPECT_EQ(field_of({{"name", "model.nope"}, {"direction", "lower"}, {"abs_tol", 0}}, baseline()), "metrics[0].name");
+  EXPECT_EQ(field_of({{"name", "meta.host"}, {"direction", "lower"}, {"abs_tol", 0}}, baseline()), "metrics[0].name");
+  EXPECT_EQ(field_of({{"name", "model[*].x"}, {"match_by", {"K"}}, {"direction", "lower"}, {"abs_tol", 0}}, baseline()),
+            "metrics[0].name");
+  json dup = baseline();
+  dup["points"].push_back(dup["points"][0]);
+  EXPECT_EQ(field_of({{"name", "points[*].period_s.median"}, {"direction", "lower"}, {"abs_tol", 0}}, dup),
+            "metrics[0].name");
+  // Optional: reported N/A, does not fail.
+  const GateReport r = compare(baseline(), baseline(),
+                               one_metric({{"name", "model.nope"}, {"direction", "lower"}, {"abs_tol", 0}, {"optional", true}}));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].status, Status::kNotApplicable);
+  EXPECT_TRUE(r.passed());
+}
+
+TEST(Compare, FileWithItselfPassesTheShippedConfig) {
+  const GateConfig c = read_gate_config(XS_TEST_DATA_DIR "/../../configs/gate/calibration.json");
+  const std::string path = XS_TEST_DATA_DIR "/gate/baseline.json";
+  const GateReport r = compare_files(path, path, c);
+  EXPECT_TRUE(r.passed());
+  EXPECT_EQ(r.count(Status::kSame) + r.count(Status::kNotApplicable), r.rows.size());
+}
+
+}  // namespace
+}  // namespace xs::gate

@@ -1,0 +1,101 @@
+// xstage GPU tests (host-only checks that live with the runtime): the launch aggregation follows its
+// definitions on a hand-made timeline, and the verifier catches a wrong word anywhere it looks.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/error.hpp"
+#include "runtime/burst_timeline.hpp"
+#include "runtime/verification.hpp"
+
+namespace xs {
+namespace {
+
+namespace rs = kernels::remote_store;
+
+// K = 2 producers, N = 4 bursts at 1 GHz (1 cycle = 1 ns).
+runtime::LaunchTimeline make_timeline() {
+  runtime::LaunchTimeline t;
+  t.num_bursts = 4;
+  t.num_producers = 2;
+  const std::uint64_t start[4][2] = {{1000, 5000}, {2000, 6100}, {3100, 7000}, {4000, 8200}};
+  const std::uint64_t issue[4][2] = {{100, 300}, {200, 150}, {400, 100}, {250, 260}};
+  for (int b = 0; b < 4; ++b)
+    for (int p = 0; p < 2; ++p) {
+      rs::BurstRecord r;
+      r.start_cycles = start[b][p];
+      r.issue_end_cycles = start[b][p] + issue[b][p];
+      r.fence_end_cycles = r.issue_end_cycles + 50 * (p + 1);
+      t.records.push_back(r);
+    }
+  for (int p = 0; p < 2; ++p) {
+    rs::ProducerClock c;
+    c.first_cycles = 10;
+    c.last_cycles = 10 + 1'000'000;
+    c.first_ns = 100;
+    c.last_ns = 100 + 1'000'000;
+    c.barrier_arrival_ns = 50;
+    c.start_time_ns = p == 0 ? 60 : 40;  // producer 1 arrived after the start time
+    t.clocks.push_back(c);
+  }
+  return t;
+}
+
+TEST(LaunchAggregation, FollowsTheDefinitionsOverSteadyStateBursts) {
+  const auto s = runtime::aggregate_launch(make_timeline(), /*first_steady_burst=*/1, /*completion=*/true);
+  EXPECT_DOUBLE_EQ(s.sm_clock_hz, 1e9);
+  // T_iss(b) = max_p: bursts 1..3 -> 200, 400, 260; median 260 cycles.
+  EXPECT_DOUBLE_EQ(s.issue_time_s, 260e-9);
+  // T_period(b) = mean_p start(b+1)-start(b): b=1 -> (1100+900)/2 = 1000, b=2 -> (900+1200)/2 = 1050.
+  EXPECT_DOUBLE_EQ(s.period_s, 1025e-9);
+  // T_done(b) = max_p (issue + 50(p+1)): 250, 450, 360 -> 360.
+  EXPECT_DOUBLE_EQ(s.completion_s, 360e-9);
+  EXPECT_EQ(s.num_late_producers, 1u);
+}
+
+TEST(LaunchAggregation, RejectsRecordsTheKernelDidNotWrite) {
+  auto t = make_timeline();
+  t.records[5] = rs::BurstRecord{};  // burst 2, producer 1 left zero
+  EXPECT_THROW(runtime::aggregate_launch(t, 0, false), Error);
+}
+
+// A buffer written exactly as the kernel claims, by the same layout functions on the host.
+std::vector<std::uint32_t> make_buffer(const runtime::RingClaim& claim) {
+  std::vector<std::uint32_t> words(claim.buffer_bytes() / 4, rs::kPoisonWord);
+  for (std::uint64_t b = 0; b < claim.num_bursts_written; ++b)
+    for (std::uint32_t p = 0; p < claim.layout.num_producers; ++p) {
+      const std::uint64_t first = (claim.guard_bytes + claim.layout.slice_offset_bytes(b, p)) / 4;
+      for (std::uint64_t w = 0; w < claim.layout.bytes_per_producer / 4; ++w)
+        words[first + w] = rs::pattern_seed(b, p) ^ static_cast<std::uint32_t>(w);
+    }
+  return words;
+}
+
+TEST(RingVerification, AcceptsTheClaimAndCountsEveryWrongWord) {
+  runtime::RingClaim claim;
+  claim.layout.bytes_per_producer = 256;
+  claim.layout.num_producers = 3;
+  claim.layout.num_slots = 4;
+  claim.guard_bytes = 64;
+  claim.num_bursts_written = 6;  // slots 0,1 rewritten by bursts 4,5; slots 2,3 by 2,3
+  auto words = make_buffer(claim);
+  EXPECT_EQ(runtime::verify_ring(words.data(), claim).wrong, 0u);
+  EXPECT_EQ(runtime::verify_ring(words.data(), claim).bytes_checked, claim.buffer_bytes());
+
+  auto stale = words;  // slot 0 still holding burst 0 instead of burst 4
+  for (std::uint32_t w = 0; w < 64; ++w) stale[claim.guard_bytes / 4 + w] = rs::pattern_seed(0, 0) ^ w;
+  EXPECT_EQ(runtime::verify_ring(stale.data(), claim).wrong, 64u);
+
+  auto out_of_bounds = words;  // a store past the ring's end
+  out_of_bounds[words.size() - 1] = 0;
+  EXPECT_EQ(runtime::verify_ring(out_of_bounds.data(), claim).wrong, 1u);
+
+  claim.num_bursts_written = 3;  // slot 3 never written: must still be poisoned
+  auto partial = make_buffer(claim);
+  EXPECT_EQ(runtime::verify_ring(partial.data(), claim).wrong, 0u);
+  partial[(claim.guard_bytes + 3 * claim.layout.volume_bytes()) / 4] = 7;
+  EXPECT_EQ(runtime::verify_ring(partial.data(), claim).wrong, 1u);
+}
+
+}  // namespace
+}  // namespace xs

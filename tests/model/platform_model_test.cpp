@@ -1,0 +1,185 @@
+// tests/model: PlatformModel tables (interpolation inside, between K, clamped outside with the extrapolated
+// flag, lower-bound Q flagged), the JSON round trip, and strict reading of calibration files.
+#include "model/platform_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace m = xs::model;
+using nlohmann::json;
+
+namespace {
+
+const std::string kDataDir = std::string(XS_TEST_DATA_DIR) + "/model/";
+
+// K = 8: V 1000 -> 1 us, 3000 -> 2 us.  K = 16: V 1000 -> 3 us, 3000 -> 6 us.
+json table_section() {
+  return json::parse(R"({
+    "R_Bps": 717e9, "R_ci95": [700e9, 730e9],
+    "tiss0": [{"K": 16, "V_bytes": 3000, "s": 6e-6}, {"K": 8, "V_bytes": 1000, "s": 1e-6},
+              {"K": 8, "V_bytes": 3000, "s": 2e-6}, {"K": 16, "V_bytes": 1000, "s": 3e-6}],
+    "Q": [{"K": 8, "bytes": 1000, "ci95": [900, 1100], "bound": "fit"},
+          {"K": 16, "bytes": 3000, "ci95": [2900, 3100], "bound": "fit"},
+          {"K": 32, "bytes": 5000, "ci95": [5000, 5000], "bound": "lower"}],
+    "fit": {"ignored": true}
+  })");
+}
+
+TEST(PlatformModel, Tiss0InsideAndBetweenVolumes) {
+  const auto model = m::PlatformModel::from_json(table_section());
+  EXPECT_DOUBLE_EQ(model.drain_rate_bps(), 717e9);
+  auto at = model.tiss0_s(8, 1000);
+  EXPECT_DOUBLE_EQ(at.value, 1e-6);
+  EXPECT_FALSE(at.extrapolated);
+  at = model.tiss0_s(8, 2000);  // halfway in V
+  EXPECT_DOUBLE_EQ(at.value, 1.5e-6);
+  EXPECT_FALSE(at.extrapolated);
+}
+
+TEST(PlatformModel, Tiss0BetweenProducerCountsIsLinearInK) {
+  const auto model = m::PlatformModel::from_json(table_section());
+  const auto at = model.tiss0_s(12, 2000);  // K row values at V=2000: 1.5 us and 4.5 us; K halfway
+  EXPECT_NEAR(at.value, 3.0e-6, 1e-18);
+  EXPECT_FALSE(at.extrapolated);
+  EXPECT_NEAR(model.tiss0_s(10, 1000).value, 1.5e-6, 1e-18);  // a quarter of the way from K=8 to K=16
+}
+
+TEST(PlatformModel, Tiss0ClampedOutsideWithFlag) {
+  const auto model = m::PlatformModel::from_json(table_section());
+  auto at = model.tiss0_s(8, 10000);  // beyond the largest V: end value
+  EXPECT_DOUBLE_EQ(at.value, 2e-6);
+  EXPECT_TRUE(at.extrapolated);
+  at = model.tiss0_s(8, 10);
+  EXPECT_DOUBLE_EQ(at.value, 1e-6);
+  EXPECT_TRUE(at.extrapolated);
+  at = model.tiss0_s(148, 3000);  // beyond the largest K: nearest row
+  EXPECT_DOUBLE_EQ(at.value, 6e-6);
+  EXPECT_TRUE(at.extrapolated);
+  at = model.tiss0_s(1, 2000);
+  EXPECT_DOUBLE_EQ(at.value, 1.5e-6);
+  EXPECT_TRUE(at.extrapolated);
+}
+
+TEST(PlatformModel, CapacityInterpolatesClampsAndFlagsLowerBound) {
+  const auto model = m::PlatformModel::from_json(table_section());
+  ASSERT_TRUE(model.has_capacity());
+  auto q = model.capacity_bytes(12);
+  EXPECT_DOUBLE_EQ(q.value, 2000);
+  EXPECT_FALSE(q.extrapolated);
+  EXPECT_FALSE(q.is_lower_bound);
+  q = model.capacity_bytes(4);
+  EXPECT_DOUBLE_EQ(q.value, 1000);
+  EXPECT_TRUE(q.extrapolated);
+  EXPECT_FALSE(q.is_lower_bound);
+  q = model.capacity_bytes(32);  // the "lower" entry itself
+  EXPECT_DOUBLE_EQ(q.value, 5000);
+  EXPECT_TRUE(q.is_lower_bound);
+  EXPECT_FALSE(q.extrapolated);
+  q = model.capacity_bytes(24);  // leans on the "lower" entry: also only a bound
+  EXPECT_DOUBLE_EQ(q.value, 4000);
+  EXPECT_TRUE(q.is_lower_bound);
+  q = model.capacity_bytes(64);
+  EXPECT_TRUE(q.is_lower_bound);
+  EXPECT_TRUE(q.extrapolated);
+}
+
+TEST(PlatformModel, JsonRoundTripKeepsLookups) {
+  const auto model = m::PlatformModel::from_json(table_section());
+  const auto again = m::PlatformModel::from_json(model.to_json());
+  for (int k : {1, 8, 12, 16, 24, 40})
+    for (double v : {10.0, 1000.0, 2000.0, 5000.0}) {
+      EXPECT_EQ(model.tiss0_s(k, v).value, again.tiss0_s(k, v).value);
+      EXPECT_EQ(model.tiss0_s(k, v).extrapolated, again.tiss0_s(k, v).extrapolated);
+      EXPECT_EQ(model.capacity_bytes(k).is_lower_bound, again.capacity_bytes(k).is_lower_bound);
+    }
+  EXPECT_EQ(model.to_json()["R_ci95"], json({700e9, 730e9}));
+}
+
+TEST(PlatformModel, ConstantModelAppliesEverywhereAndRoundTrips) {
+  const auto model = m::PlatformModel::constant(717e9, 0.76e-6, 4456296);
+  for (const auto& c : {m::PlatformModel(model), m::PlatformModel::from_json(model.to_json())}) {
+    EXPECT_DOUBLE_EQ(c.tiss0_s(148, 4849664).value, 0.76e-6);
+    EXPECT_FALSE(c.tiss0_s(1, 1).extrapolated);
+    EXPECT_DOUBLE_EQ(c.capacity_bytes(7).value, 4456296);
+    EXPECT_FALSE(c.capacity_bytes(7).extrapolated);
+  }
+  EXPECT_FALSE(m::PlatformModel::constant(717e9, 0.76e-6, 0).has_capacity());
+}
+
+void expect_input_error(const json& section, const std::string& field) {
+  try {
+    m::PlatformModel::from_json(section);
+    ADD_FAILURE() << "accepted a section with a bad " << field;
+  } catch (const xs::Error& e) {
+    EXPECT_EQ(e.code(), xs::ExitCode::kBadInput);
+    EXPECT_EQ(e.field(), field) << e.what();
+  }
+}
+
+TEST(PlatformModel, FromJsonNamesTheBadField) {
+  json s = table_section();
+  s.erase("R_Bps");
+  expect_input_error(s, "model.R_Bps");
+  s = table_section();
+  s["R_Bps"] = "717GB/s";
+  expect_input_error(s, "model.R_Bps");
+  s = table_section();
+  s["tiss0"][1]["K"] = 8.5;
+  expect_input_error(s, "model.tiss0[1].K");
+  s = table_section();
+  s["Q"][2]["bound"] = "upper";
+  expect_input_error(s, "model.Q[2].bound");
+  s = table_section();
+  s["Q"][0]["ci95"] = json({2, 1});
+  expect_input_error(s, "model.Q[0].ci95");
+  s = table_section();
+  s["Q"][1]["K"] = 8;
+  expect_input_error(s, "model.Q[1]");
+  s = table_section();
+  s.erase("tiss0");
+  expect_input_error(s, "model.tiss0");
+  expect_input_error(json(nullptr), "model");
+}
+
+TEST(PlatformModel, EmptyTablesRefuseLookups) {
+  const auto model = m::PlatformModel::from_json(json::parse(R"({"R_Bps": 1e11, "tiss0": [], "Q": []})"));
+  EXPECT_FALSE(model.has_capacity());
+  EXPECT_THROW(model.tiss0_s(8, 1000), xs::Error);
+  EXPECT_THROW(model.capacity_bytes(8), xs::Error);
+}
+
+TEST(PlatformModel, LoadsCalibrationFile) {
+  const auto model = m::PlatformModel::load(kDataDir + "calibration_ok.json");
+  EXPECT_DOUBLE_EQ(model.drain_rate_bps(), 717e9);
+  EXPECT_DOUBLE_EQ(model.tiss0_s(148, 4849664).value, 0.76e-6);
+  EXPECT_DOUBLE_EQ(model.capacity_bytes(148).value, 4456296);
+  EXPECT_TRUE(model.capacity_bytes(8).is_lower_bound);
+}
+
+void expect_load_error(const std::string& file, const std::string& needle) {
+  try {
+    m::PlatformModel::load(kDataDir + file);
+    ADD_FAILURE() << "loaded " << file;
+  } catch (const xs::Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), xs::ExitCode::kBadInput);
+    EXPECT_NE(what.find(file), std::string::npos) << what;  // names the file
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
+}
+
+TEST(PlatformModel, LoadRefusesBadFiles) {
+  expect_load_error("schema_v2.json", "schema.version: expected \"1.x\"");
+  expect_load_error("wrong_name.json", "schema.name: expected \"xstage.result\"");
+  expect_load_error("model_null.json", "model: missing or null");
+  expect_load_error("malformed.json", "malformed JSON at byte");
+  expect_load_error("bad_bound.json", "model.Q[0].bound");
+  expect_load_error("missing_R.json", "model.R_Bps");
+  expect_load_error("does_not_exist.json", "cannot open");
+}
+
+}  // namespace
