@@ -15,7 +15,8 @@ namespace xs::bench {
 namespace {
 
 const std::set<std::string> kDefaultKeys = {"num_bursts", "warmup_bursts", "repetitions", "store_width_bytes",
-                                            "threads_per_producer", "producer", "address_mode", "completion"};
+                                            "threads_per_producer", "producer", "address_mode", "completion",
+                                            "min_stream_bytes"};
 const std::set<std::string> kBlockKeys = {"name", "suite", "K", "B", "G"};
 
 void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed, const std::string& path) {
@@ -62,6 +63,30 @@ void apply(PointSpec& spec, const nlohmann::json& values, const std::string& pat
       spec.completion = value.get<bool>();
     }
   }
+}
+
+// "min_stream_bytes": each repetition of a periodic point streams at least this many bytes after its
+// warm-up, so the path reaches its steady state (outstanding volume at Q) whatever the burst volume:
+// filling Q takes about Q / (V - R T_iss^0) bursts, many for small V.
+std::uint64_t min_stream_bytes(const nlohmann::json& defaults, const nlohmann::json& overrides,
+                               const std::string& path) {
+  const nlohmann::json* v = overrides.contains("min_stream_bytes") ? &overrides.at("min_stream_bytes")
+                            : defaults.contains("min_stream_bytes") ? &defaults.at("min_stream_bytes")
+                                                                    : nullptr;
+  if (!v) return 0;
+  if (v->is_string()) return parse_bytes(v->get<std::string>(), path + ".min_stream_bytes");
+  if (v->is_number_unsigned() || v->is_number_integer()) return v->get<std::uint64_t>();
+  throw input_error(path + ".min_stream_bytes", "expected a size (e.g. \"64MiB\") or a byte count");
+}
+
+void stretch_bursts(PointSpec& spec, std::uint64_t stream_bytes) {
+  if (stream_bytes == 0 || spec.suite == Suite::kIsolated) return;
+  const std::uint64_t volume = spec.volume_bytes();
+  const int needed = static_cast<int>(std::min<std::uint64_t>((stream_bytes + volume - 1) / volume, 4096));
+  const int steady = spec.num_bursts - spec.warmup_bursts;
+  if (needed <= steady) return;
+  spec.warmup_bursts = std::max(spec.warmup_bursts, needed / 3);  // a third more to fill the path first
+  spec.num_bursts = spec.warmup_bursts + needed;
 }
 
 }  // namespace
@@ -120,6 +145,7 @@ SweepConfig sweep_config_from_json(const nlohmann::json& j) {
     block.G = b.contains("G") ? string_field(b, "G", path) : "0";
     for (const auto& key : kDefaultKeys)
       if (b.contains(key)) block.overrides[key] = b.at(key);
+    min_stream_bytes(config.defaults, block.overrides, path);  // type-check now
     config.blocks.push_back(block);
   }
   expand(config);  // validates every point now, so a bad config fails before anything runs
@@ -162,6 +188,7 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
       base.num_bursts = 1;
       base.warmup_bursts = 0;
     }
+    const std::uint64_t stream_bytes = min_stream_bytes(config.defaults, block.overrides, path);
     const auto ks = parse_integer_range(block.K, path + ".K");
     const auto bs = parse_bytes_range(block.B, path + ".B");
     // An isolated burst has no gap; its block's G is ignored.
@@ -177,6 +204,7 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
           spec.num_producers = static_cast<int>(k);
           spec.bytes_per_producer = b;
           spec.gap_s = g;
+          stretch_bursts(spec, stream_bytes);
           validate_spec(spec);
           points.push_back({block.name, spec});
         }
@@ -191,7 +219,8 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
   SweepConfig c;
   c.target = target;
   c.defaults = {{"num_bursts", 24}, {"warmup_bursts", 6}, {"repetitions", 5}, {"store_width_bytes", 16},
-                {"threads_per_producer", 256}, {"producer", "cta"}, {"address_mode", "fresh"}};
+                {"threads_per_producer", 256}, {"producer", "cta"}, {"address_mode", "fresh"},
+                {"min_stream_bytes", "64MiB"}};
   // Gap sweep range for aggregate volume V: 0 .. 3 V/R_guess in 24 steps (both branches of eq. 3).
   auto gap_range = [&](int k, std::uint64_t b) {
     const double horizon_s = static_cast<double>(k) * static_cast<double>(b) / drain_rate_guess_bps;

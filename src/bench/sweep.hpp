@@ -6,10 +6,11 @@
 //   { "target": "host",
 //     "defaults": { "num_bursts": 32, "warmup_bursts": 8, "repetitions": 5, "store_width_bytes": 16,
 //                   "threads_per_producer": 256, "producer": "cta", "address_mode": "fresh",
-//                   "completion": false },
+//                   "completion": false, "min_stream_bytes": "64MiB" },
 //     "blocks": [ { "name": "zero_gap", "suite": "periodic", "K": "1,8,33,132", "B": "4KiB:256KiB:x2",
 //                   "G": "0" }, ... ] }
-// Any default may be overridden inside a block.
+// Any default may be overridden inside a block. min_stream_bytes (optional) raises num_bursts of small
+// periodic points so that each repetition streams at least that much after warm-up (steady state).
 #pragma once
 #include <string>
 #include <vector>

@@ -3,13 +3,14 @@
 // object (--json, SI numbers) or an aligned table with units. Keys are a contract that scripts rely on.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
@@ -105,10 +106,11 @@ void add_burst(CLI::App& app, BurstOptions& o) {
   CLI::App* cmd =
       app.add_subcommand("burst", "One recurring burst of V = K B followed by a gap G: eqs. 1-7, 10.");
   cmd->footer(
-      "Keys: V_bytes drain_horizon_s (V/R, eq. 1) T_iss_s (eq. 3) dT_iss_s (eq. 4) T_period_s (eq. 2, max "
-      "law)\n"
-      "T_period_cc_s (G + V/R) G_star_s (eq. 5) q_peak_bytes (eq. 6) T_iss_isolated_s (eq. 7)\n"
-      "injection_rate_Bps rate_bound_ok capacity_bound_ok action (eq. 10: piggyback iff both bounds hold).");
+      "Keys (SI): R_Bps tiss0_s Q_bytes K B_bytes G_s (inputs), V_bytes, drain_horizon_s (V/R, eq. 1),\n"
+      "T_iss_s (eq. 3), dT_iss_s (eq. 4), T_period_s (eq. 2, max law), T_period_cc_s (G + V/R),\n"
+      "G_star_s (eq. 5), q_peak_bytes (eq. 6), T_iss_isolated_s (eq. 7), injection_rate_Bps,\n"
+      "rate_bound_ok, capacity_bound_ok, action (eq. 10: \"piggyback\" iff both bounds hold, else\n"
+      "\"reshape\"), tiss0_extrapolated, Q_is_lower_bound, Q_extrapolated (--model lookups).");
   xs::cli::add_platform_flags(*cmd, o.platform, true, true);
   xs::cli::add_count_option(
       *cmd, "--K", o.num_producers,
@@ -169,11 +171,11 @@ struct FaOptions {
 void add_fa(CLI::App& app, FaOptions& o) {
   CLI::App* cmd = app.add_subcommand("fa", "FlashAttention-A2A output bursts V = K b_m d s_out: eqs. 17-20.");
   cmd->footer(
-      "Keys: B_t_bytes V_bytes drain_horizon_s G_star_s (eq. 5) M_ub_tokens (eq. 20, whole b_n tiles);\n"
-      "with --Q or a model Q: q_peak_bytes capacity_bound_ok; with --M: G_qloop_s dt_s (eq. 18) "
-      "rate_bound_ok;\n"
-      "with --g-qk: dt_prime_s (eq. 19); with --t-lat/--t-cover: dt_cc_s (eq. 17);\n"
-      "with --num-bursts: E_drain_s = N_t [dt - G_QK]+ and/or E_cc_s = N_t dt_cc.");
+      "Keys (SI): R_Bps tiss0_s K B_t_bytes V_bytes drain_horizon_s G_star_s (eq. 5) M_ub_tokens\n"
+      "(eq. 20, whole b_n tiles) tiss0_extrapolated; with --Q or a model Q: Q_bytes q_peak_bytes\n"
+      "capacity_bound_ok Q_is_lower_bound Q_extrapolated; with --M: M_tokens G_qloop_s dt_s (eq. 18)\n"
+      "rate_bound_ok; with --M --g-qk: dt_prime_s (eq. 19); with --t-lat/--t-cover: dt_cc_s (eq. 17);\n"
+      "with --num-bursts: num_bursts, E_drain_s = N_t [dt - G_QK]+ (--M), E_cc_s = N_t dt_cc.");
   xs::cli::add_platform_flags(*cmd, o.platform, true, false);
   const std::string time_ge0 = fmt::format("{}, >= 0", kTimeUnits);
   xs::cli::add_count_option(
@@ -280,7 +282,7 @@ struct StallOptions {
 void add_stall(CLI::App& app, StallOptions& o) {
   CLI::App* cmd =
       app.add_subcommand("stall", "Critical-path stall of one tile, dt = [T_RS - T_cover]+ (eq. 15).");
-  cmd->footer("Keys: span_s cover_s dt_s.");
+  cmd->footer("Keys (SI): span_s cover_s dt_s.");
   const std::string time_ge0 = fmt::format("{}, >= 0", kTimeUnits);
   xs::cli::add_seconds_option(
       *cmd, "--span", o.span_s,
@@ -309,7 +311,8 @@ struct HidingOptions {
 void add_hiding(CLI::App& app, HidingOptions& o) {
   CLI::App* cmd =
       app.add_subcommand("hiding", "Hiding ratio H (eq. 21), speedup and residual E_res = T_fused - T_FA.");
-  cmd->footer("Keys: t_fused_s t_fa_s t_serial_s H speedup (T_serial/T_fused) E_res_s.");
+  cmd->footer("Keys (SI): t_fused_s t_fa_s t_serial_s H (fraction, > 1 when fused beats FA alone)\n"
+              "speedup (T_serial / T_fused) E_res_s (T_fused - T_FA).");
   const std::string time_gt0 = fmt::format("{}, > 0", kTimeUnits);
   xs::cli::add_seconds_option(
       *cmd, "--t-fused", o.fused_s,
@@ -352,9 +355,9 @@ void add_interleave(CLI::App& app, InterleaveOptions& o) {
   CLI::App* cmd =
       app.add_subcommand("interleave", "Linear-1 work between Linear-2 bursts: eqs. 13-14 (and 16).");
   cmd->footer(
-      "Keys: V_bytes G_wave_s G_star_s dT_wave_s (eq. 9 at G_wave) dT_int_s (eq. 13) G_int_s (eq. 14)\n"
-      "injection_rate_Bps sufficient (eq. 14: rate <= R); D_knee (eq. 16, scheduler rows) with\n"
-      "--b-n --num-sms --h-inter.");
+      "Keys (SI): R_Bps tiss0_s V_bytes G_wave_s G_star_s dT_wave_s (eq. 9 at G_wave) dT_int_s (eq. 13)\n"
+      "G_int_s (eq. 14) injection_rate_Bps sufficient (eq. 14: rate <= R) tiss0_extrapolated;\n"
+      "D_knee (eq. 16, scheduler rows) with all of --b-n --num-sms --h-inter.");
   xs::cli::add_platform_flags(*cmd, o.platform, false, false);
   const std::string time_ge0 = fmt::format("{}, >= 0", kTimeUnits);
   xs::cli::add_bytes_option(*cmd, "--V", o.volume_bytes,

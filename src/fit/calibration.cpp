@@ -15,22 +15,26 @@ namespace {
 
 using detail::number_or_null;
 
-// The isolated points clearly on the floor become T_iss^0 rows of their own (K,B) (Fig. 3c's floor),
-// unless the gap sweep already measured that (K,B) on its plateau; they replace a "max_gap" upper bound.
+// The isolated points below the knee become T_iss^0 rows of their own (K,B) (Fig. 3c's floor), unless the
+// gap sweep already measured that (K,B) on its plateau; they replace a "max_gap" upper bound. A point near
+// the knee is kept as a flagged upper bound (its T_iss is what the model must predict there either way).
 void add_isolated_floor_rows(const detail::Dataset& data, const std::vector<detail::CapacityPlan>& cplans,
                              const std::vector<CapacityFit>& capacity, double drain_rate_bps,
                              const FitOptions& options, std::vector<Tiss0Fit>& rows,
                              std::vector<detail::Tiss0Plan>& plans) {
   for (std::size_t k = 0; k < cplans.size(); ++k) {
-    for (int i : detail::clear_floor_points(data, cplans[k], drain_rate_bps, capacity[k].capacity_bytes.value,
-                                            options)) {
+    for (int i : cplans[k].floor) {
       const detail::Obs& o = data.obs[i];
+      const bool clear = detail::clearly_on_floor(data, cplans[k], i, drain_rate_bps,
+                                                  capacity[k].capacity_bytes.value, options);
       Tiss0Fit row;
       row.num_producers = o.num_producers;
       row.bytes_per_producer = o.bytes_per_producer;
       row.volume_bytes = o.volume_bytes;
       row.source = "isolated_floor";
-      row.issue_time_s = {o.issue_s, o.issue_s, o.issue_s, true, "isolated point below the knee (eq. 7 floor)"};
+      row.issue_time_s = {o.issue_s, o.issue_s, o.issue_s, clear,
+                          clear ? "isolated point below the knee (eq. 7 floor)"
+                                : "isolated point near the knee: may include backpressure, an upper bound of T_iss^0"};
       row.quality = {1, std::nan(""), 0.0};
       detail::Tiss0Plan plan;
       plan.num_producers = o.num_producers;
@@ -43,7 +47,7 @@ void add_isolated_floor_rows(const detail::Dataset& data, const std::vector<deta
       if (same == rows.end()) {
         rows.push_back(row);
         plans.push_back(plan);
-      } else if (!same->issue_time_s.constrained) {
+      } else if (!same->issue_time_s.constrained && clear) {
         plans[static_cast<std::size_t>(same - rows.begin())] = plan;
         *same = row;
       }
@@ -61,7 +65,7 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
   fit.options.target = data.target;
   fit.notes = data.notes;
 
-  const detail::DrainPlan dplan = detail::plan_drain_rate(data, options);
+  const detail::DrainPlan dplan = detail::settle_drain_plan(data, options);
   const double r = detail::drain_rate_from(data, dplan, med);
   fit.drain.drain_rate_bps = {r, r, r, dplan.constrained, dplan.note};
   fit.drain.quality = detail::drain_quality(data, dplan, r);
@@ -69,7 +73,7 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
 
   std::vector<detail::Tiss0Plan> tplans = detail::plan_tiss0(data, r, options);
   for (const auto& p : tplans) fit.tiss0.push_back(detail::tiss0_row(data, p, r, med));
-  const auto cplans = detail::plan_capacity(data, dplan.constrained, fit.tiss0, options);
+  const auto cplans = detail::plan_capacity(data, r, dplan.constrained, fit.tiss0, options);
   for (const auto& p : cplans) fit.capacity.push_back(detail::capacity_row(data, p, r, med));
   add_isolated_floor_rows(data, cplans, fit.capacity, r, options, fit.tiss0, tplans);
   if (fit.tiss0.empty())

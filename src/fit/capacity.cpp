@@ -46,8 +46,9 @@ double excess_bytes(const Obs& o, double issue_s, double drain_rate_bps) {  // c
 
 }  // namespace
 
-std::vector<CapacityPlan> plan_capacity(const Dataset& data, bool drain_constrained,
+std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_bps, bool drain_constrained,
                                         const std::vector<Tiss0Fit>& tiss0, const FitOptions& options) {
+  const Values med = median_values(data);
   std::map<int, CapacityPlan> by_k;
   for (int i = 0; i < static_cast<int>(data.obs.size()); ++i)
     if (data.obs[i].suite == Suite::kIsolated) by_k[data.obs[i].num_producers].points.push_back(i);
@@ -73,7 +74,13 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, bool drain_constrai
     }
     plan.floor.assign(plan.points.begin(), plan.points.begin() + static_cast<std::ptrdiff_t>(knee_idx));
     plan.drain.assign(plan.points.begin() + static_cast<std::ptrdiff_t>(knee_idx), plan.points.end());
-    if (plan.drain.empty()) {
+    // A drain branch that puts Q at or below zero contradicts eq. 7 (e.g. stragglers lengthening every
+    // issue time of a soft knee): keep only what eq. 7 guarantees, the lower bound.
+    if (!plan.drain.empty() && !(capacity_from(data, plan, med, drain_rate_bps) > 0)) {
+      plan.drain.clear();
+      plan.constrained = false;
+      plan.note = "the points above the knee give Q <= 0, inconsistent with eq. 7: Q >= value = max(V - R T_iss)";
+    } else if (plan.drain.empty()) {
       plan.constrained = false;
       plan.note = fmt::format("no knee inside the sweep (no isolated point exceeds its T_iss^0 floor by {}%): "
                               "Q >= value = max(V - R T_iss)", 100 * options.knee_margin);
@@ -157,6 +164,15 @@ CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double d
     return row;
   }
   row.knee_volume_bytes = knee_volume_bytes(data, plan, drain_rate_bps, q);
+  if (!plan.floor.empty()) {
+    // Above the knee T grows as V/R, on the floor about as T_iss^0/V per byte. When the two slopes are
+    // close the branches meet at a shallow angle and a small bias in T_iss moves Q by (V - Q)/Q times it.
+    const Obs& last = data.obs[plan.floor.back()];
+    const double steepness = last.volume_bytes / (drain_rate_bps * values.issue_s[plan.floor.back()]);
+    if (steepness < 2)
+      row.capacity_bytes.note += fmt::format("; soft knee: the drain branch is only {:.2f}x steeper than the "
+                                             "floor, so Q is sensitive to small issue-time biases", steepness);
+  }
   std::vector<double> measured, predicted;
   for (int i : plan.drain) {
     measured.push_back(values.issue_s[i]);
@@ -172,15 +188,11 @@ void set_capacity_ci95(CapacityFit& row, double lo_bytes, double hi_bytes) {
   row.capacity_bytes.ci95_hi = std::max(hi_bytes, row.capacity_bytes.ci95_lo);
 }
 
-std::vector<int> clear_floor_points(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps,
-                                    double capacity_bytes, const FitOptions& options) {
-  if (plan.drain.empty()) return plan.floor;  // the true Q exceeds the bound: every point is on the floor
-  std::vector<int> out;
-  for (int i : plan.floor) {
-    const double drain_branch_s = (data.obs[i].volume_bytes - capacity_bytes) / drain_rate_bps;
-    if (data.obs[i].issue_s >= (1 + options.knee_margin) * drain_branch_s) out.push_back(i);
-  }
-  return out;
+bool clearly_on_floor(const Dataset& data, const CapacityPlan& plan, int obs_idx, double drain_rate_bps,
+                      double capacity_bytes, const FitOptions& options) {
+  if (plan.drain.empty()) return true;  // the true Q exceeds the bound: every point is on the floor
+  const double drain_branch_s = (data.obs[obs_idx].volume_bytes - capacity_bytes) / drain_rate_bps;
+  return data.obs[obs_idx].issue_s >= (1 + options.knee_margin) * drain_branch_s;
 }
 
 }  // namespace detail
@@ -189,7 +201,7 @@ std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, do
                                       const std::vector<Tiss0Fit>& tiss0, const FitOptions& options) {
   if (!(drain_rate_bps > 0)) throw input_error("drain_rate_bps", "must be > 0 (fit R first)");
   const detail::Dataset data = detail::build_dataset(points, options);
-  const auto plans = detail::plan_capacity(data, true, tiss0, options);
+  const auto plans = detail::plan_capacity(data, drain_rate_bps, true, tiss0, options);
   std::vector<int> read;
   for (const auto& p : plans) read.insert(read.end(), p.points.begin(), p.points.end());
   const auto ci = detail::bootstrap_ci95(data, read, {}, options.bootstrap_resamples, options.seed,

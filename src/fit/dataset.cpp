@@ -56,6 +56,8 @@ Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& 
     o.bytes_per_producer = p.spec.bytes_per_producer;
     o.volume_bytes = static_cast<double>(p.spec.volume_bytes());
     o.gap_s = p.spec.gap_s;
+    o.num_bursts = p.spec.num_bursts;
+    o.warmup_bursts = p.spec.warmup_bursts;
     o.issue_samples = &p.issue_time_s.samples;
     o.period_samples = has_period ? &p.period_s.samples : nullptr;
     o.issue_s = p.issue_time_s.median;

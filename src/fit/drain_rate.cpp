@@ -1,16 +1,23 @@
 // xstage fit layer: R, the effective drain rate, from zero-gap periodic points (paper section 3.3):
 // drain-dominated steady state gives T_period = V/R (eq. 1) whatever the K/B decomposition of V.
 //
-// Drain-dominance criterion. At G = 0, T_period = max(T_iss^0, V/R) (eq. 2), so a point is on the V/R
-// branch when its period clearly exceeds its backpressure-free issue time. T_iss^0 is bounded from above
-// by every issue time measured for the same (K,B): the positive-gap periodic points (the largest gap sits
-// on the plateau), the isolated points (eq. 7 >= T_iss^0) and, failing those, the local-memory control.
-// T_ref = the smallest of them; where (K,B) has none, the same B at the nearest K (each producer issues
-// its own B concurrently, so T_iss^0 follows B first). A point enters the fit iff
-//   T_period(G=0) >= drain_dominance * T_ref                                     (default 1.25).
+// Drain-dominance criterion, two conditions on a zero-gap point:
+// (i) Issue cannot explain the period. At G = 0, T_period = max(T_iss^0, V/R) (eq. 2). T_iss^0 is bounded
+//     from above by every issue time measured for the same (K,B): the positive-gap periodic points (the
+//     largest gap sits on the plateau), the isolated points (eq. 7 >= T_iss^0) and, failing those, the
+//     local-memory control. T_ref = the smallest; where (K,B) has none, the same B at the nearest K (each
+//     producer issues its own B concurrently, so T_iss^0 follows B first). Require
+//       T_period >= drain_dominance * T_ref                                        (default 1.25).
+// (ii) The point is in steady state. Each zero-gap burst leaves about V - R T_iss^0 more outstanding, so
+//     X-Stage fills only after n_fill = Q / (V - R T_ref) bursts; until then bursts issue at T_iss^0 and
+//     the period is below V/R. Require n_fill <= warmup + (num_bursts - warmup)/4, so that three quarters
+//     of the measured bursts (and hence their median) are past the fill. Needs R and Q: the fit iterates
+//     R -> T_iss^0 -> Q -> selection until the selection is stable (settle_drain_plan).
+// (iii) The point shares the drain branch's V/T_period: of the points passing (i) and (ii), the lowest
+//     cluster agreeing within envelope_tolerance (transients lie above R; rate_cluster.cpp).
 // Points with no T_ref at all are left out while any point has one. If no point has one, the envelope
-// rule applies: eq. 1 gives every drain-dominated point the same V/T_period = R while issue-limited ones
-// fall below, so the top cluster (within envelope_tolerance) is taken, and trusted only if >= 2 K agree.
+// rule applies: the V/T_period cluster spanning the most K (issue-limited points give a different V/T
+// per K), trusted only if >= 2 K agree.
 // If nothing is drain-dominated (e.g. an HBM target), R is reported as a lower bound, max V/T_period.
 #include <fmt/format.h>
 
@@ -57,18 +64,6 @@ void keep_min(std::map<KB, double>& table, const Obs& o) {
   if (!fresh) it->second = std::min(it->second, o.issue_s);
 }
 
-// Relative least squares through the origin: minimise sum ((T - V/R)/T)^2. With x = V/T and s = 1/R this
-// is sum (1 - s x)^2, so s = sum x / sum x^2 and R = sum x^2 / sum x.
-double fit_through_origin(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s) {
-  double sx = 0, sxx = 0;
-  for (int i : used) {
-    const double x = data.obs[i].volume_bytes / period_s[i];
-    sx += x;
-    sxx += x * x;
-  }
-  return sx > 0 ? sxx / sx : 0.0;
-}
-
 double max_rate(const Dataset& data, const std::vector<int>& idx, const std::vector<double>& period_s) {
   double r = 0;
   for (int i : idx) r = std::max(r, data.obs[i].volume_bytes / period_s[i]);
@@ -77,7 +72,30 @@ double max_rate(const Dataset& data, const std::vector<int>& idx, const std::vec
 
 }  // namespace
 
-DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options) {
+double FillHint::capacity_bytes(int num_producers) const {
+  if (capacity_by_k.empty()) return 0;
+  if (num_producers <= capacity_by_k.front().first) return capacity_by_k.front().second;
+  if (num_producers >= capacity_by_k.back().first) return capacity_by_k.back().second;
+  auto hi = std::lower_bound(capacity_by_k.begin(), capacity_by_k.end(), std::pair(num_producers, -1.0));
+  auto lo = std::prev(hi);
+  const double w = double(num_producers - lo->first) / double(hi->first - lo->first);
+  return lo->second + w * (hi->second - lo->second);
+}
+
+namespace {
+
+// Condition (ii); T_ref absent counts as T_iss^0 = 0 (the most the burst could leave outstanding).
+bool fills_in_warmup(const Obs& o, std::optional<double> t_ref_s, const FillHint& fill) {
+  if (fill.capacity_by_k.empty()) return true;
+  const double excess_bytes = o.volume_bytes - fill.drain_rate_bps * t_ref_s.value_or(0.0);
+  if (!(excess_bytes > 0)) return false;
+  const double num_fill_bursts = fill.capacity_bytes(o.num_producers) / excess_bytes;
+  return num_fill_bursts <= o.warmup_bursts + 0.25 * (o.num_bursts - o.warmup_bursts);
+}
+
+}  // namespace
+
+DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const FillHint& fill) {
   DrainPlan plan;
   RefTable refs;
   for (int i = 0; i < static_cast<int>(data.obs.size()); ++i) {
@@ -94,40 +112,43 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options) {
     throw input_error("points", "no zero-gap periodic points: R needs T_period at G = 0 over several V "
                                 "(suite periodic, G = 0, target " + data.target + ")");
 
-  std::vector<int> unreferenced;
-  int num_referenced = 0;
+  std::vector<int> unreferenced, steady, issue_cannot_explain;
+  int num_referenced = 0, num_filling = 0;
   for (int i : plan.zero_gap) {
     const Obs& o = data.obs[i];
     const auto ref = refs.lookup(o.num_producers, o.bytes_per_producer);
+    if (!fills_in_warmup(o, ref, fill)) { ++num_filling; continue; }
+    steady.push_back(i);
     if (!ref) { unreferenced.push_back(i); continue; }
     ++num_referenced;
-    if (o.period_s >= options.drain_dominance * *ref) plan.used.push_back(i);
+    if (o.period_s >= options.drain_dominance * *ref) issue_cannot_explain.push_back(i);
   }
+  const std::string filling_note =
+      num_filling ? fmt::format("; {} still filling X-Stage after warm-up (Q / (V - R T_ref) bursts) left out",
+                                num_filling)
+                  : "";
   const Values med = median_values(data);
-  if (!plan.used.empty()) {
-    plan.note = fmt::format("{} of {} zero-gap points drain-dominated (T_period >= {} x T_iss^0 bound)",
-                            plan.used.size(), plan.zero_gap.size(), options.drain_dominance);
+  const double tol = options.envelope_tolerance;
+  if (!issue_cannot_explain.empty()) {
+    plan.used = lowest_rate_cluster(data, issue_cannot_explain, med.period_s, tol);
+    plan.note = fmt::format("{} of {} zero-gap points drain-dominated (T_period >= {} x T_iss^0 bound, and in "
+                            "the lowest V/T_period cluster within {}%)", plan.used.size(), plan.zero_gap.size(),
+                            options.drain_dominance, 100 * tol);
+    if (issue_cannot_explain.size() > plan.used.size())
+      plan.note += fmt::format("; {} above that cluster (period shorter than V/R: still filling) left out",
+                               issue_cannot_explain.size() - plan.used.size());
     if (!unreferenced.empty())
       plan.note += fmt::format("; {} without a T_iss^0 bound left out", unreferenced.size());
+    plan.note += filling_note;
     return plan;
   }
   if (num_referenced == 0) {
-    // Envelope rule: iterate the selection V/T >= (1 - tol) R_hat until it is stable.
-    double rate = max_rate(data, plan.zero_gap, med.period_s);
-    for (int iter = 0; iter < 20; ++iter) {
-      std::vector<int> used;
-      for (int i : plan.zero_gap)
-        if (data.obs[i].volume_bytes / med.period_s[i] >= (1 - options.envelope_tolerance) * rate) used.push_back(i);
-      const bool stable = used == plan.used;
-      plan.used = std::move(used);
-      rate = fit_through_origin(data, plan.used, med.period_s);
-      if (stable) break;
-    }
+    plan.used = widest_k_rate_cluster(data, steady, med.period_s, tol);
     std::set<int> ks;
     for (int i : plan.used) ks.insert(data.obs[i].num_producers);
     if (ks.size() >= 2) {
       plan.note = fmt::format("no T_iss^0 bound for any zero-gap point: drain dominance inferred from {} "
-                              "points of {} K agreeing on V/T_period", plan.used.size(), ks.size());
+                              "points of {} K agreeing on V/T_period", plan.used.size(), ks.size()) + filling_note;
       return plan;
     }
     plan.used.clear();
@@ -140,6 +161,32 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options) {
                                 num_referenced)
                   : "drain dominance not established (no T_iss^0 bound, fewer than two K agree): R >= value = "
                     "max V/T_period, unconstrained";
+  plan.note += filling_note;
+  return plan;
+}
+
+DrainPlan settle_drain_plan(const Dataset& data, const FitOptions& options) {
+  DrainPlan plan = plan_drain_rate(data, options);
+  const bool has_isolated = std::any_of(data.obs.begin(), data.obs.end(),
+                                        [](const Obs& o) { return o.suite == Suite::kIsolated; });
+  if (!has_isolated) {
+    plan.note += "; no isolated points, so no Q: steady state after warm-up not checked";
+    return plan;
+  }
+  const Values med = median_values(data);
+  for (int pass = 0; pass < 6 && !plan.lower_bound; ++pass) {
+    FillHint fill;
+    fill.drain_rate_bps = drain_rate_from(data, plan, med);
+    std::vector<Tiss0Fit> rows;
+    for (const auto& p : plan_tiss0(data, fill.drain_rate_bps, options))
+      rows.push_back(tiss0_row(data, p, fill.drain_rate_bps, med));
+    for (const auto& p : plan_capacity(data, fill.drain_rate_bps, true, rows, options))
+      fill.capacity_by_k.emplace_back(p.num_producers, capacity_from(data, p, med, fill.drain_rate_bps));
+    DrainPlan next = plan_drain_rate(data, options, fill);
+    const bool stable = next.used == plan.used && next.lower_bound == plan.lower_bound;
+    plan = std::move(next);
+    if (stable) break;
+  }
   return plan;
 }
 
@@ -161,7 +208,7 @@ Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_r
 
 DrainRateFit fit_drain_rate(const std::vector<PointRecord>& points, const FitOptions& options) {
   const detail::Dataset data = detail::build_dataset(points, options);
-  const detail::DrainPlan plan = detail::plan_drain_rate(data, options);
+  const detail::DrainPlan plan = detail::settle_drain_plan(data, options);
   const std::vector<int>& read = plan.lower_bound ? plan.zero_gap : plan.used;
   const auto ci = detail::bootstrap_ci95(data, {}, read, options.bootstrap_resamples, options.seed,
                                          [&](const detail::Values& v, std::vector<double>& out) {

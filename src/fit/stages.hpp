@@ -20,6 +20,7 @@ struct Obs {
   std::uint64_t bytes_per_producer = 0;  // B
   double volume_bytes = 0;     // V = K B
   double gap_s = 0;            // G
+  int num_bursts = 0, warmup_bursts = 0;
   const std::vector<double>* issue_samples = nullptr;   // per-repetition T_iss
   const std::vector<double>* period_samples = nullptr;  // per-repetition T_period (periodic only)
   double issue_s = 0, period_s = 0;                     // the recorded medians
@@ -46,8 +47,23 @@ struct DrainPlan {
   bool constrained = true;
   std::string note;
 };
-DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options);
+// Q(K) and R from an earlier pass, for the fill condition (a zero-gap point is in steady state only once
+// its warm-up bursts have filled X-Stage). Empty: not known yet, condition not applied.
+struct FillHint {
+  double drain_rate_bps = 0;
+  std::vector<std::pair<int, double>> capacity_by_k;  // sorted by K
+  double capacity_bytes(int num_producers) const;     // linear in K, clamped outside
+};
+DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const FillHint& fill = {});
+// Iterates plan_drain_rate with the T_iss^0 and Q fits until the drain-dominated set is stable.
+DrainPlan settle_drain_plan(const Dataset& data, const FitOptions& options);
 double drain_rate_from(const Dataset& data, const DrainPlan& plan, const Values& values);
+// rate_cluster.cpp: R = sum x^2 / sum x (x = V/T_period), and the selections of the drain-branch cluster.
+double fit_through_origin(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s);
+std::vector<int> lowest_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
+                                     const std::vector<double>& period_s, double tolerance);
+std::vector<int> widest_k_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
+                                       const std::vector<double>& period_s, double tolerance);
 Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_rate_bps);
 
 // ---- T_iss^0 (tiss0.cpp) ----------------------------------------------------------------------------
@@ -73,14 +89,15 @@ struct CapacityPlan {
   bool constrained = true;
   std::string note;
 };
-std::vector<CapacityPlan> plan_capacity(const Dataset& data, bool drain_constrained,
+std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_bps, bool drain_constrained,
                                         const std::vector<Tiss0Fit>& tiss0, const FitOptions& options);
 double capacity_from(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps);
 CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps, const Values& values);
 void set_capacity_ci95(CapacityFit& row, double lo_bytes, double hi_bytes);
-// Floor points clearly on T_iss^0 given the fitted Q: T_iss >= (1 + knee_margin) (V - Q)/R.
-std::vector<int> clear_floor_points(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps,
-                                    double capacity_bytes, const FitOptions& options);
+// A floor point is clearly on T_iss^0, given the fitted Q, when T_iss >= (1 + knee_margin) (V - Q)/R; one
+// nearer the knee may carry some backpressure, so its T_iss is only an upper bound of T_iss^0.
+bool clearly_on_floor(const Dataset& data, const CapacityPlan& plan, int obs_idx, double drain_rate_bps,
+                      double capacity_bytes, const FitOptions& options);
 
 // ---- shared helpers ---------------------------------------------------------------------------------
 // R^2 of predictions against measurements (NaN when the measurements do not vary) and the worst |rel| error.

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <set>
 
 #include "common/error.hpp"
@@ -40,9 +39,7 @@ void check_gate_schema(const json& j) {
   }
   const std::string version = report::read_string(r.required("version"), r.path("version"));
   unsigned major = 0, minor = 0;
-  char tail = 0;
-  if (version.empty() || version[0] < '0' || version[0] > '9' ||
-      std::sscanf(version.c_str(), "%u.%u%c", &major, &minor, &tail) != 2) {
+  if (!report::parse_schema_version(version, major, minor)) {
     throw input_error(r.path("version"), "expected \"MAJOR.MINOR\" such as \"1.0\", got \"" + version + "\"");
   }
   if (major != static_cast<unsigned>(kGateSchemaMajor)) {

@@ -157,6 +157,20 @@ std::string dump_strict(const json& j, int indent) {
   }
 }
 
+bool parse_schema_version(const std::string& text, unsigned& major, unsigned& minor) {
+  const auto dot = text.find('.');
+  auto digits = [](const std::string& part, unsigned& out) {
+    if (part.empty() || part.size() > 4) return false;
+    out = 0;
+    for (char c : part) {
+      if (c < '0' || c > '9') return false;
+      out = out * 10 + static_cast<unsigned>(c - '0');
+    }
+    return true;
+  };
+  return dot != std::string::npos && digits(text.substr(0, dot), major) && digits(text.substr(dot + 1), minor);
+}
+
 json parse_json_text(std::string_view text, const std::string& source) {
   // nlohmann keeps the last of two equal keys silently; a result file with two "B_bytes" is ambiguous, so
   // the callback tracks the keys of every open object and refuses repeats (and excessive depth).

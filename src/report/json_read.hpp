@@ -56,6 +56,9 @@ std::optional<std::string> find_non_finite(const nlohmann::json& j, const std::s
 // j.dump(indent), refusing NaN/inf (input_error naming the field) and strings that are not UTF-8.
 std::string dump_strict(const nlohmann::json& j, int indent);
 
+// "MAJOR.MINOR" exactly (1 to 4 digits each, nothing else), as schema.version of result and gate files.
+bool parse_schema_version(const std::string& text, unsigned& major, unsigned& minor);
+
 // Parses a whole document. Malformed or truncated text, duplicate keys in one object and nesting deeper
 // than kMaxJsonDepth are input_error(source, ...) with the parser's position.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);

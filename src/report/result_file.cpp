@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -33,9 +32,7 @@ void check_schema(const json& j) {
   }
   const std::string version = read_string(r.required("version"), r.path("version"));
   unsigned major = 0, minor = 0;
-  char tail = 0;
-  if (std::sscanf(version.c_str(), "%u.%u%c", &major, &minor, &tail) != 2 || version[0] < '0' ||
-      version[0] > '9') {
+  if (!parse_schema_version(version, major, minor)) {
     throw input_error(r.path("version"), "expected \"MAJOR.MINOR\" such as \"" + schema_version() + "\", got \"" +
                                              version + "\"");
   }

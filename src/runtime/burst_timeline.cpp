@@ -26,7 +26,8 @@ double derive_sm_clock_hz(const std::vector<kernels::remote_store::ProducerClock
       throw bad_record(fmt::format("producer {}: empty clock window ({} ns, {} cycles); is %globaltimer running?", p,
                                    static_cast<long long>(c.last_ns - c.first_ns),
                                    static_cast<long long>(c.last_cycles - c.first_cycles)));
-    hz.push_back(1e9 * static_cast<double>(c.last_cycles - c.first_cycles) / static_cast<double>(c.last_ns - c.first_ns));
+    const double cycles = static_cast<double>(c.last_cycles - c.first_cycles);
+    hz.push_back(1e9 * cycles / static_cast<double>(c.last_ns - c.first_ns));
   }
   if (hz.empty()) throw bad_record("no producer clocks");
   return median(hz);

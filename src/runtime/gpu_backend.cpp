@@ -1,8 +1,9 @@
 // xstage runtime layer: the GPU measurement backend. One point = poison the destination, probe the SM
-// clock (G -> cycles), one discarded warm-up launch, `repetitions` measured launches (each one sample,
-// re-run when the SM clock was low), then read back and verify every byte the kernel claims to have
-// written. Isolated bursts: each repetition is its own launch of one burst; the stream synchronization
-// before it guarantees that the previous launch's stores completed (the recovery).
+// clock, one discarded warm-up launch (its clock converts G to cycles), `repetitions` measured launches
+// (one sample each, re-run when the SM clock was low), then read back and verify every byte the kernel
+// claims to have written. Isolated bursts: each repetition is its own launch of one burst; the stream
+// synchronization before it guarantees that the previous launch's stores completed (the recovery).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -114,11 +115,13 @@ class GpuBackend final : public Backend {
     j["definitions"] = {
         {"issue_time_s", "per burst: max over producers of (clock64 after all threads issued, __syncthreads) - "
                          "(clock64 before the first store); sample = median over steady-state bursts"},
-        {"period_s", "per burst: mean over producers of start(b+1) - start(b); sample = median over steady-state bursts"},
+        {"period_s", "per burst: mean over producers of start(b+1) - start(b); sample = median over steady-state "
+                     "bursts"},
         {"completion_s", "per burst: max over producers of start -> every thread's fence.sc.sys done (remote-visible "
                          "(fence) horizon); the gap starts after the fence"},
         {"sm_clock_hz", "per launch: median over producers of clock64 delta / %globaltimer delta over the launch"},
-        {"gap", "clock64 busy spin of round(G * probe clock) cycles, probe = 1 ms clock64/%globaltimer before the point"}};
+        {"gap", "clock64 busy spin (no stores) of round(G * f) cycles, f = max(1 ms probe, SM clock of the "
+                "discarded warm-up launch)"}};
     return j;
   }
 
@@ -145,6 +148,10 @@ class GpuBackend final : public Backend {
   TargetBuffer& buffer_for(const PointPlan& plan);
   double probe_clock_hz();
   LaunchSample launch(const PointPlan& plan, const PointSpec& spec, std::uint64_t gap_cycles);
+  // One sample: a launch, re-run up to max_reruns times while the SM clock is low (or, isolated, a
+  // producer missed the start barrier); sets record.clock_flagged when the clock stayed low.
+  LaunchSample measure_repetition(const PointPlan& plan, const PointSpec& spec, std::uint64_t gap_cycles, int rep,
+                                  PointRecord& record);
 
   int device_;
   GpuBackendOptions options_;
@@ -154,6 +161,7 @@ class GpuBackend final : public Backend {
   DeviceScratch scratch_;
   std::map<std::string, std::unique_ptr<TargetBuffer>> buffers_;  // by target text, grown on demand
   std::uint64_t num_bursts_written_ = 0;                           // global burst index within the point
+  std::vector<std::uint32_t> readback_;                            // device rings copied back for verification
 };
 
 TargetBuffer& GpuBackend::buffer_for(const PointPlan& plan) {
@@ -227,8 +235,30 @@ LaunchSample GpuBackend::launch(const PointPlan& plan, const PointSpec& spec, st
   XS_CUDA_CHECK(cudaMemcpy(t.records.data(), scratch_.records, sizeof(rs::BurstRecord) * t.records.size(),
                            cudaMemcpyDeviceToHost));
   XS_CUDA_CHECK(cudaMemcpy(t.clocks.data(), scratch_.clocks, sizeof(rs::ProducerClock) * k, cudaMemcpyDeviceToHost));
-  const std::uint32_t first_steady = spec.suite == Suite::kIsolated ? 0 : static_cast<std::uint32_t>(spec.warmup_bursts);
+  const auto first_steady = static_cast<std::uint32_t>(spec.suite == Suite::kIsolated ? 0 : spec.warmup_bursts);
   return aggregate_launch(t, first_steady, spec.completion);
+}
+
+LaunchSample GpuBackend::measure_repetition(const PointPlan& plan, const PointSpec& spec, std::uint64_t gap_cycles,
+                                            int rep, PointRecord& record) {
+  const double min_clock_hz = options_.clock_flag_fraction * devices_[device_].clock_rate_hz;
+  for (int attempt = 0;; ++attempt) {
+    const LaunchSample s = launch(plan, spec, gap_cycles);
+    const bool clock_low = s.sm_clock_hz < min_clock_hz;
+    const bool misaligned = spec.suite == Suite::kIsolated && s.num_late_producers > 0;
+    if (!clock_low && !misaligned) return s;
+    const std::string why =
+        clock_low ? fmt::format("SM clock {:.3f} GHz < {:.0f}% of the {:.3f} GHz peak", 1e-9 * s.sm_clock_hz,
+                                100 * options_.clock_flag_fraction, 1e-9 * devices_[device_].clock_rate_hz)
+                  : fmt::format("{} producers missed the start barrier", s.num_late_producers);
+    if (attempt == options_.max_reruns) {
+      std::fprintf(stderr, "xstage: %s repetition %d: %s after %d re-runs; kept%s\n", record.id.c_str(), rep,
+                   why.c_str(), attempt, clock_low ? " and flagged" : "");
+      record.clock_flagged = record.clock_flagged || clock_low;
+      return s;
+    }
+    std::fprintf(stderr, "xstage: %s repetition %d: %s; re-running\n", record.id.c_str(), rep, why.c_str());
+  }
 }
 
 PointRecord GpuBackend::run(const PointSpec& spec) {
@@ -248,37 +278,23 @@ PointRecord GpuBackend::run(const PointSpec& spec) {
   buffer.poison(plan.buffer_bytes());
   num_bursts_written_ = 0;
 
-  const double max_clock_hz = devices_[device_].clock_rate_hz;
-  const auto gap_cycles = static_cast<std::uint64_t>(std::llround(spec.gap_s * probe_clock_hz()));
-  (void)launch(plan, spec, gap_cycles);  // warm-up: mappings, TLB, instruction cache, clock ramp
+  // G -> cycles: first with the probe, then with the higher of it and the clock the warm-up launch ran
+  // at (a low reading is a clock still ramping up from idle, not the clock the samples will see).
+  const double probe_hz = probe_clock_hz();
+  auto gap_cycles = static_cast<std::uint64_t>(std::llround(spec.gap_s * probe_hz));
+  const LaunchSample warmup = launch(plan, spec, gap_cycles);  // mappings, TLB, instruction cache, clock ramp
+  gap_cycles = static_cast<std::uint64_t>(std::llround(spec.gap_s * std::max(probe_hz, warmup.sm_clock_hz)));
 
   std::vector<double> issue_s, period_s, completion_s, clock_hz;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
-    LaunchSample s;
-    for (int attempt = 0;; ++attempt) {
-      s = launch(plan, spec, gap_cycles);
-      const bool clock_low = s.sm_clock_hz < options_.clock_flag_fraction * max_clock_hz;
-      const bool misaligned = spec.suite == Suite::kIsolated && s.num_late_producers > 0;
-      if (!clock_low && !misaligned) break;
-      const std::string why = clock_low ? fmt::format("SM clock {:.3f} GHz < {:.0f}% of {:.3f} GHz", 1e-9 * s.sm_clock_hz,
-                                                      100 * options_.clock_flag_fraction, 1e-9 * max_clock_hz)
-                                        : fmt::format("{} producers missed the start barrier", s.num_late_producers);
-      if (attempt == options_.max_reruns) {
-        std::fprintf(stderr, "xstage: %s repetition %d: %s after %d re-runs; kept and flagged\n", record.id.c_str(), rep,
-                     why.c_str(), attempt);
-        record.clock_flagged = record.clock_flagged || clock_low;
-        break;
-      }
-      std::fprintf(stderr, "xstage: %s repetition %d: %s; re-running\n", record.id.c_str(), rep, why.c_str());
-    }
+    const LaunchSample s = measure_repetition(plan, spec, gap_cycles, rep, record);
     issue_s.push_back(s.issue_time_s);
     if (!std::isnan(s.period_s)) period_s.push_back(s.period_s);
     if (spec.completion) completion_s.push_back(s.completion_s);
     clock_hz.push_back(s.sm_clock_hz);
   }
 
-  std::vector<std::uint32_t> scratch;
-  const std::uint32_t* words = buffer.host_words(plan.buffer_bytes(), scratch);
+  const std::uint32_t* words = buffer.host_words(plan.buffer_bytes(), readback_);
   record.verification = verify_ring(words, {plan.layout, kGuardBytes, num_bursts_written_});
   if (record.verification.wrong > 0)
     std::fprintf(stderr, "xstage: %s: DATA VERIFICATION FAILED: %llu wrong words\n", record.id.c_str(),

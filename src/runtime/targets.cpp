@@ -37,7 +37,8 @@ Target parse_target(const std::string& text) {
     if (text.rfind(p, 0) == 0) {
       t.kind = kind;
       const long long n = parse_integer(text.substr(p.size()), "target");
-      if (n < 0 || n > 1023) throw input_error("target", fmt::format("'{}': GPU index out of range; {}", text, kTargetForms));
+      if (n < 0 || n > 1023)
+        throw input_error("target", fmt::format("'{}': GPU index out of range; {}", text, kTargetForms));
       t.peer_device = static_cast<int>(n);
       return t;
     }
@@ -52,7 +53,8 @@ std::optional<std::string> target_unavailable_reason(const Target& target, const
       return std::nullopt;
     case TargetKind::kHost:
       if (!device.can_map_host_memory)
-        return fmt::format("unavailable: GPU {} cannot map host memory (cudaDevAttrCanMapHostMemory = 0)", device.index);
+        return fmt::format("unavailable: GPU {} cannot map host memory (cudaDevAttrCanMapHostMemory = 0)",
+                           device.index);
       return std::nullopt;
     case TargetKind::kPeer:
     case TargetKind::kNccl:
@@ -146,7 +148,7 @@ void TargetBuffer::poison(std::size_t bytes) {
 
 const std::uint32_t* TargetBuffer::host_words(std::size_t bytes, std::vector<std::uint32_t>& scratch) const {
   if (host_ptr_ != nullptr) return static_cast<const std::uint32_t*>(host_ptr_);
-  scratch.resize((bytes + 3) / 4);
+  if (scratch.size() < (bytes + 3) / 4) scratch.resize((bytes + 3) / 4);
   XS_CUDA_CHECK(cudaMemcpy(scratch.data(), device_ptr_, bytes, cudaMemcpyDeviceToHost));
   return scratch.data();
 }

@@ -45,7 +45,8 @@ Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
       const std::uint32_t seed = pattern_seed(burst_idx, p);
       for (std::uint64_t w = 0; w < words_per_slice; ++w) {
         const std::uint32_t expected = seed ^ static_cast<std::uint32_t>(w);
-        if (words[first_word + w] != expected) counter.mismatch(4 * (first_word + w), "slice", expected, words[first_word + w]);
+        const std::uint32_t found = words[first_word + w];
+        if (found != expected) counter.mismatch(4 * (first_word + w), "slice", expected, found);
       }
     }
   }

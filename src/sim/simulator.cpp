@@ -2,7 +2,8 @@
 //
 // Approach. Between two events every rate is constant, so the state advances in closed form instead of
 // per byte or per request. Events: a producer's overhead or gap timer ends, a producer's last byte of a
-// burst is accepted, the outstanding volume q reaches Q (path full) or 0 (path empty).
+// burst is accepted, the outstanding volume q reaches Q (path full). q reaching 0 needs no event: it then
+// stays 0 until A next changes (an event anyway), so it is clamped in place.
 //   - Issuing producer p injects at its own rate r_p; A = sum of r_p over issuing producers.
 //   - Path not full: injection A, drain R while q > 0 (work-conserving, FIFO), so dq/dt = A - R.
 //   - Path full (q = Q and A > R): a request enters only as the drain frees space, so injection is capped
@@ -24,6 +25,7 @@
 #include <limits>
 #include <queue>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "common/error.hpp"
@@ -75,21 +77,21 @@ class Engine {
     const double capacity = in_.path.capacity_bytes;
     num_active_ = num_groups_;
     for (int g = 0; g < num_groups_; ++g) start_burst(g, 0);
-    while (num_active_ > 0) {
+    // Each step fires at least one event; a group has at most 3 per burst and the path changes state at
+    // most twice per rate change, so exceeding this budget means the state is corrupt (NaN, stuck).
+    const long long max_steps = 16LL * (num_groups_ + 1) * (in_.num_bursts + 2);
+    for (long long step = 0; num_active_ > 0; ++step) {
+      if (step > max_steps) throw std::logic_error("sim: event loop made no progress (internal error)");
       const double s = scale();
       const double dt_timer = timers_.empty() ? kInf : timers_.top().first - now_s_;
       const double dt_issue = issue_.empty() ? kInf : (issue_.top().first - virtual_s_) / s;
-      double dt_full = kInf, dt_empty = kInf;
-      if (!in_.path.unlimited && !full_) {
-        if (inject_bps_ > drain_bps) dt_full = (capacity - outstanding_bytes_) / (inject_bps_ - drain_bps);
-        else if (inject_bps_ < drain_bps && outstanding_bytes_ > 0)
-          dt_empty = outstanding_bytes_ / (drain_bps - inject_bps_);
-      }
-      const double dt = std::max(0.0, std::min({dt_timer, dt_issue, dt_full, dt_empty}));
+      double dt_full = kInf;
+      if (!in_.path.unlimited && !full_ && inject_bps_ > drain_bps)
+        dt_full = (capacity - outstanding_bytes_) / (inject_bps_ - drain_bps);
+      const double dt = std::max(0.0, std::min({dt_timer, dt_issue, dt_full}));
       advance(dt);
       // Snap the state variable whose event fired, so rounding cannot re-fire or skip it.
       if (dt == dt_full) { outstanding_bytes_ = capacity; full_ = true; }
-      if (dt == dt_empty) outstanding_bytes_ = 0;
       if (dt == dt_issue) virtual_s_ = issue_.top().first;
       drained_bytes_ = injected_bytes_ - outstanding_bytes_;
       while (!issue_.empty() && issue_.top().first <= virtual_s_ + kTimeTolS) {
@@ -162,6 +164,7 @@ class Engine {
     const double drain_bps = in_.path.unlimited ? inject_bps
                              : (outstanding_bytes_ > 0 || inject_bps > in_.path.drain_rate_bps)
                                  ? in_.path.drain_rate_bps : inject_bps;
+    // A pending mark lies inside q, so it is crossed before q can reach 0: drain_bps holds until then.
     while (!marks_.empty() && marks_.front().first - drained_bytes_ <= drain_bps * dt + kByteTol) {
       const double need_bytes = std::max(0.0, marks_.front().first - drained_bytes_);
       out_.drained_s[marks_.front().second] = now_s_ + (drain_bps > 0 ? need_bytes / drain_bps : 0.0);

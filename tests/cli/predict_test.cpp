@@ -7,9 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -177,6 +178,11 @@ TEST(Predict, BadInputExitsTwoWithOneMessage) {
   expect_bad_input(
       "interleave --R 717GB/s --tiss0 0.76us --V 4MiB --t-l1 1us --t-l2 2us --n1 1 --n2 1 --b-n 128",
       {"--num-sms", "required"});
+  expect_bad_input("fa --R 717GB/s --tiss0 0.76us --K 148 --b-m 128 --b-n 128 --d 128 --elem-bytes 2 "
+                   "--sigma 0.79us --num-bursts 4",
+                   {"--num-bursts", "--M"});
+  expect_bad_input("interleave --model " + kData + "calibration_ok.json --V 4MiB --t-l1 1us --t-l2 2us --n1 1 --n2 1",
+                   {"--K", "looked up"});
   expect_bad_input("", {"subcommand"});
   expect_bad_input("burst --bogus 1", {"--bogus"});
 }

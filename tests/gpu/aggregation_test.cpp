@@ -1,5 +1,6 @@
 // xstage GPU tests (host-only checks that live with the runtime): the launch aggregation follows its
 // definitions on a hand-made timeline, and the verifier catches a wrong word anywhere it looks.
+#if defined(XS_HAVE_CUDA)  // CPU-only builds compile only the "not built" check (gpu_environment_test)
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -99,3 +100,5 @@ TEST(RingVerification, AcceptsTheClaimAndCountsEveryWrongWord) {
 
 }  // namespace
 }  // namespace xs
+
+#endif  // XS_HAVE_CUDA

@@ -1,6 +1,7 @@
 // xstage GPU tests: the burst kernel writes exactly what it claims (CPU reference = verify_ring over
 // the whole poisoned buffer, guards included), for every store width, producer kind, address mode
 // and the local/host targets; plus completion and isolated mode records.
+#if defined(XS_HAVE_CUDA)  // CPU-only builds compile only the "not built" check (gpu_environment_test)
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -90,3 +91,5 @@ TEST(BurstKernel, IsolatedBurstGivesOneIssueSamplePerRepetitionAndNoPeriod) {
 
 }  // namespace
 }  // namespace xs
+
+#endif  // XS_HAVE_CUDA

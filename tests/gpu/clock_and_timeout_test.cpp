@@ -1,11 +1,13 @@
 // xstage GPU tests: cycle-to-second conversion is sane, a known gap G measures as G, and a device
 // spin-wait that cannot finish traps and surfaces as an xs::Error naming its flag.
+#if defined(XS_HAVE_CUDA)  // CPU-only builds compile only the "not built" check (gpu_environment_test)
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 
+#include "common/error.hpp"
 #include "gpu_test_util.hpp"
 #include "runtime/gpu_backend_options.hpp"
 
@@ -49,3 +51,5 @@ TEST(BurstKernelDeathTest, StartBarrierTimeoutTrapsAndNamesTheFlag) {
 
 }  // namespace
 }  // namespace xs
+
+#endif  // XS_HAVE_CUDA

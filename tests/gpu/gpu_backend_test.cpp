@@ -1,5 +1,6 @@
 // xstage GPU tests: what the backend reports before any launch (unavailable targets, bad specs), its
 // describe() keys and the copy-engine reference.
+#if defined(XS_HAVE_CUDA)  // CPU-only builds compile only the "not built" check (gpu_environment_test)
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
@@ -19,7 +20,9 @@ TEST(GpuBackend, UnreachablePeerIsUnavailableAndRunsAsSkipped) {
   const PointSpec spec = test::small_spec("peer:" + std::to_string(gpus == 1 ? 1 : gpus));
   const std::string reason = reason_for(*backend, spec);
   EXPECT_EQ(reason.rfind("unavailable", 0), 0u) << reason;
-  if (gpus == 1) EXPECT_EQ(reason, "unavailable: one GPU");
+  if (gpus == 1) {
+    EXPECT_EQ(reason, "unavailable: one GPU");
+  }
   const PointRecord r = backend->run(spec);
   EXPECT_TRUE(r.skipped);
   EXPECT_EQ(r.skip_reason, reason);
@@ -91,3 +94,5 @@ TEST(GpuBackend, CopyEngineReferenceExistsForLocalAndHostOnly) {
 
 }  // namespace
 }  // namespace xs
+
+#endif  // XS_HAVE_CUDA

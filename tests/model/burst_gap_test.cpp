@@ -1,11 +1,11 @@
 // tests/model: properties of the Burst-Gap equations over a grid of (R, T_iss^0, V, G): the floor, the max
 // law, the recovery gap, and the design test flipping exactly at its bounds.
-#include "model/burst_gap.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
+
+#include "model/burst_gap.hpp"
 
 namespace m = xs::model;
 

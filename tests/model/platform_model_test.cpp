@@ -1,13 +1,13 @@
 // tests/model: PlatformModel tables (interpolation inside, between K, clamped outside with the extrapolated
 // flag, lower-bound Q flagged), the JSON round trip, and strict reading of calibration files.
-#include "model/platform_model.hpp"
-
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/error.hpp"
+#include "model/platform_model.hpp"
 
 namespace m = xs::model;
 using nlohmann::json;
@@ -158,6 +158,13 @@ TEST(PlatformModel, LoadsCalibrationFile) {
   EXPECT_DOUBLE_EQ(model.tiss0_s(148, 4849664).value, 0.76e-6);
   EXPECT_DOUBLE_EQ(model.capacity_bytes(148).value, 4456296);
   EXPECT_TRUE(model.capacity_bytes(8).is_lower_bound);
+}
+
+TEST(PlatformModel, LoadsTheDocumentedExample) {
+  // docs/example-result.json is the schema's worked example (docs/result-schema.md): it must stay loadable.
+  const auto model = m::PlatformModel::load(std::string(XS_TEST_DATA_DIR) + "/../../docs/example-result.json");
+  EXPECT_GT(model.drain_rate_bps(), 0);
+  EXPECT_FALSE(model.tiss0_table().empty());
 }
 
 void expect_load_error(const std::string& file, const std::string& needle) {

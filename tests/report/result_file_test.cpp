@@ -80,6 +80,8 @@ TEST(ResultFile, EveryBadInputNamesItsPath) {
       {"schema name", [](json& j) { j["schema"]["name"] = "xstage.sweep"; }, "schema.name"},
       {"schema major", [](json& j) { j["schema"]["version"] = "2.0"; }, "schema.version"},
       {"schema version form", [](json& j) { j["schema"]["version"] = "1"; }, "schema.version"},
+      {"schema version spaced", [](json& j) { j["schema"]["version"] = "1. 0"; }, "schema.version"},
+      {"schema version signed", [](json& j) { j["schema"]["version"] = "1.-0"; }, "schema.version"},
       {"schema version number", [](json& j) { j["schema"]["version"] = 1.0; }, "schema.version"},
       {"schema missing", [](json& j) { j.erase("schema"); }, "schema"},
       {"points not array", [](json& j) { j["points"] = json::object(); }, "points"},
@@ -123,6 +125,12 @@ TEST(ResultFile, MalformedTextIsAnErrorNamingTheSource) {
   for (const std::string& text : texts) {
     EXPECT_EQ(error_field([&] { report::parse_result_text(text, "in.json"); }), "in.json") << text.substr(0, 60);
   }
+}
+
+TEST(ResultFile, NewerMinorVersionIsAccepted) {
+  json j = canonical();
+  j["schema"]["version"] = "1.7";
+  EXPECT_EQ(report::result_from_json(j).points.size(), 3u);
 }
 
 TEST(ResultFile, MissingFileIsBadInput) {

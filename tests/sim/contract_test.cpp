@@ -71,6 +71,30 @@ TEST(SimContract, SameSeedGivesIdenticalRecordsOtherSeedDiffers) {
   EXPECT_LT(a.issue_time_s.min, a.issue_time_s.max);
 }
 
+TEST(SimContract, NoiseJittersTheDrainRatePerRepetition) {
+  // Drain-limited, so each repetition's period is V / R_rep with R_rep = R exp(0.05 Z).
+  SimParams params;
+  params.noise = 0.05;
+  PointSpec spec = periodic(132, 32 * kKiB, 0);
+  spec.repetitions = 9;
+  const PointRecord r = simulate_point(params, spec);
+  EXPECT_GT((r.period_s.max - r.period_s.min) / r.period_s.median, 0.05);
+  EXPECT_NEAR(rel_err(r.period_s.median, drain_horizon_s(params, spec)), 0.0, 0.05);
+}
+
+TEST(SimContract, IssueTimeIsTheSlowestProducers) {
+  // T_iss = max over producers: with per-producer jitter it grows with K (the max of K lognormals),
+  // while one producer stays at T_iss^0.
+  SimParams params;
+  params.noise = 0.05;
+  PointSpec spec = periodic(1, 32 * kKiB, 40e-6);
+  EXPECT_NEAR(rel_err(simulate_point(params, spec).issue_time_s.median, params.tiss0_ref_s), 0.0, 0.03);
+  spec.num_producers = 132;
+  const double ratio = simulate_point(params, spec).issue_time_s.median / params.tiss0_ref_s;
+  EXPECT_GT(ratio, 1.05);
+  EXPECT_LT(ratio, 1.3);
+}
+
 TEST(SimContract, WithoutNoiseTheSeedDoesNotMatter) {
   SimParams params;
   const PointSpec spec = periodic(66, 32 * kKiB, 2e-6);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 
 #include "sim/simulator.hpp"
 #include "sim_test_points.hpp"
@@ -104,6 +105,17 @@ TEST(SimRegimes, IsolatedBurstShowsCapacityKnee) {
   }
 }
 
+TEST(SimRegimes, EveryIsolatedBurstStartsIntoAnEmptyPath) {
+  // Back to back, 132 x 256 KiB bursts would settle at V/R; isolated ones each pay only (V - Q)/R.
+  const SimParams params;
+  PointSpec spec = isolated(132, 256 * kKiB);
+  spec.num_bursts = 8;
+  spec.warmup_bursts = 2;
+  const PointRecord r = simulate_point(params, spec);
+  EXPECT_NEAR(rel_err(r.issue_time_s.median, eq7_isolated_s(params, spec, capacity_for(params, 132))), 0.0, 0.02);
+  EXPECT_LT(r.issue_time_s.median, 0.95 * drain_horizon_s(params, spec));
+}
+
 TEST(SimRegimes, IsolatedKneeMovesWithCapacityPerProducer) {
   SimParams params;
   params.capacity_per_producer_bytes = 16 * kKiB;  // Q(33) = 528 KiB instead of 4.25 MiB
@@ -140,6 +152,45 @@ TEST(SimRegimes, LocalTargetOnPeriodicSuiteIsUnlimited) {
   PointSpec spec = periodic(132, 512 * kKiB, 0);
   spec.target = "local";
   EXPECT_NEAR(rel_err(simulate_point(params, spec).issue_time_s.median, tiss0_s(params, 512 * kKiB)), 0.0, 1e-6);
+}
+
+TEST(SimRegimes, RandomPointsRespectTheBurstGapBounds) {
+  // Noiseless, any platform and point, with o = issue_overhead_s spent before a producer's first store:
+  //   isolated: T_iss = o + max(B/r, (V - Q)/R) exactly (eq. 7 with the overhead in front; Q in whole
+  //             512 B requests);
+  //   periodic: T_iss^0 <= T_iss <= o + max(B/r, V/R) (a burst never waits for more than a full path
+  //             plus itself) and T_period = T_iss + G.
+  std::mt19937_64 rng(20260725);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto log_uniform = [&](double lo, double hi) { return lo * std::pow(hi / lo, unit(rng)); };
+  for (int i = 0; i < 300; ++i) {
+    SimParams params;
+    params.drain_rate_bps = log_uniform(50e9, 2e12);
+    params.capacity_bytes = std::round(log_uniform(64e3, 64e6));
+    params.tiss0_ref_s = log_uniform(0.1e-6, 5e-6);
+    params.issue_overhead_s = params.tiss0_ref_s * 0.5 * unit(rng);
+    params.completion_latency_s = log_uniform(1e-9, 5e-6);
+    PointSpec spec = periodic(1 + static_cast<int>(log_uniform(1, 200)),
+                              16 * static_cast<std::uint64_t>(log_uniform(1, 65536)), 0);
+    spec.gap_s = unit(rng) < 0.2 ? 0.0 : log_uniform(1e-9, 3 * drain_horizon_s(params, spec));
+    spec.completion = true;
+    if (i % 3 == 0) spec = isolated(spec.num_producers, spec.bytes_per_producer), spec.completion = true;
+    const PointRecord r = simulate_point(params, spec);
+    const double overhead_s = params.issue_overhead_s;
+    const double inject_s = tiss0_s(params, spec.bytes_per_producer) - overhead_s;  // B / r
+    SCOPED_TRACE(::testing::Message() << "case " << i << " K=" << spec.num_producers << " B=" << spec.bytes_per_producer
+                                      << " G=" << spec.gap_s << " Q=" << params.capacity_bytes);
+    EXPECT_GE(r.completion_s->median, r.issue_time_s.median + params.completion_latency_s * (1 - 1e-9));
+    if (spec.suite == Suite::kIsolated) {
+      const double capacity_bytes = std::floor(params.capacity_bytes / 512) * 512;
+      const double fill_s = (static_cast<double>(spec.volume_bytes()) - capacity_bytes) / params.drain_rate_bps;
+      EXPECT_NEAR(rel_err(r.issue_time_s.median, overhead_s + std::max(inject_s, fill_s)), 0.0, 1e-6);
+    } else {
+      EXPECT_GE(r.issue_time_s.median, (overhead_s + inject_s) * (1 - 1e-9));
+      EXPECT_LE(r.issue_time_s.median, (overhead_s + std::max(inject_s, drain_horizon_s(params, spec))) * (1 + 1e-9));
+      EXPECT_NEAR(rel_err(r.period_s.median, r.issue_time_s.median + spec.gap_s), 0.0, 1e-9);
+    }
+  }
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 // text is parsed with common/units (sizes B, KB, KiB, MB, MiB, GB, GiB; times ns, us, ms, s; rates GB/s,
 // GiB/s, ...) into an SI value. A bad value throws xs::input_error naming the flag (exit 2 via run_main).
 #pragma once
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 namespace xs::cli {
 

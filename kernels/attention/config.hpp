@@ -1,0 +1,51 @@
+// xstage kernels layer (attention): the FlashAttention-forward tile shape and launch choices as plain
+// data. Host and device read the same constants; src/attention's model and the CPU tests read them too.
+#pragma once
+#include <cstdint>
+
+namespace xs::kernels::attention {
+
+// What a consumer warpgroup does with a finished output tile (paper section 5.3's variants).
+enum class EpilogueMode : int {
+  kLocal = 0,               // FA-only: O[head][token][d] in local HBM
+  kFused = 1,               // X-Stage-Fused: 16-byte stores to the Ulysses owner's buffer, then next tile
+  kCompletionCoupled = 2,   // counterfactual: as kFused, then fence.sc.sys and wait before the next tile
+};
+inline constexpr int kNumEpilogueModes = 3;
+inline const char* epilogue_mode_name(EpilogueMode mode) {
+  switch (mode) {
+    case EpilogueMode::kLocal: return "local";
+    case EpilogueMode::kFused: return "fused";
+    case EpilogueMode::kCompletionCoupled: return "completion_coupled";
+  }
+  return "?";
+}
+
+// Compile-time tile shape of the sm_90a kernel (head dim 128 is the only one built).
+//   b_m = 128 query rows per CTA tile, split 2 x 64 over the consumer warpgroups (wgmma M = 64);
+//   b_n = 128 keys per KV tile; a 2-stage K ring and a 2-stage V ring.
+struct TileShape {
+  static constexpr int kHeadDim = 128;          // d
+  static constexpr int kBlockM = 128;           // b_m, rows per output tile
+  static constexpr int kBlockN = 128;           // b_n, keys per KV tile
+  static constexpr int kStages = 2;             // K/V ring depth
+  static constexpr int kNumConsumerWarpgroups = 2;
+  static constexpr int kRowsPerConsumer = kBlockM / kNumConsumerWarpgroups;  // 64 = wgmma M
+  static constexpr int kNumThreads = 128 * (1 + kNumConsumerWarpgroups);     // producer WG + consumers
+  static constexpr int kNumConsumerThreads = 128 * kNumConsumerWarpgroups;
+  // setmaxnreg budget: 40*128 + 232*256 = 64512 <= 65536 registers per SM (one CTA per SM).
+  static constexpr int kProducerRegisters = 40;
+  static constexpr int kConsumerRegisters = 232;
+  static constexpr int kElemBytes = 2;          // bf16 in and out
+  // TMA box: 64 columns (128 bytes, the 128B-swizzle span) x rows; a tile is 2 column halves.
+  static constexpr int kSwizzleCols = 64;
+  static constexpr int kNumColHalves = kHeadDim / kSwizzleCols;
+};
+
+// Run-time launch choices (CUB-style policy: plain data, no behaviour).
+struct FlashAttentionConfig {
+  int num_ctas = 0;                             // persistent grid; 0 = one per SM of the current device
+  std::uint64_t timeout_cycles = 1ull << 34;    // spin-wait limit (about 8 s at 2 GHz), then trap
+};
+
+}  // namespace xs::kernels::attention

@@ -1,0 +1,103 @@
+// xstage kernels layer (attention): the output-tile epilogue of one consumer warpgroup (64 rows x d).
+// The owning warpgroup converts O to bf16 into its own staging buffer (never the Q/K/V ring, so a
+// store never gates the next tile's loads), then issues 16-byte stores: to local O (FA-only) or to the
+// Ulysses owner's buffer (X-Stage-Fused; completion-coupled adds fence.sc.sys and waits). Device only.
+#pragma once
+#include <cstdint>
+
+#include "attention/params.cuh"
+#include "attention/ptx_hopper.cuh"
+
+namespace xs::kernels::attention {
+
+// Named barrier of consumer warpgroup c (ids 1, 2; 0 is __syncthreads).
+__device__ __forceinline__ void consumer_barrier(std::uint32_t consumer) {
+  ptx::named_barrier_sync(1 + consumer, 128);
+}
+
+// Per-tile stamps the consumer collects when instrumentation is on (thread 0 of the warpgroup).
+struct TileStamps {
+  std::uint64_t qloop_start_cycles = 0;
+  std::uint64_t qloop_end_cycles = 0;
+  std::uint64_t qloop_start_ns = 0;
+};
+
+// Global address of row `token` (of `head`) in the mode's destination.
+template <EpilogueMode kMode>
+__device__ __forceinline__ std::uint8_t* row_address(const KernelParams& p, std::uint32_t head, std::uint32_t token) {
+  if constexpr (kMode == EpilogueMode::kLocal) {
+    return p.out + local_element_offset(head, token, p.seq_len, TileShape::kHeadDim) * TileShape::kElemBytes;
+  } else {
+    const std::uint32_t rank = p.ulysses.owner_rank(token);
+    return p.dst[rank] + p.ulysses.dst_element_offset(head, token) * TileShape::kElemBytes;
+  }
+}
+
+// o: normalized fp32 accumulators (layout: mainloop.cuh). thread: 0..127 within the warpgroup.
+template <EpilogueMode kMode>
+__device__ __forceinline__ void store_output_tile(const KernelParams& p, const float (&o)[64], TileCoord coord,
+                                                  std::uint32_t tile_idx, std::uint32_t consumer,
+                                                  std::uint32_t thread, std::uint32_t staging_addr,
+                                                  const TileStamps& stamps) {
+  constexpr std::uint32_t kPitch = SmemLayout::kStagingPitchBytes;
+  const std::uint32_t warp = thread / 32, lane = thread % 32;
+  // 1. Every thread finished reading the previous tile out of staging.
+  consumer_barrier(consumer);
+  // 2. Fragments -> bf16 -> staging. Thread holds rows 16w + lane/4 (+8), columns 8j + 2(lane%4) (+1).
+  const std::uint32_t row0 = 16 * warp + lane / 4;
+  const std::uint32_t col0 = 2 * (lane % 4);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const std::uint32_t col_bytes = (8 * j + col0) * TileShape::kElemBytes;
+    ptx::st_shared_b32(staging_addr + row0 * kPitch + col_bytes, ptx::pack_bf16x2(o[4 * j], o[4 * j + 1]));
+    ptx::st_shared_b32(staging_addr + (row0 + 8) * kPitch + col_bytes, ptx::pack_bf16x2(o[4 * j + 2], o[4 * j + 3]));
+  }
+  consumer_barrier(consumer);
+  // 3. 16-byte stores: pass ps covers rows 8ps..8ps+7, 16 threads per 256-byte row, so a warp writes two
+  //    whole rows (coalesced). All loads first, then all 8 stores back to back: one short burst.
+  const bool instrument = p.records != nullptr;
+  std::uint64_t store_start = 0;
+  if (instrument && thread == 0) store_start = ptx::clock64_cycles();
+  constexpr int kPasses = TileShape::kRowsPerConsumer * TileShape::kHeadDim * TileShape::kElemBytes / (16 * 128);
+  const std::uint32_t chunk = thread % 16;
+  uint4 data[kPasses];
+#pragma unroll
+  for (int ps = 0; ps < kPasses; ++ps) data[ps] = ptx::ld_shared_v4(staging_addr + (8 * ps + thread / 16) * kPitch + chunk * 16);
+  const std::uint32_t token0 = coord.m_block * TileShape::kBlockM + consumer * TileShape::kRowsPerConsumer;
+#pragma unroll
+  for (int ps = 0; ps < kPasses; ++ps) {
+    const std::uint32_t token = token0 + 8 * ps + thread / 16;
+    ptx::st_global_v4(row_address<kMode>(p, coord.head, token) + chunk * 16, data[ps]);
+  }
+  std::uint64_t store_end = 0, store_end_ns = 0, fence_end = 0;
+  if (instrument) {
+    consumer_barrier(consumer);
+    if (thread == 0) {
+      store_end = ptx::clock64_cycles();
+      store_end_ns = ptx::globaltimer_ns();
+    }
+  }
+  if constexpr (kMode == EpilogueMode::kCompletionCoupled) {
+    // The issuer blocks until its stores are acknowledged system-wide before its next tile starts.
+    ptx::fence_sc_sys();
+    consumer_barrier(consumer);
+    if (instrument && thread == 0) fence_end = ptx::clock64_cycles();
+  }
+  if (instrument && thread == 0) {
+    TileRecord r;
+    r.qloop_start_cycles = stamps.qloop_start_cycles;
+    r.qloop_end_cycles = stamps.qloop_end_cycles;
+    r.store_start_cycles = store_start;
+    r.store_end_cycles = store_end;
+    r.fence_end_cycles = fence_end;
+    r.qloop_start_ns = stamps.qloop_start_ns;
+    r.store_end_ns = store_end_ns;
+    r.tile_idx = tile_idx;
+    r.smid = ptx::smid();
+    r.num_kv_tiles = p.num_kv_tiles;
+    r.written = 1;
+    p.records[2 * tile_idx + consumer] = r;
+  }
+}
+
+}  // namespace xs::kernels::attention

@@ -1,0 +1,315 @@
+// xstage kernels layer (attention): the persistent sm_90a FlashAttention forward (bf16 in/out, fp32
+// accumulation, d = 128, non-causal) with the Ulysses post-attention All-to-All in its epilogue, its
+// launcher and its three instantiations (one per EpilogueMode).
+//
+// Warp roles (384 threads, one CTA per SM, setmaxnreg 40 / 232):
+//   warpgroup 0      producer: thread 0 issues every TMA load (Q once per tile, K/V per KV tile);
+//                    the other 127 threads leave after the register hand-off.
+//   warpgroups 1, 2  consumers c = 0, 1: query rows [64c, 64c + 64) of the CTA's 128-row tile; each
+//                    runs the Q-loop (mainloop.cuh) and then its own epilogue (epilogue.cuh).
+// Pipeline: Q (1 stage) and K, V (2-stage rings), mbarrier full/empty pairs (mainloop.cuh lists counts
+// and parities). Tile boundary: the warpgroup that owns the output tile stages it, issues its stores and
+// starts the next tile's Q-loop right away; that Q-loop is the post-issue drain window (paper 4.3).
+// Shared memory (layout.cuh): Q 32 KiB + K 2 x 32 KiB + V 2 x 32 KiB + staging 2 x 17 KiB + barriers
+// = 194 KiB (+1 KiB alignment slack) of the 227 KiB opt-in limit.
+#include <cmath>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "attention/epilogue.cuh"
+#include "attention/flash_attention.hpp"
+#include "attention/mainloop.cuh"
+#include "common/error.hpp"
+#include "runtime/check.hpp"
+
+namespace xs::kernels::attention {
+
+template <EpilogueMode kMode>
+__device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_t* smem, const Barriers& bars,
+                                              std::uint32_t cta_idx, std::uint32_t consumer,
+                                              std::uint32_t thread) {
+  constexpr std::uint32_t S = TileShape::kStages;
+  const std::uint32_t smem_base = ptx::smem_u32(smem);
+  // This warpgroup's 64 Q rows: +64 rows x 128 B inside each column half (a multiple of the 1024-B atom).
+  const std::uint32_t q_addr = smem_base + SmemLayout::kQOffset + consumer * TileShape::kRowsPerConsumer * 128;
+  const std::uint32_t staging_addr = smem_base + SmemLayout::staging_offset(static_cast<int>(consumer));
+  const bool instrument = p.records != nullptr;
+  const std::uint32_t num_kv = p.num_kv_tiles;
+
+  float o[64];
+  float s[64];
+  std::uint32_t pf[32];
+  std::uint32_t kv_iter = 0;
+  std::uint32_t local_idx = 0;
+  for (std::uint32_t tile = p.scheduler.first_tile(cta_idx); p.scheduler.valid(tile);
+       tile = p.scheduler.next_tile(tile), ++local_idx) {
+    const TileCoord coord = p.scheduler.coord(tile);
+    TileStamps stamps;
+    if (instrument && thread == 0) {
+      stamps.qloop_start_cycles = ptx::clock64_cycles();
+      stamps.qloop_start_ns = ptx::globaltimer_ns();
+    }
+#pragma unroll
+    for (int i = 0; i < 64; ++i) o[i] = 0.0f;
+    float m[2] = {-INFINITY, -INFINITY};
+    float l[2] = {0.0f, 0.0f};
+    float corr[2];
+    wait_barrier(p, bars.q_full, local_idx & 1, WaitFlag::kQFull, tile);
+
+    // KV tile 0: S_0, softmax, P_0 (O is still zero, nothing to rescale).
+    std::uint32_t stage = kv_iter % S;
+    wait_barrier(p, bars.k_full + stage, (kv_iter / S) & 1, WaitFlag::kKFull, tile);
+    issue_qk(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
+    ptx::wgmma_wait_group<0>();
+    ptx::fence_operands(s);
+    ptx::mbarrier_arrive(bars.k_empty + stage);
+    if (num_kv == 1) ptx::mbarrier_arrive(bars.q_empty);
+    online_softmax(s, m, l, corr, p.scale_log2);
+    convert_p(s, pf);
+    std::uint32_t prev_stage = stage;
+    std::uint32_t prev_iter = kv_iter;
+    ++kv_iter;
+
+    for (std::uint32_t j = 1; j < num_kv; ++j, ++kv_iter) {
+      stage = kv_iter % S;
+      // Both waits before the first issue, so the softmax never waits on a barrier with wgmmas in flight.
+      wait_barrier(p, bars.k_full + stage, (kv_iter / S) & 1, WaitFlag::kKFull, tile);
+      wait_barrier(p, bars.v_full + prev_stage, (prev_iter / S) & 1, WaitFlag::kVFull, tile);
+      issue_qk(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
+      issue_pv(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
+      ptx::wgmma_wait_group<1>();  // S_j done, PV_{j-1} may still run
+      ptx::fence_operands(s);
+      ptx::mbarrier_arrive(bars.k_empty + stage);
+      if (j + 1 == num_kv) ptx::mbarrier_arrive(bars.q_empty);
+      online_softmax(s, m, l, corr, p.scale_log2);
+      ptx::wgmma_wait_group<0>();  // PV_{j-1} done: O and P's registers are free again
+      ptx::fence_operands(o);
+      ptx::fence_operands(pf);
+      ptx::mbarrier_arrive(bars.v_empty + prev_stage);
+      rescale_o(o, corr);
+      convert_p(s, pf);
+      prev_stage = stage;
+      prev_iter = kv_iter;
+    }
+    wait_barrier(p, bars.v_full + prev_stage, (prev_iter / S) & 1, WaitFlag::kVFull, tile);
+    issue_pv(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
+    ptx::wgmma_wait_group<0>();
+    ptx::fence_operands(o);
+    ptx::fence_operands(pf);
+    ptx::mbarrier_arrive(bars.v_empty + prev_stage);
+    if (instrument && thread == 0) stamps.qloop_end_cycles = ptx::clock64_cycles();
+
+    normalize_o(o, l);
+    store_output_tile<kMode>(p, o, coord, tile, consumer, thread, staging_addr, stamps);
+  }
+}
+
+template <EpilogueMode kMode>
+__global__ void __launch_bounds__(TileShape::kNumThreads, 1)
+    flash_attention_kernel(const __grid_constant__ KernelParams p, const __grid_constant__ CUtensorMap tm_q,
+                           const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
+  extern __shared__ __align__(1024) std::uint8_t smem_raw[];
+  // 128B-swizzled TMA destinations and wgmma atoms need 1024-byte alignment: round the base up.
+  const std::uint32_t raw_addr = ptx::smem_u32(smem_raw);
+  std::uint8_t* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
+  const Barriers bars = barriers_at(smem);
+  const std::uint32_t warpgroup = threadIdx.x / 128;
+  const std::uint32_t thread = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    init_barriers(bars);
+    ptx::prefetch_tensormap(&tm_q);
+    ptx::prefetch_tensormap(&tm_k);
+    ptx::prefetch_tensormap(&tm_v);
+  }
+  __syncthreads();
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<TileShape::kProducerRegisters>();
+    if (thread == 0) producer_loop(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x);
+  } else {
+    ptx::setmaxnreg_inc<TileShape::kConsumerRegisters>();
+    consumer_loop<kMode>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
+  }
+}
+
+// ---- Host side ---------------------------------------------------------------------------------------
+namespace {
+
+using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap, CUtensorMap);
+// Runtime-to-template dispatch: one table indexed by EpilogueMode.
+constexpr KernelFn kKernels[kNumEpilogueModes] = {
+    &flash_attention_kernel<EpilogueMode::kLocal>,
+    &flash_attention_kernel<EpilogueMode::kFused>,
+    &flash_attention_kernel<EpilogueMode::kCompletionCoupled>,
+};
+
+WaitTimeoutReport*& timeout_report_host() {
+  static WaitTimeoutReport* host = nullptr;
+  return host;
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+    XS_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status));
+    if (status != cudaDriverEntryPointSuccess || ptr == nullptr)
+      throw Error(ExitCode::kDeviceFailure, "cuda", "cuTensorMapEncodeTiled",
+                  "driver entry point cuTensorMapEncodeTiled not found (driver older than CUDA 12.0?)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  }();
+  return fn;
+}
+
+// [rows][d] bf16, box [128 rows][64 cols], 128B swizzle (matches SmemLayout and the wgmma descriptors).
+CUtensorMap make_tile_map(const void* base, std::uint64_t rows, const char* name) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(TileShape::kHeadDim), rows};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(TileShape::kHeadDim * TileShape::kElemBytes)};
+  const cuuint32_t box[2] = {TileShape::kSwizzleCols, 128};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult res = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims,
+                                            strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (res != CUDA_SUCCESS)
+    throw Error(ExitCode::kDeviceFailure, "cuda", "cuTensorMapEncodeTiled",
+                std::string("cuTensorMapEncodeTiled for ") + name + " failed with CUresult " + std::to_string(res));
+  return map;
+}
+
+// One report per process, in mapped pinned host memory (allocated by the first launch; launch once
+// outside stream capture before capturing).
+WaitTimeoutReport* timeout_report_device() {
+  static WaitTimeoutReport* device_ptr = [] {
+    void* host = nullptr;
+    XS_CUDA_CHECK(cudaHostAlloc(&host, sizeof(WaitTimeoutReport), cudaHostAllocMapped | cudaHostAllocPortable));
+    *static_cast<WaitTimeoutReport*>(host) = WaitTimeoutReport{};
+    void* dev = nullptr;
+    XS_CUDA_CHECK(cudaHostGetDevicePointer(&dev, host, 0));
+    timeout_report_host() = static_cast<WaitTimeoutReport*>(host);
+    return static_cast<WaitTimeoutReport*>(dev);
+  }();
+  return device_ptr;
+}
+
+// cudaFuncSetAttribute once per (device, mode): later launches (also under stream capture) skip it.
+void raise_smem_limit_once(KernelFn kernel, int mode) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, int>> done;
+  int device = 0;
+  XS_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!done.insert({device, mode}).second) return;
+  XS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(SmemLayout::kDynamicBytes)));
+}
+
+bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
+
+}  // namespace
+
+void validate_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a) {
+  if (a.head_dim != TileShape::kHeadDim)
+    throw input_error("head_dim", "head dim " + std::to_string(a.head_dim) + " is not built; use 128");
+  if (a.seq_len <= 0 || a.seq_len % TileShape::kBlockM != 0)
+    throw input_error("seq_len", "M = " + std::to_string(a.seq_len) + " must be a positive multiple of " +
+                                     std::to_string(TileShape::kBlockM));
+  if (a.num_heads <= 0 || static_cast<long long>(a.num_heads) * a.seq_len >= (1ll << 31))
+    throw input_error("num_heads", "need 0 < num_heads and num_heads * M < 2^31 (TMA row coordinate)");
+  if (config.num_ctas < 0) throw input_error("num_ctas", "must be >= 0 (0: one per SM)");
+  if (!a.q || !a.k || !a.v || !aligned16(a.q) || !aligned16(a.k) || !aligned16(a.v))
+    throw input_error("q/k/v", "Q, K, V must be non-null and 16-byte aligned");
+  const std::uint64_t tensor_bytes = static_cast<std::uint64_t>(a.num_heads) * a.seq_len * a.head_dim * 2;
+  if (a.mode == EpilogueMode::kLocal) {
+    if (!a.out || !aligned16(a.out)) throw input_error("out", "FA-only mode needs a 16-byte aligned output");
+    if (a.out_bytes < tensor_bytes)
+      throw input_error("out", "output holds " + std::to_string(a.out_bytes) + " bytes, the launch writes " +
+                                   std::to_string(tensor_bytes));
+  } else {
+    if (a.num_ranks < 1 || a.num_ranks > kMaxRanks)
+      throw input_error("num_ranks", "P = " + std::to_string(a.num_ranks) + " must be in [1, " +
+                                         std::to_string(kMaxRanks) + "]");
+    if (a.seq_len % a.num_ranks != 0)
+      throw input_error("num_ranks", "P = " + std::to_string(a.num_ranks) + " does not divide M = " +
+                                         std::to_string(a.seq_len));
+    const UlyssesLayout u = a.ulysses();
+    if (a.dst_head_offset < 0 || u.dst_head_offset + u.num_heads > u.dst_num_heads)
+      throw input_error("dst_head_offset", "this sender's heads [" + std::to_string(a.dst_head_offset) + ", " +
+                                               std::to_string(a.dst_head_offset + a.num_heads) +
+                                               ") do not fit a destination row of " +
+                                               std::to_string(u.dst_num_heads) + " heads");
+    for (int r = 0; r < a.num_ranks; ++r) {
+      if (!a.dst[r] || !aligned16(a.dst[r]))
+        throw input_error("dst", "dst[" + std::to_string(r) + "] must be non-null and 16-byte aligned");
+      if (a.dst_bytes[r] < u.dst_bytes_per_rank())
+        throw input_error("dst", "dst[" + std::to_string(r) + "] holds " + std::to_string(a.dst_bytes[r]) +
+                                     " bytes, rank " + std::to_string(r) + " receives [" +
+                                     std::to_string(u.tokens_per_rank()) + " tokens][" +
+                                     std::to_string(u.dst_num_heads) + " heads][128] bf16 = " +
+                                     std::to_string(u.dst_bytes_per_rank()));
+    }
+  }
+  if (a.records != nullptr && a.records_bytes < std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord))
+    throw input_error("records", "instrumentation buffer needs 2 records per tile = " +
+                                     std::to_string(std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord)) + " bytes");
+  if (static_cast<int>(a.mode) < 0 || static_cast<int>(a.mode) >= kNumEpilogueModes)
+    throw input_error("mode", "unknown epilogue mode");
+}
+
+std::string flash_attention_timeout_message() {
+  volatile WaitTimeoutReport* r = timeout_report_host();
+  if (r == nullptr || r->valid == 0) return "";
+  static const char* const kNames[] = {"q_full", "q_empty", "k_full", "k_empty", "v_full", "v_empty"};
+  const std::uint32_t flag = r->flag;
+  const std::string msg = std::string("timeout waiting on mbarrier '") +
+                          (flag < static_cast<std::uint32_t>(WaitFlag::kCount) ? kNames[flag] : "?") + "' (block " +
+                          std::to_string(r->block) + ", thread " + std::to_string(r->thread) + ", tile " +
+                          std::to_string(r->tile) + ", parity " + std::to_string(r->parity) + ")";
+  r->valid = 0;
+  return msg;
+}
+
+int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
+  int ctas = config.num_ctas;
+  if (ctas == 0) {
+    int device = 0;
+    XS_CUDA_CHECK(cudaGetDevice(&device));
+    XS_CUDA_CHECK(cudaDeviceGetAttribute(&ctas, cudaDevAttrMultiProcessorCount, device));
+  }
+  const int tiles = static_cast<int>(args.num_tiles());
+  return ctas < tiles ? ctas : tiles;
+}
+
+void launch_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a, cudaStream_t stream) {
+  validate_flash_attention(config, a);
+  const int grid = flash_attention_grid_size(config, a);
+  KernelParams p;
+  p.scheduler.num_heads = static_cast<std::uint32_t>(a.num_heads);
+  p.scheduler.num_m_blocks = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockM);
+  p.scheduler.num_ctas = static_cast<std::uint32_t>(grid);
+  p.seq_len = static_cast<std::uint32_t>(a.seq_len);
+  p.num_kv_tiles = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockN);
+  const float scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
+  p.scale_log2 = scale * 1.4426950408889634f;
+  p.ulysses = a.ulysses();
+  p.out = static_cast<std::uint8_t*>(a.out);
+  for (int r = 0; r < kMaxRanks; ++r) p.dst[r] = static_cast<std::uint8_t*>(a.dst[r]);
+  p.records = a.records;
+  p.timeout_cycles = config.timeout_cycles;
+  p.timeout_report = timeout_report_device();
+  const std::uint64_t rows = static_cast<std::uint64_t>(a.num_heads) * a.seq_len;
+  const CUtensorMap tm_q = make_tile_map(a.q, rows, "Q");
+  const CUtensorMap tm_k = make_tile_map(a.k, rows, "K");
+  const CUtensorMap tm_v = make_tile_map(a.v, rows, "V");
+  const KernelFn kernel = kKernels[static_cast<int>(a.mode)];
+  raise_smem_limit_once(kernel, static_cast<int>(a.mode));
+  kernel<<<grid, TileShape::kNumThreads, SmemLayout::kDynamicBytes, stream>>>(p, tm_q, tm_k, tm_v);
+  XS_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace xs::kernels::attention

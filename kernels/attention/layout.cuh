@@ -1,0 +1,108 @@
+// xstage kernels layer (attention): where everything lives. Shared-memory carve-up of one CTA, the
+// local output layout and the Ulysses post-attention All-to-All destination layout. Header-only and
+// callable from host and device: the CPU tests check disjointness/coverage/budget on exactly this code.
+#pragma once
+#include <cstdint>
+
+#include "attention/config.hpp"
+
+#ifndef XS_HD
+#if defined(__CUDACC__)
+#define XS_HD __host__ __device__ __forceinline__
+#else
+#define XS_HD inline
+#endif
+#endif
+
+namespace xs::kernels::attention {
+
+// ---- Shared memory (bytes from a 1024-aligned base; 128B-swizzled TMA tiles need 1024 alignment) ----
+//   Q      [2 col halves][128 rows][64 cols] bf16, 128B swizzle             32 KiB
+//   K[s]   [2 col halves][128 keys][64 cols] bf16, s < kStages              32 KiB each
+//   V[s]   same shape as K                                                  32 KiB each
+//   stage[c] output staging of consumer c: [64 rows][128 cols] bf16, row pitch 272 B (16 B pad keeps the
+//            fragment writes and the 16 B row reads bank-conflict free)   17 KiB each
+//   barriers: q_full, q_empty, k_full[s], k_empty[s], v_full[s], v_empty[s] (8 B each)
+struct SmemLayout {
+  static constexpr std::uint32_t kTileBytes = TileShape::kBlockN * TileShape::kHeadDim * TileShape::kElemBytes;
+  static constexpr std::uint32_t kQBytes = TileShape::kBlockM * TileShape::kHeadDim * TileShape::kElemBytes;
+  static constexpr std::uint32_t kHalfRowsBytes = 128 * TileShape::kSwizzleCols * TileShape::kElemBytes;  // 16 KiB
+  static constexpr std::uint32_t kStagingPitchBytes = TileShape::kHeadDim * TileShape::kElemBytes + 16;
+  static constexpr std::uint32_t kStagingBytes = TileShape::kRowsPerConsumer * kStagingPitchBytes;
+  static constexpr std::uint32_t kNumBarriers = 2 + 4 * TileShape::kStages;
+
+  static constexpr std::uint32_t kQOffset = 0;
+  static constexpr std::uint32_t kKOffset = kQOffset + kQBytes;                        // K[0]
+  static constexpr std::uint32_t kVOffset = kKOffset + TileShape::kStages * kTileBytes;  // V[0]
+  static constexpr std::uint32_t kStagingOffset = kVOffset + TileShape::kStages * kTileBytes;
+  static constexpr std::uint32_t kBarrierOffset =
+      (kStagingOffset + TileShape::kNumConsumerWarpgroups * kStagingBytes + 7u) & ~7u;
+  XS_HD static constexpr std::uint32_t k_offset(int stage) { return kKOffset + stage * kTileBytes; }
+  XS_HD static constexpr std::uint32_t v_offset(int stage) { return kVOffset + stage * kTileBytes; }
+  XS_HD static constexpr std::uint32_t staging_offset(int consumer) { return kStagingOffset + consumer * kStagingBytes; }
+  static constexpr std::uint32_t kUsedBytes = kBarrierOffset + kNumBarriers * 8;
+  // The dynamic allocation adds 1 KiB so the kernel can round its base up to 1024.
+  static constexpr std::uint32_t kDynamicBytes = kUsedBytes + 1024;
+  static constexpr std::uint32_t kSm90OptinLimitBytes = 227 * 1024;  // per-block opt-in maximum on sm_90
+};
+static_assert(SmemLayout::kDynamicBytes <= SmemLayout::kSm90OptinLimitBytes, "shared memory over 227 KiB");
+static_assert(SmemLayout::kKOffset % 1024 == 0 && SmemLayout::kVOffset % 1024 == 0 && SmemLayout::kTileBytes % 1024 == 0,
+              "128B-swizzled TMA tiles need 1024-byte alignment");
+
+// ---- Local output (FA-only) ---------------------------------------------------------------------
+// Q, K, V, O: [num_heads][seq_len][head_dim] bf16 (a rank's view after the pre-attention All-to-All).
+XS_HD std::uint64_t local_element_offset(std::uint32_t head, std::uint32_t token, std::uint32_t seq_len,
+                                         std::uint32_t head_dim) {
+  return (static_cast<std::uint64_t>(head) * seq_len + token) * head_dim;
+}
+
+// ---- Ulysses post-attention All-to-All ------------------------------------------------------------
+// The sending rank holds all M tokens of its num_heads heads. Token t belongs to rank
+// owner = t * P / M (M divisible by P, so = t / (M/P)). Each rank r receives its sequence slice for
+// all heads of the model:
+//   dst[r]: [M/P tokens of rank r][dst_num_heads][head_dim] bf16,
+// where this sender's head h lands at dst head dst_head_offset + h. In a P-GPU Ulysses group
+// dst_num_heads = P * num_heads and dst_head_offset = sender_rank * num_heads; a single-GPU emulation may
+// set dst_num_heads = num_heads, dst_head_offset = 0 (compact buffers, one sender's volume).
+struct UlyssesLayout {
+  std::uint32_t seq_len = 0;          // M
+  std::uint32_t num_ranks = 1;        // P
+  std::uint32_t num_heads = 0;        // heads this sender computed
+  std::uint32_t dst_num_heads = 0;    // heads per destination token row
+  std::uint32_t dst_head_offset = 0;  // first destination head of this sender
+  std::uint32_t head_dim = 0;
+
+  XS_HD std::uint32_t tokens_per_rank() const { return seq_len / num_ranks; }
+  XS_HD std::uint32_t owner_rank(std::uint32_t token) const { return token / tokens_per_rank(); }
+  XS_HD std::uint32_t token_in_rank(std::uint32_t token) const { return token % tokens_per_rank(); }
+  // Element offset inside dst[owner_rank(token)].
+  XS_HD std::uint64_t dst_element_offset(std::uint32_t head, std::uint32_t token) const {
+    return (static_cast<std::uint64_t>(token_in_rank(token)) * dst_num_heads + dst_head_offset + head) * head_dim;
+  }
+  XS_HD std::uint64_t dst_bytes_per_rank() const {
+    return static_cast<std::uint64_t>(tokens_per_rank()) * dst_num_heads * head_dim * TileShape::kElemBytes;
+  }
+  // Bytes this sender writes into each rank's buffer (its share of the A2A volume).
+  XS_HD std::uint64_t sent_bytes_per_rank() const {
+    return static_cast<std::uint64_t>(tokens_per_rank()) * num_heads * head_dim * TileShape::kElemBytes;
+  }
+};
+
+// ---- Instrumentation ------------------------------------------------------------------------------
+// One record per (tile, consumer warpgroup), written by the warpgroup's thread 0 at records[2*tile + c].
+// Cycle stamps are %clock64 of the SM that ran the tile; ns stamps are %globaltimer.
+struct TileRecord {
+  std::uint64_t qloop_start_cycles = 0;  // tile start, before waiting for Q
+  std::uint64_t qloop_end_cycles = 0;    // last PV wgmma of the tile complete (G_Qloop ends)
+  std::uint64_t store_start_cycles = 0;  // after staging, before the first store of the tile
+  std::uint64_t store_end_cycles = 0;    // every thread of the warpgroup issued its stores (T_RS)
+  std::uint64_t fence_end_cycles = 0;    // completion-coupled: every thread's fence.sc.sys returned
+  std::uint64_t qloop_start_ns = 0;
+  std::uint64_t store_end_ns = 0;
+  std::uint32_t tile_idx = 0;
+  std::uint32_t smid = 0;
+  std::uint32_t num_kv_tiles = 0;
+  std::uint32_t written = 0;             // 1 once written (poison-free check on the host)
+};
+
+}  // namespace xs::kernels::attention

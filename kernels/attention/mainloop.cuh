@@ -1,0 +1,221 @@
+// xstage kernels layer (attention): the FlashAttention Q-loop of one CTA. A producer thread streams
+// Q and the K/V tiles with TMA into shared memory; each consumer warpgroup runs S = Q K^T and O += P V
+// on wgmma with an online softmax (exp2) in registers. Device code only.
+//
+// Per consumer warpgroup (64 query rows) and KV tile j, with S/P/O in registers (64 + 32 + 64 per thread):
+//   issue S_j = Q K_j^T (8 x m64n128k16, smem x smem)   | overlaps with
+//   issue O += P_{j-1} V_{j-1} (8 x m64n128k16, regs x smem, V transposed by the descriptor)
+//   wait S_j; release K_j; softmax(S_j) -> row max/sum, P_j (fp32 in S's registers)
+//   wait PV; release V_{j-1}; O *= exp2(m_old - m_new); P_j -> bf16 A fragments
+// so the softmax of tile j runs while the tensor cores do P_{j-1} V_{j-1} (FlashAttention-3's
+// intra-warpgroup overlap); the two consumer warpgroups additionally interleave on their own.
+#pragma once
+#include <cstdint>
+
+#include "attention/params.cuh"
+#include "attention/ptx_hopper.cuh"
+
+namespace xs::kernels::attention {
+
+// mbarriers (count; who arrives):
+//   q_full    1 + tx   producer's expect_tx; TMA completes kQBytes
+//   q_empty   256      every consumer thread after its last S = Q K^T of the tile
+//   k_full[s] 1 + tx   producer; TMA completes kTileBytes     k_empty[s] 256  consumers after S_j
+//   v_full[s] 1 + tx   producer; TMA completes kTileBytes     v_empty[s] 256  consumers after PV_j
+// Ring slot of KV iteration i (counted over all tiles of the CTA): s = i % kStages, parity (i / kStages) & 1;
+// the producer waits on "empty" with the opposite parity (a fresh barrier's previous phase counts as done).
+struct Barriers {
+  std::uint64_t* q_full;
+  std::uint64_t* q_empty;
+  std::uint64_t* k_full;   // [kStages]
+  std::uint64_t* k_empty;
+  std::uint64_t* v_full;
+  std::uint64_t* v_empty;
+};
+
+// Spin-wait with a timeout (STYLE.md): after p.timeout_cycles SM cycles the thread records which barrier
+// it waited on in the host-visible report and traps (the launch fails; flash_attention_timeout_message()
+// names the flag).
+__device__ __forceinline__ void wait_barrier(const KernelParams& p, std::uint64_t* bar, std::uint32_t parity,
+                                             WaitFlag flag, std::uint32_t tile) {
+  if (ptx::mbarrier_try_wait_parity(bar, parity)) return;
+  const std::uint64_t start = ptx::clock64_cycles();
+  while (!ptx::mbarrier_try_wait_parity(bar, parity)) {
+    if (ptx::clock64_cycles() - start > p.timeout_cycles) {
+      volatile WaitTimeoutReport* r = p.timeout_report;
+      if (r != nullptr) {
+        r->flag = static_cast<std::uint32_t>(flag);
+        r->block = blockIdx.x;
+        r->thread = threadIdx.x;
+        r->tile = tile;
+        r->parity = parity;
+        __threadfence_system();
+        r->valid = 1;
+        __threadfence_system();
+      }
+      __trap();
+    }
+  }
+}
+
+__device__ __forceinline__ Barriers barriers_at(std::uint8_t* smem) {
+  auto* b = reinterpret_cast<std::uint64_t*>(smem + SmemLayout::kBarrierOffset);
+  constexpr int S = TileShape::kStages;
+  return Barriers{b, b + 1, b + 2, b + 2 + S, b + 2 + 2 * S, b + 2 + 3 * S};
+}
+
+__device__ __forceinline__ void init_barriers(const Barriers& bars) {
+  ptx::mbarrier_init(bars.q_full, 1);
+  ptx::mbarrier_init(bars.q_empty, TileShape::kNumConsumerThreads);
+  for (int s = 0; s < TileShape::kStages; ++s) {
+    ptx::mbarrier_init(bars.k_full + s, 1);
+    ptx::mbarrier_init(bars.k_empty + s, TileShape::kNumConsumerThreads);
+    ptx::mbarrier_init(bars.v_full + s, 1);
+    ptx::mbarrier_init(bars.v_empty + s, TileShape::kNumConsumerThreads);
+  }
+  ptx::fence_mbarrier_init();
+}
+
+// ---- Producer (one thread) ---------------------------------------------------------------------------
+// Tensor maps view Q/K/V as 2D [num_heads * M rows][d cols] bf16 with a [128 rows][64 cols] box and
+// 128B swizzle; a 128 x 128 tile is two boxes (column halves), each 16 KiB at +half*16 KiB.
+__device__ __forceinline__ void load_tile(std::uint8_t* smem_tile, const void* tensor_map, std::uint64_t* bar,
+                                          std::int32_t row) {
+#pragma unroll
+  for (int h = 0; h < TileShape::kNumColHalves; ++h)
+    ptx::tma_load_2d(smem_tile + h * SmemLayout::kHalfRowsBytes, tensor_map, bar, h * TileShape::kSwizzleCols, row);
+}
+
+__device__ __forceinline__ void producer_loop(const KernelParams& p, const void* tm_q, const void* tm_k,
+                                              const void* tm_v, std::uint8_t* smem, const Barriers& bars,
+                                              std::uint32_t cta_idx) {
+  constexpr std::uint32_t S = TileShape::kStages;
+  std::uint32_t kv_iter = 0;
+  std::uint32_t local_idx = 0;
+  for (std::uint32_t tile = p.scheduler.first_tile(cta_idx); p.scheduler.valid(tile);
+       tile = p.scheduler.next_tile(tile), ++local_idx) {
+    const TileCoord c = p.scheduler.coord(tile);
+    const auto q_row = static_cast<std::int32_t>(c.head * p.seq_len + c.m_block * TileShape::kBlockM);
+    const auto kv_row0 = static_cast<std::int32_t>(c.head * p.seq_len);
+    wait_barrier(p, bars.q_empty, (local_idx & 1) ^ 1, WaitFlag::kQEmpty, tile);
+    ptx::mbarrier_arrive_expect_tx(bars.q_full, SmemLayout::kQBytes);
+    load_tile(smem + SmemLayout::kQOffset, tm_q, bars.q_full, q_row);
+    for (std::uint32_t j = 0; j < p.num_kv_tiles; ++j, ++kv_iter) {
+      const std::uint32_t s = kv_iter % S;
+      const std::uint32_t parity = ((kv_iter / S) & 1) ^ 1;
+      const auto kv_row = kv_row0 + static_cast<std::int32_t>(j * TileShape::kBlockN);
+      wait_barrier(p, bars.k_empty + s, parity, WaitFlag::kKEmpty, tile);
+      ptx::mbarrier_arrive_expect_tx(bars.k_full + s, SmemLayout::kTileBytes);
+      load_tile(smem + SmemLayout::k_offset(static_cast<int>(s)), tm_k, bars.k_full + s, kv_row);
+      wait_barrier(p, bars.v_empty + s, parity, WaitFlag::kVEmpty, tile);
+      ptx::mbarrier_arrive_expect_tx(bars.v_full + s, SmemLayout::kTileBytes);
+      load_tile(smem + SmemLayout::v_offset(static_cast<int>(s)), tm_v, bars.v_full + s, kv_row);
+    }
+  }
+  // Tail: wait until the consumers released every slot, so no TMA write is outstanding when this thread
+  // exits and no barrier phase is left half-used.
+  for (std::uint32_t i = 0; i < S; ++i, ++kv_iter) {
+    const std::uint32_t s = kv_iter % S;
+    const std::uint32_t parity = ((kv_iter / S) & 1) ^ 1;
+    wait_barrier(p, bars.k_empty + s, parity, WaitFlag::kKEmpty, 0xFFFFFFFFu);
+    wait_barrier(p, bars.v_empty + s, parity, WaitFlag::kVEmpty, 0xFFFFFFFFu);
+  }
+}
+
+// ---- Consumer warpgroup: wgmma stages --------------------------------------------------------------
+// S[64 x 128] = Q[64 x 128] K^T. A = this warpgroup's 64 Q rows, B = the K tile ([key][d] = N x K,
+// K-major): both 128B-swizzled K-major, SBO = 8 rows x 128 B = 1024 (LBO unused for swizzled K-major).
+// k-step kk covers d columns 16kk..16kk+15: column half kk/4, +32 B per step inside the swizzle atom.
+__device__ __forceinline__ void issue_qk(float (&s)[64], std::uint32_t q_addr, std::uint32_t k_addr) {
+  ptx::fence_operands(s);
+  ptx::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < TileShape::kHeadDim / 16; ++kk) {
+    const std::uint32_t off = (kk / 4) * SmemLayout::kHalfRowsBytes + (kk % 4) * 32;
+    const std::uint64_t da = ptx::make_smem_desc_sw128(q_addr + off, 16, 1024);
+    const std::uint64_t db = ptx::make_smem_desc_sw128(k_addr + off, 16, 1024);
+    ptx::wgmma_m64n128k16_f32_bf16_ss(s, da, db, kk > 0 ? 1u : 0u);
+  }
+  ptx::wgmma_commit_group();
+  ptx::fence_operands(s);
+}
+
+// O[64 x 128] += P[64 x 128 keys] V[128 keys x 128]. B = the V tile as stored ([key][d], d contiguous:
+// MN-major, imm-tnsp-b = 1). MN-major 128B swizzle: 64 d-columns per atom, atoms (column halves) at
+// LBO = 16 KiB; 8-key groups at SBO = 1024 B; k-step kk starts 16 keys = 2048 B further.
+// A = P as bf16 pairs in the accumulator layout of S: pf[4kk + r] = pack(s[8kk + 2r], s[8kk + 2r + 1]).
+__device__ __forceinline__ void issue_pv(float (&o)[64], std::uint32_t (&pf)[32], std::uint32_t v_addr) {
+  ptx::fence_operands(o);
+  ptx::fence_operands(pf);
+  ptx::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < TileShape::kBlockN / 16; ++kk) {
+    const std::uint64_t db = ptx::make_smem_desc_sw128(v_addr + kk * 16 * 128, SmemLayout::kHalfRowsBytes, 1024);
+    const std::uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
+    ptx::wgmma_m64n128k16_f32_bf16_rs_tb(o, a, db, 1u);
+  }
+  ptx::wgmma_commit_group();
+  ptx::fence_operands(o);
+}
+
+// ---- Online softmax (each thread: rows r0 = 16*warp + lane/4 and r0 + 8, 32 columns each) ----------
+// s[4j + 0..1] is row r0, s[4j + 2..3] row r0 + 8; a row's 128 columns live in the 4 threads of a quad.
+// m: running row max of raw scores; l: this thread's partial row sum (quad-reduced once at the end);
+// corr: exp2((m_old - m_new) * scale_log2), the factor the caller applies to O.
+__device__ __forceinline__ void online_softmax(float (&s)[64], float (&m)[2], float (&l)[2], float (&corr)[2],
+                                               float scale_log2) {
+  float mx[2] = {m[0], m[1]};
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    mx[0] = fmaxf(mx[0], fmaxf(s[4 * j], s[4 * j + 1]));
+    mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xFFFFFFFFu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xFFFFFFFFu, mx[r], 2));
+    corr[r] = ptx::ex2_approx((m[r] - mx[r]) * scale_log2);  // m_old = -inf on the first tile: 0
+    m[r] = mx[r];
+  }
+  const float neg_ms[2] = {-mx[0] * scale_log2, -mx[1] * scale_log2};
+  float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = e / 2;
+      s[4 * j + e] = ptx::ex2_approx(fmaf(s[4 * j + e], scale_log2, neg_ms[r]));
+      sum[r] += s[4 * j + e];
+    }
+  }
+  l[0] = l[0] * corr[0] + sum[0];
+  l[1] = l[1] * corr[1] + sum[1];
+}
+
+__device__ __forceinline__ void rescale_o(float (&o)[64], const float (&corr)[2]) {
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    o[4 * j] *= corr[0];
+    o[4 * j + 1] *= corr[0];
+    o[4 * j + 2] *= corr[1];
+    o[4 * j + 3] *= corr[1];
+  }
+}
+
+__device__ __forceinline__ void convert_p(const float (&s)[64], std::uint32_t (&pf)[32]) {
+#pragma unroll
+  for (int i = 0; i < 32; ++i) pf[i] = ptx::pack_bf16x2(s[2 * i], s[2 * i + 1]);
+}
+
+// O /= l with l quad-reduced (every thread of a quad then holds the full row sum).
+__device__ __forceinline__ void normalize_o(float (&o)[64], float (&l)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xFFFFFFFFu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xFFFFFFFFu, l[r], 2);
+  }
+  const float inv[2] = {1.0f / l[0], 1.0f / l[1]};
+  rescale_o(o, inv);
+}
+
+}  // namespace xs::kernels::attention

@@ -1,0 +1,25 @@
+// xstage kernels layer (attention): the kernel's by-value parameter block, filled by the launcher from
+// FlashAttentionArgs. Plain data; a __grid_constant__ parameter, so dst[] may be indexed at run time
+// without a local-memory copy.
+#pragma once
+#include <cstdint>
+
+#include "attention/flash_attention.hpp"
+#include "attention/scheduler.cuh"
+
+namespace xs::kernels::attention {
+
+struct KernelParams {
+  TileScheduler scheduler;
+  std::uint32_t seq_len = 0;       // M
+  std::uint32_t num_kv_tiles = 0;  // M / b_n
+  float scale_log2 = 0;            // softmax_scale * log2(e): exp(x*scale) = 2^(x*scale_log2)
+  UlyssesLayout ulysses;
+  std::uint8_t* out = nullptr;     // kLocal destination
+  std::uint8_t* dst[kMaxRanks] = {};
+  TileRecord* records = nullptr;   // nullptr: no instrumentation
+  std::uint64_t timeout_cycles = 0;
+  WaitTimeoutReport* timeout_report = nullptr;  // mapped pinned host memory
+};
+
+}  // namespace xs::kernels::attention

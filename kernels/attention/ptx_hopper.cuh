@@ -1,0 +1,229 @@
+// xstage kernels layer (attention): thin inline-PTX wrappers for the Hopper FlashAttention kernel:
+// mbarrier, TMA (cp.async.bulk.tensor), wgmma, named barriers, setmaxnreg, fences. Device code only.
+// Each cites its PTX ISA 9.0 section (https://docs.nvidia.com/cuda/parallel-thread-execution/, anchors
+// given because section numbers shift between ISA versions). wgmma/setmaxnreg need sm_90a.
+#pragma once
+#include <cstdint>
+
+namespace xs::kernels::attention::ptx {
+
+__device__ __forceinline__ std::uint32_t smem_u32(const void* ptr) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+// --- mbarrier ---------------------------------------------------------------------------------------
+// PTX ISA "Parallel Synchronization and Communication Instructions: mbarrier"
+// (#parallel-synchronization-and-communication-instructions-mbarrier). A 64-bit shared-memory object with
+// an arrival count and a transaction (tx) byte count; a phase completes when both reach zero.
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, std::uint32_t arrival_count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(arrival_count) : "memory");
+}
+// "fence.mbarrier_init" (#parallel-synchronization-and-communication-instructions-membar): makes the
+// initialisation visible to the async proxy (TMA complete_tx) before first use.
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// "mbarrier.arrive" with .expect_tx: one arrival and tx_bytes more bytes expected this phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t tx_bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(tx_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+// "mbarrier.test_wait/try_wait" (.parity): true once the phase with parity `parity` has completed.
+// try_wait may suspend the thread for a system-dependent time before returning false.
+__device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t parity) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(smem_u32(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+// --- TMA --------------------------------------------------------------------------------------------
+// PTX ISA "Data Movement: cp.async.bulk.tensor" (#data-movement-and-conversion-instructions-cp-async-bulk-tensor):
+// a 2D tile global -> shared, completing `box bytes` of tx on the mbarrier. The tensor map is a
+// __grid_constant__ kernel parameter, so its generic address is valid here.
+__device__ __forceinline__ void tma_load_2d(void* smem_dst, const void* tensor_map, std::uint64_t* bar,
+                                            std::int32_t coord_inner, std::int32_t coord_outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+      ::"r"(smem_u32(smem_dst)), "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(coord_inner),
+      "r"(coord_outer), "r"(smem_u32(bar))
+      : "memory");
+}
+// "prefetch.tensormap" (#data-movement-and-conversion-instructions-prefetch-prefetchu): warm the descriptor.
+__device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)) : "memory");
+}
+
+// --- wgmma ------------------------------------------------------------------------------------------
+// PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" (#asynchronous-warpgroup-level-matrix-instructions).
+// "Matrix Descriptor Format" (#asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):
+// bits 0-13 start address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension byte
+// offset >> 4, 49-51 base offset (0: every tile here is 1024-byte aligned), 62-63 swizzle (1 = 128B).
+__device__ __forceinline__ std::uint64_t make_smem_desc_sw128(std::uint32_t smem_addr, std::uint32_t lbo_bytes,
+                                                             std::uint32_t sbo_bytes) {
+  std::uint64_t desc = 0;
+  desc |= static_cast<std::uint64_t>((smem_addr & 0x3FFFF) >> 4);
+  desc |= static_cast<std::uint64_t>((lbo_bytes >> 4) & 0x3FFF) << 16;
+  desc |= static_cast<std::uint64_t>((sbo_bytes >> 4) & 0x3FFF) << 32;
+  desc |= static_cast<std::uint64_t>(1) << 62;
+  return desc;
+}
+
+// "wgmma.fence": orders register accesses of the warpgroup before the first wgmma that reads them.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+// "wgmma.commit_group" / "wgmma.wait_group": batch the issued wgmmas; wait until at most N are pending.
+__device__ __forceinline__ void wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accesses of an accumulator across a wgmma issue/wait (the hardware
+// writes it asynchronously, which the compiler cannot see). Emits no instruction.
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void fence_operands(std::uint32_t (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+// D[64x128] (+)= A[64x16] * B[16x128]; A and B from shared memory, both K-major (tnsp 0, 0);
+// scale_d = 0 overwrites D. Accumulator fragment (#wgmma-64n16-d): thread t of warp w holds rows
+// 16w + t/4 (+8) and columns 8j + 2(t%4) (+1), d[4j + 2*row_half + col_odd].
+__device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_ss(float (&d)[64], std::uint64_t desc_a,
+                                                            std::uint64_t desc_b, std::uint32_t scale_d) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// D[64x128] (+)= A[64x16] * B[16x128]; A from registers (4 x bf16x2 per thread, the accumulator layout
+// of a 64x16 slice), B from shared memory MN-major (imm-tnsp-b = 1: V stored [kv][d], d contiguous).
+__device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_rs_tb(float (&d)[64], const std::uint32_t (&a)[4],
+                                                               std::uint64_t desc_b, std::uint32_t scale_d) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+
+// --- Warpgroup roles and CTA barriers -------------------------------------------------------------
+// "setmaxnreg" (#miscellaneous-instructions-setmaxnreg): moves registers between warpgroups; needs a
+// register cap at kernel entry (__launch_bounds__(threads, 1)) and all warps of the warpgroup.
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+// "bar.sync" with a barrier id and thread count (#parallel-synchronization-and-communication-instructions-bar):
+// a named barrier among `num_threads` threads (a multiple of 32); id 0 is __syncthreads.
+__device__ __forceinline__ void named_barrier_sync(std::uint32_t barrier_id, std::uint32_t num_threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(barrier_id), "r"(num_threads) : "memory");
+}
+// "fence.proxy.async" (#parallel-synchronization-and-communication-instructions-membar): generic-proxy
+// shared-memory writes become visible to the async proxy (wgmma, TMA) after this fence.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// --- Arithmetic and data movement -----------------------------------------------------------------
+// "ex2.approx.ftz.f32" (#floating-point-instructions-ex2): 2^x, max rel. error 2^-22; ex2(-inf) = +0.
+__device__ __forceinline__ float ex2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// "cvt" with .bf16x2 (#data-movement-and-conversion-instructions-cvt): lo -> bits 0-15, hi -> 16-31, RN.
+__device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
+  std::uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+// "st.shared" / "ld.shared" (#data-movement-and-conversion-instructions-st, -ld).
+__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint4 ld_shared_v4(std::uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr)
+               : "memory");
+  return v;
+}
+// "st.global.v4.b32": one 16-byte store (SASS STG.E.128) to local HBM, a peer-mapped buffer or mapped
+// pinned host memory (all global-window addresses). "memory" keeps it inside the clock-read span.
+__device__ __forceinline__ void st_global_v4(void* ptr, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+// "fence.sc.sys" (#parallel-synchronization-and-communication-instructions-membar): orders this thread's
+// earlier stores before later accesses for every observer in the system; the thread waits until they are
+// acknowledged, which is what the completion-coupled counterfactual needs.
+__device__ __forceinline__ void fence_sc_sys() { asm volatile("fence.sc.sys;" ::: "memory"); }
+// "%clock64" (#special-registers-clock64) and "%globaltimer" (#special-registers-globaltimer).
+__device__ __forceinline__ std::uint64_t clock64_cycles() {
+  std::uint64_t c;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
+  return c;
+}
+__device__ __forceinline__ std::uint64_t globaltimer_ns() {
+  std::uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns)::"memory");
+  return ns;
+}
+__device__ __forceinline__ std::uint32_t smid() {
+  std::uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
+}  // namespace xs::kernels::attention::ptx

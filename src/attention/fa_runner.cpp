@@ -1,0 +1,275 @@
+// xstage attention layer (CUDA): the fa_a2a point runner (see fa_runner.hpp).
+#include "attention/fa_runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "attention/cpu_reference.hpp"
+#include "attention/fa_device.hpp"
+#include "attention/flash_attention.hpp"
+#include "common/error.hpp"
+#include "runtime/check.hpp"
+#include "runtime/devices.hpp"
+#include "runtime/targets.hpp"
+
+namespace xs::attention {
+namespace {
+
+namespace ka = xs::kernels::attention;
+
+constexpr double kRelTolerance = 1e-2;
+
+TimeStats stats_of(std::vector<double> v) {
+  TimeStats t;
+  if (v.empty()) return t;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[static_cast<std::size_t>(std::lround(q * (v.size() - 1)))]; };
+  t.median_s = at(0.5);
+  t.p10_s = at(0.1);
+  t.p90_s = at(0.9);
+  return t;
+}
+
+class Stream {
+ public:
+  Stream() { XS_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { (void)cudaStreamDestroy(s_); }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+// Captures `launches` repetitions of `enqueue` into a graph, replays it, and returns seconds per launch
+// for each timed replay.
+std::vector<double> time_graph(const std::function<void(cudaStream_t)>& enqueue, int launches, int warmup,
+                               int repetitions, cudaStream_t stream) {
+  cudaGraph_t graph = nullptr;
+  XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (int i = 0; i < launches; ++i) enqueue(stream);
+  } catch (...) {
+    cudaGraph_t g = nullptr;
+    (void)cudaStreamEndCapture(stream, &g);
+    if (g != nullptr) (void)cudaGraphDestroy(g);
+    throw;
+  }
+  XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  XS_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  XS_CUDA_CHECK(cudaEventCreate(&start));
+  XS_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> per_launch_s;
+  for (int r = 0; r < warmup + repetitions; ++r) {
+    XS_CUDA_CHECK(cudaEventRecord(start, stream));
+    XS_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    XS_CUDA_CHECK(cudaEventRecord(stop, stream));
+    sync_checked(stream, "graph replay");
+    float ms = 0;
+    XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (r >= warmup) per_launch_s.push_back(ms * 1e-3 / launches);
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+  return per_launch_s;
+}
+
+// Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
+void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, bool cc, FaA2aPointResult& r) {
+  std::map<int, std::pair<const ka::TileRecord*, const ka::TileRecord*>> span_of_cta;  // first, last
+  for (const auto& t : recs) {
+    if (!t.written) continue;
+    auto& e = span_of_cta[static_cast<int>(t.tile_idx) % grid];
+    if (!e.first || t.qloop_start_ns < e.first->qloop_start_ns) e.first = &t;
+    if (!e.second || t.store_end_ns > e.second->store_end_ns) e.second = &t;
+  }
+  std::vector<double> hz;
+  for (const auto& [cta, e] : span_of_cta) {
+    const double ns = static_cast<double>(e.second->store_end_ns - e.first->qloop_start_ns);
+    if (ns > 20'000) hz.push_back((e.second->store_end_cycles - e.first->qloop_start_cycles) / (ns * 1e-9));
+  }
+  const double clock_hz = hz.empty() ? 0 : stats_of(hz).median_s;
+  if (clock_hz <= 0) return;
+  std::vector<double> qloop, sigma, span, fence;
+  for (const auto& t : recs) {
+    if (!t.written) continue;
+    qloop.push_back((t.qloop_end_cycles - t.qloop_start_cycles) / clock_hz);
+    sigma.push_back(qloop.back() / std::max<std::uint32_t>(t.num_kv_tiles, 1));
+    span.push_back((t.store_end_cycles - t.store_start_cycles) / clock_hz);
+    if (cc) fence.push_back((t.fence_end_cycles - t.store_end_cycles) / clock_hz);
+  }
+  if (cc) {
+    r.store_span_cc = stats_of(span);
+    r.fence_span_cc = stats_of(fence);
+  } else {
+    r.sm_clock_hz = clock_hz;
+    r.qloop_fused = stats_of(qloop);
+    r.sigma_s_per_kv_tile = stats_of(sigma).median_s;
+    r.store_span_fused = stats_of(span);
+  }
+}
+
+}  // namespace
+
+FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
+  FaA2aPointResult r;
+  const runtime::Target target = runtime::parse_target(spec.target);
+  const int num_gpus = runtime::count_devices();
+  if (spec.device < 0 || spec.device >= num_gpus)
+    throw input_error("device", "GPU " + std::to_string(spec.device) + " does not exist here");
+  const runtime::DeviceInfo info = runtime::query_device(spec.device);
+  if (auto why = runtime::target_unavailable_reason(target, info, runtime::query_topology(num_gpus))) {
+    if (why->rfind("unavailable", 0) != 0) throw input_error("target", *why);
+    r.status = "skipped";
+    r.reason = *why;
+    return r;
+  }
+  if (info.cc_major != 9) {
+    r.status = "skipped";
+    r.reason = "unavailable: the kernel is built for sm_90a, GPU " + std::to_string(spec.device) + " is sm_" +
+               std::to_string(info.cc_major * 10 + info.cc_minor);
+    return r;
+  }
+  runtime::DeviceGuard guard(spec.device);
+  ka::FlashAttentionConfig config;
+  config.num_ctas = spec.num_ctas;
+  r.seed = spec.seed != 0 ? spec.seed : fresh_seed();
+  const FaProblem prob(spec.num_heads, spec.seq_len, spec.head_dim, r.seed);
+  Stream stream;
+  const cudaStream_t s = stream.get();
+
+  // Argument blocks of the three kernel variants; every rank's slice lives in one target buffer.
+  ka::FlashAttentionArgs base;
+  base.q = prob.q.get();
+  base.k = prob.k.get();
+  base.v = prob.v.get();
+  base.num_heads = spec.num_heads;
+  base.seq_len = spec.seq_len;
+  base.head_dim = spec.head_dim;
+  base.num_ranks = spec.num_ranks;
+  DeviceBuffer out(prob.bytes());
+  base.out = out.get();
+  base.out_bytes = out.bytes();
+  ka::validate_flash_attention(config, base);
+  if (spec.num_ranks < 1 || spec.num_ranks > ka::kMaxRanks || spec.seq_len % spec.num_ranks != 0)
+    throw input_error("num_ranks", "P = " + std::to_string(spec.num_ranks) + " must divide M and be <= " +
+                                       std::to_string(ka::kMaxRanks));
+  const ka::UlyssesLayout u = base.ulysses();
+  const std::uint64_t per_rank = u.dst_bytes_per_rank();
+  runtime::TargetBuffer dst(target, spec.device, per_rank * spec.num_ranks);
+  ka::FlashAttentionArgs fused = base, cc = base;
+  fused.mode = ka::EpilogueMode::kFused;
+  cc.mode = ka::EpilogueMode::kCompletionCoupled;
+  for (int rank = 0; rank < spec.num_ranks; ++rank) {
+    void* p = static_cast<std::uint8_t*>(dst.device_ptr()) + rank * per_rank;
+    fused.dst[rank] = cc.dst[rank] = p;
+    fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
+  }
+  r.num_ctas = ka::flash_attention_grid_size(config, base);
+  r.num_tiles = static_cast<int>(base.num_tiles());
+  r.volume_bytes = static_cast<double>(prob.bytes());
+
+  // A2A on the copy engine: per head one 2D copy O[h][m][:] -> dst row m, head h (the real layout), and
+  // the same volume as one bulk copy.
+  const std::size_t row_bytes = static_cast<std::size_t>(spec.head_dim) * 2;
+  auto enqueue_a2a = [&](cudaStream_t st) {
+    for (int h = 0; h < spec.num_heads; ++h)
+      XS_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<std::uint8_t*>(dst.device_ptr()) + h * row_bytes,
+                                      row_bytes * spec.num_heads,
+                                      static_cast<const std::uint8_t*>(out.get()) + h * row_bytes * spec.seq_len,
+                                      row_bytes, row_bytes, static_cast<std::size_t>(spec.seq_len), cudaMemcpyDefault,
+                                      st));
+  };
+  auto enqueue_bulk = [&](cudaStream_t st) {
+    XS_CUDA_CHECK(cudaMemcpyAsync(dst.device_ptr(), out.get(), prob.bytes(), cudaMemcpyDefault, st));
+  };
+  auto enqueue_fa = [&](cudaStream_t st) { ka::launch_flash_attention(config, base, st); };
+  auto enqueue_serial = [&](cudaStream_t st) {
+    enqueue_fa(st);
+    enqueue_a2a(st);
+  };
+  auto enqueue_fused = [&](cudaStream_t st) { ka::launch_flash_attention(config, fused, st); };
+  auto enqueue_cc = [&](cudaStream_t st) { ka::launch_flash_attention(config, cc, st); };
+
+  // ---- Verification (outputs poisoned before each run) ----
+  std::vector<std::uint32_t> scratch;
+  auto dst_check = [&]() {
+    const auto* words = dst.host_words(per_rank * spec.num_ranks, scratch);
+    const auto* bits = reinterpret_cast<const std::uint16_t*>(words);
+    std::vector<const std::uint16_t*> ranks;
+    for (int rank = 0; rank < spec.num_ranks; ++rank) ranks.push_back(bits + rank * (per_rank / 2));
+    return ranks;
+  };
+  XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+  enqueue_fa(s);  // also the first launch outside any capture (allocates the timeout report)
+  sync_checked(s, "flash attention (local)");
+  const std::vector<std::uint16_t> local = prob.download(out);
+  r.unwritten_local = count_poison(local.data(), local.size());
+  bool ok = r.unwritten_local == 0;
+  if (spec.verify) {
+    const int step = spec.verify_row_step > 0 ? spec.verify_row_step : std::max(1, spec.seq_len / 1024);
+    const std::vector<float> ref = run_gpu_reference(prob, step, s);
+    const ErrorStats e = compare_sampled_rows(local.data(), spec.num_heads, spec.seq_len, spec.head_dim, step, ref.data());
+    r.rel_error = e.rel_error;
+    r.max_abs_error = e.max_abs_error;
+    r.error_detail = e.describe();
+    ok = ok && e.rel_error <= kRelTolerance;
+    struct Run {
+      std::function<void(cudaStream_t)> enqueue;
+      std::uint64_t* wrong;
+      const char* name;
+    };
+    for (const Run& run : {Run{enqueue_serial, &r.wrong_serial, "serial"}, Run{enqueue_fused, &r.wrong_fused, "fused"},
+                           Run{enqueue_cc, &r.wrong_cc, "completion_coupled"}}) {
+      dst.poison(per_rank * spec.num_ranks);
+      run.enqueue(s);
+      sync_checked(s, run.name);
+      const DestinationCheck c = check_ulysses_destination(u, local.data(), dst_check());
+      *run.wrong = c.num_wrong + c.num_foreign_written;
+      if (!c.ok() && r.error_detail.find(run.name) == std::string::npos)
+        r.error_detail += std::string("; ") + run.name + ": " + std::to_string(c.num_wrong) + " wrong, first " + c.first_wrong;
+      ok = ok && c.ok();
+    }
+  }
+  r.verified = spec.verify && ok;
+
+  // ---- Instrumented launches (untimed) ----
+  if (spec.instrument) {
+    DeviceBuffer rec(std::size_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord));
+    for (ka::FlashAttentionArgs* a : {&fused, &cc}) {
+      XS_CUDA_CHECK(cudaMemset(rec.get(), 0, rec.bytes()));
+      ka::FlashAttentionArgs ia = *a;
+      ia.records = static_cast<ka::TileRecord*>(rec.get());
+      ia.records_bytes = rec.bytes();
+      ka::launch_flash_attention(config, ia, s);
+      sync_checked(s, "instrumented flash attention");
+      std::vector<ka::TileRecord> recs(std::size_t{base.num_tiles()} * 2);
+      XS_CUDA_CHECK(cudaMemcpy(recs.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
+      summarize_records(recs, r.num_ctas, a == &cc, r);
+    }
+  }
+
+  // ---- Timing: CUDA Graph replay, events, medians ----
+  const int L = std::max(1, spec.launches_per_graph);
+  r.t_fa = stats_of(time_graph(enqueue_fa, L, spec.warmup_replays, spec.repetitions, s));
+  r.t_a2a = stats_of(time_graph(enqueue_a2a, L, spec.warmup_replays, spec.repetitions, s));
+  r.t_a2a_bulk = stats_of(time_graph(enqueue_bulk, L, spec.warmup_replays, spec.repetitions, s));
+  r.t_serial = stats_of(time_graph(enqueue_serial, L, spec.warmup_replays, spec.repetitions, s));
+  r.t_fused = stats_of(time_graph(enqueue_fused, L, spec.warmup_replays, spec.repetitions, s));
+  r.t_cc = stats_of(time_graph(enqueue_cc, L, spec.warmup_replays, spec.repetitions, s));
+  const double flops = 4.0 * spec.seq_len * static_cast<double>(spec.seq_len) * spec.head_dim * spec.num_heads;
+  r.fa_tflops = r.t_fa.median_s > 0 ? flops / r.t_fa.median_s * 1e-12 : 0;
+  if (spec.verify && !ok) {
+    r.status = "failed";
+    r.reason = "verification failed: " + r.error_detail;
+  }
+  return r;
+}
+
+}  // namespace xs::attention

@@ -1,0 +1,59 @@
+// xstage attention layer (CUDA): one point of the fa_a2a sweep (paper section 5.3). Runs FA-only,
+// A2A-only (copy engine), Serial (FA then the copy), X-Stage-Fused and completion-coupled on the same
+// fresh random inputs; verifies every output (poisoned first) and times each variant with CUDA Graph
+// replay + events (median over repetitions). `xstage-bench fa_a2a` wires this in.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace xs::attention {
+
+struct FaA2aPointSpec {
+  int seq_len = 8192;            // M
+  int num_heads = 8;             // heads this rank computes
+  int head_dim = 128;
+  int num_ranks = 8;             // P: the output is split into P token slices, dst[r] = [M/P][H][d]
+  std::string target = "local";  // local | host | peer:N (one sender; every rank's slice lives there)
+  int device = 0;
+  int num_ctas = 0;              // 0: one per SM
+  int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
+  int warmup_replays = 2;
+  int repetitions = 10;          // timed replays; medians reported
+  bool verify = true;
+  int verify_row_step = 0;       // reference rows per head: 0 = auto (about 1024 rows per head)
+  bool instrument = true;        // one extra untimed instrumented launch each of fused and cc
+  std::uint64_t seed = 0;        // 0: fresh
+};
+
+struct TimeStats {
+  double median_s = 0, p10_s = 0, p90_s = 0;
+};
+
+struct FaA2aPointResult {
+  std::string status = "ok";     // ok | skipped | failed
+  std::string reason;            // skipped/failed: why (e.g. "unavailable: one GPU")
+  std::uint64_t seed = 0;
+  int num_ctas = 0;              // K producers
+  int num_tiles = 0;
+  double volume_bytes = 0;       // A2A volume this sender writes = H M d 2
+  // Per launch, median over repetitions (p10/p90 alongside).
+  TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;
+  double fa_tflops = 0;          // 4 M^2 d H / T_FA
+  // Instrumentation (fused / cc launches): sigma = Q-loop time per KV tile, sender-visible store span T_RS.
+  double sm_clock_hz = 0;        // from %clock64 vs %globaltimer over each CTA's lifetime
+  double sigma_s_per_kv_tile = 0;
+  TimeStats qloop_fused, store_span_fused, store_span_cc, fence_span_cc;
+  // Verification.
+  double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
+  double max_abs_error = 0;
+  std::string error_detail;
+  std::uint64_t unwritten_local = 0;  // O elements still poison after FA-only
+  std::uint64_t wrong_fused = 0, wrong_cc = 0, wrong_serial = 0;  // destination elements != local O
+  bool verified = false;         // all of the above within tolerance (rel_error <= 1e-2, zero wrong)
+};
+
+// Never throws for "cannot run here" (returns status skipped with the reason); throws xs::Error for bad
+// input (exit 2) and CUDA failures (exit 3).
+FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec);
+
+}  // namespace xs::attention

@@ -1,0 +1,142 @@
+// xstage attention unit tests: the CPU float64 reference (closed-form cases), the error comparison, the
+// destination check catching wrong/unwritten/foreign elements, and the fa_a2a model predictions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "attention/bf16.hpp"
+#include "attention/cpu_reference.hpp"
+#include "attention/fa_model.hpp"
+#include "common/error.hpp"
+
+namespace xs::attention {
+namespace {
+
+std::vector<std::uint16_t> random_bf16(std::size_t n, std::mt19937& rng, float stddev = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, stddev);
+  std::vector<std::uint16_t> v(n);
+  for (auto& x : v) x = float_to_bf16(dist(rng));
+  return v;
+}
+
+TEST(Bf16, RoundTripAndRounding) {
+  for (float f : {0.0f, 1.0f, -2.5f, 3.140625f}) EXPECT_EQ(bf16_to_float(float_to_bf16(f)), f);
+  EXPECT_EQ(float_to_bf16(1.0f + 1.0f / 512), float_to_bf16(1.0f));  // tie -> even
+  EXPECT_TRUE(std::isnan(bf16_to_float(kBf16Poison)));
+}
+
+TEST(CpuReference, ConstantValuesGiveThatConstant) {
+  // softmax weights sum to one: V constant per column -> O equals that row for every query.
+  std::mt19937 rng(1);
+  const int H = 2, M = 16, d = 32;
+  auto q = random_bf16(H * M * d, rng, 2.0f), k = random_bf16(H * M * d, rng);
+  std::vector<std::uint16_t> v(H * M * d);
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < M; ++t)
+      for (int c = 0; c < d; ++c) v[(h * M + t) * d + c] = float_to_bf16(0.25f * c - h);
+  const auto o = cpu_attention_reference(q, k, v, H, M, d);
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < M; ++t)
+      for (int c = 0; c < d; ++c) EXPECT_NEAR(o[(h * M + t) * d + c], 0.25 * c - h, 1e-12);
+}
+
+TEST(CpuReference, DominantKeySelectsItsValue) {
+  // One key aligned with a large query dominates: O ~ that key's V row.
+  const int M = 8, d = 32;
+  std::vector<std::uint16_t> q(M * d, float_to_bf16(0.0f)), k(M * d, float_to_bf16(0.0f)), v(M * d);
+  for (int c = 0; c < d; ++c) {
+    q[c] = float_to_bf16(8.0f);
+    k[5 * d + c] = float_to_bf16(8.0f);
+  }
+  for (int t = 0; t < M; ++t)
+    for (int c = 0; c < d; ++c) v[t * d + c] = float_to_bf16(static_cast<float>(t));
+  const auto o = cpu_attention_reference(q, k, v, 1, M, d);
+  EXPECT_NEAR(o[0], 5.0, 1e-6);
+  EXPECT_NEAR(o[d], 3.5, 1e-12);  // query 1 is zero: uniform weights, mean of 0..7
+}
+
+TEST(CpuReference, RowStepMatchesFullRows) {
+  std::mt19937 rng(2);
+  const int H = 1, M = 12, d = 32;
+  auto q = random_bf16(M * d, rng), k = random_bf16(M * d, rng), v = random_bf16(M * d, rng);
+  const auto full = cpu_attention_reference(q, k, v, H, M, d, 1);
+  const auto sub = cpu_attention_reference(q, k, v, H, M, d, 4);
+  ASSERT_EQ(sub.size(), 3u * d);
+  for (int i = 0; i < 3; ++i)
+    for (int c = 0; c < d; ++c) EXPECT_DOUBLE_EQ(sub[i * d + c], full[(4 * i) * d + c]);
+}
+
+TEST(CompareSampledRows, ReportsRelativeErrorAndPoison) {
+  const int H = 1, M = 4, d = 32;
+  std::vector<double> ref(M * d, 1.0);
+  std::vector<std::uint16_t> out(M * d, float_to_bf16(1.0f));
+  EXPECT_EQ(compare_sampled_rows(out.data(), H, M, d, 1, ref.data()).rel_error, 0.0);
+  out[3] = float_to_bf16(2.0f);
+  const ErrorStats e = compare_sampled_rows(out.data(), H, M, d, 1, ref.data());
+  EXPECT_NEAR(e.rel_error, std::sqrt(1.0 / (M * d)), 1e-12);
+  EXPECT_EQ(e.worst_idx, 3u);
+  out[7] = kBf16Poison;
+  EXPECT_TRUE(std::isinf(compare_sampled_rows(out.data(), H, M, d, 1, ref.data()).rel_error));
+  EXPECT_EQ(count_poison(out.data(), out.size()), 1u);
+}
+
+TEST(DestinationCheck, CatchesWrongUnwrittenAndForeign) {
+  using xs::kernels::attention::UlyssesLayout;
+  const UlyssesLayout u{8, 2, 1, 2, 1, 32};  // sender owns dst head 1 of 2
+  std::mt19937 rng(3);
+  const auto local = random_bf16(8 * 32, rng);
+  std::vector<std::vector<std::uint16_t>> dst(2, std::vector<std::uint16_t>(u.dst_bytes_per_rank() / 2, kBf16Poison));
+  for (std::uint32_t t = 0; t < 8; ++t)
+    for (int c = 0; c < 32; ++c) dst[u.owner_rank(t)][u.dst_element_offset(0, t) + c] = local[t * 32 + c];
+  auto ptrs = [&] { return std::vector<const std::uint16_t*>{dst[0].data(), dst[1].data()}; };
+  EXPECT_TRUE(check_ulysses_destination(u, local.data(), ptrs()).ok());
+  dst[1][u.dst_element_offset(0, 6) + 3] ^= 1;
+  auto c = check_ulysses_destination(u, local.data(), ptrs());
+  EXPECT_EQ(c.num_wrong, 1u);
+  EXPECT_NE(c.first_wrong.find("token 6"), std::string::npos) << c.first_wrong;
+  dst[1][u.dst_element_offset(0, 6) + 3] = kBf16Poison;
+  EXPECT_EQ(check_ulysses_destination(u, local.data(), ptrs()).num_unwritten, 1u);
+  dst[1][u.dst_element_offset(0, 6) + 3] = local[6 * 32 + 3];
+  dst[0][0] = 0;  // head 0 belongs to another sender
+  EXPECT_EQ(check_ulysses_destination(u, local.data(), ptrs()).num_foreign_written, 1u);
+  EXPECT_FALSE(check_ulysses_destination(u, local.data(), ptrs()).ok());
+}
+
+TEST(FaModel, PaperWorstCaseBound) {
+  // Section 4.3: K = 148, B_t = 32 KiB, R = 717 GB/s, T_iss^0 = 0.76 us, sigma = 0.79 us -> G* ~ 6.0 us,
+  // M_ub* ~ 1.0K tokens; piggyback at M = 8192 (Q-loop ~ 50 us >> G*).
+  FaA2aModelInputs in;
+  in.seq_len = 8192;
+  in.num_heads = 8;
+  in.num_ctas = 148;
+  in.drain_rate_bps = 717e9;
+  in.tiss0_s = 0.76e-6;
+  in.capacity_bytes = 4.25 * 1024 * 1024;
+  in.sigma_s_per_kv_tile = 0.79e-6;
+  in.completion_latency_s = 1e-6;
+  const FaA2aPrediction p = predict_fa_a2a(in);
+  EXPECT_EQ(p.tile_bytes, 32768.0);
+  EXPECT_EQ(p.num_producers, 148);
+  EXPECT_NEAR(p.recovery_gap_s, 6.0e-6, 0.1e-6);
+  EXPECT_EQ(p.seq_len_bound_tokens, 1024.0);
+  EXPECT_EQ(p.drain_stall_s, 0.0);
+  EXPECT_EQ(p.e_drain_s, 0.0);
+  EXPECT_GT(p.dt_cc_s, 0.0);
+  EXPECT_NEAR(p.e_cc_s, p.num_bursts * p.dt_cc_s, 1e-15);
+  EXPECT_TRUE(p.design.capacity_bound_ok);
+  EXPECT_EQ(p.verdict, "piggyback");
+  // A very short sequence leaves the rate bound violated.
+  in.seq_len = 128;
+  in.num_heads = 148;
+  EXPECT_EQ(predict_fa_a2a(in).verdict, "reshape");
+  EXPECT_GT(predict_fa_a2a(in).drain_stall_s, 0.0);
+}
+
+TEST(FaModel, RejectsBadInput) {
+  FaA2aModelInputs in;
+  EXPECT_THROW(predict_fa_a2a(in), xs::Error);
+}
+
+}  // namespace
+}  // namespace xs::attention

@@ -1,0 +1,57 @@
+// xstage GPU attention tests: one small fa_a2a point end to end (all variants verified and timed), and
+// the skip path for a peer target on a one-GPU machine.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include "attention/fa_runner.hpp"
+
+namespace xs::attention {
+namespace {
+
+TEST(FaA2aPoint, LocalTargetVerifiesAndTimes) {
+  FaA2aPointSpec spec;
+  spec.seq_len = 2048;
+  spec.num_heads = 4;
+  spec.num_ranks = 8;
+  spec.repetitions = 3;
+  spec.launches_per_graph = 2;
+  const FaA2aPointResult r = run_fa_a2a_point(spec);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_TRUE(r.verified) << r.error_detail;
+  EXPECT_LE(r.rel_error, 1e-2);
+  EXPECT_EQ(r.wrong_fused + r.wrong_cc + r.wrong_serial + r.unwritten_local, 0u) << r.error_detail;
+  EXPECT_GT(r.t_fa.median_s, 0);
+  EXPECT_GT(r.t_fused.median_s, 0);
+  EXPECT_GT(r.t_cc.median_s, 0);
+  EXPECT_GT(r.t_serial.median_s, 0);
+  EXPECT_GT(r.sigma_s_per_kv_tile, 0);
+  EXPECT_GT(r.store_span_fused.median_s, 0);
+}
+
+TEST(FaA2aPoint, HostTargetVerifies) {
+  FaA2aPointSpec spec;
+  spec.seq_len = 1024;
+  spec.num_heads = 2;
+  spec.target = "host";
+  spec.repetitions = 2;
+  spec.launches_per_graph = 1;
+  const FaA2aPointResult r = run_fa_a2a_point(spec);
+  if (r.status == "skipped") GTEST_SKIP() << r.reason;
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_TRUE(r.verified) << r.error_detail;
+}
+
+TEST(FaA2aPoint, PeerOnOneGpuIsSkippedWithReason) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  if (count > 1) GTEST_SKIP() << "more than one GPU";
+  FaA2aPointSpec spec;
+  spec.target = "peer:1";
+  const FaA2aPointResult r = run_fa_a2a_point(spec);
+  EXPECT_EQ(r.status, "skipped");
+  EXPECT_EQ(r.reason, "unavailable: one GPU");
+}
+
+}  // namespace
+}  // namespace xs::attention
