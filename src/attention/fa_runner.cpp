@@ -120,6 +120,14 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, bool c
 FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   FaA2aPointResult r;
   const runtime::Target target = runtime::parse_target(spec.target);
+  // Shape errors are input errors (exit 2) even where no GPU exists.
+  if (spec.head_dim != ka::TileShape::kHeadDim) throw input_error("head_dim", "only head dim 128 is built");
+  if (spec.seq_len <= 0 || spec.seq_len % ka::TileShape::kBlockM != 0)
+    throw input_error("M", "M = " + std::to_string(spec.seq_len) + " must be a positive multiple of 128");
+  if (spec.num_heads <= 0) throw input_error("heads", "need at least one head");
+  if (spec.num_ranks < 1 || spec.num_ranks > ka::kMaxRanks || spec.seq_len % spec.num_ranks != 0)
+    throw input_error("P", "P = " + std::to_string(spec.num_ranks) + " must divide M and be at most " +
+                               std::to_string(ka::kMaxRanks));
   const int num_gpus = runtime::count_devices();
   if (spec.device < 0 || spec.device >= num_gpus)
     throw input_error("device", "GPU " + std::to_string(spec.device) + " does not exist here");
@@ -157,9 +165,6 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   base.out = out.get();
   base.out_bytes = out.bytes();
   ka::validate_flash_attention(config, base);
-  if (spec.num_ranks < 1 || spec.num_ranks > ka::kMaxRanks || spec.seq_len % spec.num_ranks != 0)
-    throw input_error("num_ranks", "P = " + std::to_string(spec.num_ranks) + " must divide M and be <= " +
-                                       std::to_string(ka::kMaxRanks));
   const ka::UlyssesLayout u = base.ulysses();
   const std::uint64_t per_rank = u.dst_bytes_per_rank();
   runtime::TargetBuffer dst(target, spec.device, per_rank * spec.num_ranks);

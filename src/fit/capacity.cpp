@@ -169,9 +169,11 @@ CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double d
     // close the branches meet at a shallow angle and a small bias in T_iss moves Q by (V - Q)/Q times it.
     const Obs& last = data.obs[plan.floor.back()];
     const double steepness = last.volume_bytes / (drain_rate_bps * values.issue_s[plan.floor.back()]);
-    if (steepness < 2)
+    if (steepness < 3)
       row.capacity_bytes.note += fmt::format("; soft knee: the drain branch is only {:.2f}x steeper than the "
                                              "floor, so Q is sensitive to small issue-time biases", steepness);
+    // Below 1.5x a 1% issue-time bias moves Q by several percent of V: not a measurement of Q.
+    if (steepness < 1.5) row.capacity_bytes.constrained = false;
   }
   std::vector<double> measured, predicted;
   for (int i : plan.drain) {

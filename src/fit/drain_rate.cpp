@@ -18,7 +18,8 @@
 // Points with no T_ref at all are left out while any point has one. If no point has one, the envelope
 // rule applies: the V/T_period cluster spanning the most K (issue-limited points give a different V/T
 // per K), trusted only if >= 2 K agree.
-// If nothing is drain-dominated (e.g. an HBM target), R is reported as a lower bound, max V/T_period.
+// If nothing is drain-dominated (e.g. an HBM target), R is reported as a lower bound, max V/T_period
+// (eq. 2 gives T_period >= V/R in steady state; a point still filling X-Stage could exceed it).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -84,11 +85,12 @@ double FillHint::capacity_bytes(int num_producers) const {
 
 namespace {
 
-// Condition (ii); T_ref absent counts as T_iss^0 = 0 (the most the burst could leave outstanding).
+// Condition (ii); T_ref absent counts as T_iss^0 = 0 (the most the burst could leave outstanding). A burst
+// that leaves nothing outstanding never fills X-Stage: it is issue-limited, which (i) rejects.
 bool fills_in_warmup(const Obs& o, std::optional<double> t_ref_s, const FillHint& fill) {
   if (fill.capacity_by_k.empty()) return true;
   const double excess_bytes = o.volume_bytes - fill.drain_rate_bps * t_ref_s.value_or(0.0);
-  if (!(excess_bytes > 0)) return false;
+  if (!(excess_bytes > 0)) return true;
   const double num_fill_bursts = fill.capacity_bytes(o.num_producers) / excess_bytes;
   return num_fill_bursts <= o.warmup_bursts + 0.25 * (o.num_bursts - o.warmup_bursts);
 }
@@ -157,7 +159,7 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
   plan.constrained = false;
   plan.note = num_referenced > 0
                   ? fmt::format("no zero-gap point is drain-limited (T_period < {} x T_iss^0 bound for all {}): "
-                                "R >= value = max V/T_period, unconstrained", options.drain_dominance,
+                                "R >= value = max V/T_period (if in steady state), unconstrained", options.drain_dominance,
                                 num_referenced)
                   : "drain dominance not established (no T_iss^0 bound, fewer than two K agree): R >= value = "
                     "max V/T_period, unconstrained";

@@ -3,7 +3,8 @@
 //   T_iss^0  from the large-gap plateau of the periodic gap sweep (per K, V);
 //   Q(K)     from the isolated-burst knee, fitting T_iss^iso = max(T_iss^0, (V - Q)/R) with R held fixed.
 // Every parameter carries a 95% bootstrap interval and fit quality. Parameters the data do not constrain
-// are flagged (Q with no knee inside the sweep becomes a lower bound), never invented.
+// are flagged (Q with no knee inside the sweep becomes a lower bound), never invented. The criteria are
+// documented where they are applied: drain_rate.cpp, tiss0.cpp, capacity.cpp, bootstrap.hpp.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -27,10 +28,11 @@ struct FitOptions {
   // A zero-gap point enters the R fit only if drain-limited: T_period(G=0) >= drain_dominance * T_ref,
   // T_ref the smallest measured issue time bounding its T_iss^0 from above (see drain_rate.cpp).
   double drain_dominance = 1.25;
-  // Without any T_ref, points whose V/T_period lies within this fraction of the top cluster (eq. 1 gives
-  // one common V/T = R on the drain branch) enter the fit, if at least two K agree.
+  // Drain-branch points share one V/T_period = R (eq. 1): the R fit keeps the cluster agreeing within this
+  // fraction (the lowest one; with no T_ref at all, the one spanning the most K, trusted if >= 2 K).
   double envelope_tolerance = 0.05;
-  // An isolated point is above the knee when T_iss^iso >= (1 + knee_margin) * T_iss^0(K,V).
+  // An isolated point is above the knee when T_iss^iso >= (1 + knee_margin) * U, U the tightest upper
+  // bound of T_iss^0(K,V) from the other measurements of that K (see capacity.cpp).
   double knee_margin = 0.08;
   // Remote target to fit ("host", "peer:1", ...). Empty: the points must name exactly one.
   std::string target;
@@ -70,8 +72,12 @@ struct CalibrationFit {
   std::vector<std::string> notes;  // ignored points, missing suites
   FitOptions options;              // as used (recorded in the `fit` block)
   model::PlatformModel to_platform_model() const;
-  // The result file's `model` section: R_Bps, R_ci95, tiss0[{K,V_bytes,s,...}], Q[{K,bytes,ci95,bound}],
-  // plus a `fit` block with qualities.
+  // The result file's `model` section (PlatformModel::from_json reads the first keys of each):
+  //   R_Bps, R_ci95 [lo,hi], R_bound "fit"|"lower", R_constrained,
+  //   tiss0[{K, V_bytes, s, B_bytes, ci95, constrained, source, num_plateau_points}],
+  //   Q[{K, bytes, ci95, bound "fit"|"lower", knee_V_bytes, constrained}],
+  //   fit{target, R{...}, tiss0[...], Q[...], criteria, bootstrap, notes}: qualities (num_points, r_squared
+  //   or null when the points do not vary, worst_rel_residual) and notes. Numbers are finite or null.
   nlohmann::json to_json() const;
 };
 
@@ -88,7 +94,9 @@ std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, do
                                       const std::vector<Tiss0Fit>& tiss0, const FitOptions& options = {});
 
 // Validation with fixed parameters, no refitting: predicted vs measured T_iss and T_period for every
-// periodic point, and T_iss^iso for every isolated point.
+// periodic point, and T_iss^iso for every isolated point (skipped, wrong-data and local-control points are
+// not validated). The points must be of the model's target. to_json: the six summary numbers, counts,
+// notes, and a compact table {columns: [...], rows: [[...], ...]}.
 struct ValidationRow {
   std::size_t point_index = 0;
   Suite suite = Suite::kPeriodic;
@@ -110,7 +118,8 @@ struct Validation {
 };
 Validation validate(const std::vector<PointRecord>& points, const model::PlatformModel& platform);
 
-// Fills PointRecord::prediction for every non-skipped point from the platform model.
+// Fills PointRecord::prediction for every non-skipped point from the platform model: periodic eqs. 2-3,
+// isolated eq. 7 (period 0), local control T_iss^0 and T_iss^0 + G (no X-Stage on the HBM path).
 void attach_predictions(std::vector<PointRecord>& points, const model::PlatformModel& platform);
 
 }  // namespace xs::fit

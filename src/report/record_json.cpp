@@ -100,6 +100,7 @@ json to_json(const PointRecord& rec) {
               {"bytes_checked", rec.verification.bytes_checked},
               {"wrong", rec.verification.wrong}}}};
   if (rec.completion_s) j["completion_s"] = to_json(*rec.completion_s);
+  if (rec.issue_time_max_s) j["issue_time_max_s"] = to_json(*rec.issue_time_max_s);
   if (rec.prediction) j["prediction"] = prediction_to_json(*rec.prediction);
   // The writer refuses whatever the strict reader would refuse (NaN, B = 0, K = 0, ...), so every file
   // xstage writes reads back; reading the fresh object is the one definition of "valid".
@@ -162,7 +163,7 @@ Summary summary_from_json(const json& j, const std::string& path) {
 
 PointRecord record_from_json(const json& j, const std::string& path) {
   const ObjectReader r(j, path,
-                       {"id", "spec", "skipped", "skip_reason", "issue_time_s", "period_s", "completion_s",
+                       {"id", "spec", "skipped", "skip_reason", "issue_time_s", "issue_time_max_s", "period_s", "completion_s",
                         "sm_clock_hz", "clock_flagged", "verification", "prediction"});
   PointRecord rec;
   rec.id = read_string(r.required("id"), r.path("id"));
@@ -176,6 +177,8 @@ PointRecord record_from_json(const json& j, const std::string& path) {
   rec.issue_time_s = summary_from_json(r.required("issue_time_s"), r.path("issue_time_s"));
   rec.period_s = summary_from_json(r.required("period_s"), r.path("period_s"));
   // Optional sections: absent or null both mean "not measured" / "no prediction".
+  if (const json* m = r.optional("issue_time_max_s"); m && !m->is_null())
+    rec.issue_time_max_s = summary_from_json(*m, r.path("issue_time_max_s"));
   if (const json* c = r.optional("completion_s"); c && !c->is_null()) {
     rec.completion_s = summary_from_json(*c, r.path("completion_s"));
   }

@@ -67,7 +67,8 @@ struct PointRecord {
   PointSpec spec;
   bool skipped = false;
   std::string skip_reason;
-  Summary issue_time_s;                    // sender-visible burst issue time T_iss
+  Summary issue_time_s;                    // sender-visible burst issue time T_iss (per producer, mean)
+  std::optional<Summary> issue_time_max_s; // slowest producer's issue span per burst (periodic, GPU)
   Summary period_s;                        // burst start-to-start period T_period (periodic only)
   std::optional<Summary> completion_s;     // issue start -> remote-visible (completion mode)
   double sm_clock_hz = 0;                  // derived from clock64 vs %globaltimer (0 if unknown)

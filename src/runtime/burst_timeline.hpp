@@ -1,11 +1,19 @@
 // xstage runtime layer: from one launch's raw timestamps to one sample per quantity (host-side
-// aggregation, pure functions). Definitions (paper Table 1 symbols):
-//   per producer p, burst b:  d_iss(b,p) = issue_end - start          (SM cycles, same SM)
-//   burst T_iss(b)    = max_p d_iss(b,p)                              (the burst ends with its slowest producer)
-//   burst T_period(b) = mean_p [start(b+1,p) - start(b,p)]            (start-to-start, T_iss + G at equilibrium)
-//   burst T_done(b)   = max_p [fence_end(b,p) - start(b,p)]           (completion mode: issue start -> fence.sc.sys
-//                                                                      done, the remote-visible (fence) horizon)
-//   sample = median over the steady-state bursts b >= warmup of each, / sm_clock_hz.
+// aggregation, pure functions). Definitions (paper Table 1 symbols), with d(b,p) = issue_end - start of
+// producer p's burst b (SM cycles, same SM):
+//   Periodic bursts. Producers are not re-synchronized after the start barrier, and under backpressure
+//   the path serves them unevenly, so they drift apart. The steady state is the window in which every
+//   producer is past its warm-up and none has finished:
+//     W = [max_p start(w,p), min_p start(N-1,p)],  pairs (b,p) with start(b,p) >= W.lo, start(b+1,p) <= W.hi
+//     T_iss     = mean over the pairs of d(b,p)                       (what a producer sees per burst)
+//     T_period  = mean over the pairs of start(b+1,p) - start(b,p)    (= T_iss + G exactly, per pair)
+//   Averaging over (b,p) pairs of that window keeps flow conservation (K V bytes per T_period) however
+//   unfair the service; if no pair fits (extreme drift) all pairs b >= w are used.
+//     T_iss,max = median over b >= w of max_p d(b,p)                  (the slowest producer's span)
+//   Isolated burst (N = 1, producers aligned by the start barrier): T_iss = max_p d(0,p), the aggregate.
+//   Completion mode: T_done(b) = max_p [fence_end(b,p) - start(b,p)] (issue start -> fence.sc.sys done,
+//   the remote-visible (fence) horizon), median over b >= w.
+// Every value is divided by the launch's sm_clock_hz.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -26,6 +34,7 @@ struct LaunchSample {
   static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   double sm_clock_hz = 0;
   double issue_time_s = kNone;       // T_iss
+  double issue_time_max_s = kNone;   // slowest producer's span (periodic)
   double period_s = kNone;           // T_period; needs >= 2 steady-state bursts
   double completion_s = kNone;       // completion mode only
   std::uint32_t num_late_producers = 0;  // reached the start barrier after the start time

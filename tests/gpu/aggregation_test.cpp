@@ -3,6 +3,7 @@
 #if defined(XS_HAVE_CUDA)  // CPU-only builds compile only the "not built" check (gpu_environment_test)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "common/error.hpp"
@@ -45,13 +46,43 @@ runtime::LaunchTimeline make_timeline() {
 TEST(LaunchAggregation, FollowsTheDefinitionsOverSteadyStateBursts) {
   const auto s = runtime::aggregate_launch(make_timeline(), /*first_steady_burst=*/1, /*completion=*/true);
   EXPECT_DOUBLE_EQ(s.sm_clock_hz, 1e9);
-  // T_iss(b) = max_p: bursts 1..3 -> 200, 400, 260; median 260 cycles.
-  EXPECT_DOUBLE_EQ(s.issue_time_s, 260e-9);
-  // T_period(b) = mean_p start(b+1)-start(b): b=1 -> (1100+900)/2 = 1000, b=2 -> (900+1200)/2 = 1050.
-  EXPECT_DOUBLE_EQ(s.period_s, 1025e-9);
+  // Start times relative to each producer's burst 0: p0 0,1000,2100,3000; p1 0,1100,2000,3200.
+  // Window [max_p rel(1,p), min_p rel(3,p)] = [1100, 3000] holds (b=2,p0) and (b=1,p1).
+  // T_iss = mean(400, 150) = 275; T_period = mean(900, 900) = 900.
+  EXPECT_DOUBLE_EQ(s.issue_time_s, 275e-9);
+  EXPECT_DOUBLE_EQ(s.period_s, 900e-9);
+  // Slowest producer per burst 1..3: 200, 400, 260 -> median 260.
+  EXPECT_DOUBLE_EQ(s.issue_time_max_s, 260e-9);
   // T_done(b) = max_p (issue + 50(p+1)): 250, 450, 360 -> 360.
   EXPECT_DOUBLE_EQ(s.completion_s, 360e-9);
   EXPECT_EQ(s.num_late_producers, 1u);
+}
+
+TEST(LaunchAggregation, PeriodEqualsIssuePlusGapPerPairUnderUnevenService) {
+  // Producer 0 is served twice as fast as producer 1; each pair obeys period = d + G (G = 100).
+  runtime::LaunchTimeline t = make_timeline();
+  t.num_bursts = 6;
+  t.records.clear();
+  const std::uint64_t d[2] = {200, 400};
+  for (int b = 0; b < 6; ++b)
+    for (int p = 0; p < 2; ++p) {
+      rs::BurstRecord r;
+      r.start_cycles = 1000 + static_cast<std::uint64_t>(b) * (d[p] + 100);
+      r.issue_end_cycles = r.start_cycles + d[p];
+      t.records.push_back(r);
+    }
+  const auto s = runtime::aggregate_launch(t, 1, false);
+  EXPECT_NEAR(s.period_s - s.issue_time_s, 100e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(s.issue_time_max_s, 400e-9);
+}
+
+TEST(LaunchAggregation, IsolatedBurstIsTheAlignedAggregate) {
+  runtime::LaunchTimeline t = make_timeline();
+  t.num_bursts = 1;
+  t.records.resize(2);
+  const auto s = runtime::aggregate_launch(t, 0, false);
+  EXPECT_DOUBLE_EQ(s.issue_time_s, 300e-9);  // max_p d(0,p)
+  EXPECT_TRUE(std::isnan(s.period_s));
 }
 
 TEST(LaunchAggregation, RejectsRecordsTheKernelDidNotWrite) {

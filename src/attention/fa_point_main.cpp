@@ -1,0 +1,84 @@
+// xstage attention layer: xstage-fa-point, a small standalone driver of run_fa_a2a_point for device
+// checks before `xstage-bench fa_a2a` is wired: runs one or more (M, target) points and prints times,
+// TFLOPS, sigma, store spans and verification. Exit codes as every xstage tool (cli/common/cli_main.hpp).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "attention/fa_runner.hpp"
+#include "cli/common/cli_main.hpp"
+
+namespace {
+
+struct Options {
+  std::vector<int> seq_lens{8192};
+  int num_heads = 8;
+  int num_ranks = 8;
+  std::vector<std::string> targets{"local"};
+  int repetitions = 10;
+  int launches_per_graph = 5;
+  int num_ctas = 0;
+  bool no_verify = false;
+};
+
+void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPointResult& r) {
+  std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s: %s%s%s\n", s.seq_len, s.num_heads, s.head_dim, s.num_ranks,
+              s.target.c_str(), r.status.c_str(), r.reason.empty() ? "" : " - ", r.reason.c_str());
+  if (r.status == "skipped") return;
+  const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
+  std::printf("  T_FA %.1f us (%.1f TFLOPS)  T_A2A %.1f us (bulk %.1f)  T_serial %.1f  T_fused %.1f  T_cc %.1f us\n",
+              us(r.t_fa), r.fa_tflops, us(r.t_a2a), us(r.t_a2a_bulk), us(r.t_serial), us(r.t_fused), us(r.t_cc));
+  std::printf("  E_res = T_fused - T_FA = %.1f us, cc - FA = %.1f us, K = %d CTAs, %d tiles, V_total %.1f MiB\n",
+              us(r.t_fused) - us(r.t_fa), us(r.t_cc) - us(r.t_fa), r.num_ctas, r.num_tiles,
+              r.volume_bytes / (1024.0 * 1024.0));
+  std::printf("  SM clock %.0f MHz, sigma %.3f us/KV tile, Q-loop %.1f us, T_RS fused %.2f us (p90 %.2f), cc %.2f us, "
+              "fence %.2f us\n",
+              r.sm_clock_hz * 1e-6, r.sigma_s_per_kv_tile * 1e6, r.qloop_fused.median_s * 1e6,
+              r.store_span_fused.median_s * 1e6, r.store_span_fused.p90_s * 1e6, r.store_span_cc.median_s * 1e6,
+              r.fence_span_cc.median_s * 1e6);
+  std::printf("  verify: rel error %.3g, max abs %.3g, unwritten %llu, wrong serial/fused/cc %llu/%llu/%llu -> %s (seed %llu)\n",
+              r.rel_error, r.max_abs_error, static_cast<unsigned long long>(r.unwritten_local),
+              static_cast<unsigned long long>(r.wrong_serial), static_cast<unsigned long long>(r.wrong_fused),
+              static_cast<unsigned long long>(r.wrong_cc), r.verified ? "ok" : "FAILED",
+              static_cast<unsigned long long>(r.seed));
+  if (!r.verified && !r.error_detail.empty()) std::printf("  detail: %s\n", r.error_detail.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return xs::cli::run_main("xstage-fa-point", [&]() -> int {
+    Options o;
+    CLI::App app{"One or more FlashAttention-A2A points (FA-only, A2A, serial, fused, completion-coupled)"};
+    app.add_option("--M", o.seq_lens, "sequence lengths (multiples of 128)")->delimiter(',');
+    app.add_option("--heads", o.num_heads, "heads this rank computes");
+    app.add_option("--P", o.num_ranks, "Ulysses ranks the output is split over");
+    app.add_option("--target", o.targets, "local, host, peer:N")->delimiter(',');
+    app.add_option("--repetitions", o.repetitions, "timed graph replays");
+    app.add_option("--launches-per-graph", o.launches_per_graph, "back-to-back launches per replay");
+    app.add_option("--ctas", o.num_ctas, "persistent CTAs (0: one per SM)");
+    app.add_flag("--no-verify", o.no_verify, "skip the reference comparison");
+    xs::cli::parse_or_throw(app, argc, argv);
+    bool all_ok = true;
+    for (const std::string& target : o.targets) {
+      for (int m : o.seq_lens) {
+        xs::attention::FaA2aPointSpec s;
+        s.seq_len = m;
+        s.num_heads = o.num_heads;
+        s.num_ranks = o.num_ranks;
+        s.target = target;
+        s.repetitions = o.repetitions;
+        s.launches_per_graph = o.launches_per_graph;
+        s.num_ctas = o.num_ctas;
+        s.verify = !o.no_verify;
+        const auto r = xs::attention::run_fa_a2a_point(s);
+        print(s, r);
+        std::fflush(stdout);
+        all_ok = all_ok && r.status != "failed";
+      }
+    }
+    return all_ok ? 0 : 1;
+  });
+}
