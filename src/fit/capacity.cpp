@@ -60,14 +60,20 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
     for (const Tiss0Fit& row : tiss0)
       if (row.num_producers == k) plan.gap_rows.emplace_back(row.volume_bytes, row.issue_time_s.value);
     std::sort(plan.gap_rows.begin(), plan.gap_rows.end());
-    // References: the isolated points first (index = position in `points`), then the gap-sweep rows.
+    // References: the isolated points themselves (index = position in `points`). An isolated T_iss is the
+    // aligned burst's slowest producer, while a gap-sweep T_iss^0 is the mean over producers, so the
+    // periodic rows sit lower than isolated floors by the producers' spread; they only mark a point as
+    // past the knee when it exceeds them by far (x2), which is what reveals a knee below the sweep.
     std::vector<std::pair<double, double>> refs;
     for (int i : plan.points) refs.emplace_back(data.obs[i].volume_bytes, data.obs[i].issue_s);
-    refs.insert(refs.end(), plan.gap_rows.begin(), plan.gap_rows.end());
+    constexpr double kGapRowKneeFactor = 2.0;
     std::size_t knee_idx = plan.points.size();
     for (std::size_t p = 0; p < plan.points.size(); ++p) {
       const Obs& o = data.obs[plan.points[p]];
-      if (o.issue_s >= (1 + options.knee_margin) * floor_bound_s(refs, o.volume_bytes, p)) {
+      const bool above_isolated = o.issue_s >= (1 + options.knee_margin) * floor_bound_s(refs, o.volume_bytes, p);
+      const bool above_gap_rows =
+          o.issue_s >= kGapRowKneeFactor * floor_bound_s(plan.gap_rows, o.volume_bytes, plan.gap_rows.size());
+      if (above_isolated || above_gap_rows) {
         knee_idx = p;
         break;
       }

@@ -92,7 +92,7 @@ LaunchSample aggregate_launch(const LaunchTimeline& t, std::uint32_t first_stead
       for (std::uint32_t b = first_steady_burst; b + 1 < n; ++b) {
         const double d = duration(b, p), period = rel(b + 1, p) - rel(b, p);
         all_issue += d, all_period += period, ++all_count;
-        if (rel(b, p) >= lo && rel(b + 1, p) <= hi) sum_issue += d, sum_period += period, ++count;
+        if (rel(b, p) >= lo && rel(b, p) <= hi) sum_issue += d, sum_period += period, ++count;
       }
     }
     if (count == 0) sum_issue = all_issue, sum_period = all_period, count = all_count;

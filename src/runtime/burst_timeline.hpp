@@ -3,8 +3,9 @@
 // producer p's burst b (SM cycles, same SM):
 //   Periodic bursts. Producers are not re-synchronized after the start barrier, and under backpressure
 //   the path serves them unevenly, so they drift apart. The steady state is the window in which every
-//   producer is past its warm-up and none has finished:
-//     W = [max_p start(w,p), min_p start(N-1,p)],  pairs (b,p) with start(b,p) >= W.lo, start(b+1,p) <= W.hi
+//   producer is past its warm-up and none has started its last burst:
+//     W = [max_p start(w,p), min_p start(N-1,p)],  pairs (b,p), b <= N-2, with start(b,p) in W
+//   (selecting by start, not by the whole pair lying in W, keeps long stalls from being left out).
 //     T_iss     = mean over the pairs of d(b,p)                       (what a producer sees per burst)
 //     T_period  = mean over the pairs of start(b+1,p) - start(b,p)    (= T_iss + G exactly, per pair)
 //   Averaging over (b,p) pairs of that window keeps flow conservation (K V bytes per T_period) however

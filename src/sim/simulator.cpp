@@ -219,6 +219,36 @@ void append_burst_times(const Launch& in, const Timeline& t, double latency_s, B
   }
 }
 
+// The steady-state definitions shared with the GPU backend (runtime/burst_timeline.hpp): the window in
+// which every producer is past warm-up and none has started its last burst, W = [max_g start(w),
+// min_g start(N-1)], and the mean over producer-bursts (b,g) starting in W, weighted by group size, of
+// the issue time and of the start-to-start period. Falls back to all b >= w if W holds none.
+struct WindowMeans {
+  double issue_s = 0, period_s = 0;
+};
+WindowMeans window_means(const Launch& in, const Timeline& t, int warmup_bursts) {
+  const int n = in.num_bursts;
+  const int num_groups = static_cast<int>(in.weight.size());
+  auto start = [&](int g, int b) { return t.start_s[g * (n + 1) + b]; };
+  double lo = -kInf, hi = kInf;
+  for (int g = 0; g < num_groups; ++g) {
+    lo = std::max(lo, start(g, warmup_bursts));
+    hi = std::min(hi, start(g, n - 1));
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    double issue = 0, period = 0, weight = 0;
+    for (int g = 0; g < num_groups; ++g)
+      for (int b = warmup_bursts; b + 1 < n; ++b) {
+        if (pass == 0 && (start(g, b) < lo || start(g, b) > hi)) continue;
+        issue += in.weight[g] * (t.end_s[g * n + b] - start(g, b));
+        period += in.weight[g] * (start(g, b + 1) - start(g, b));
+        weight += in.weight[g];
+      }
+    if (weight > 0) return {issue / weight, period / weight};
+  }
+  return {};
+}
+
 double steady_median(const std::vector<double>& per_burst, int warmup_bursts) {
   return median(std::vector<double>(per_burst.begin() + warmup_bursts, per_burst.end()));
 }
@@ -292,7 +322,7 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
   base.bytes_per_producer = static_cast<double>(spec.bytes_per_producer);
   base.overhead_s = params.issue_overhead_s;
 
-  std::vector<double> issue_samples, period_samples, completion_samples;
+  std::vector<double> issue_samples, issue_max_samples, period_samples, completion_samples;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
     base.path = {unlimited, params.drain_rate_bps * jitter(), capacity_bytes};
     std::vector<double> rates(static_cast<std::size_t>(num_groups) * n);
@@ -312,10 +342,15 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
       all.num_bursts = n;
       all.gap_s = spec.gap_s;
       all.rate_bps = std::move(rates);
-      append_burst_times(all, Engine(all).run(), latency_s, times);
+      const Timeline timeline = Engine(all).run();
+      append_burst_times(all, timeline, latency_s, times);
+      const WindowMeans means = window_means(all, timeline, spec.warmup_bursts);
+      issue_samples.push_back(means.issue_s);
+      period_samples.push_back(means.period_s);
+      issue_max_samples.push_back(steady_median(times.issue_s, spec.warmup_bursts));
     }
-    issue_samples.push_back(steady_median(times.issue_s, spec.warmup_bursts));
-    if (!isolated) period_samples.push_back(steady_median(times.period_s, spec.warmup_bursts));
+    // Isolated: the aligned burst's span (slowest producer), as on the GPU.
+    if (isolated) issue_samples.push_back(steady_median(times.issue_s, spec.warmup_bursts));
     completion_samples.push_back(steady_median(times.completion_s, spec.warmup_bursts));
   }
 
@@ -324,6 +359,7 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
   record.spec = spec;
   record.issue_time_s = summarize(std::move(issue_samples));
   record.period_s = summarize(std::move(period_samples));
+  if (!isolated) record.issue_time_max_s = summarize(std::move(issue_max_samples));
   if (spec.completion) record.completion_s = summarize(std::move(completion_samples));
   record.sm_clock_hz = 0;  // no SM clock in a model
   // The simulator writes no memory, so nothing can be wrong; the field records the volume the point

@@ -86,13 +86,13 @@ TEST_P(FitSimRecovery, RecoversPlantedParameters) {
     }
     EXPECT_LE(q.capacity_bytes.ci95_lo, q.capacity_bytes.ci95_hi);
   }
-  // T_iss^0 on the plateau of the (132, 32 KiB) gap sweep, where that V is below the knee. Noise makes
-  // the burst end with the slowest of K producers, so the floor itself moves up by a few sigma.
+  // T_iss^0 on the plateau of the (132, 32 KiB) gap sweep, where that V is below the knee. T_iss is the
+  // mean over producer-bursts, so per-producer jitter (median-1 lognormal) moves it by ~sigma^2/2 only.
   for (const Tiss0Fit& row : fit.tiss0)
     if (row.source == "plateau" && row.volume_bytes < planted_knee_bytes(params, row.num_producers) * 0.9) {
       const double planted = sim::backpressure_free_issue_time_s(params, row.bytes_per_producer);
       EXPECT_TRUE(row.issue_time_s.constrained);
-      EXPECT_NEAR(row.issue_time_s.value / planted, 1 + 2.5 * params.noise, 0.01 + 2 * params.noise)
+      EXPECT_NEAR(row.issue_time_s.value / planted, 1, 0.01 + params.noise)
           << "K=" << row.num_producers << " B=" << row.bytes_per_producer;
     }
 }
