@@ -16,6 +16,10 @@
 #include "fit/fit.hpp"
 #include "model/platform_model.hpp"
 #include "report/result_file.hpp"
+#if defined(XS_HAVE_ATTENTION)
+#include "attention/fa_bench.hpp"
+#endif
+#include "common/range.hpp"
 
 namespace {
 
@@ -29,6 +33,15 @@ constexpr SuiteInfo kSuites[] = {
     {"remote_store.isolated", xs::Suite::kIsolated, "one burst after recovery: the capacity knee (Fig. 3c)"},
     {"remote_store.local_control", xs::Suite::kLocalControl, "the periodic loop into local HBM (control)"},
 };
+constexpr const char* kFaA2aId = "fa_a2a";
+constexpr const char* kFaA2aWhat =
+    "FlashAttention + Ulysses post-attention All-to-All: FA-only, A2A, serial, fused, completion-coupled";
+
+struct FaOptions {
+  std::string M = "8192,16384,32768,49152,65536";
+  int heads = 8, P = 8, ctas = 0, launches_per_graph = 5;
+  bool no_verify = false;
+};
 
 struct BenchOptions {
   std::string suite_id;
@@ -36,7 +49,45 @@ struct BenchOptions {
   xs::cli::SweepOverrides sweep;
   std::string model_path, out_path;
   bool list = false, dry_run = false, resume = false, no_progress = false, json = false;
+  FaOptions fa;
 };
+
+int run_fa_a2a(const BenchOptions& o, const std::vector<std::string>& argv) {
+  const auto seq_lens = xs::parse_integer_range(o.fa.M, "--M");
+  std::vector<std::string> targets;
+  const std::string target_list = o.backend.target.empty() ? "local,host" : o.backend.target;
+  for (std::size_t start = 0; start <= target_list.size();) {
+    const std::size_t end = std::min(target_list.find(',', start), target_list.size());
+    targets.push_back(target_list.substr(start, end - start));
+    start = end + 1;
+  }
+  if (o.dry_run) {
+    for (const auto& t : targets)
+      for (long long m : seq_lens) fmt::print("fa_a2a M={} heads={} P={} target={}\n", m, o.fa.heads, o.fa.P, t);
+    fmt::print("{} points\n", seq_lens.size() * targets.size());
+    return 0;
+  }
+#if defined(XS_HAVE_ATTENTION)
+  xs::attention::FaBenchOptions f;
+  f.seq_lens = seq_lens;
+  f.targets = targets;
+  f.num_heads = o.fa.heads;
+  f.num_ranks = o.fa.P;
+  f.num_ctas = o.fa.ctas;
+  f.launches_per_graph = o.fa.launches_per_graph;
+  if (o.sweep.repetitions) f.repetitions = *o.sweep.repetitions;
+  f.verify = !o.fa.no_verify;
+  f.resume = o.resume;
+  f.progress = !o.no_progress;
+  f.model_path = o.model_path;
+  f.out_path = o.out_path.empty() ? "out/bench-fa_a2a.json" : o.out_path;
+  f.argv = argv;
+  return xs::attention::run_fa_bench(f);
+#else
+  (void)argv;
+  throw xs::no_gpu_error("fa_a2a needs the CUDA build (nvcc was not found at configure time): not built");
+#endif
+}
 
 const SuiteInfo& find_suite(const std::string& id) {
   for (const auto& s : kSuites)
@@ -49,9 +100,11 @@ const SuiteInfo& find_suite(const std::string& id) {
 int run(BenchOptions& o, const std::vector<std::string>& argv) {
   if (o.list) {
     for (const auto& s : kSuites) fmt::print("{:<30} {}\n", s.id, s.what);
+    fmt::print("{:<30} {}\n", kFaA2aId, kFaA2aWhat);
     return 0;
   }
   if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
+  if (o.suite_id == kFaA2aId) return run_fa_a2a(o, argv);
   const SuiteInfo& info = find_suite(o.suite_id);
   o.sweep.suite = xs::suite_name(info.suite);
   xs::bench::SweepConfig config;
@@ -110,8 +163,10 @@ int main(int argc, char** argv) {
         "Examples:\n"
         "  xstage-bench --list\n"
         "  xstage-bench remote_store.periodic --target host --K 132 --B 32KiB --G 0:200us:+10us\n"
-        "  xstage-bench remote_store.isolated --K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json\n\n"
-        "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
+        "  xstage-bench remote_store.isolated --K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json\n"
+        "  xstage-bench fa_a2a --M 8192:65536:x2 --target local,host --model out/calibration-gpu-host.json\n\n"
+        "Exit codes: 0 ok, 1 a point failed data verification, 2 bad usage or input, 3 CUDA failure,\n"
+        "77 no GPU, 130 interrupted (--resume).",
         "xstage-bench"};
     app.add_option("suite", o.suite_id, "Suite id (see --list)");
     app.add_flag("--list", o.list, "List the suites");
@@ -123,6 +178,16 @@ int main(int argc, char** argv) {
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
     app.add_flag("--json", o.json, "Print the result file on stdout instead of a table");
+    auto* fa = app.add_option_group("fa_a2a", "Options of the fa_a2a suite (--target takes a list: local,host)");
+    fa->add_option("--M", o.fa.M, "Sequence lengths, range grammar (multiples of 128)")->capture_default_str();
+    fa->add_option("--heads", o.fa.heads, "Heads this rank computes (after the pre-attention All-to-All)")
+        ->capture_default_str()->check(CLI::Range(1, 1024));
+    fa->add_option("--P", o.fa.P, "Ulysses ranks the output is split over")->capture_default_str()
+        ->check(CLI::Range(1, 1024));
+    fa->add_option("--ctas", o.fa.ctas, "Persistent CTAs (0: one per SM)")->capture_default_str();
+    fa->add_option("--launches-per-graph", o.fa.launches_per_graph, "Back-to-back launches per graph replay")
+        ->capture_default_str()->check(CLI::Range(1, 100));
+    fa->add_flag("--no-verify", o.fa.no_verify, "Skip the reference comparison (not recommended)");
     xs::cli::parse_or_throw(app, argc, argv);
     return run(o, std::vector<std::string>(argv, argv + argc));
   });

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The full H200 session in one call (device tool): calibration of the host target with the local control
+# (h200_calibrate.sh), the FlashAttention checks and SDPA baseline (fa_check.sh), then the fa_a2a sweep
+# with the fresh calibration's predictions and its Fig. 11 plot. Results land in $OUT (8 files at most).
+set -uo pipefail
+OUT=${OUT:-$PWD/out/device}
+mkdir -p "$OUT"
+bash scripts/device/h200_calibrate.sh 2>&1 | grep -v "^remote_store"
+XS_FA_POINT=0 XS_FA_M="${XS_FA_M:-8192,16384,32768,49152,65536}" bash scripts/device/fa_check.sh "$@" 2>&1 | grep -vE "^(grep|scripts)" | tail -40
+echo "== $(date -u +%H:%M:%S) fa_a2a sweep"
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+timeout 400 build/bin/xstage-bench fa_a2a --M "${XS_FA_M:-8192,16384,32768,49152,65536}" --target local,host \
+  --model "$OUT/calibration-host.json" --out "$OUT/fa_a2a.json" --no-progress 2>&1 | tail -45
+echo "xstage-bench fa_a2a rc=${PIPESTATUS[0]}"
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+rm -f "$OUT/fa_a2a.json.journal.jsonl"
+[[ -f "$OUT/fa_a2a.json" ]] && python3 scripts/plot_fa_a2a.py "$OUT/fa_a2a.json" --out "$OUT/fa_a2a.png"
+ls -la "$OUT"

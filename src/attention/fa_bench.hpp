@@ -1,0 +1,24 @@
+// xstage attention layer (CUDA): the `xstage-bench fa_a2a` sweep: M x target points of run_fa_a2a_point,
+// each journaled as it finishes (JSON lines beside the output, --resume skips them), then one result file
+// (schema xstage.result, the points under extra.fa_a2a) with the model's predictions beside each point.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xs::attention {
+
+struct FaBenchOptions {
+  std::vector<long long> seq_lens;       // M
+  std::vector<std::string> targets;      // local | host | peer:N
+  int num_heads = 8, num_ranks = 8, num_ctas = 0, repetitions = 10, launches_per_graph = 5;
+  bool verify = true, resume = false, progress = true;
+  std::string model_path;                // calibration file for the predictions (optional)
+  std::string out_path;
+  std::vector<std::string> argv;
+};
+
+// Returns the process exit code (0 ok, 1 a point failed verification); throws xs::Error otherwise.
+int run_fa_bench(const FaBenchOptions& options);
+
+}  // namespace xs::attention

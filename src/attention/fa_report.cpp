@@ -1,0 +1,130 @@
+// xstage attention host layer: fa_a2a result JSON and table (see fa_report.hpp).
+#include "attention/fa_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "attention/config.hpp"
+#include "attention/fa_model.hpp"
+#include "model/burst_gap.hpp"
+
+namespace xs::attention {
+namespace {
+
+nlohmann::json stats(const TimeStats& t) { return {{"median", t.median_s}, {"p10", t.p10_s}, {"p90", t.p90_s}}; }
+
+}  // namespace
+
+nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r,
+                             const std::optional<model::PlatformModel>& platform) {
+  nlohmann::json j = {
+      {"id", "fa_a2a." + spec.target},
+      {"spec", {{"M", spec.seq_len}, {"heads", spec.num_heads}, {"head_dim", spec.head_dim}, {"P", spec.num_ranks},
+                {"target", spec.target}, {"num_ctas", spec.num_ctas}, {"launches_per_graph", spec.launches_per_graph},
+                {"repetitions", spec.repetitions}}},
+      {"status", r.status},
+      {"reason", r.reason}};
+  if (r.status == "skipped") return j;
+  const double t_fa = r.t_fa.median_s, t_fused = r.t_fused.median_s, t_serial = r.t_serial.median_s;
+  j["measured"] = {
+      {"T_FA_s", stats(r.t_fa)}, {"T_A2A_s", stats(r.t_a2a)}, {"T_A2A_bulk_s", stats(r.t_a2a_bulk)},
+      {"T_serial_s", stats(r.t_serial)}, {"T_fused_s", stats(r.t_fused)}, {"T_cc_s", stats(r.t_cc)},
+      {"E_res_s", model::residual_exposure_s(t_fused, t_fa)},
+      {"E_res_over_T_FA", (t_fused - t_fa) / t_fa},
+      {"E_cc_meas_s", r.t_cc.median_s - t_fa},
+      {"H", model::hiding_ratio(t_fused, t_fa, t_serial)},
+      {"speedup", model::speedup(t_serial, t_fused)},
+      {"fa_tflops", r.fa_tflops},
+      {"K", r.num_ctas}, {"num_tiles", r.num_tiles}, {"volume_bytes", r.volume_bytes},
+      {"sm_clock_hz", r.sm_clock_hz},
+      {"sigma_s_per_kv_tile", r.sigma_s_per_kv_tile},
+      {"qloop_s", stats(r.qloop_fused)}, {"store_span_fused_s", stats(r.store_span_fused)},
+      {"store_span_cc_s", stats(r.store_span_cc)}, {"fence_span_cc_s", stats(r.fence_span_cc)}};
+  j["verification"] = {{"verified", r.verified}, {"rel_error", r.rel_error}, {"max_abs_error", r.max_abs_error},
+                       {"unwritten_local", r.unwritten_local}, {"wrong_serial", r.wrong_serial},
+                       {"wrong_fused", r.wrong_fused}, {"wrong_cc", r.wrong_cc}, {"seed", r.seed},
+                       {"detail", r.error_detail}};
+  if (!platform || !(r.sigma_s_per_kv_tile > 0)) return j;
+
+  // The aligned burst of the model: K CTAs x one output tile each.
+  const int k = std::min(r.num_ctas, std::max(r.num_tiles, 1));
+  const double tile_bytes = model::fa_tile_bytes(kernels::attention::TileShape::kBlockM,
+                                                 kernels::attention::TileShape::kHeadDim,
+                                                 kernels::attention::TileShape::kElemBytes);
+  const auto tiss0 = platform->tiss0_s(k, k * tile_bytes);
+  const auto capacity = platform->capacity_bytes(k);
+  FaA2aModelInputs in;
+  in.seq_len = spec.seq_len;
+  in.num_heads = spec.num_heads;
+  in.num_ctas = r.num_ctas;
+  in.drain_rate_bps = platform->drain_rate_bps();
+  in.tiss0_s = tiss0.value;
+  in.capacity_bytes = platform->has_capacity() ? capacity.value : 0;
+  in.sigma_s_per_kv_tile = r.sigma_s_per_kv_tile;  // measured compute side, as the paper does
+  const FaA2aPrediction p = predict_fa_a2a(in);
+  const double e_res_fraction = (t_fused - t_fa) / t_fa;
+  const bool predicts_hiding = p.verdict == "piggyback";
+  const bool hidden = e_res_fraction <= kFullHidingResidualFraction;
+  std::string agreement;
+  if (predicts_hiding && hidden) agreement = "agrees: piggyback predicted, residual within 2% of T_FA";
+  else if (!predicts_hiding && !hidden) agreement = "agrees: reshape predicted, residual above 2% of T_FA";
+  else if (predicts_hiding)
+    agreement = fmt::format("DISAGREES: piggyback predicted but E_res is {:.1f}% of T_FA", 100 * e_res_fraction);
+  else
+    agreement = fmt::format("DISAGREES: reshape predicted ({}) but E_res is only {:.1f}% of T_FA",
+                            p.design.capacity_bound_ok ? "rate bound" : "capacity bound", 100 * e_res_fraction);
+  j["prediction"] = {
+      {"K", p.num_producers}, {"tile_bytes", p.tile_bytes}, {"V_bytes", p.burst_bytes}, {"N_t", p.num_bursts},
+      {"R_Bps", in.drain_rate_bps}, {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss0.extrapolated},
+      {"Q_bytes", in.capacity_bytes}, {"Q_is_lower_bound", capacity.is_lower_bound},
+      {"G_qloop_s", p.qloop_gap_s}, {"G_star_s", p.recovery_gap_s}, {"M_ub_tokens", p.seq_len_bound_tokens},
+      {"dt_s", p.drain_stall_s}, {"dt_prime_s", p.critical_stall_s}, {"E_drain_s", p.e_drain_s},
+      {"dt_cc_s", p.dt_cc_s}, {"E_cc_s", p.e_cc_s},
+      {"rate_bound_ok", p.design.rate_bound_ok}, {"capacity_bound_ok", p.design.capacity_bound_ok},
+      {"q_peak_bytes", p.design.peak_outstanding_bytes}, {"verdict", p.verdict}};
+  j["agreement"] = agreement;
+  return j;
+}
+
+void print_fa_table(const std::vector<nlohmann::json>& points, std::FILE* out) {
+  std::map<std::string, std::vector<const nlohmann::json*>> by_target;
+  for (const auto& p : points) by_target[p["spec"]["target"].get<std::string>()].push_back(&p);
+  auto us = [](const nlohmann::json& v) { return fmt::format("{:.1f}", v.get<double>() * 1e6); };
+  for (const auto& [target, pts] : by_target) {
+    fmt::print(out, "\nfa_a2a, target {} (times in us)\n{:<22}", target, "M");
+    for (const auto* p : pts) fmt::print(out, "{:>12}", (*p)["spec"]["M"].get<int>());
+    fmt::print(out, "\n");
+    auto row = [&](const char* name, auto cell) {
+      fmt::print(out, "{:<22}", name);
+      for (const auto* p : pts) fmt::print(out, "{:>12}", p->contains("measured") ? cell(*p) : std::string("skipped"));
+      fmt::print(out, "\n");
+    };
+    row("FA only", [&](const nlohmann::json& p) { return us(p["measured"]["T_FA_s"]["median"]); });
+    row("FA TFLOPS", [&](const nlohmann::json& p) { return fmt::format("{:.0f}", p["measured"]["fa_tflops"].get<double>()); });
+    row("A2A only", [&](const nlohmann::json& p) { return us(p["measured"]["T_A2A_s"]["median"]); });
+    row("Serial", [&](const nlohmann::json& p) { return us(p["measured"]["T_serial_s"]["median"]); });
+    row("Fused", [&](const nlohmann::json& p) { return us(p["measured"]["T_fused_s"]["median"]); });
+    row("Completion-coupled", [&](const nlohmann::json& p) { return us(p["measured"]["T_cc_s"]["median"]); });
+    row("E_res", [&](const nlohmann::json& p) { return us(p["measured"]["E_res_s"]); });
+    row("E_res / T_FA", [&](const nlohmann::json& p) {
+      return fmt::format("{:.1f}%", 100 * p["measured"]["E_res_over_T_FA"].get<double>()); });
+    row("Hiding ratio H", [&](const nlohmann::json& p) { return fmt::format("{:.0f}%", 100 * p["measured"]["H"].get<double>()); });
+    row("Speedup", [&](const nlohmann::json& p) { return fmt::format("{:.3f}x", p["measured"]["speedup"].get<double>()); });
+    row("verified", [&](const nlohmann::json& p) { return std::string(p["verification"]["verified"] ? "yes" : "NO"); });
+    if (pts.front()->contains("prediction")) {
+      row("pred. G* ", [&](const nlohmann::json& p) { return us(p["prediction"]["G_star_s"]); });
+      row("pred. G_Qloop", [&](const nlohmann::json& p) { return us(p["prediction"]["G_qloop_s"]); });
+      row("pred. E_drain", [&](const nlohmann::json& p) { return us(p["prediction"]["E_drain_s"]); });
+      row("pred. E_cc", [&](const nlohmann::json& p) { return us(p["prediction"]["E_cc_s"]); });
+      row("verdict", [&](const nlohmann::json& p) { return p["prediction"]["verdict"].get<std::string>(); });
+      for (const auto* p : pts)
+        if (p->contains("agreement"))
+          fmt::print(out, "  M={}: {}\n", (*p)["spec"]["M"].get<int>(), (*p)["agreement"].get<std::string>());
+    }
+  }
+}
+
+}  // namespace xs::attention
