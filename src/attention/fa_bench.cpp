@@ -40,7 +40,13 @@ void journal_append(std::FILE* f, const nlohmann::json& j) {
 int run_fa_bench(const FaBenchOptions& o) {
   if (o.seq_lens.empty() || o.targets.empty()) throw input_error("--M/--target", "nothing to run");
   std::optional<model::PlatformModel> platform;
-  if (!o.model_path.empty()) platform = model::PlatformModel::load(o.model_path);  // before any launch
+  std::string model_target;
+  if (!o.model_path.empty()) {  // before any launch
+    platform = model::PlatformModel::load(o.model_path);
+    const nlohmann::json file = report::read_json_file(o.model_path);
+    if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
+      model_target = file["config"]["target"].get<std::string>();
+  }
   std::vector<FaA2aPointSpec> specs;
   for (const auto& target : o.targets)
     for (long long m : o.seq_lens) {
@@ -86,7 +92,7 @@ int run_fa_bench(const FaBenchOptions& o) {
         std::fprintf(stderr, "\r\033[K[%zu/%zu] fa_a2a M=%d target=%s", i, specs.size(), specs[i].seq_len,
                      specs[i].target.c_str());
       const FaA2aPointResult r = run_fa_a2a_point(specs[i]);
-      nlohmann::json j = fa_point_json(specs[i], r, platform);
+      nlohmann::json j = fa_point_json(specs[i], r, platform, model_target);
       if (r.status == "failed" || (r.status == "ok" && specs[i].verify && !r.verified)) {
         all_verified = false;
         std::fprintf(stderr, "\nxstage-bench: fa_a2a M=%d target=%s FAILED verification: %s\n", specs[i].seq_len,
