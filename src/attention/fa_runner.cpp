@@ -81,7 +81,10 @@ std::vector<double> time_graph(const std::function<void(cudaStream_t)>& enqueue,
 }
 
 // Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
-void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, bool cc, FaA2aPointResult& r) {
+enum class Instrumented { kFaOnly, kFused, kCompletionCoupled };
+
+void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instrumented which, FaA2aPointResult& r) {
+  const bool cc = which == Instrumented::kCompletionCoupled;
   std::map<int, std::pair<const ka::TileRecord*, const ka::TileRecord*>> span_of_cta;  // first, last
   for (const auto& t : recs) {
     if (!t.written) continue;
@@ -104,7 +107,9 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, bool c
     span.push_back((t.store_end_cycles - t.store_start_cycles) / clock_hz);
     if (cc) fence.push_back((t.fence_end_cycles - t.store_end_cycles) / clock_hz);
   }
-  if (cc) {
+  if (which == Instrumented::kFaOnly) {
+    r.sigma_fa_s_per_kv_tile = stats_of(sigma).median_s;
+  } else if (cc) {
     r.store_span_cc = stats_of(span);
     r.fence_span_cc = stats_of(fence);
   } else {
@@ -247,7 +252,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   // ---- Instrumented launches (untimed) ----
   if (spec.instrument) {
     DeviceBuffer rec(std::size_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord));
-    for (ka::FlashAttentionArgs* a : {&fused, &cc}) {
+    const std::pair<ka::FlashAttentionArgs*, Instrumented> runs[] = {
+        {&base, Instrumented::kFaOnly}, {&fused, Instrumented::kFused}, {&cc, Instrumented::kCompletionCoupled}};
+    for (const auto& [a, which] : runs) {
       XS_CUDA_CHECK(cudaMemset(rec.get(), 0, rec.bytes()));
       ka::FlashAttentionArgs ia = *a;
       ia.records = static_cast<ka::TileRecord*>(rec.get());
@@ -256,7 +263,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
       sync_checked(s, "instrumented flash attention");
       std::vector<ka::TileRecord> recs(std::size_t{base.num_tiles()} * 2);
       XS_CUDA_CHECK(cudaMemcpy(recs.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
-      summarize_records(recs, r.num_ctas, a == &cc, r);
+      summarize_records(recs, r.num_ctas, which, r);
     }
   }
 

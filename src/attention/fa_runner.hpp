@@ -41,7 +41,8 @@ struct FaA2aPointResult {
   double fa_tflops = 0;          // 4 M^2 d H / T_FA
   // Instrumentation (fused / cc launches): sigma = Q-loop time per KV tile, sender-visible store span T_RS.
   double sm_clock_hz = 0;        // from %clock64 vs %globaltimer over each CTA's lifetime
-  double sigma_s_per_kv_tile = 0;
+  double sigma_s_per_kv_tile = 0;    // from the fused launch (stores to the target may slow the Q-loop)
+  double sigma_fa_s_per_kv_tile = 0; // from an instrumented FA-only launch: the compute side alone
   TimeStats qloop_fused, store_span_fused, store_span_cc, fence_span_cc;
   // Verification.
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
