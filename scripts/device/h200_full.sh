@@ -14,5 +14,11 @@ timeout 400 build/bin/xstage-bench fa_a2a --M "${XS_FA_M:-8192,16384,32768,49152
 echo "xstage-bench fa_a2a rc=${PIPESTATUS[0]}"
 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 rm -f "$OUT/fa_a2a.json.journal.jsonl"
+echo "== $(date -u +%H:%M:%S) diagnostics: zero-gap completion horizon across K; same-lines vs fresh ring"
+build/bin/xstage-bench remote_store.periodic --target host --K 16,33,66,132 --B 64KiB --G 0 --completion \
+  --model "$OUT/calibration-host.json" --out "$OUT/completion-zero-gap.json" --no-progress 2>&1 | tail -6
+build/bin/xstage-bench remote_store.periodic --target host --K 132 --B 2KiB --G 0 --address-mode same \
+  --bursts 512 --warmup 64 --model "$OUT/calibration-host.json" --out "$OUT/same-lines.json" --no-progress 2>&1 | tail -3
+rm -f "$OUT"/*.journal.jsonl
 [[ -f "$OUT/fa_a2a.json" ]] && python3 scripts/plot_fa_a2a.py "$OUT/fa_a2a.json" --out "$OUT/fa_a2a.png"
 ls -la "$OUT"
