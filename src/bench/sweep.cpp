@@ -176,6 +176,7 @@ SweepConfig load_sweep_config(const std::string& path) {
 
 std::vector<ExpandedPoint> expand(const SweepConfig& config) {
   std::vector<ExpandedPoint> points;
+  std::set<std::string> seen;  // a spec two blocks share is measured once, under the first block
   for (size_t i = 0; i < config.blocks.size(); ++i) {
     const auto& block = config.blocks[i];
     const std::string path = fmt::format("config.blocks[{}]", i);
@@ -206,7 +207,7 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
           spec.gap_s = g;
           stretch_bursts(spec, stream_bytes);
           validate_spec(spec);
-          points.push_back({block.name, spec});
+          if (seen.insert(point_key(spec)).second) points.push_back({block.name, spec});
         }
       }
     }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "common/error.hpp"
 
 namespace xs::bench {
@@ -32,6 +34,17 @@ TEST(Sweep, ExpandsCartesianProduct) {
   EXPECT_EQ(points[6].spec.gap_s, 0.0);
   EXPECT_EQ(points[9].spec.target, "local");  // the control always writes HBM
   EXPECT_NEAR(points[11].spec.gap_s, 2e-6, 1e-15);
+}
+
+TEST(Sweep, SharedSpecsAreMeasuredOnce) {
+  auto j = small_config();
+  j["blocks"].push_back({{"name", "again"}, {"suite", "periodic"}, {"K", "8"}, {"B", "16KiB"}, {"G", "0:1us:+1us"}});
+  const auto points = expand(sweep_config_from_json(j));
+  ASSERT_EQ(points.size(), 13u);  // (8, 16KiB, 0) already belongs to zero_gap; only G = 1us is new
+  EXPECT_EQ(points.back().block, "again");
+  EXPECT_NEAR(points.back().spec.gap_s, 1e-6, 1e-15);
+  std::set<std::string> keys;
+  for (const auto& p : expand(default_calibration("host", 50e9))) EXPECT_TRUE(keys.insert(point_key(p.spec)).second);
 }
 
 TEST(Sweep, RoundTripsThroughJson) {
