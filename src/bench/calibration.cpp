@@ -97,8 +97,10 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
 }
 
 void print_points_table(const std::vector<PointRecord>& points, std::FILE* out) {
-  fmt::print(out, "{:<34} {:>5} {:>10} {:>11} {:>12} {:>12} {:>12} {:>12}\n", "id", "K", "B", "G", "T_iss",
-             "T_iss pred", "T_period", "T_per pred");
+  bool completion = false;
+  for (const auto& p : points) completion = completion || p.completion_s.has_value();
+  fmt::print(out, "{:<34} {:>5} {:>10} {:>11} {:>12} {:>12} {:>12} {:>12}{}\n", "id", "K", "B", "G", "T_iss",
+             "T_iss pred", "T_period", "T_per pred", completion ? "  completion        V/R" : "");
   for (const auto& p : points) {
     if (p.skipped) {
       fmt::print(out, "{:<34} {:>5} {:>10} {:>11}  skipped: {}\n", p.id, p.spec.num_producers,
@@ -107,12 +109,17 @@ void print_points_table(const std::vector<PointRecord>& points, std::FILE* out) 
       continue;
     }
     const bool periodic = p.spec.suite != Suite::kIsolated;
-    fmt::print(out, "{:<34} {:>5} {:>10} {:>11} {:>12} {:>12} {:>12} {:>12}{}\n", p.id, p.spec.num_producers,
+    // Completion mode: issue start -> remote-visible (fence), beside the drain horizon V/R.
+    const std::string done =
+        p.completion_s ? fmt::format("  {:>10} {:>10}", format_seconds(p.completion_s->median),
+                                     p.prediction ? format_seconds(p.prediction->drain_horizon_s) : "-")
+                       : "";
+    fmt::print(out, "{:<34} {:>5} {:>10} {:>11} {:>12} {:>12} {:>12} {:>12}{}{}\n", p.id, p.spec.num_producers,
                format_bytes(static_cast<double>(p.spec.bytes_per_producer)), format_seconds(p.spec.gap_s),
                format_seconds(p.issue_time_s.median),
                p.prediction ? format_seconds(p.prediction->issue_time_s) : "-",
                periodic ? format_seconds(p.period_s.median) : "-",
-               (periodic && p.prediction) ? format_seconds(p.prediction->period_s) : "-",
+               (periodic && p.prediction) ? format_seconds(p.prediction->period_s) : "-", done,
                p.verification.wrong ? "  WRONG DATA" : "");
   }
 }

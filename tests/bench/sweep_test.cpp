@@ -98,3 +98,20 @@ TEST(Sweep, DefaultCalibrationSpansBothBranches) {
 
 }  // namespace
 }  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+// Every committed sweep config parses and expands (they are inputs users copy).
+TEST(Sweep, CommittedConfigsLoad) {
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../configs/calibrate/";
+  for (const char* name : {"host-default.json", "quick.json"}) {
+    SCOPED_TRACE(name);
+    const auto points = expand(load_sweep_config(dir + name));
+    EXPECT_GT(points.size(), 10u);
+  }
+  EXPECT_THROW(load_sweep_config(dir + "does-not-exist.json"), Error);
+}
+
+}  // namespace
+}  // namespace xs::bench
