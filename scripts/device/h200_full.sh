@@ -20,5 +20,15 @@ build/bin/xstage-bench remote_store.periodic --target host --K 16,33,66,132 --B 
 build/bin/xstage-bench remote_store.periodic --target host --K 132 --B 2KiB --G 0 --address-mode same \
   --bursts 512 --warmup 64 --model "$OUT/calibration-host.json" --out "$OUT/same-lines.json" --no-progress 2>&1 | tail -3
 rm -f "$OUT"/*.journal.jsonl
+echo "== $(date -u +%H:%M:%S) run-to-run: a second calibration gated against the first"
+G=$(mktemp -d)
+build/bin/xstage-calibrate --target host --no-progress --out "$G/calibration-host-run2.json" >"$G/calibrate-run2.txt" 2>&1
+echo "calibrate run 2 rc=$?"; grep -E "R \(|K=|issue |period |isolated |took" "$G/calibrate-run2.txt"
+build/bin/xstage-gate --baseline "$OUT/calibration-host.json" --candidate "$G/calibration-host-run2.json" \
+  --config configs/gate/calibration.json --junit "$G/gate-run2-vs-run1.xml" >"$G/gate-run2-vs-run1.txt" 2>&1
+echo "gate rc=$?"; grep -vE "^SAME" "$G/gate-run2-vs-run1.txt" | tail -15
+rm -f "$G"/*.journal.jsonl
+tar -C "$G" -czf "$OUT/gate.tar.gz" .
+tar -C "$OUT" -czf "$OUT/logs-all.tar.gz" logs.tar.gz fa_logs.tar.gz && rm -f "$OUT/logs.tar.gz" "$OUT/fa_logs.tar.gz"
 [[ -f "$OUT/fa_a2a.json" ]] && python3 scripts/plot_fa_a2a.py "$OUT/fa_a2a.json" --out "$OUT/fa_a2a.png"
 ls -la "$OUT"

@@ -9,7 +9,7 @@ LOGS=$(mktemp -d)
 export NCCL_NVLS_ENABLE=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv >"$LOGS/clocks.txt" 2>&1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DXS_BUILD_BENCHMARKS=OFF >"$LOGS/configure.txt" 2>&1 &&
-  cmake --build build -j16 --target xstage-calibrate xstage-gate xstage-predict xs_gpu_tests >"$LOGS/build.txt" 2>&1 ||
+  cmake --build build -j16 --target xstage-calibrate xstage-gate xstage-predict xs_gpu_tests xs_gpu_attention_tests >"$LOGS/build.txt" 2>&1 ||
   { grep -E "error" "$LOGS/build.txt" | head -20; tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .; exit 1; }
 (cd build && ctest -L gpu --output-on-failure) >"$LOGS/ctest-gpu.txt" 2>&1; echo "ctest gpu rc=$?"
 for run in 1 2; do

@@ -222,10 +222,20 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
   c.defaults = {{"num_bursts", 24}, {"warmup_bursts", 6}, {"repetitions", 5}, {"store_width_bytes", 16},
                 {"threads_per_producer", 256}, {"producer", "cta"}, {"address_mode", "fresh"},
                 {"min_stream_bytes", "64MiB"}};
-  // Gap sweep range for aggregate volume V: 0 .. 3 V/R_guess in 24 steps (both branches of eq. 3).
+  // Gap sweep range for aggregate volume V: 24 steps from 0 to about 3 V/R_guess. The step is rounded
+  // to a "nice" value (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n ns) so that a guess measured afresh
+  // each run (the copy-engine bandwidth, ~0.1% noise) gives the same points run after run, which is
+  // what lets xstage-gate match them. For a fully fixed sweep, use --config or --rate-guess.
+  auto nice_step_ns = [](double raw_ns) {
+    constexpr double kMantissas[] = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+    const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_ns, 1.0))));
+    for (double m : kMantissas)
+      if (m * decade >= raw_ns * 0.999) return m * decade;
+    return 10 * decade;
+  };
   auto gap_range = [&](int k, std::uint64_t b) {
     const double horizon_s = static_cast<double>(k) * static_cast<double>(b) / drain_rate_guess_bps;
-    const double step_ns = std::max(1.0, std::round(3.0 * horizon_s / 24.0 * 1e9));
+    const double step_ns = nice_step_ns(3.0 * horizon_s / 24.0 * 1e9);
     return fmt::format("0:{}ns:+{}ns", step_ns * 24.0, step_ns);
   };
   // R: zero-gap periods over several K/B decompositions of similar volumes (Fig. 3d).

@@ -36,6 +36,14 @@ TEST(Sweep, ExpandsCartesianProduct) {
   EXPECT_NEAR(points[11].spec.gap_s, 2e-6, 1e-15);
 }
 
+TEST(Sweep, DefaultGapsDoNotMoveWithSmallChangesOfTheRateGuess) {
+  // The guess is a fresh measurement each run; the gate matches points by spec, so the specs must agree.
+  const auto a = expand(default_calibration("host", 55.18e9));
+  const auto b = expand(default_calibration("host", 55.22e9));
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(point_key(a[i].spec), point_key(b[i].spec)) << i;
+}
+
 TEST(Sweep, SharedSpecsAreMeasuredOnce) {
   auto j = small_config();
   j["blocks"].push_back({{"name", "again"}, {"suite", "periodic"}, {"K", "8"}, {"B", "16KiB"}, {"G", "0:1us:+1us"}});
