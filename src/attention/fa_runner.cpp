@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <map>
 #include <vector>
 
@@ -45,39 +46,72 @@ class Stream {
 
 // Captures `launches` repetitions of `enqueue` into a graph, replays it, and returns seconds per launch
 // for each timed replay.
-std::vector<double> time_graph(const std::function<void(cudaStream_t)>& enqueue, int launches, int warmup,
-                               int repetitions, cudaStream_t stream) {
-  cudaGraph_t graph = nullptr;
-  XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    for (int i = 0; i < launches; ++i) enqueue(stream);
-  } catch (...) {
-    cudaGraph_t g = nullptr;
-    (void)cudaStreamEndCapture(stream, &g);
-    if (g != nullptr) (void)cudaGraphDestroy(g);
-    throw;
+// One captured graph of `launches` back-to-back launches of a variant.
+class VariantGraph {
+ public:
+  VariantGraph(const std::function<void(cudaStream_t)>& enqueue, int launches, cudaStream_t stream)
+      : launches_(launches) {
+    XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int i = 0; i < launches; ++i) enqueue(stream);
+    } catch (...) {
+      cudaGraph_t g = nullptr;
+      (void)cudaStreamEndCapture(stream, &g);
+      if (g != nullptr) (void)cudaGraphDestroy(g);
+      throw;
+    }
+    XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+    XS_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
   }
-  XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  XS_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t start = nullptr, stop = nullptr;
-  XS_CUDA_CHECK(cudaEventCreate(&start));
-  XS_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> per_launch_s;
-  for (int r = 0; r < warmup + repetitions; ++r) {
+  ~VariantGraph() {
+    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
+    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
+  }
+  VariantGraph(const VariantGraph&) = delete;
+  VariantGraph& operator=(const VariantGraph&) = delete;
+  // One replay timed with events: seconds per launch.
+  double replay_s(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop) const {
     XS_CUDA_CHECK(cudaEventRecord(start, stream));
-    XS_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    XS_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
     XS_CUDA_CHECK(cudaEventRecord(stop, stream));
     sync_checked(stream, "graph replay");
     float ms = 0;
     XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r >= warmup) per_launch_s.push_back(ms * 1e-3 / launches);
+    return ms * 1e-3 / launches_;
+  }
+
+ private:
+  int launches_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// Times every variant round-robin: each round replays all variants once, starting at a rotating offset,
+// so clock drift (DVFS) and other tenants affect every variant alike and same-round differences (the
+// residuals) pair measurements taken seconds, not minutes, apart. Returns [variant][round] seconds.
+std::vector<std::vector<double>> time_rotated(const std::vector<std::function<void(cudaStream_t)>>& variants,
+                                              int launches, int warmup, int repetitions, cudaStream_t stream) {
+  std::vector<std::unique_ptr<VariantGraph>> graphs;
+  for (const auto& v : variants) graphs.push_back(std::make_unique<VariantGraph>(v, launches, stream));
+  cudaEvent_t start = nullptr, stop = nullptr;
+  XS_CUDA_CHECK(cudaEventCreate(&start));
+  XS_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<std::vector<double>> seconds(variants.size());
+  try {
+    for (int round = 0; round < warmup + repetitions; ++round)
+      for (std::size_t i = 0; i < graphs.size(); ++i) {
+        const std::size_t v = (i + static_cast<std::size_t>(round)) % graphs.size();
+        const double t = graphs[v]->replay_s(stream, start, stop);
+        if (round >= warmup) seconds[v].push_back(t);
+      }
+  } catch (...) {
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+    throw;
   }
   (void)cudaEventDestroy(start);
   (void)cudaEventDestroy(stop);
-  (void)cudaGraphExecDestroy(exec);
-  (void)cudaGraphDestroy(graph);
-  return per_launch_s;
+  return seconds;
 }
 
 // Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
@@ -269,12 +303,22 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
 
   // ---- Timing: CUDA Graph replay, events, medians ----
   const int L = std::max(1, spec.launches_per_graph);
-  r.t_fa = stats_of(time_graph(enqueue_fa, L, spec.warmup_replays, spec.repetitions, s));
-  r.t_a2a = stats_of(time_graph(enqueue_a2a, L, spec.warmup_replays, spec.repetitions, s));
-  r.t_a2a_bulk = stats_of(time_graph(enqueue_bulk, L, spec.warmup_replays, spec.repetitions, s));
-  r.t_serial = stats_of(time_graph(enqueue_serial, L, spec.warmup_replays, spec.repetitions, s));
-  r.t_fused = stats_of(time_graph(enqueue_fused, L, spec.warmup_replays, spec.repetitions, s));
-  r.t_cc = stats_of(time_graph(enqueue_cc, L, spec.warmup_replays, spec.repetitions, s));
+  enum { kFa, kA2a, kBulk, kSerial, kFused, kCc, kNumVariants };
+  const auto t = time_rotated({enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc}, L,
+                              spec.warmup_replays, spec.repetitions, s);
+  r.t_fa = stats_of(t[kFa]);
+  r.t_a2a = stats_of(t[kA2a]);
+  r.t_a2a_bulk = stats_of(t[kBulk]);
+  r.t_serial = stats_of(t[kSerial]);
+  r.t_fused = stats_of(t[kFused]);
+  r.t_cc = stats_of(t[kCc]);
+  std::vector<double> e_res, e_cc;  // same-round differences
+  for (std::size_t i = 0; i < t[kFa].size(); ++i) {
+    e_res.push_back(t[kFused][i] - t[kFa][i]);
+    e_cc.push_back(t[kCc][i] - t[kFa][i]);
+  }
+  r.e_res_paired = stats_of(e_res);
+  r.e_cc_paired = stats_of(e_cc);
   const double flops = 4.0 * spec.seq_len * static_cast<double>(spec.seq_len) * spec.head_dim * spec.num_heads;
   r.fa_tflops = r.t_fa.median_s > 0 ? flops / r.t_fa.median_s * 1e-12 : 0;
   if (spec.verify && !ok) {

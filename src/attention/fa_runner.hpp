@@ -37,7 +37,10 @@ struct FaA2aPointResult {
   int num_tiles = 0;
   double volume_bytes = 0;       // A2A volume this sender writes = H M d 2
   // Per launch, median over repetitions (p10/p90 alongside).
+  // The variants are timed round-robin with a rotating start (fa_runner.cpp), so e_*_paired are
+  // same-round differences: E_res = T_fused - T_FA and T_cc - T_FA per round, then median/p10/p90.
   TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;
+  TimeStats e_res_paired, e_cc_paired;
   double fa_tflops = 0;          // 4 M^2 d H / T_FA
   // Instrumentation (fused / cc launches): sigma = Q-loop time per KV tile, sender-visible store span T_RS.
   double sm_clock_hz = 0;        // from %clock64 vs %globaltimer over each CTA's lifetime

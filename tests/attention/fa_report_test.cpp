@@ -16,6 +16,8 @@ FaA2aPointResult measured(double t_fa_s, double t_fused_s, double t_serial_s) {
   r.t_serial.median_s = t_serial_s;
   r.t_cc.median_s = t_fused_s * 1.1;
   r.sigma_s_per_kv_tile = 0.79e-6;
+  r.e_res_paired.median_s = t_fused_s - t_fa_s;
+  r.e_cc_paired.median_s = r.t_cc.median_s - t_fa_s;
   r.verified = true;
   return r;
 }
