@@ -49,11 +49,13 @@ int run_fa_bench(const FaBenchOptions& o) {
   }
   std::vector<FaA2aPointSpec> specs;
   for (const auto& target : o.targets)
+    for (long long heads : o.num_heads)
     for (long long m : o.seq_lens) {
       if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
+      if (heads <= 0 || heads > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", heads));
       FaA2aPointSpec s;
       s.seq_len = static_cast<int>(m);
-      s.num_heads = o.num_heads;
+      s.num_heads = static_cast<int>(heads);
       s.num_ranks = o.num_ranks;
       s.target = target;
       s.num_ctas = o.num_ctas;

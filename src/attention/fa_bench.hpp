@@ -11,7 +11,8 @@ namespace xs::attention {
 struct FaBenchOptions {
   std::vector<long long> seq_lens;       // M
   std::vector<std::string> targets;      // local | host | peer:N
-  int num_heads = 8, num_ranks = 8, num_ctas = 0, repetitions = 10, launches_per_graph = 5;
+  std::vector<long long> num_heads{8};   // heads per rank (after the pre-attention All-to-All)
+  int num_ranks = 8, num_ctas = 0, repetitions = 10, launches_per_graph = 5;
   bool verify = true, resume = false, progress = true;
   std::string model_path;                // calibration file for the predictions (optional)
   std::string out_path;

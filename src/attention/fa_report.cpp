@@ -110,8 +110,11 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
 }
 
 void print_fa_table(const std::vector<nlohmann::json>& points, std::FILE* out) {
+  // One table per (target, heads per rank); columns are M.
   std::map<std::string, std::vector<const nlohmann::json*>> by_target;
-  for (const auto& p : points) by_target[p["spec"]["target"].get<std::string>()].push_back(&p);
+  for (const auto& p : points)
+    by_target[fmt::format("{}, {} heads per rank", p["spec"]["target"].get<std::string>(),
+                          p["spec"]["heads"].get<int>())].push_back(&p);
   auto us = [](const nlohmann::json& v) { return fmt::format("{:.1f}", v.get<double>() * 1e6); };
   for (const auto& [target, pts] : by_target) {
     fmt::print(out, "\nfa_a2a, target {} (times in us)\n{:<22}", target, "M");

@@ -39,7 +39,8 @@ constexpr const char* kFaA2aWhat =
 
 struct FaOptions {
   std::string M = "8192,16384,32768,49152,65536";
-  int heads = 8, P = 8, ctas = 0, launches_per_graph = 5;
+  std::string heads = "8";
+  int P = 8, ctas = 0, launches_per_graph = 5;
   bool no_verify = false;
 };
 
@@ -54,6 +55,7 @@ struct BenchOptions {
 
 int run_fa_a2a(const BenchOptions& o, const std::vector<std::string>& argv) {
   const auto seq_lens = xs::parse_integer_range(o.fa.M, "--M");
+  const auto heads = xs::parse_integer_range(o.fa.heads, "--heads");
   std::vector<std::string> targets;
   const std::string target_list = o.backend.target.empty() ? "local,host" : o.backend.target;
   for (std::size_t start = 0; start <= target_list.size();) {
@@ -63,15 +65,16 @@ int run_fa_a2a(const BenchOptions& o, const std::vector<std::string>& argv) {
   }
   if (o.dry_run) {
     for (const auto& t : targets)
-      for (long long m : seq_lens) fmt::print("fa_a2a M={} heads={} P={} target={}\n", m, o.fa.heads, o.fa.P, t);
-    fmt::print("{} points\n", seq_lens.size() * targets.size());
+      for (long long h : heads)
+        for (long long m : seq_lens) fmt::print("fa_a2a M={} heads={} P={} target={}\n", m, h, o.fa.P, t);
+    fmt::print("{} points\n", seq_lens.size() * heads.size() * targets.size());
     return 0;
   }
 #if defined(XS_HAVE_ATTENTION)
   xs::attention::FaBenchOptions f;
   f.seq_lens = seq_lens;
   f.targets = targets;
-  f.num_heads = o.fa.heads;
+  f.num_heads = heads;
   f.num_ranks = o.fa.P;
   f.num_ctas = o.fa.ctas;
   f.launches_per_graph = o.fa.launches_per_graph;
@@ -180,8 +183,8 @@ int main(int argc, char** argv) {
     app.add_flag("--json", o.json, "Print the result file on stdout instead of a table");
     auto* fa = app.add_option_group("fa_a2a", "Options of the fa_a2a suite (--target takes a list: local,host)");
     fa->add_option("--M", o.fa.M, "Sequence lengths, range grammar (multiples of 128)")->capture_default_str();
-    fa->add_option("--heads", o.fa.heads, "Heads this rank computes (after the pre-attention All-to-All)")
-        ->capture_default_str()->check(CLI::Range(1, 1024));
+    fa->add_option("--heads", o.fa.heads, "Heads per rank (after the pre-attention All-to-All), range grammar "
+                   "(e.g. 4,8,16)")->capture_default_str();
     fa->add_option("--P", o.fa.P, "Ulysses ranks the output is split over")->capture_default_str()
         ->check(CLI::Range(1, 1024));
     fa->add_option("--ctas", o.fa.ctas, "Persistent CTAs (0: one per SM)")->capture_default_str();
