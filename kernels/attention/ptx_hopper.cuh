@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 
+#include "common/ptx.cuh"
+
 namespace xs::kernels::attention::ptx {
 
 __device__ __forceinline__ std::uint32_t smem_u32(const void* ptr) {
@@ -199,31 +201,12 @@ __device__ __forceinline__ uint4 ld_shared_v4(std::uint32_t addr) {
                : "memory");
   return v;
 }
-// "st.global.v4.b32": one 16-byte store (SASS STG.E.128) to local HBM, a peer-mapped buffer or mapped
-// pinned host memory (all global-window addresses). "memory" keeps it inside the clock-read span.
-__device__ __forceinline__ void st_global_v4(void* ptr, uint4 v) {
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
-// "fence.sc.sys" (#parallel-synchronization-and-communication-instructions-membar): orders this thread's
-// earlier stores before later accesses for every observer in the system; the thread waits until they are
-// acknowledged, which is what the completion-coupled counterfactual needs.
-__device__ __forceinline__ void fence_sc_sys() { asm volatile("fence.sc.sys;" ::: "memory"); }
-// "%clock64" (#special-registers-clock64) and "%globaltimer" (#special-registers-globaltimer).
-__device__ __forceinline__ std::uint64_t clock64_cycles() {
-  std::uint64_t c;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
-  return c;
-}
-__device__ __forceinline__ std::uint64_t globaltimer_ns() {
-  std::uint64_t ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns)::"memory");
-  return ns;
-}
-__device__ __forceinline__ std::uint32_t smid() {
-  std::uint32_t id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
+// Stores, fences and timers shared with the remote-store microbenchmarks (kernels/common/ptx.cuh, each
+// citing its PTX ISA section), so both measure with the same instructions.
+__device__ __forceinline__ void st_global_v4(void* ptr, uint4 v) { xs::ptx::st_global_v4_b32(ptr, v.x, v.y, v.z, v.w); }
+using xs::ptx::clock64_cycles;
+using xs::ptx::fence_sc_sys;
+using xs::ptx::globaltimer_ns;
+using xs::ptx::smid;
 
 }  // namespace xs::kernels::attention::ptx
