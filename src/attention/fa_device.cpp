@@ -55,12 +55,7 @@ void sync_checked(cudaStream_t stream, const char* what) {
 
 std::vector<float> run_gpu_reference(const FaProblem& p, int row_step, cudaStream_t stream) {
   ka::ReferenceAttentionArgs a;
-  a.q = p.q.get();
-  a.k = p.k.get();
-  a.v = p.v.get();
-  a.num_heads = p.num_heads;
-  a.seq_len = p.seq_len;
-  a.head_dim = p.head_dim;
+  p.fill_inputs(a);
   a.row_step = row_step;
   const std::size_t count = static_cast<std::size_t>(p.num_heads) * a.num_rows_per_head() * p.head_dim;
   DeviceBuffer out(count * sizeof(float));
@@ -77,14 +72,9 @@ std::vector<std::uint16_t> run_fa_local(const FaProblem& p, const ka::FlashAtten
   DeviceBuffer out(p.bytes());
   XS_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), stream));  // poison: bf16 0xFFFF (NaN)
   ka::FlashAttentionArgs a;
-  a.q = p.q.get();
-  a.k = p.k.get();
-  a.v = p.v.get();
+  p.fill_inputs(a);
   a.out = out.get();
   a.out_bytes = out.bytes();
-  a.num_heads = p.num_heads;
-  a.seq_len = p.seq_len;
-  a.head_dim = p.head_dim;
   a.mode = ka::EpilogueMode::kLocal;
   ka::launch_flash_attention(config, a, stream);
   sync_checked(stream, "flash attention (local)");
@@ -95,12 +85,7 @@ std::vector<std::vector<std::uint16_t>> run_fa_ulysses(const FaProblem& p, const
                                                        ka::EpilogueMode mode, const UlyssesSpec& spec,
                                                        cudaStream_t stream, std::vector<ka::TileRecord>* records) {
   ka::FlashAttentionArgs a;
-  a.q = p.q.get();
-  a.k = p.k.get();
-  a.v = p.v.get();
-  a.num_heads = p.num_heads;
-  a.seq_len = p.seq_len;
-  a.head_dim = p.head_dim;
+  p.fill_inputs(a);
   a.mode = mode;
   a.num_ranks = spec.num_ranks;
   a.dst_num_heads = spec.dst_num_heads;

@@ -45,6 +45,16 @@ struct FaProblem {
   std::size_t elements() const { return static_cast<std::size_t>(num_heads) * seq_len * head_dim; }
   std::size_t bytes() const { return elements() * 2; }
   std::vector<std::uint16_t> download(const DeviceBuffer& b) const;
+  // Points a kernel's argument block (FlashAttentionArgs, ReferenceAttentionArgs) at these inputs.
+  template <class Args>
+  void fill_inputs(Args& a) const {
+    a.q = q.get();
+    a.k = k.get();
+    a.v = v.get();
+    a.num_heads = num_heads;
+    a.seq_len = seq_len;
+    a.head_dim = head_dim;
+  }
 };
 
 std::uint64_t fresh_seed();  // from std::random_device; tests print it

@@ -193,12 +193,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
 
   // Argument blocks of the three kernel variants; every rank's slice lives in one target buffer.
   ka::FlashAttentionArgs base;
-  base.q = prob.q.get();
-  base.k = prob.k.get();
-  base.v = prob.v.get();
-  base.num_heads = spec.num_heads;
-  base.seq_len = spec.seq_len;
-  base.head_dim = spec.head_dim;
+  prob.fill_inputs(base);
   base.num_ranks = spec.num_ranks;
   DeviceBuffer out(prob.bytes());
   base.out = out.get();
