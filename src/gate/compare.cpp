@@ -63,7 +63,7 @@ std::vector<double> samples_at(const Site& site) {
   const json* samples = member(*site.parent, "samples");
   if (!samples || !samples->is_array()) return out;
   for (const json& v : *samples) {
-    if (!v.is_number()) return {};
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return {};  // no test on what the reader would refuse
     out.push_back(v.get<double>());
   }
   return out;
@@ -122,7 +122,7 @@ Comparison judge(const MetricSpec& m, const GateConfig& config, const Observed& 
     row.status = Status::kSame;
   } else if (!significant) {
     row.status = Status::kNoise;
-    row.note = fmt::format("beyond tolerance, not significant (p >= {:g})", config.alpha);
+    row.note = fmt::format("beyond tolerance, not significant (p >= alpha {:g})", config.alpha);
   } else if (m.direction == Direction::kHigher) {
     row.status = change > 0 ? Status::kBetter : Status::kWorse;
   } else if (m.direction == Direction::kLower) {

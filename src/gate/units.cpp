@@ -100,6 +100,7 @@ std::string format_value(double value, Unit unit) {
 }
 
 std::string format_delta(double delta, Unit unit) {
+  if (delta == 0) return "0";  // "no change" reads better than "0 s"
   const std::string sign = delta > 0 ? "+" : (delta < 0 ? "-" : "");
   if (unit == Unit::kRelErr) return std::isfinite(delta) ? fmt::format("{}{:.3g} pp", sign, 100 * std::fabs(delta)) : "nan";
   return sign + format_value(std::fabs(delta), unit);

@@ -45,6 +45,7 @@ TEST(Units, SignedDifferences) {
   EXPECT_EQ(format_delta(0.00555, Unit::kRelErr), "+0.555 pp");  // percentage points, not percent
   EXPECT_EQ(format_delta(-448, Unit::kBytes), "-448 B");
   EXPECT_EQ(format_delta(2, Unit::kNone), "+2");
+  EXPECT_EQ(format_delta(0, Unit::kSeconds), "0");
 }
 
 TEST(Units, CompactAxisValues) {
