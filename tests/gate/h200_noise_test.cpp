@@ -66,8 +66,12 @@ TEST(GateNoiseOnH200Results, PlantedSlowdownFails) {
   EXPECT_EQ(r.count(Status::kBetter), 0u);
   for (const Comparison& c : r.rows) {
     ASSERT_TRUE(c.p_value.has_value()) << c.instance;  // 5 or 7 samples a side: always testable
-    if (c.status == Status::kNoise) EXPECT_GE(*c.p_value, 0.05) << c.instance;
-    if (c.status == Status::kWorse) EXPECT_LT(*c.p_value, 0.05) << c.instance;
+    if (c.status == Status::kNoise) {
+      EXPECT_GE(*c.p_value, 0.05) << c.instance;
+    }
+    if (c.status == Status::kWorse) {
+      EXPECT_LT(*c.p_value, 0.05) << c.instance;
+    }
   }
 }
 
