@@ -73,6 +73,9 @@ json measurement_definitions() {
        "slice, rewritten every burst; scattered: each producer's B bytes are 256-B rows, logical row (stream "
        "position mod ring rows) goes to row slot perm(row) of a ring of 2^n rows >= max(128 MiB, 2 x L2, 2 V), "
        "perm a bijection seeded by spec.scatter_seed. The simulator does not model addresses"},
+      {"gap",
+       "G: producer-side busy time with no stores after each burst. GPU: clock64 spin of round(G f) cycles, "
+       "f = max(1 ms clock probe, SM clock of the discarded warm-up launch); simulator: exact"},
       {"repetition", "one launch (GPU) or one simulated run; each gives one sample of every quantity"}};
 }
 
