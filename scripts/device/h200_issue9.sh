@@ -51,7 +51,7 @@ echo "ctest gpu.gpu rc=$?"; grep -E "tests passed|Failed|Not Run|\*\*\*|FAILED" 
 
 stamp "compute-sanitizer memcheck: scattered rows (every width/kind/target, 2-warp producers on every SM)"
 timeout 240 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_tests \
-  --gtest_filter='*scattered*:*Scattered*:*TwoWarp*' >"$LOGS/memcheck.txt" 2>&1
+  --gtest_filter='*_scattered:*TwoWarpProducers*:*ScatteredRowsNeedWholeRows' >"$LOGS/memcheck.txt" 2>&1
 echo "memcheck rc=$? (0 clean, 9 memcheck errors, 124 timed out)"
 grep -E "ERROR SUMMARY|PASSED|FAILED|tests ran" "$LOGS/memcheck.txt" | head -8
 
