@@ -267,6 +267,9 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
     c.blocks.push_back({fmt::format("stream_{}xL2", multiple), Suite::kPeriodic, "132", "16KiB", "0",
                         {{"num_bursts", bursts}, {"warmup_bursts", 6}, {"min_stream_bytes", 0}}});
   }
+  // `{}` above is a JSON null: make every block's overrides an object, so CLI overrides can erase keys.
+  for (auto& block : c.blocks)
+    if (block.overrides.is_null()) block.overrides = nlohmann::json::object();
   expand(c);
   return c;
 }
