@@ -112,6 +112,25 @@ TEST(Definitions, DefaultCalibrationSweepsStreamLengthAtOneKB) {
   for (const auto& [bursts, multiple] : stream_multiples) EXPECT_NEAR(multiple / expected[i++], 1.0, 0.05) << bursts;
 }
 
+// What xstage-calibrate --address-mode scattered --threads 64 does to the built-in sweep (the MegaMoE shape):
+// a default for every point, erased from each block's own overrides.
+TEST(Definitions, DefaultCalibrationTakesTheScatteredTwoWarpShape) {
+  auto config = bench::default_calibration("host", 55e9);
+  config.defaults["address_mode"] = "scattered";
+  config.defaults["threads_per_producer"] = 64;
+  for (auto& block : config.blocks) {
+    ASSERT_TRUE(block.overrides.is_object()) << block.name;
+    block.overrides.erase("address_mode");
+  }
+  const auto points = bench::expand(config);
+  ASSERT_GT(points.size(), 100u);
+  for (const auto& p : points) {
+    EXPECT_EQ(p.spec.address_mode, AddressMode::kScattered);
+    EXPECT_EQ(p.spec.threads_per_producer, 64);
+    EXPECT_EQ(p.spec.bytes_per_producer % kScatterRowBytes, 0u) << p.block;
+  }
+}
+
 // configs/calibrate/host-default.json is what --dump-config prints at the 55 GB/s guess it names.
 TEST(Definitions, CommittedHostDefaultConfigIsTheBuiltInSweep) {
   const auto file = bench::load_sweep_config(std::string(XS_TEST_DATA_DIR) + "/../../configs/calibrate/host-default.json");
