@@ -15,6 +15,9 @@ namespace {
 
 PlanOutcome reject(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
+static_assert(kScatterRowBytes == kernels::remote_store::BurstLayout::kRowBytes,
+              "records.hpp and layout.cuh must agree on the scattered row size");
+
 std::uint64_t free_bytes_on(int device) {
   DeviceGuard guard(device);
   std::size_t free = 0, total = 0;

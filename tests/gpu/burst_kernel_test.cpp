@@ -94,7 +94,12 @@ TEST(BurstKernel, TwoWarpProducersWriteScatteredRowsOnEverySm) {
     const PointRecord r = backend->run(spec);
     EXPECT_EQ(r.verification.wrong, 0u) << suite_name(suite);
     ASSERT_TRUE(r.issue_time_max_s.has_value()) << suite_name(suite);
-    EXPECT_GE(r.issue_time_max_s->median, r.issue_time_s.median) << "the slowest producer is never faster than the mean";
+    ASSERT_EQ(r.issue_time_max_s->samples.size(), r.issue_time_s.samples.size());
+    // One aligned burst: per repetition the slowest producer's span bounds the mean span. (Periodic
+    // compares a median over bursts with a window mean, which a single stall can order either way.)
+    if (suite == Suite::kIsolated)
+      for (std::size_t i = 0; i < r.issue_time_s.samples.size(); ++i)
+        EXPECT_GE(r.issue_time_max_s->samples[i], r.issue_time_s.samples[i]);
   }
 }
 
@@ -134,8 +139,8 @@ TEST(BurstKernel, IsolatedBurstGivesOneIssueSamplePerRepetitionAndNoPeriod) {
   EXPECT_EQ(r.issue_time_s.samples.size(), 3u);
   EXPECT_GT(r.issue_time_s.min, 0.0);
   ASSERT_TRUE(r.issue_time_max_s.has_value());  // recorded for isolated points too
-  EXPECT_EQ(r.issue_time_max_s->samples.size(), 3u);
-  EXPECT_GE(r.issue_time_max_s->min, r.issue_time_s.min);
+  ASSERT_EQ(r.issue_time_max_s->samples.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_GE(r.issue_time_max_s->samples[i], r.issue_time_s.samples[i]);
   EXPECT_TRUE(r.period_s.samples.empty());
   EXPECT_EQ(r.verification.wrong, 0u);
 }
