@@ -20,7 +20,8 @@ SECONDS=0
 stamp() { echo "== $(date -u +%H:%M:%S) (+${SECONDS}s) $*"; }
 clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader \
   2>&1 | sed "s/^/$1: /" >>"$LOGS/clocks.txt"; }
-finish() { rm -f "$OUT"/*.journal.jsonl; ls -la "$OUT" "$LOGS"; }
+# The device tool brings back at most 8 files: the logs travel as one archive.
+finish() { rm -f "$OUT"/*.journal.jsonl; ls -la "$OUT" "$LOGS"; tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"; }
 
 stamp env
 {
