@@ -44,11 +44,14 @@ struct RowPermutation {
 // Contiguous modes (fresh, same): burst b occupies slot b % num_slots, V = K*B bytes; producer p writes
 // [slot*V + p*B, slot*V + (p+1)*B). "fresh": num_slots*V >= 2 x L2, so a burst never rewrites lines still
 // resident in L2 (rewrites could be absorbed by L2 and look like drain). "same": num_slots = 1.
-// Scattered mode (row_bits > 0): the ring is 2^row_bits rows of kRowBytes. Producer p's B bytes of burst b
-// are rows r = 0 .. B/kRowBytes-1 at stream position q = b*K*(B/kRowBytes) + p*(B/kRowBytes) + r; logical
-// row q mod 2^row_bits is stored in row slot perm(logical). Consecutive bursts take consecutive logical
-// rows, so a slot is rewritten only after the whole ring (>= 2 x L2) was written; ring >= 2 V keeps the
-// rows of one burst distinct.
+// Scattered mode (row_bits > 0): the ring is 2^row_bits rows of kRowBytes, holding S = floor(2^row_bits /
+// (V/kRowBytes)) whole bursts (S >= 2: the plan keeps the ring >= 2 V). Producer p's B bytes of burst b are
+// rows r = 0 .. B/kRowBytes-1 at logical row (b mod S)*K*(B/kRowBytes) + p*(B/kRowBytes) + r, stored in row
+// slot perm(logical). A slot is rewritten only S bursts later and only by the same producer and row, as in
+// the contiguous modes: producers drift out of phase under backpressure, and a slot shared by two producers
+// would leave its final contents to that race (seen on the H200 when logical rows wrapped mod 2^row_bits).
+// Consecutive bursts take consecutive logical rows, so a slot is rewritten only after ~the whole ring
+// (>= 2 x L2) was written.
 struct BurstLayout {
   std::uint64_t bytes_per_producer = 0;  // B
   std::uint32_t num_producers = 0;       // K
@@ -70,9 +73,10 @@ struct BurstLayout {
   // Scattered mode.
   XS_HD std::uint64_t rows_per_producer() const { return bytes_per_producer / kRowBytes; }
   XS_HD std::uint64_t rows_per_burst() const { return rows_per_producer() * num_producers; }
+  XS_HD std::uint64_t scattered_burst_slots() const { return num_rows() / rows_per_burst(); }  // S
   XS_HD std::uint32_t logical_row(std::uint64_t burst_idx, std::uint32_t producer_idx, std::uint64_t row) const {
-    const std::uint64_t q = burst_idx * rows_per_burst() + producer_idx * rows_per_producer() + row;
-    return static_cast<std::uint32_t>(q & (num_rows() - 1));
+    return static_cast<std::uint32_t>((burst_idx % scattered_burst_slots()) * rows_per_burst() +
+                                      producer_idx * rows_per_producer() + row);
   }
   XS_HD RowPermutation row_permutation() const {
     RowPermutation perm;
@@ -104,8 +108,9 @@ XS_HD std::uint32_t scattered_row_bits(std::uint64_t min_ring_bytes) {
   return bits;
 }
 
-// Scattered mode: who stored logical row `logical` last after bursts [0, num_bursts_written): the largest
-// stream position q < num_bursts_written * rows_per_burst with q = logical (mod rows). False: no one.
+// Scattered mode: who stored logical row `logical` last after bursts [0, num_bursts_written): the last
+// burst b < num_bursts_written with b mod S = logical / (V/kRowBytes). False: no one (rows past S whole
+// bursts are never used; burst slots no burst reached yet).
 struct RowWriter {
   std::uint64_t burst_idx = 0;
   std::uint32_t producer_idx = 0;
@@ -113,11 +118,11 @@ struct RowWriter {
 };
 XS_HD bool last_row_writer(const BurstLayout& layout, std::uint64_t num_bursts_written, std::uint64_t logical,
                            RowWriter* writer) {
-  const std::uint64_t total = num_bursts_written * layout.rows_per_burst();
-  if (logical >= total) return false;
-  const std::uint64_t q = logical + (total - 1 - logical) / layout.num_rows() * layout.num_rows();
-  const std::uint64_t in_burst = q % layout.rows_per_burst();
-  writer->burst_idx = q / layout.rows_per_burst();
+  const std::uint64_t slots = layout.scattered_burst_slots();
+  const std::uint64_t slot = logical / layout.rows_per_burst();
+  if (slot >= slots || slot >= num_bursts_written) return false;
+  const std::uint64_t in_burst = logical % layout.rows_per_burst();
+  writer->burst_idx = slot + (num_bursts_written - 1 - slot) / slots * slots;
   writer->producer_idx = static_cast<std::uint32_t>(in_burst / layout.rows_per_producer());
   writer->row = in_burst % layout.rows_per_producer();
   return true;
