@@ -94,9 +94,15 @@ fi
 
 # 3. Optional: matplotlib for the plots (the python3 on PATH, as calibrate.sh uses), libFuzzer for fuzz.sh.
 notes=()
-if ! python3 -c 'import matplotlib' >/dev/null 2>&1; then
-  apt_install python3-matplotlib && python3 -c 'import matplotlib' >/dev/null 2>&1 ||
-    notes+=("matplotlib missing for $(command -v python3 || echo python3): plots will be skipped")
+python=$(command -v python3 || true)
+if [[ -z "$python" ]]; then
+  notes+=("no python3 on PATH: plots will be skipped")
+elif ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
+  # apt's python3-matplotlib serves only the system interpreter; another python3 first on PATH (a venv,
+  # pyenv) needs its own (pip install matplotlib).
+  if [[ "$(readlink -f "$python")" == /usr/bin/python3* ]]; then apt_install python3-matplotlib || true; fi
+  "$python" -c 'import matplotlib' >/dev/null 2>&1 ||
+    notes+=("matplotlib missing for $python: plots will be skipped")
 fi
 if [[ "${XS_WITH_FUZZ:-0}" == "1" ]] && ! fuzzer_links; then
   have clang++ || apt_install clang || true
