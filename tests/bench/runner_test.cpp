@@ -21,6 +21,7 @@ class FakeBackend : public Backend {
   int runs = 0;
   int interrupt_at = -1;
   bool endless_at_interrupt = false;  // the interrupted point never ends on its own (--reps 2e9)
+  bool second_signal = false;         // a second SIGINT follows the first
   int seed = 1;
   std::string name() const override { return "fake"; }
   nlohmann::json describe() const override {
@@ -34,6 +35,7 @@ class FakeBackend : public Backend {
   PointRecord run(const PointSpec& spec) override {
     if (runs == interrupt_at) {
       std::raise(SIGINT);
+      if (second_signal) std::raise(SIGINT);
       while (endless_at_interrupt) throw_if_stopping();  // a repetition loop that only a stop ends
     }
     ++runs;
@@ -253,6 +255,21 @@ TEST_F(RunnerTest, AStopAbandonsALongPointAndKeepsTheFinishedOnes) {
   // The stop request ends with the sweep: the next one runs normally.
   FakeBackend next;
   EXPECT_EQ(run_sweep(next, points, {out(), true, false}).records.size(), 5u);
+}
+
+TEST_F(RunnerTest, ASecondSignalAbortsAtOnceAndKeepsTheJournal) {
+  const auto points = make_points("host", 5);
+  EXPECT_EXIT(
+      {
+        FakeBackend backend;
+        backend.interrupt_at = 2;
+        backend.second_signal = true;
+        backend.endless_at_interrupt = true;
+        run_sweep(backend, points, {out(), false, false});
+      },
+      ::testing::KilledBySignal(SIGINT), "Ctrl-C again to abort(.|\n)*aborted; finished points are in the journal");
+  EXPECT_EQ(report::read_journal(report::journal_path_for(out())).records.size(), 2u);
+  EXPECT_FALSE(std::filesystem::exists(out()));
 }
 
 }  // namespace

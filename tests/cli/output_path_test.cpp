@@ -91,6 +91,7 @@ TEST(OutputPaths, UnwritableFolderIsRefused) {
   const std::string out = dir.file("ro") + "/sub/r.json";
   const ToolRun r = run_tool("xstage-bench", bench_args(out), as);
   ASSERT_NE(r.exit_code, 125) << "could not drop privileges";
+  if (r.exit_code == 127) GTEST_SKIP() << "the built tool cannot be executed by nobody from here";
   expect_refused(r, {out, "folder " + dir.file("ro") + " is not writable"});
   EXPECT_EQ(snapshot(dir.path()), before);
 }
