@@ -60,7 +60,8 @@ apt_install() {  # true if apt-get installed every package given
   export DEBIAN_FRONTEND=noninteractive
   echo "setup: installing $*"
   $SUDO apt-get install -y -q --no-install-recommends "$@" >/dev/null 2>&1 && return 0
-  { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "$@"; } >/dev/null 2>&1
+  # Without network apt-get update can hang on DNS; bound it.
+  { timeout 300 $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "$@"; } >/dev/null 2>&1
 }
 
 # 1. Tools: cmake, a C++ compiler (what CMake will pick: $CXX, else c++/g++/clang++), a build tool.
@@ -95,14 +96,18 @@ fi
 # 3. Optional: matplotlib for the plots (the python3 on PATH, as calibrate.sh uses), libFuzzer for fuzz.sh.
 notes=()
 python=$(command -v python3 || true)
-if [[ -z "$python" ]]; then
-  notes+=("no python3 on PATH: plots will be skipped")
-elif ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
+if [[ -z "$python" ]] || ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
   # apt's python3-matplotlib serves only the system interpreter; another python3 first on PATH (a venv,
   # pyenv) needs its own (pip install matplotlib).
-  if [[ "$(readlink -f "$python")" == /usr/bin/python3* ]]; then apt_install python3-matplotlib || true; fi
-  "$python" -c 'import matplotlib' >/dev/null 2>&1 ||
+  if [[ -z "$python" || "$(readlink -f "$python")" == /usr/bin/python3* ]]; then
+    apt_install python3-matplotlib || true
+    python=$(command -v python3 || true)
+  fi
+  if [[ -z "$python" ]]; then
+    notes+=("no python3 on PATH: plots will be skipped")
+  elif ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
     notes+=("matplotlib missing for $python: plots will be skipped")
+  fi
 fi
 if [[ "${XS_WITH_FUZZ:-0}" == "1" ]] && ! fuzzer_links; then
   have clang++ || apt_install clang || true
