@@ -122,6 +122,10 @@ std::string journal_path_for(const std::string& output_path) { return output_pat
 
 std::unique_ptr<Journal> Journal::create(const std::string& path, const JournalHeader& header) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == EEXIST) {
+    throw io_error(path, "the journal appeared while this run was starting: another run on the same output? "
+                         "(wait for it, or choose another --out)");
+  }
   if (fd < 0) throw io_error(path, "cannot create the journal: " + errno_text());
   // Only a process that opened it after our O_EXCL create can hold the lock: then the file is its now.
   lock_or_throw(fd, path);
