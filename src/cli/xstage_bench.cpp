@@ -126,8 +126,6 @@ int run(BenchOptions& o, const std::vector<std::string>& argv) {
   const std::string out = o.out_path.empty()
                               ? fmt::format("out/bench-{}-{}.json", o.suite_id, xs::cli::file_safe(config.target))
                               : o.out_path;
-  const auto parent = std::filesystem::path(out).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
   auto outcome = xs::bench::run_sweep(*backend, points, {out, o.resume, !o.no_progress});
   if (outcome.interrupted) {
     std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",

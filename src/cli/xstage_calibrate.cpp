@@ -90,9 +90,6 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", backend->name(),
                                                            xs::cli::file_safe(target))
                                              : o.out_path;
-  std::filesystem::create_directories(std::filesystem::path(out).parent_path().empty()
-                                          ? std::filesystem::path(".")
-                                          : std::filesystem::path(out).parent_path());
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
   xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
   if (outcome.interrupted) {

@@ -279,6 +279,7 @@ PointRecord GpuBackend::run(const PointSpec& spec) {
 
   std::vector<double> issue_s, issue_max_s, period_s, completion_s, clock_hz;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
+    throw_if_stopping();  // SIGINT/SIGTERM: a long point ends here (bench/backend.hpp)
     const LaunchSample s = measure_repetition(plan, spec, gap_cycles, rep, record);
     issue_s.push_back(s.issue_time_s);
     if (!std::isnan(s.period_s)) period_s.push_back(s.period_s);

@@ -328,6 +328,7 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
 
   std::vector<double> issue_samples, issue_max_samples, period_samples, completion_samples;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
+    throw_if_stopping();  // SIGINT/SIGTERM: a long point ends here (bench/backend.hpp)
     base.path = {unlimited, params.drain_rate_bps * jitter(), capacity_bytes};
     std::vector<double> rates(static_cast<std::size_t>(num_groups) * n);
     for (double& r : rates) r = rate_bps * jitter();
