@@ -2,10 +2,14 @@
 // each noise scenario, 200 datasets (seeds 1..200) are fitted and we count how often each reported 95%
 // interval contains the planted R, Q(K) and T_iss^0(K,B). Issue 9's bar: coverage >= 80%. Null intervals
 // (NaN: "no interval") are counted separately; where repetitions allow an interval they count as misses.
+// Scenarios differ in noise: repetition jitter only (what a repetition bootstrap models), per-point
+// systematic offsets on top (between-point scatter, which the intervals must include), heavier noise, and
+// one repetition per point. Every dataset uses FitOptions::bootstrap_resamples = 200 (default 1000).
 // With XS_COVERAGE_JSON=path set, the per-scenario table is also written there as JSON.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -127,9 +131,17 @@ void write_json(const std::vector<Result>& results, const TruthParams& p, const 
                               {"tiss0", tally_json(r.tiss0)},
                               {"tiss0_by_source", by_source}});
   }
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  if (!out) ADD_FAILURE() << "could not write " << path;
+  // Written beside the target and renamed, so a failed write never leaves a half-written table.
+  const std::string tmp = std::string(path) + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      ADD_FAILURE() << "could not write " << tmp;
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path) != 0) ADD_FAILURE() << "could not rename " << tmp << " to " << path;
 }
 
 // The study runs once per process; every test reads its scenario from it.

@@ -238,8 +238,9 @@ TEST(TruthRecovery, CleanEq7DataWithNoise) {
 TEST(TruthRecovery, DrainRampingUpFromIdle) {
   // Each stream's drain starts 30% slow and recovers with a 4 us time constant. Zero-gap streams are
   // past it after the warm-up, so R is identified; an isolated burst always starts from idle, so its
-  // drain branch sits up to ~1.5 us above (V - Q)/R and bends: Q fitted with the steady R is biased by
-  // up to R 1.2 us ~ 0.8 MiB and the branch does not follow (V - Q)/R within noise.
+  // drain branch sits up to 0.3 x 4 us = 1.2 us above (V - Q)/R and bends: Q fitted with the steady R is
+  // biased by up to R x 1.2 us ~ 0.8 MiB (30% of Q(33)), and the branch does not follow (V - Q)/R within
+  // noise. Right within 15%, or not identified.
   const TruthParams p;
   Breakage br;
   br.ramp_deficit = 0.3;
@@ -403,6 +404,28 @@ TEST(TruthRecovery, ClockFlaggedAndWrongDataPointsAreIgnored) {
   for (std::size_t i = 0; i < a.tiss0.size(); ++i)
     EXPECT_NEAR(b.tiss0[i].issue_time_s.value / a.tiss0[i].issue_time_s.value, 1, 1e-9) << i;
   expect_drain_right(b, p.drain_rate_bps);
+}
+
+TEST(TruthRecovery, GapSweepShortOfThePlateauOnlyBoundsTiss0) {
+  // Gaps up to 0.8 V/R, no isolated points of those K. (132, 32 KiB) recovers only at G = V/R - T_iss^0 =
+  // 0.86 V/R, so every point reads V/R - G > T_iss^0: T_iss^0 is bounded from above, never pinned.
+  // (33, 16 KiB) recovers at 0.39 V/R, inside the sweep: it may be fitted, and then must be right.
+  const TruthParams p;
+  TruthSweep sw;
+  sw.gap_span = 0.8;
+  sw.isolated_k = {66};
+  TruthGenerator gen(p, Noise{}, Breakage{}, 111);
+  const CalibrationFit fit = fit_calibration(gen.sweep(sw), fast_options());
+  expect_drain_right(fit, p.drain_rate_bps);
+  expect_tiss0_rows_right(fit, p);
+  int num_rows = 0;
+  for (const auto& row : fit.tiss0) {
+    if (row.num_producers != 132 || row.bytes_per_producer != 32 * kKiB) continue;
+    ++num_rows;
+    EXPECT_FALSE(row.issue_time_s.constrained) << row.source << ": " << show(row.issue_time_s);
+    EXPECT_GE(row.issue_time_s.value, p.tiss0_s(132, 32 * kKiB)) << "an upper bound: " << show(row.issue_time_s);
+  }
+  EXPECT_LE(num_rows, 1);
 }
 
 TEST(TruthRecovery, NothingConstrainedThatTheDataCannotPin) {
