@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "fit/fit.hpp"
 #include "truth_generator.hpp"
@@ -375,22 +378,24 @@ TEST(TruthRecovery, ClockFlaggedAndWrongDataPointsAreIgnored) {
   TruthGenerator gen(p, Noise{}, Breakage{}, 91);
   const auto clean = gen.sweep(TruthSweep{});
   auto dirty = clean;
-  // Wild copies of zero-gap, gap-sweep and isolated points: 0.3x and 4x their values.
+  // Wild copies of every 7th point (zero-gap, gap-sweep and isolated alike): 0.3x and 4x its values, each
+  // once clock-flagged and once with failed data verification.
   int n = 0;
   for (const auto& src : clean) {
     if (n++ % 7) continue;
-    for (double f : {0.3, 4.0}) {
-      PointRecord bad = src;
-      scale_samples(bad.issue_time_s, f);
-      scale_samples(*bad.issue_time_max_s, f);
-      if (bad.spec.suite != Suite::kIsolated) scale_samples(bad.period_s, f);
-      if (f < 1) {
-        bad.clock_flagged = true;
-      } else {
-        bad.verification.wrong = 12;
+    for (double f : {0.3, 4.0})
+      for (bool flagged : {true, false}) {
+        PointRecord bad = src;
+        scale_samples(bad.issue_time_s, f);
+        scale_samples(*bad.issue_time_max_s, f);
+        if (bad.spec.suite != Suite::kIsolated) scale_samples(bad.period_s, f);
+        if (flagged) {
+          bad.clock_flagged = true;
+        } else {
+          bad.verification.wrong = 12;
+        }
+        dirty.push_back(bad);
       }
-      dirty.push_back(bad);
-    }
   }
   const CalibrationFit a = fit_calibration(clean, fast_options());
   const CalibrationFit b = fit_calibration(dirty, fast_options());
