@@ -4,9 +4,10 @@
 // Drain-dominance criterion, two conditions on a zero-gap point:
 // (i) Issue cannot explain the period. At G = 0, T_period = max(T_iss^0, V/R) (eq. 2). T_iss^0 is bounded
 //     from above by every issue time measured for the same (K,B): the positive-gap periodic points (the
-//     largest gap sits on the plateau), the isolated points below their K's persistent knee (eq. 7 >=
-//     T_iss^0; one above the knee is (V - Q)/R, close to V/R, and would reject every drain-limited point
-//     with V >> Q, so those are not references) and, failing those, the
+//     largest gap sits on the plateau), the isolated points below their K's persistent knee or faster
+//     than V / (2 x the fastest zero-gap rate) (eq. 7 >= T_iss^0; one on the drain branch is (V - Q)/R,
+//     close to V/R, and would reject every drain-limited point with V >> Q, so those are not
+//     references) and, failing those, the
 //     local-memory control. T_ref = the smallest; where (K,B) has none, the same B at the nearest K (each
 //     producer issues its own B concurrently, so T_iss^0 follows B first). Require
 //       T_period >= drain_dominance * T_ref                                        (default 1.25).
@@ -17,10 +18,13 @@
 //     R -> T_iss^0 -> Q -> selection until the selection is stable (settle_drain_plan). Only a Q that
 //     was fitted (bound "fit") is used; a lower bound or unidentified Q leaves (ii) unchecked for that K.
 // (iii) The point shares the drain branch's V/T_period: of the points passing (i) and (ii), the largest
-//     cluster agreeing within max(envelope_tolerance, noise_factor * median relative period spread)
+//     cluster agreeing within max(envelope_tolerance, misfit_sigmas * the median standard error of the
+//     points' period medians)
 //     (rate_cluster.cpp). R is identified only by >= 2 agreeing points spanning different V and different
 //     K or B; otherwise bound "not_identified", no interval.
-// Streams shorter than min_stream_bytes (num_bursts * V) are left out first: L2 can absorb them.
+// Streams shorter than min_stream_bytes (num_bursts * V) are left out first: L2 can absorb them. A (K,B)
+// measured at several stream lengths enters only with its longest stream, and not at all when that rate
+// still differs from the next-longest by more than max(envelope_tolerance, noise_factor * its spread).
 // Points with no T_ref at all are left out while any point has one. If no point has one, the envelope
 // rule applies: the V/T_period cluster spanning the most K (issue-limited points give a different V/T
 // per K), trusted only if >= 2 K agree.
@@ -107,8 +111,18 @@ bool fills_in_warmup(const Obs& o, std::optional<double> t_ref_s, const FillHint
 DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const FillHint& fill) {
   DrainPlan plan;
   RefTable refs;
+  // Isolated references: the points below their K's persistent knee, and any isolated point faster than
+  // half the time the fastest zero-gap rate would need for its V (not on a drain branch unless Q > V/2,
+  // and then T_period / T_iss^iso >= V / (V - Q) >= 2 passes the test anyway).
   std::vector<char> isolated_ref(data.obs.size(), 0);
   for (int i : isolated_floor_points(data, options)) isolated_ref[i] = 1;
+  double fastest_bps = 0;
+  for (const Obs& o : data.obs)
+    if (o.suite == Suite::kPeriodic && o.gap_s == 0) fastest_bps = std::max(fastest_bps, o.volume_bytes / o.period_s);
+  for (int i = 0; i < static_cast<int>(data.obs.size()); ++i)
+    if (data.obs[i].suite == Suite::kIsolated && fastest_bps > 0 &&
+        data.obs[i].issue_s <= 0.5 * data.obs[i].volume_bytes / fastest_bps)
+      isolated_ref[i] = 1;
   int num_short = 0, num_any_zero_gap = 0;
   for (int i = 0; i < static_cast<int>(data.obs.size()); ++i) {
     const Obs& o = data.obs[i];
@@ -122,13 +136,45 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
       keep_min(refs.remote, o);  // periodic with G > 0, or isolated below its knee
     }
   }
+  // Stream convergence: a (K,B) measured at several stream lengths enters only with its longest stream, and
+  // only if that agrees with the next-longest (else L2 absorption or a fill transient still shows).
+  int num_shorter = 0, num_unconverged = 0;
+  {
+    std::map<KB, std::vector<int>> by_kb;
+    for (int i : plan.zero_gap) by_kb[{data.obs[i].num_producers, data.obs[i].bytes_per_producer}].push_back(i);
+    std::set<int> drop;
+    for (auto& [kb, idx] : by_kb) {
+      std::sort(idx.begin(), idx.end(),
+                [&](int a, int b) { return data.obs[a].stream_bytes() < data.obs[b].stream_bytes(); });
+      const Obs& longest = data.obs[idx.back()];
+      std::size_t j = idx.size() - 1;
+      while (j > 0 && data.obs[idx[j - 1]].stream_bytes() == longest.stream_bytes()) --j;
+      if (j == 0) continue;  // one stream length: nothing to compare
+      for (std::size_t m = 0; m < j; ++m) drop.insert(idx[m]);
+      num_shorter += static_cast<int>(j);
+      const Obs& next = data.obs[idx[j - 1]];
+      const double rate_long = longest.volume_bytes / longest.period_s, rate_next = next.volume_bytes / next.period_s;
+      const double tol = std::max(options.envelope_tolerance, options.noise_factor * longest.period_spread);
+      if (std::abs(rate_long / rate_next - 1) > tol) {
+        for (std::size_t m = j; m < idx.size(); ++m) drop.insert(idx[m]);
+        ++num_unconverged;
+      }
+    }
+    std::erase_if(plan.zero_gap, [&](int i) { return drop.count(i) > 0; });
+  }
+  const std::string stream_note =
+      (num_shorter ? fmt::format("; {} shorter streams of a (K,B) measured at several lengths left out", num_shorter)
+                   : std::string()) +
+      (num_unconverged ? fmt::format("; {} (K,B) whose longest stream still differs from the next-longest left out",
+                                     num_unconverged)
+                       : std::string());
   if (num_any_zero_gap == 0)
     throw input_error("points", "no zero-gap periodic points: R needs T_period at G = 0 over several V "
                                 "(suite periodic, G = 0, target " + data.target + ")");
   const std::string short_note =
-      num_short ? fmt::format("; {} zero-gap points with a stream shorter than min_stream_bytes = {:.4g} B left out",
-                              num_short, options.min_stream_bytes)
-                : "";
+      (num_short ? fmt::format("; {} zero-gap points with a stream shorter than min_stream_bytes = {:.4g} B left out",
+                               num_short, options.min_stream_bytes)
+                 : std::string()) + stream_note;
   if (plan.zero_gap.empty()) {
     plan.not_identified = true;
     plan.constrained = false;
@@ -153,9 +199,14 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
                   : "";
   const Values med = median_values(data);
   // The cluster tolerance follows the measured noise of the candidates' periods.
-  std::vector<double> spreads;
-  for (int i : steady) spreads.push_back(data.obs[i].period_spread);
-  const double tol = std::max(options.envelope_tolerance, options.noise_factor * (spreads.empty() ? 0.0 : median(spreads)));
+  // Standard error of a point's median from its repetitions: 1.2533 sigma / sqrt(n), p10-p90 = 2.563 sigma.
+  std::vector<double> median_se;
+  for (int i : steady) {
+    const double n = data.obs[i].period_samples ? std::max<double>(1.0, data.obs[i].period_samples->size()) : 1.0;
+    median_se.push_back(1.2533 * data.obs[i].period_spread / 2.563 / std::sqrt(n));
+  }
+  const double tol = std::max(options.envelope_tolerance,
+                              options.misfit_sigmas * (median_se.empty() ? 0.0 : median(median_se)));
   if (!issue_cannot_explain.empty()) {
     plan.used = largest_rate_cluster(data, issue_cannot_explain, med.period_s, tol);
     plan.note = fmt::format("{} of {} zero-gap points drain-dominated (T_period >= {} x T_iss^0 bound, and in "

@@ -36,7 +36,7 @@ struct FitOptions {
   // T_ref the smallest measured issue time bounding its T_iss^0 from above (see drain_rate.cpp).
   double drain_dominance = 1.25;
   // Drain-branch points share one V/T_period = R (eq. 1): the R fit keeps the largest cluster agreeing
-  // within max(envelope_tolerance, noise_factor * the points' median relative p10-p90 spread).
+  // within max(envelope_tolerance, misfit_sigmas * the median standard error of the points' medians).
   double envelope_tolerance = 0.05;
   // An isolated point is above the floor when T_iss^iso >= (1 + m) * U, m = max(knee_margin, noise_factor *
   // its relative p10-p90 spread), U the tightest upper bound of T_iss^0(K,V) from the floor measurements of
@@ -47,7 +47,7 @@ struct FitOptions {
   // Q is identified when one Q fits eq. 7 at every isolated point within max(misfit_floor, misfit_sigmas *
   // (the point's median standard error (+) the R cluster's between-point scatter)) (see capacity.cpp).
   double misfit_floor = 0.02;
-  double misfit_sigmas = 3.0;
+  double misfit_sigmas = 4.0;
   // Remote target to fit ("host", "peer:1", ...). Empty: the points must name exactly one.
   std::string target;
 };

@@ -106,7 +106,7 @@ struct CapacityPlan {
   std::vector<std::pair<double, double>> gap_rows;  // (V, T_iss^0) of this K from the gap sweep
   bool constrained = true;
   bool not_identified = false; // the branch does not follow (V - Q)/R: no Q, no interval
-  double misfit_floor = 0.02, misfit_sigmas = 3.0;  // FitOptions, for each point's misfit margin
+  double misfit_floor = 0.02, misfit_sigmas = 4.0;  // FitOptions, for each point's misfit margin
   double point_scatter = 0;    // relative between-point scatter (of the R cluster's V/T_period)
   std::string note;
 };
