@@ -180,18 +180,34 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
                                  "need Q >= {:.4g} B, the drain branch Q <= {:.4g} B); branch points imply "
                                  "V - R T from {:.4g} to {:.4g} B", lo, hi, cmin, cmax);
       } else {
-        // ... and its slope consistent with 1/R.
+        // ... and its slope consistent with 1/R, weighted by each point's own uncertainty (sigma_i = T_i m_i /
+        // misfit_sigmas), so the points near the knee, where a ramp or a soft knee bends the branch, count.
+        double sw = 0, swv = 0, swt = 0;
+        for (int i : plan.drain) {
+          const Obs& o = data.obs[i];
+          const double sigma = o.issue_s * misfit_margin(o, plan) / plan.misfit_sigmas;
+          const double w = 1.0 / (sigma * sigma);
+          sw += w;
+          swv += w * o.volume_bytes;
+          swt += w * o.issue_s;
+        }
         double sxy = 0, sxx = 0;
-        accumulate_slope(data, plan.drain, med, sxy, sxx);
-        if (sxx > 0 && sxy > 0) {
-          std::vector<double> spreads;
-          for (int i : plan.drain) spreads.push_back(data.obs[i].issue_spread);
-          const double tol = std::max(2 * options.envelope_tolerance, options.noise_factor * median(spreads));
-          const double rate_iso = sxx / sxy;
-          if (std::abs(rate_iso / drain_rate_bps - 1) > tol) {
+        for (int i : plan.drain) {
+          const Obs& o = data.obs[i];
+          const double sigma = o.issue_s * misfit_margin(o, plan) / plan.misfit_sigmas;
+          const double w = 1.0 / (sigma * sigma);
+          sxy += w * (o.volume_bytes - swv / sw) * (o.issue_s - swt / sw);
+          sxx += w * (o.volume_bytes - swv / sw) * (o.volume_bytes - swv / sw);
+        }
+        if (sxx > 0 && sxy > 0 && plan.drain.size() >= 3) {
+          const double slope = sxy / sxx, slope_se = 1.0 / std::sqrt(sxx);
+          const double rel_dev = slope * drain_rate_bps - 1, rel_se = slope_se / slope;
+          const double tol = std::max(options.envelope_tolerance, plan.misfit_sigmas * rel_se);
+          if (std::abs(rel_dev) > tol) {
             plan.not_identified = true;
-            plan.note += fmt::format("; not identified: the branch slope gives 1/(dT/dV) = {:.4g} B/s, {:.1f}% from "
-                                     "R (tolerance {:.1f}%)", rate_iso, 100 * (rate_iso / drain_rate_bps - 1), 100 * tol);
+            plan.note += fmt::format("; not identified: the branch slope dT/dV (weighted to the knee) is {:.1f}% from "
+                                     "1/R (tolerance {:.1f}%): it bends, as a drain ramping up or a soft knee does",
+                                     100 * rel_dev, 100 * tol);
           }
         }
       }
