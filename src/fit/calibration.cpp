@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <cmath>
 
@@ -18,13 +19,21 @@ using detail::number_or_null;
 // The isolated points below the knee become T_iss^0 rows of their own (K,B) (Fig. 3c's floor), unless the
 // gap sweep already measured that (K,B) on its plateau; they replace a "max_gap" upper bound. A point near
 // the knee is kept as a flagged upper bound (its T_iss is what the model must predict there either way).
+// A "floor" point more than 2x above what the points below it allow (T' V/V') is a transition point taken
+// back from the branch, not a floor: it is left out rather than poison T_iss^0 at its (K,B).
 void add_isolated_floor_rows(const detail::Dataset& data, const std::vector<detail::CapacityPlan>& cplans,
                              const std::vector<CapacityFit>& capacity, double drain_rate_bps,
                              const FitOptions& options, std::vector<Tiss0Fit>& rows,
                              std::vector<detail::Tiss0Plan>& plans) {
   for (std::size_t k = 0; k < cplans.size(); ++k) {
+    double bound_s = std::numeric_limits<double>::infinity(), bound_v = 0;  // lowest T'/V' below
     for (int i : cplans[k].floor) {
       const detail::Obs& o = data.obs[i];
+      if (bound_v > 0 && o.issue_s > 2.0 * bound_s * o.volume_bytes / bound_v) continue;
+      if (bound_v == 0 || o.issue_s / o.volume_bytes < bound_s / bound_v) {
+        bound_s = o.issue_s;
+        bound_v = o.volume_bytes;
+      }
       const bool clear = detail::clearly_on_floor(data, cplans[k], i, drain_rate_bps,
                                                   capacity[k].capacity_bytes.value, options);
       Tiss0Fit row;
