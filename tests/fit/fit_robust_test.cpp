@@ -104,18 +104,23 @@ TEST(FitRobust, OneRepetitionPerPointGivesBetweenPointIntervalsOrNone) {
   for (const auto& t : fit.tiss0) check(t.issue_time_s);
 }
 
-// Isolated points of one K shaped like the H200 ones: a floor, then a jump onto a branch that, with R
-// fixed, implies a Q well below what the last floor point already requires (T_floor >= (V - Q)/R).
-TEST(FitRobust, ABranchThatContradictsEq7LeavesQUnidentified) {
-  const Planted pl;
+// Zero-gap points of two K and three B with gap sweeps (T_ref), each with num_bursts = 32.
+std::vector<PointRecord> zero_gap_grid(const Planted& pl) {
   std::vector<PointRecord> pts;
-  // R from zero-gap points of two K and several B, each with a gap sweep for T_ref.
   for (int k : {66, 132})
     for (std::uint64_t b : {32 * kKiB, 64 * kKiB, 128 * kKiB}) {
       const double v = k * static_cast<double>(b), horizon = v / pl.drain_rate_bps;
       pts.push_back(exact_point(Suite::kPeriodic, k, b, 0, horizon, horizon));
       pts.push_back(exact_point(Suite::kPeriodic, k, b, 3 * horizon, pl.tiss0_s(b), pl.tiss0_s(b) + 3 * horizon));
     }
+  return pts;
+}
+
+// Isolated points of one K shaped like the H200 ones: a floor, then a jump onto a branch that, with R
+// fixed, implies a Q well below what the last floor point already requires (T_floor >= (V - Q)/R).
+TEST(FitRobust, ABranchThatContradictsEq7LeavesQUnidentified) {
+  const Planted pl;
+  std::vector<PointRecord> pts = zero_gap_grid(pl);  // R from two K and three B, with T_ref
   const int k = 33;
   const double q_floor_bytes = 9 * kMiB, q_branch_bytes = 1 * kMiB;
   for (std::uint64_t b : geometric_bytes(4 * kKiB, 2048 * kKiB, 2)) {
@@ -133,6 +138,36 @@ TEST(FitRobust, ABranchThatContradictsEq7LeavesQUnidentified) {
   EXPECT_NE(q.capacity_bytes.note.find("not identified"), std::string::npos);
   EXPECT_TRUE(fit.to_json()["Q"][0]["ci95"].is_null());
   EXPECT_NO_THROW((void)fit.to_platform_model());
+}
+
+TEST(FitRobust, ShortCachedStreamsNeverSetRAndAreRecorded) {
+  const Planted pl;
+  auto pts = zero_gap_grid(pl);
+  // (132, 64 KiB) again over shorter streams that L2 partly absorbs: 1.6x and 1.3x the drain rate.
+  const double v = 132 * 64.0 * kKiB;
+  for (auto [bursts, speedup] : {std::pair{4, 1.6}, {8, 1.3}}) {
+    PointRecord p = exact_point(Suite::kPeriodic, 132, 64 * kKiB, 0, v / (speedup * pl.drain_rate_bps),
+                                v / (speedup * pl.drain_rate_bps));
+    p.spec.num_bursts = bursts;
+    pts.push_back(p);
+  }
+  // (66, 128 KiB) at a longer stream that still runs 1.2x: its longest stream has not converged.
+  PointRecord slow_converging = exact_point(Suite::kPeriodic, 66, 128 * kKiB, 0, 66 * 128.0 * kKiB / (1.2 * pl.drain_rate_bps),
+                                 66 * 128.0 * kKiB / (1.2 * pl.drain_rate_bps));
+  slow_converging.spec.num_bursts = 64;
+  pts.push_back(slow_converging);
+  const CalibrationFit fit = fit_calibration(pts, fast());
+  EXPECT_EQ(fit.drain.bound, "fit") << fit.drain.drain_rate_bps.note;
+  EXPECT_NEAR(fit.drain.drain_rate_bps.value / pl.drain_rate_bps, 1, 1e-9) << fit.drain.drain_rate_bps.note;
+  EXPECT_EQ(fit.drain.convergence.size(), 5u);  // 3 lengths of (132, 64 KiB), 2 of (66, 128 KiB)
+  ASSERT_TRUE(fit.drain.converged.has_value());
+  EXPECT_FALSE(*fit.drain.converged) << fit.drain.convergence_note;  // (66, 128 KiB): longest runs 1.2x
+  EXPECT_NE(fit.drain.drain_rate_bps.note.find("longest stream still differs"), std::string::npos);
+  // min_stream_bytes drops the short streams before anything else, and says so.
+  FitOptions o = fast();
+  o.min_stream_bytes = 16 * v;
+  const CalibrationFit cut = fit_calibration(pts, o);
+  EXPECT_NE(cut.drain.drain_rate_bps.note.find("shorter than min_stream_bytes"), std::string::npos);
 }
 
 TEST(FitRobust, OneBumpedIsolatedPointIsCoveredOrFlagged) {
