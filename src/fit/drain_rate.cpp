@@ -176,9 +176,12 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
                                num_short, options.min_stream_bytes)
                  : std::string()) + stream_note;
   if (plan.zero_gap.empty()) {
+    // Still a file to write: the value is max V/T_period over every zero-gap point, labelled not identified.
+    for (int i = 0; i < static_cast<int>(data.obs.size()); ++i)
+      if (data.obs[i].suite == Suite::kPeriodic && data.obs[i].gap_s == 0) plan.zero_gap.push_back(i);
     plan.not_identified = true;
     plan.constrained = false;
-    plan.note = "no zero-gap point long enough for R" + short_note;
+    plan.note = "no zero-gap point long enough for R: value = max V/T_period, not identified" + short_note;
     return plan;
   }
 

@@ -168,6 +168,13 @@ TEST(FitRobust, ShortCachedStreamsNeverSetRAndAreRecorded) {
   o.min_stream_bytes = 16 * v;
   const CalibrationFit cut = fit_calibration(pts, o);
   EXPECT_NE(cut.drain.drain_rate_bps.note.find("shorter than min_stream_bytes"), std::string::npos);
+  // Every stream too short: R is not identified, yet the fit and its model still come out.
+  o.min_stream_bytes = 1e18;
+  CalibrationFit none;
+  ASSERT_NO_THROW(none = fit_calibration(pts, o));
+  EXPECT_EQ(none.drain.bound, "not_identified");
+  EXPECT_FALSE(none.drain.drain_rate_bps.has_ci95());
+  EXPECT_NO_THROW((void)none.to_platform_model());
 }
 
 TEST(FitRobust, OneBumpedIsolatedPointIsCoveredOrFlagged) {
