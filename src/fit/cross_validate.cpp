@@ -29,7 +29,14 @@ std::vector<int> assign_folds(const std::vector<PointRecord>& points, int num_fo
       const PointSpec& y = points[b].spec;
       return std::tie(x.bytes_per_producer, x.gap_s, a) < std::tie(y.bytes_per_producer, y.gap_s, b);
     });
-    for (std::size_t i : members) fold[i] = running++ % num_folds;
+    // Repeats of one configuration (same B and G; adjacent after the sort) share a fold, so a held-out
+    // point is never predicted by a fit that saw its twin.
+    for (std::size_t j = 0; j < members.size(); ++j) {
+      const PointSpec& s = points[members[j]].spec;
+      const bool repeat = j > 0 && points[members[j - 1]].spec.bytes_per_producer == s.bytes_per_producer &&
+                          points[members[j - 1]].spec.gap_s == s.gap_s;
+      fold[members[j]] = repeat ? fold[members[j - 1]] : running++ % num_folds;
+    }
   }
   return fold;
 }

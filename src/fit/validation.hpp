@@ -96,11 +96,13 @@ struct CrossValidationOptions {
 };
 // The split rule (recorded in the file): validated points are grouped into strata (suite, K, zero-gap or
 // gap sweep), strata in that order; within a stratum points are taken in sweep order (B, then G, then
-// index) and dealt round-robin, fold = (running count over all strata) mod k. No randomness, so no seed:
-// neighbours on a sweep land in different folds and every fold keeps every kind of point.
+// index) and dealt round-robin, fold = (running count over all strata) mod k; repeats of one configuration
+// (same suite, K, B, G) share a fold. No randomness, so no seed: neighbours on a sweep land in different
+// folds and every fold keeps every kind of point.
 inline constexpr const char* kFoldRule =
     "stratified round-robin: strata (suite, K, zero-gap|gap) in that order, each in sweep order (B, G, index); "
-    "fold = running count over all strata mod k; deterministic (no seed)";
+    "fold = running count over all strata mod k, repeats of one (suite, K, B, G) share a fold; deterministic "
+    "(no seed)";
 // fold of every point (-1: not validated, kept in every training set).
 std::vector<int> assign_folds(const std::vector<PointRecord>& points, int num_folds, const std::string& target = "");
 
