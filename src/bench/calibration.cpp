@@ -76,11 +76,12 @@ void print_validation(const nlohmann::json& v, std::FILE* out) {
   const auto& h = v.at("held_out");
   fmt::print(out, "  validation, HELD-OUT ({}-fold cross-validation: each point predicted by a fit that did not "
                   "see it)\n", h.value("k", 0));
-  fmt::print(out, "    {:<14} {:>6} {:>9}   {:>17}   {:>17}\n", "regime", "points", "predicted", "T_iss med / p90",
-             "T_period med / p90");
+  // extrapolated: predictions whose T_iss^0 lookup left the model's table (clamped to its end value).
+  fmt::print(out, "    {:<14} {:>6} {:>9} {:>12}   {:>17}   {:>17}\n", "regime", "points", "predicted", "extrapolated",
+             "T_iss med / p90", "T_period med / p90");
   for (const auto& [name, r] : regimes(h))
-    fmt::print(out, "    {:<14} {:>6} {:>9}   {:>17}   {:>17}\n", name, r.value("num_points", 0),
-               r.value("num_predicted", 0),
+    fmt::print(out, "    {:<14} {:>6} {:>9} {:>12}   {:>17}   {:>17}\n", name, r.value("num_points", 0),
+               r.value("num_predicted", 0), r.value("num_tiss0_extrapolated", 0),
                fmt::format("{} / {}", pct(r, "issue_median_rel_err"), pct(r, "issue_p90_rel_err")),
                fmt::format("{} / {}", pct(r, "period_median_rel_err"), pct(r, "period_p90_rel_err")));
   if (h.contains("unpredicted") && h.at("unpredicted").is_array())

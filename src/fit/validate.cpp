@@ -141,6 +141,7 @@ void summarise(Validation& out) {
     for (const ValidationRow* row : rows) {
       if (!row->predicted()) continue;
       ++s.num_predicted;
+      s.num_tiss0_extrapolated += row->tiss0_extrapolated ? 1 : 0;
       issue.push_back(row->issue_rel_err);
       if (row->suite != Suite::kIsolated) period.push_back(row->period_rel_err);
     }
@@ -198,6 +199,7 @@ nlohmann::json Validation::to_json() const {
     j["regimes"][regime_name(s.regime)] = {{"num_points", s.num_points},
                                            {"num_predicted", s.num_predicted},
                                            {"num_unpredicted", s.num_points - s.num_predicted},
+                                           {"num_tiss0_extrapolated", s.num_tiss0_extrapolated},
                                            {"issue_median_rel_err", number_or_null(s.issue_median_rel_err)},
                                            {"issue_p90_rel_err", number_or_null(s.issue_p90_rel_err)},
                                            {"period_median_rel_err", number_or_null(s.period_median_rel_err)},

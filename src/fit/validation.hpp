@@ -60,6 +60,7 @@ struct ValidationRow {
 struct RegimeSummary {
   Regime regime = Regime::kUnclassified;
   int num_points = 0, num_predicted = 0;
+  int num_tiss0_extrapolated = 0;  // predicted rows whose T_iss^0 lookup left the model's table (clamped)
   double issue_median_rel_err = 0, issue_p90_rel_err = 0;
   double period_median_rel_err = 0, period_p90_rel_err = 0;  // NaN for isolated
 };
@@ -72,7 +73,7 @@ struct Validation {
   std::vector<std::string> notes;
   const RegimeSummary& regime(Regime regime) const;  // throws if absent
   // {num_points, num_predicted, num_unpredicted, unpredicted: [{reason, count}], regimes: {name: {num_points,
-  //  num_predicted, num_unpredicted, issue_median_rel_err, issue_p90_rel_err, period_median_rel_err,
+  //  num_predicted, num_unpredicted, num_tiss0_extrapolated, issue_median_rel_err, issue_p90_rel_err, period_median_rel_err,
   //  period_p90_rel_err}}, notes, columns, rows}
   nlohmann::json to_json() const;
 };

@@ -97,6 +97,7 @@ TEST(FitValidation, RegimeBoundaries) {
   EXPECT_EQ(v.regime(Regime::kDrainLimited).num_points, 2);
   EXPECT_EQ(v.regime(Regime::kTransition).num_points, 3);
   EXPECT_EQ(v.regime(Regime::kPlateau).num_points, 1);
+  EXPECT_EQ(v.regime(Regime::kPlateau).num_tiss0_extrapolated, 0);  // a constant model never extrapolates
 
   // The plateau boundary follows the fit's plateau_gap_factor.
   RegimeBoundaries wider;

@@ -149,6 +149,12 @@ TEST(FitCrossValidation, InSampleExactHeldOutNot) {
   ASSERT_EQ(bumped.point_index, 3u);
   EXPECT_GT(bumped.issue_rel_err, 0.1);  // its own 50 ns bump is not in the fit that predicts it
   EXPECT_GT(cv.held_out.regime(Regime::kIsolated).issue_p90_rel_err, 0.05);
+  // Held out, the smallest and largest V leave the memorised table (clamped), and are counted as such.
+  EXPECT_TRUE(cv.held_out.rows.front().tiss0_extrapolated);
+  EXPECT_TRUE(cv.held_out.rows.back().tiss0_extrapolated);
+  EXPECT_FALSE(bumped.tiss0_extrapolated);
+  EXPECT_EQ(cv.held_out.regime(Regime::kIsolated).num_tiss0_extrapolated, 2);
+  EXPECT_EQ(in_sample.regime(Regime::kIsolated).num_tiss0_extrapolated, 0);
 }
 
 TEST(FitCrossValidation, FailedAndUnidentifiedFoldsAreCountedWithReasons) {
