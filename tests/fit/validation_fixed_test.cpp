@@ -41,9 +41,10 @@ TEST(FitValidation, FixedParametersPredictTheNoiselessSweep) {
       EXPECT_LT(row.issue_rel_err, 0.01) << "point " << row.point_index << " G=" << row.gap_s;
       EXPECT_LT(row.period_rel_err, 0.01) << "point " << row.point_index << " G=" << row.gap_s;
     }
-    if (row.suite == Suite::kIsolated)
+    if (row.suite == Suite::kIsolated) {
       EXPECT_LT(row.issue_rel_err, 0.02) << "point " << row.point_index << " K=" << row.num_producers
                                          << " B=" << row.bytes_per_producer;
+    }
   }
   EXPECT_LT(v.regime(Regime::kPlateau).issue_median_rel_err, 0.01);
   EXPECT_LT(v.regime(Regime::kDrainLimited).period_median_rel_err, 0.01);

@@ -181,8 +181,12 @@ TEST(FitCrossValidation, FailedAndUnidentifiedFoldsAreCountedWithReasons) {
   for (const auto& row : cv.held_out.rows) {
     ++held[row.fold];
     predicted[row.fold] += row.predicted() ? 1 : 0;
-    if (row.fold == 2) EXPECT_EQ(row.unpredicted_reason, "fold 2 fit failed: points: no zero-gap periodic points");
-    if (row.fold == 1) EXPECT_EQ(row.unpredicted_reason, "fold 1: R not_identified");
+    if (row.fold == 2) {
+      EXPECT_EQ(row.unpredicted_reason, "fold 2 fit failed: points: no zero-gap periodic points");
+    }
+    if (row.fold == 1) {
+      EXPECT_EQ(row.unpredicted_reason, "fold 1: R not_identified");
+    }
     if (row.fold == 3 && row.suite == Suite::kIsolated && row.num_producers == 33) {
       ++isolated_33_in_fold3;
       EXPECT_EQ(row.unpredicted_reason, "fold 3: Q(K=33) not_identified");

@@ -105,8 +105,9 @@ TEST(GateOnH200Results, PerPointGateFlagsTheNoisyKneePoints) {
 TEST(GateOnH200Results, ConfigsUseOnlyTheHeldOutValidationKeys) {
   for (const char* name : {"calibration-model.json", "calibration.json"})
     for (const auto& m : config(name).metrics)
-      if (m.name.rfind("validation.", 0) == 0)
+      if (m.name.rfind("validation.", 0) == 0) {
         EXPECT_EQ(m.name.rfind("validation.held_out.", 0), 0u) << name << ": " << m.name;
+      }
 }
 
 }  // namespace
