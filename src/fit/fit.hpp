@@ -112,6 +112,15 @@ struct CalibrationFit {
   nlohmann::json to_json() const;
 };
 
+// The issue time each equation describes. Periodic points: eq. 3's per-producer mean over producer-bursts
+// (issue_time_s). Isolated points: eq. 7's aggregate burst issue span, i.e. the slowest producer
+// (issue_time_max_s) where recorded, else issue_time_s (files from before it was recorded for isolated
+// points, when issue_time_s was that span). Eq. 7 is a statement about the burst: the drain is
+// work-conserving, so its last store issues once V - Q has drained however unevenly producers were served,
+// while the producers' mean span also depends on that unevenness (on the H200 the mean drifts to
+// V - R T = 5-17 MiB on long bursts while the burst span stays at V - R T = 0.4-0.6 MiB).
+const Summary& modelled_issue_time(const PointRecord& point);
+
 // Throws input_error if a required kind of point is missing (e.g. no zero-gap periodic points). An R that
 // the points cannot identify is reported (bound "not_identified"), not thrown.
 CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options = {});

@@ -56,7 +56,7 @@ bool validated_point(const PointRecord& p, const std::string& target) {
   if (p.spec.suite == Suite::kLocalControl) return false;  // a control, not a prediction of the remote path
   if (p.skipped || p.verification.wrong > 0) return false;
   if (!target.empty() && p.spec.target != target) return false;
-  if (!positive_finite(p.issue_time_s.median)) return false;
+  if (!positive_finite(modelled_issue_time(p).median)) return false;
   return p.spec.suite == Suite::kIsolated || positive_finite(p.period_s.median);
 }
 
@@ -82,7 +82,7 @@ ValidationRow unpredicted_row(const PointRecord& p, std::size_t index, Regime re
   row.bytes_per_producer = p.spec.bytes_per_producer;
   row.gap_s = p.spec.gap_s;
   const bool periodic = p.spec.suite != Suite::kIsolated;
-  row.measured_issue_s = p.issue_time_s.median;
+  row.measured_issue_s = modelled_issue_time(p).median;
   row.measured_period_s = periodic ? p.period_s.median : kNaN;
   row.predicted_issue_s = row.issue_rel_err = row.predicted_period_s = row.period_rel_err = kNaN;
   row.unpredicted_reason = reason;
