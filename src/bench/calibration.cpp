@@ -106,8 +106,12 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
     return;
   }
   fmt::print(out, "\nX-Stage platform model M_X = (T_iss^0(K,V), R, Q(K))\n");
-  fmt::print(out, "  R (effective drain rate)   {}  95% CI {}\n", format_rate(num(m, "R_Bps")),
-             ci(m, "R_ci95", format_rate));
+  if (m.value("R_bound", "fit") == "not_identified")
+    fmt::print(out, "  R (effective drain rate)   NOT IDENTIFIED ({} is a diagnostic; see model.fit.R.note)\n",
+               format_rate(num(m, "R_Bps")));
+  else
+    fmt::print(out, "  R (effective drain rate)   {}{}  95% CI {}\n", m.value("R_bound", "fit") == "lower" ? ">= " : "",
+               format_rate(num(m, "R_Bps")), ci(m, "R_ci95", format_rate));
   if (file.extra.contains("reference")) {
     const auto& ref = file.extra.at("reference");
     if (ref.contains("copy_engine_Bps") && ref.at("copy_engine_Bps").is_number())
@@ -126,8 +130,18 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
   }
   if (m.contains("Q") && m.at("Q").is_array()) {
     fmt::print(out, "  Q(K) (effective outstanding capacity, isolated-burst knee)\n");
-    for (const auto& row : m.at("Q")) {
+    const nlohmann::json* fit_rows = m.contains("fit") && m.at("fit").contains("Q") ? &m.at("fit").at("Q") : nullptr;
+    for (std::size_t i = 0; i < m.at("Q").size(); ++i) {
+      const auto& row = m.at("Q")[i];
       const std::string bound = row.value("bound", "fit");
+      if (bound == "not_identified") {
+        // The value is a diagnostic, not a measurement: print why instead (the fit's note names the bounds).
+        std::string why = fit_rows && i < fit_rows->size() ? (*fit_rows)[i].value("note", "") : "";
+        const auto at = why.find("not identified");
+        why = at == std::string::npos ? why : why.substr(at + std::string("not identified: ").size());
+        fmt::print(out, "    K={:<5} Q NOT IDENTIFIED: {}\n", row.value("K", 0), why);
+        continue;
+      }
       fmt::print(out, "    K={:<5} Q {} {}  95% CI {}{}\n", row.value("K", 0), bound == "lower" ? ">=" : "=",
                  format_bytes(num(row, "bytes")), ci(row, "ci95", format_bytes),
                  bound == "lower" ? "  (no knee inside the sweep: lower bound)" : "");
