@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -138,7 +139,7 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
         // The value is a diagnostic, not a measurement: print why instead (the fit's note names the bounds).
         std::string why = fit_rows && i < fit_rows->size() ? (*fit_rows)[i].value("note", "") : "";
         const auto at = why.find("not identified");
-        why = at == std::string::npos ? why : why.substr(at + std::string("not identified: ").size());
+        why = at == std::string::npos ? why : why.substr(std::min(why.size(), at + std::string("not identified: ").size()));
         fmt::print(out, "    K={:<5} Q NOT IDENTIFIED: {}\n", row.value("K", 0), why);
         continue;
       }
