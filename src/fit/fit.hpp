@@ -114,8 +114,9 @@ struct CalibrationFit {
   //   tiss0[{K, V_bytes, s, B_bytes, ci95 or null, constrained, source, num_plateau_points}],
   //   Q[{K, bytes, ci95 or null, bound "fit"|"lower"|"not_identified", knee_V_bytes, constrained}],
   //   fit{target, R{..., iso_rate_Bps, iso_agrees, convergence[{K, B_bytes, stream_bytes, rate_Bps}]},
-  //   tiss0[...], Q[...], criteria, bootstrap, notes}: qualities (num_points, r_squared or null when the
-  //   points do not vary, worst_rel_residual) and notes. Numbers are finite or null.
+  //   tiss0[...], Q[{..., drain_start_V_bytes, floor_lower_bound_bytes, branch_estimate_bytes}], criteria,
+  //   bootstrap, notes}: qualities (num_points, r_squared or null when the points do not vary,
+  //   worst_rel_residual) and notes. Numbers are finite or null.
   nlohmann::json to_json() const;
 };
 
