@@ -249,6 +249,8 @@ nlohmann::json CalibrationFit::to_json() const {
     qj["num_points_above_knee"] = row.num_points_above_knee;
     qj["note"] = q.note;
     qj["drain_start_V_bytes"] = row.drain_start_volume_bytes;
+    qj["floor_lower_bound_bytes"] = number_or_null(row.floor_lower_bound_bytes);
+    qj["branch_estimate_bytes"] = number_or_null(row.branch_estimate_bytes);
     fit_block["Q"].push_back(qj);
   }
   fit_block["criteria"] = {{"drain_dominance", options.drain_dominance},
@@ -259,6 +261,7 @@ nlohmann::json CalibrationFit::to_json() const {
                            {"knee_min_points", options.knee_min_points},
                            {"misfit_floor", options.misfit_floor},
                            {"misfit_sigmas", options.misfit_sigmas},
+                           {"floor_conflict_sigmas", options.floor_conflict_sigmas},
                            {"min_stream_bytes", options.min_stream_bytes},
                            {"min_zero_gap_volume_bytes", options.min_zero_gap_volume_bytes}};
   fit_block["bootstrap"] = {{"resamples", options.bootstrap_resamples}, {"seed", options.seed},

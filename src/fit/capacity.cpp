@@ -20,9 +20,17 @@
 // (V - Q)/R when these ranges intersect, and (>= 2 distinct V) its slope dT/dV is within
 // max(2 envelope_tolerance, noise) of 1/R. Otherwise bound "not_identified": value = median c (unclamped),
 // no interval, the reason (the conflicting ranges) in the note. The test is per point: one disturbed
-// point can flag Q, never move it silently.
-// No point above the knee: eq. 7 still gives Q >= V - R T_iss for every point, so Q >= max(V - R T_iss),
-// reported with bound "lower" and constrained = false.
+// point can flag Q, never move it silently. Jointly: the floor's lower bound max(c_f) must not exceed the
+// branch's inverse-variance weighted mean of c (each c's standard error R T m / misfit_sigmas) by more
+// than floor_conflict_sigmas combined standard errors, one-sided. A branch shifted above (V - Q)/R as a
+// whole (a drain that starts slow after idle adds a near-constant delay) keeps its slope 1/R and passes
+// the per-point margins, whose widths grow with T, but not this. Both bounds, floor_lower_bound_bytes and
+// branch_estimate_bytes, are reported with every row, so an unidentified Q still says what the data allow.
+// Not caught: a soft knee whose excess over max(T_iss^0, (V - Q)/R) fades within one or two sweep steps
+// mimics a sharp knee at a smaller Q to within noise (see truth_recovery_test SoftKnee).
+// No point above the knee: eq. 7 still gives Q >= V - R T_iss for every point, so Q >= max(V - R T_iss
+// - R T_iss x misfit_sigmas x noise) (the noise term only: near an unseen knee a point's noise alone would
+// otherwise lift the bound above Q), reported with bound "lower" and constrained = false.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -76,13 +84,39 @@ void accumulate_slope(const Dataset& data, const std::vector<int>& idx, const Va
 
 }  // namespace
 
-double misfit_margin(const Obs& o, const CapacityPlan& plan) {
+FloorConflict floor_conflict(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps) {
+  // Standard error of a point's c = V - R T in bytes: R T m / misfit_sigmas (m: its misfit margin).
+  const auto se_bytes = [&](const Obs& o) { return drain_rate_bps * o.issue_s * misfit_margin(o, plan) / plan.misfit_sigmas; };
+  FloorConflict fc;
+  double sw = 0, swc = 0;
+  for (int i : plan.drain) {
+    const Obs& o = data.obs[i];
+    const double w = 1 / (se_bytes(o) * se_bytes(o));
+    sw += w;
+    swc += w * excess_bytes(o, o.issue_s, drain_rate_bps);
+  }
+  if (!(sw > 0)) return fc;
+  fc.branch_estimate_bytes = swc / sw;
+  for (int i : plan.floor) {
+    const Obs& o = data.obs[i];
+    const double c = excess_bytes(o, o.issue_s, drain_rate_bps);
+    if (std::isnan(fc.floor_bound_bytes) || c > fc.floor_bound_bytes) {
+      fc.floor_bound_bytes = c;
+      fc.floor_volume_bytes = o.volume_bytes;
+    }
+    fc.sigmas = std::max(fc.sigmas, (c - fc.branch_estimate_bytes) / std::sqrt(se_bytes(o) * se_bytes(o) + 1 / sw));
+  }
+  return fc;
+}
+
+double misfit_noise(const Obs& o, const CapacityPlan& plan) {
   // Standard error of a median of n repetitions (normal: p10-p90 = 2.563 sigma, median 1.2533 sigma/sqrt n).
   const double n = std::max<double>(1.0, o.issue_samples ? static_cast<double>(o.issue_samples->size()) : 1.0);
   const double median_se = 1.2533 * (o.issue_spread / 2.563) / std::sqrt(n);
-  return std::max(plan.misfit_floor,
-                  plan.misfit_sigmas * std::sqrt(median_se * median_se + plan.point_scatter * plan.point_scatter));
+  return plan.misfit_sigmas * std::sqrt(median_se * median_se + plan.point_scatter * plan.point_scatter);
 }
+
+double misfit_margin(const Obs& o, const CapacityPlan& plan) { return std::max(plan.misfit_floor, misfit_noise(o, plan)); }
 
 std::size_t persistent_knee(const Dataset& data, const std::vector<int>& points,
                             const std::vector<std::pair<double, double>>& gap_rows, const FitOptions& options) {
@@ -136,6 +170,7 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
     plan.misfit_floor = options.misfit_floor;
     plan.misfit_sigmas = options.misfit_sigmas;
     plan.point_scatter = point_scatter;
+    plan.floor_conflict_sigmas = options.floor_conflict_sigmas;
     for (const Tiss0Fit& row : tiss0)
       if (row.num_producers == k && row.source != "isolated_floor")
         plan.gap_rows.emplace_back(row.volume_bytes, row.issue_time_s.value);
@@ -155,7 +190,7 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
       plan.constrained = false;
       plan.note = fmt::format("no persistent knee inside the sweep (no run of >= {} isolated points up to the "
                               "largest V above the T_iss^0 floor by max({}%, {} x noise)): Q >= value = "
-                              "max(V - R T_iss)", options.knee_min_points, 100 * options.knee_margin,
+                              "max(V - R T_iss less its noise margin)", options.knee_min_points, 100 * options.knee_margin,
                               options.noise_factor);
     } else {
       const double q = capacity_from(data, plan, med, drain_rate_bps);
@@ -166,6 +201,9 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
       }
       // Identification: one Q within every point's noise margin of eq. 7 ...
       const auto [lo, hi] = feasible_capacity(data, plan, med, drain_rate_bps);
+      const FloorConflict fc = floor_conflict(data, plan, drain_rate_bps);
+      plan.floor_bound_bytes = fc.floor_bound_bytes;
+      plan.branch_estimate_bytes = fc.branch_estimate_bytes;
       if (!(q > 0)) {
         plan.not_identified = true;
         plan.note += fmt::format("; not identified: the branch gives Q = {:.4g} B <= 0, inconsistent with eq. 7", q);
@@ -179,6 +217,14 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
         plan.note += fmt::format("; not identified: no single Q fits eq. 7 within the points' noise (the points "
                                  "need Q >= {:.4g} B, the drain branch Q <= {:.4g} B); branch points imply "
                                  "V - R T from {:.4g} to {:.4g} B", lo, hi, cmin, cmax);
+      } else if (fc.sigmas > plan.floor_conflict_sigmas) {
+        // ... the floor's lower bound jointly with the branch's estimate (a per-point margin alone lets a
+        // branch shifted as a whole, e.g. by a drain that starts slow after idle, pass) ...
+        plan.not_identified = true;
+        plan.note += fmt::format("; not identified: the floor needs Q >= {:.4g} B (V = {:.4g} B), {:.1f} standard "
+                                 "errors above the drain branch's estimate {:.4g} B: the branch sits above "
+                                 "(V - Q)/R as a whole, as a drain that starts slow after idle makes it",
+                                 fc.floor_bound_bytes, fc.floor_volume_bytes, fc.sigmas, fc.branch_estimate_bytes);
       } else {
         // ... and its slope consistent with 1/R, weighted by each point's own uncertainty (sigma_i = T_i m_i /
         // misfit_sigmas), so the points near the knee, where a ramp or a soft knee bends the branch, count.
@@ -211,7 +257,13 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
           }
         }
       }
-      if (plan.not_identified) plan.constrained = false;
+      if (plan.not_identified) {
+        plan.constrained = false;
+        if (std::isfinite(fc.floor_bound_bytes))
+          plan.note += fmt::format("; the floor gives Q >= {:.4g} B (V - R T_iss at V = {:.4g} B)",
+                                   fc.floor_bound_bytes, fc.floor_volume_bytes);
+        plan.note += fmt::format("; the branch's weighted V - R T_iss is {:.4g} B", fc.branch_estimate_bytes);
+      }
     }
     if (!drain_constrained) {
       plan.constrained = false;
@@ -239,9 +291,11 @@ std::pair<double, double> feasible_capacity(const Dataset& data, const CapacityP
 }
 
 double capacity_from(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps) {
-  if (plan.drain.empty()) {
+  if (plan.drain.empty()) {  // Q >= V - R T at every point, less its noise (exact on noise-free data)
     double q = -std::numeric_limits<double>::infinity();
-    for (int i : plan.points) q = std::max(q, excess_bytes(data.obs[i], values.issue_s[i], drain_rate_bps));
+    for (int i : plan.points)
+      q = std::max(q, excess_bytes(data.obs[i], values.issue_s[i], drain_rate_bps) -
+                          drain_rate_bps * values.issue_s[i] * misfit_noise(data.obs[i], plan));
     return q;
   }
   std::vector<double> c(data.obs.size(), 0.0);
@@ -304,6 +358,8 @@ CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double d
   }
   row.capacity_bytes = {q, q, q, constrained, note};
   if (!plan.drain.empty()) row.drain_start_volume_bytes = data.obs[plan.drain.front()].volume_bytes;
+  row.floor_lower_bound_bytes = plan.floor_bound_bytes;
+  row.branch_estimate_bytes = plan.branch_estimate_bytes;
   if (plan.drain.empty()) {
     row.knee_volume_bytes = data.obs[plan.points.back()].volume_bytes;  // the knee lies beyond
     row.quality = quality_of({}, {});

@@ -49,6 +49,9 @@ struct FitOptions {
   // (the point's median standard error (+) the R cluster's between-point scatter)) (see capacity.cpp).
   double misfit_floor = 0.02;
   double misfit_sigmas = 4.0;
+  // ... and the floor's lower bound on Q (max V - R T_iss over the floor points) does not exceed the drain
+  // branch's weighted estimate of Q by more than floor_conflict_sigmas combined standard errors (one-sided).
+  double floor_conflict_sigmas = 3.0;
   // Remote target to fit ("host", "peer:1", ...). Empty: the points must name exactly one.
   std::string target;
 };
@@ -91,7 +94,12 @@ struct Tiss0Fit { int num_producers = 0; std::uint64_t bytes_per_producer = 0; d
 struct CapacityFit { int num_producers = 0; Estimate capacity_bytes; std::string bound = "fit";
                      double knee_volume_bytes = 0; Quality quality; int num_points_above_knee = 0;
                      int num_points_tested = 0;
-                     double drain_start_volume_bytes = 0; };  // smallest V measured on the branch (0: none)
+                     double drain_start_volume_bytes = 0;  // smallest V measured on the branch (0: none)
+                     // The eq. 7 bounds the data give, reported also when Q is not identified (NaN: none):
+                     // Q >= floor_lower_bound_bytes (max V - R T_iss over the floor points) and the branch's
+                     // inverse-variance weighted mean of V - R T_iss.
+                     double floor_lower_bound_bytes = std::numeric_limits<double>::quiet_NaN();
+                     double branch_estimate_bytes = std::numeric_limits<double>::quiet_NaN(); };
 
 struct CalibrationFit {
   DrainRateFit drain;
@@ -107,8 +115,9 @@ struct CalibrationFit {
   //   tiss0[{K, V_bytes, s, B_bytes, ci95 or null, constrained, source, num_plateau_points}],
   //   Q[{K, bytes, ci95 or null, bound "fit"|"lower"|"not_identified", knee_V_bytes, constrained}],
   //   fit{target, R{..., iso_rate_Bps, iso_agrees, convergence[{K, B_bytes, stream_bytes, rate_Bps}]},
-  //   tiss0[...], Q[...], criteria, bootstrap, notes}: qualities (num_points, r_squared or null when the
-  //   points do not vary, worst_rel_residual) and notes. Numbers are finite or null.
+  //   tiss0[...], Q[{..., drain_start_V_bytes, floor_lower_bound_bytes, branch_estimate_bytes}], criteria,
+  //   bootstrap, notes}: qualities (num_points, r_squared or null when the points do not vary,
+  //   worst_rel_residual) and notes. Numbers are finite or null.
   nlohmann::json to_json() const;
 };
 

@@ -113,9 +113,22 @@ struct CapacityPlan {
   bool not_identified = false; // the branch does not follow (V - Q)/R: no Q, no interval
   double misfit_floor = 0.02, misfit_sigmas = 4.0;  // FitOptions, for each point's misfit margin
   double point_scatter = 0;    // relative between-point scatter (of the R cluster's V/T_period)
+  double floor_conflict_sigmas = 3.0;  // FitOptions
+  double floor_bound_bytes = std::numeric_limits<double>::quiet_NaN();      // max V - R T over `floor`
+  double branch_estimate_bytes = std::numeric_limits<double>::quiet_NaN();  // weighted mean over `drain`
   std::string note;
 };
 double misfit_margin(const Obs& o, const CapacityPlan& plan);  // relative, see capacity.cpp
+double misfit_noise(const Obs& o, const CapacityPlan& plan);   // the margin's noise term (no misfit_floor)
+// The floor's lower bound on Q against the branch's estimate: c = V - R T per point, standard error
+// R T m / misfit_sigmas; branch_estimate = inverse-variance weighted mean of c over `drain`; sigmas = max over
+// `floor` of (c_f - branch_estimate) / sqrt(se_f^2 + se_branch^2) (-inf: no floor point).
+struct FloorConflict {
+  double floor_bound_bytes = std::numeric_limits<double>::quiet_NaN(), floor_volume_bytes = 0;
+  double branch_estimate_bytes = std::numeric_limits<double>::quiet_NaN();
+  double sigmas = -std::numeric_limits<double>::infinity();
+};
+FloorConflict floor_conflict(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps);
 // Relative between-point scatter of the drain cluster: 1.4826 x median |V/(T_period R) - 1| (0: < 3 points).
 double drain_scatter(const Dataset& data, const DrainPlan& plan, double drain_rate_bps);
 // The Q that eq. 7 allows within each point's noise margin m (capacity.cpp): [lo, hi], lo > hi if none.

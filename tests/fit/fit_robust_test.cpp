@@ -1,7 +1,8 @@
 // xstage fit tests: the fit on disturbed, hand-made point sets (issue 9). Points that must never be fitted
 // are ignored, a single agreeing point never identifies R, one repetition per point still gets an interval
 // from between-point scatter (or none, with a note), a branch that contradicts eq. 7 leaves Q unidentified,
-// and one bumped isolated point cannot silently move Q.
+// a branch delayed as a whole (below what the floor proves) leaves Q unidentified with both bounds, and one
+// bumped isolated point cannot silently move Q.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -175,6 +176,44 @@ TEST(FitRobust, ShortCachedStreamsNeverSetRAndAreRecorded) {
   EXPECT_EQ(none.drain.bound, "not_identified");
   EXPECT_FALSE(none.drain.drain_rate_bps.has_ci95());
   EXPECT_NO_THROW((void)none.to_platform_model());
+}
+
+TEST(FitRobust, ABranchDelayedAsAWholeLeavesQUnidentifiedWithItsBounds) {
+  // A drain that starts slow after idle delays every drain-branch point by about the same time (here
+  // 0.1 Q/R: the branch's V - R T sits 10% below Q): the branch keeps its slope 1/R and each point stays
+  // inside its own (T-proportional) margin, but its V - R T falls below what the floor already proves
+  // (Q >= V - R T_iss there) by more than the joint noise.
+  const sim::SimParams truth;
+  const auto clean = sim_sweep(0.01);
+  const CalibrationFit base = fit_calibration(clean, fast());
+  for (const auto& q : base.capacity) {
+    ASSERT_EQ(q.bound, "fit") << "K=" << q.num_producers << ": " << q.capacity_bytes.note;
+    EXPECT_TRUE(std::isfinite(q.floor_lower_bound_bytes)) << "K=" << q.num_producers;
+    EXPECT_LE(q.floor_lower_bound_bytes, q.branch_estimate_bytes) << "K=" << q.num_producers;
+  }
+  const double delay_s = 0.1 * truth.capacity_bytes / truth.drain_rate_bps;
+  auto pts = clean;
+  for (auto& p : pts) {
+    if (p.spec.suite != Suite::kIsolated || p.spec.num_producers != 33) continue;
+    const CapacityFit& q33 = base.capacity[0].num_producers == 33 ? base.capacity[0] : base.capacity[1];
+    if (static_cast<double>(p.spec.volume_bytes()) < q33.drain_start_volume_bytes) continue;
+    for (double& s : p.issue_time_s.samples) s += delay_s;
+    p.issue_time_s = summarize(p.issue_time_s.samples);
+  }
+  const CalibrationFit fit = fit_calibration(pts, fast());
+  const auto j = fit.to_json();
+  for (std::size_t r = 0; r < fit.capacity.size(); ++r) {
+    const CapacityFit& q = fit.capacity[r];
+    if (q.num_producers != 33) continue;
+    EXPECT_EQ(q.bound, "not_identified") << q.capacity_bytes.note;
+    EXPECT_FALSE(q.capacity_bytes.constrained);
+    EXPECT_NE(q.capacity_bytes.note.find("the floor gives Q >="), std::string::npos) << q.capacity_bytes.note;
+    // Both eq. 7 bounds are kept: the floor's bound below the truth, the branch's estimate below the floor's.
+    EXPECT_LE(q.floor_lower_bound_bytes, truth.capacity_bytes);
+    EXPECT_LT(q.branch_estimate_bytes, q.floor_lower_bound_bytes);
+    EXPECT_DOUBLE_EQ(j["fit"]["Q"][r]["floor_lower_bound_bytes"].get<double>(), q.floor_lower_bound_bytes);
+    EXPECT_DOUBLE_EQ(j["fit"]["Q"][r]["branch_estimate_bytes"].get<double>(), q.branch_estimate_bytes);
+  }
 }
 
 TEST(FitRobust, OneBumpedIsolatedPointIsCoveredOrFlagged) {
