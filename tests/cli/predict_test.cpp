@@ -191,7 +191,7 @@ TEST(Predict, BadModelFileExitsTwo) {
   const std::string shape = " --K 148 --B 32KiB --G 2us";
   expect_bad_input("burst --model " + kData + "schema_v2.json" + shape,
                    {"schema_v2.json", "schema.version", "1.x"});
-  expect_bad_input("burst --model " + kData + "malformed.json" + shape, {"malformed.json", "byte"});
+  expect_bad_input("burst --model " + kData + "malformed.json" + shape, {"malformed.json", "line 10"});
   expect_bad_input("burst --model " + kData + "model_null.json" + shape, {"model"});
   expect_bad_input("burst --model " + kData + "missing.json" + shape, {"missing.json", "cannot open"});
 }
