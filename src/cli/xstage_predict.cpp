@@ -455,7 +455,8 @@ int main(int argc, char** argv) {
         "xstage-predict: the X-Stage Burst-Gap model (paper sections 3-4). Sizes take B, KB, KiB, MB, "
         "MiB, GB, GiB; times ns, us, ms, s; rates GB/s, GiB/s. Output in SI units with --json.\n"
         "A result beyond the number range (e.g. V/R with R near 0) is printed \"unbounded\"; in JSON it is\n"
-        "null with a sibling \"<key>_unbounded\": true. Exit codes: 0 ok, 2 bad usage or input."};
+        "null with a sibling \"<key>_unbounded\": true. Exit codes: 0 ok, 2 bad usage or input.",
+        "xstage-predict"};
     xs::cli::add_version_flag(app, "xstage-predict");
     app.require_subcommand(1);
     BurstOptions burst;

@@ -40,8 +40,9 @@ void parse_or_throw(CLI::App& app, int argc, char** argv) {
     throw ParseExit{0};
   } catch (const CLI::ParseError& e) {
     // CLI11's message names the option; give it the same "<tool>: error:" prefix as every other error.
-    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", app.get_name().c_str(),
-                 e.what());
+    // An App built without a name is named after argv[0]; print the tool's file name only.
+    const std::string tool = std::filesystem::path(app.get_name()).filename().string();
+    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", tool.c_str(), e.what());
     throw ParseExit{static_cast<int>(ExitCode::kBadInput)};
   }
 }
