@@ -142,6 +142,9 @@ SweepConfig sweep_config_from_json(const nlohmann::json& j) {
     check_keys(b, allowed, path);
     SweepBlock block;
     block.name = b.contains("name") ? string_field(b, "name", path) : fmt::format("block{}", i);
+    for (const auto& earlier : config.blocks)
+      if (earlier.name == block.name)  // --only and the notes name blocks
+        throw input_error(path + ".name", fmt::format("block name '{}' is used twice", block.name));
     block.suite = parse_suite(string_field(b, "suite", path));
     block.K = string_field(b, "K", path);
     block.B = string_field(b, "B", path);

@@ -177,3 +177,21 @@ TEST(Sweep, RaisedBurstCountsAreDescribed) {
 
 }  // namespace
 }  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+TEST(Sweep, BlockNamesAreUnique) {
+  auto j = nlohmann::json::parse(R"({"blocks": [
+      {"name": "a", "suite": "periodic", "K": "8", "B": "16KiB"},
+      {"name": "a", "suite": "isolated", "K": "8", "B": "16KiB"}]})");
+  try {
+    sweep_config_from_json(j);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("config.blocks[1].name"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace xs::bench
