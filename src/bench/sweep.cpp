@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <set>
 
 #include "common/error.hpp"
 #include "common/range.hpp"
 #include "common/units.hpp"
+#include "report/result_file.hpp"
 
 namespace xs::bench {
 namespace {
@@ -169,15 +169,13 @@ nlohmann::json to_json(const SweepConfig& config) {
 }
 
 SweepConfig load_sweep_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error("--config", fmt::format("cannot open '{}'", path));
-  nlohmann::json j;
+  // The strict reader: malformed JSON, duplicate keys and numbers beyond the double range are input errors.
+  const nlohmann::json j = report::read_json_file(path);
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error("--config", fmt::format("'{}' is not valid JSON: {}", path, e.what()));
+    return sweep_config_from_json(j);
+  } catch (const Error& e) {
+    throw Error(e.code(), e.domain(), e.field(), path + ": " + e.what());
   }
-  return sweep_config_from_json(j);
 }
 
 std::vector<ExpandedPoint> expand(const SweepConfig& config) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 #include "common/error.hpp"
@@ -190,6 +191,28 @@ TEST(Sweep, BlockNamesAreUnique) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("config.blocks[1].name"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+TEST(Sweep, ConfigFilesAreReadStrictly) {
+  const std::string path = ::testing::TempDir() + "xs_sweep_config.json";
+  for (const char* text : {R"({"blocks": [{"suite": "periodic", "K": 1e999, "B": "16KiB"}]})",
+                           R"({"blocks": [], "blocks": [{"suite": "periodic", "K": "8", "B": "16KiB"}]})",
+                           R"({"blocks": [)"}) {
+    { std::ofstream(path) << text; }
+    try {
+      load_sweep_config(path);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput) << text;
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
   }
 }
 
