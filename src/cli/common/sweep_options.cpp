@@ -57,11 +57,14 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
 void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {
   if (with_suite)
     app.add_option("--suite", o.suite, "Run one suite: periodic, isolated or local_control (with --K/--B/--G)");
-  app.add_option("--K", o.K, "Producer counts, e.g. 1,8,33,132 or 8:128:x2");
-  app.add_option("--B", o.B, "Bytes per producer per burst, e.g. 1KiB:512KiB:x2 (multiples of the store width)");
-  app.add_option("--G", o.G, "Producer-side gaps, e.g. 0:20us:+1us (periodic suites)");
-  app.add_option("--reps", o.repetitions, "Repetitions (launches) per point; each gives one sample");
-  app.add_option("--bursts", o.num_bursts, "Bursts per repetition (periodic)");
+  const std::string narrows = with_suite ? "; without --suite, keeps only these values of the sweep's blocks" : "";
+  app.add_option("--K", o.K, "Producer counts, e.g. 1,8,33,132 or 8:128:x2" + narrows);
+  app.add_option("--B", o.B, "Bytes per producer per burst, e.g. 1KiB:512KiB:x2 (multiples of the store width)" +
+                 narrows);
+  app.add_option("--G", o.G, std::string("Producer-side gaps, e.g. 0:20us:+1us (periodic suites)") +
+                 (with_suite ? "; needs --suite" : ""));
+  app.add_option("--reps", o.repetitions, "Repetitions (launches) per point, <= 100,000; each gives one sample");
+  app.add_option("--bursts", o.num_bursts, "Bursts per repetition (periodic), <= 100,000");
   app.add_option("--warmup", o.warmup_bursts, "Leading bursts left out of the steady-state statistics");
   app.add_option("--store-width", o.store_width_bytes, "Store width in bytes: 4, 8 or 16");
   app.add_option("--threads", o.threads_per_producer, "Threads per producer (CTA producers)");
