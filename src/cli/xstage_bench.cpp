@@ -135,19 +135,10 @@ int run(BenchOptions& o, const std::vector<std::string>& argv) {
   const std::string out = o.out_path.empty()
                               ? fmt::format("out/bench-{}-{}.json", o.suite_id, xs::cli::file_safe(config.target))
                               : o.out_path;
-  {
-    namespace fs = std::filesystem;
-    const auto parent = fs::path(out).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !fs::is_directory(parent, ec)) {
-      fs::create_directories(parent, ec);
-      if (ec) throw xs::input_error("--out", fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
-    }
-    if (fs::exists(out, ec) && !fs::is_regular_file(out, ec))
-      throw xs::input_error("--out", fmt::format("'{}' exists and is not a regular file", out));
-  }
   xs::cli::check_csv_path(o.tables);
   auto backend = xs::cli::make_backend(o.backend);
+  // The output folder, after the backend (no empty folder on a machine without a GPU), before measuring.
+  xs::cli::prepare_output_file(out, "--out");
   auto outcome = xs::bench::run_sweep(*backend, points, {out, o.resume, !o.no_progress});
   if (outcome.interrupted) {
     std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",

@@ -43,23 +43,10 @@ void print_notes(const std::vector<std::string>& notes) {
   for (const auto& n : notes) std::fprintf(stderr, "xstage-calibrate: note: %s\n", n.c_str());
 }
 
-// The output folder, created now so that a path that cannot hold the file fails before measuring.
-void prepare_output(const std::string& out) {
-  namespace fs = std::filesystem;
-  const fs::path parent = fs::path(out).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !fs::is_directory(parent, ec)) {
-    fs::create_directories(parent, ec);
-    if (ec) throw xs::input_error("--out", fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
-  }
-  if (fs::exists(out, ec) && !fs::is_regular_file(out, ec))
-    throw xs::input_error("--out", fmt::format("'{}' exists and is not a regular file", out));
-}
-
 int refit(const CalibrateOptions& o) {
   xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
   const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
-  prepare_output(out);
+  xs::cli::prepare_output_file(out, "--out");
   xs::cli::check_csv_path(o.tables);
   std::optional<xs::bench::Reference> reference;
   if (file.extra.contains("reference")) {
@@ -140,10 +127,10 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
     print_notes(xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes));
   }
-  prepare_output(out);
   xs::cli::check_csv_path(o.tables);
 
   auto backend = xs::cli::make_backend(o.backend);
+  xs::cli::prepare_output_file(out, "--out");  // after the backend: no empty folder where there is no GPU
   std::optional<double> copy_engine_bps;
   if (o.config_path.empty() && !guess_bps) {
     copy_engine_bps = backend->reference_bandwidth_bps(target);

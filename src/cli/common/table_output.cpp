@@ -57,6 +57,18 @@ report::Table points_table(const std::vector<PointRecord>& points) {
   return t;
 }
 
+void prepare_output_file(const std::string& out, const std::string& flag) {
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(out).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) throw input_error(flag, fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
+  }
+  if (fs::exists(out, ec) && !fs::is_regular_file(out, ec))
+    throw input_error(flag, fmt::format("'{}' exists and is not a regular file", out));
+}
+
 void check_csv_path(const TableOutputs& o) {
   if (o.csv_path.empty()) return;
   namespace fs = std::filesystem;
