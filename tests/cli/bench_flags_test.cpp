@@ -71,6 +71,7 @@ TEST(BenchFlags, PlainRefusals) {
     EXPECT_TRUE(contains(r.err, "xstage-bench: error:")) << r.err;
     EXPECT_TRUE(contains(r.err, "--backend sim")) << r.err;
     EXPECT_EQ(s.files(), before);
+    EXPECT_TRUE(std::filesystem::is_empty(s.dir())) << "no empty out/ folder is left behind";
   }
 }
 
