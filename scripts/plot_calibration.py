@@ -12,6 +12,7 @@ Needs matplotlib (Debian: python3-matplotlib). Post-processing only: never neede
 import argparse
 import json
 import math
+import os
 import sys
 
 import matplotlib
@@ -38,8 +39,26 @@ def med(p, key):
 
 
 def errs(p, key):
-    s = p[key]
-    return s["median"] - s["p10"], s["p90"] - s["median"]
+    """p10-p90 error bar around the median where the point stored samples; none (0, 0) otherwise."""
+    s = p.get(key) or {}
+    if not s.get("samples") or s.get("p10") is None or s.get("p90") is None:
+        return 0.0, 0.0
+    return max(s["median"] - s["p10"], 0.0), max(s["p90"] - s["median"], 0.0)
+
+
+def yerr(pts, key, scale):
+    lo_hi = [errs(p, key) for p in pts]
+    return [[lo * scale for lo, _ in lo_hi], [hi * scale for _, hi in lo_hi]]
+
+
+def k_colors(doc):
+    """One colour per K, the same in every panel and for a K's markers and its model line."""
+    ks = sorted({spec(p)["K"] for p in doc["points"] if not p.get("skipped")})
+    cmap = plt.get_cmap("tab10")
+    return {k: cmap(i % 10) for i, k in enumerate(ks)}
+
+
+LOCAL_COLOR = "0.35"  # the local-memory control: grey, not a K colour
 
 
 def tiss0_for(model, k, v):
@@ -69,7 +88,7 @@ def groups(points, pred):
     return out
 
 
-def panel_gap(ax, doc, key, title):
+def panel_gap(ax, doc, key, title, colors):
     model, R = doc.get("model") or {}, (doc.get("model") or {}).get("R_Bps")
     gs = groups(doc["points"], lambda p: spec(p)["suite"] in ("periodic", "local_control"))
     for (suite, target, k, b), pts in sorted(gs.items()):
@@ -78,10 +97,11 @@ def panel_gap(ax, doc, key, title):
         pts.sort(key=lambda p: spec(p)["G_s"])
         g_us = [spec(p)["G_s"] * 1e6 for p in pts]
         y = [med(p, key) * 1e6 for p in pts]
-        lo_hi = list(zip(*[errs(p, key) for p in pts]))
-        label = f"{target} K={k} B={b // 1024}KiB" + (" (local control)" if suite == "local_control" else "")
-        ax.errorbar(g_us, y, yerr=[[e * 1e6 for e in lo_hi[0]], [e * 1e6 for e in lo_hi[1]]], fmt="o", ms=3,
-                    label=label)
+        local = suite == "local_control"
+        color = LOCAL_COLOR if local else colors[k]
+        label = f"{target} K={k} B={b // 1024}KiB" + (" (local control)" if local else "")
+        ax.errorbar(g_us, y, yerr=yerr(pts, key, 1e6), fmt="x" if local else "o", ms=3, color=color, ecolor=color,
+                    elinewidth=0.8, capsize=1.5, label=label)
         if suite == "periodic" and R:
             v = k * b
             t0 = tiss0_for(model, k, v)
@@ -89,20 +109,20 @@ def panel_gap(ax, doc, key, title):
                 continue
             dense = [g_us[-1] * i / 200 for i in range(201)]
             if key == "issue_time_s":
-                ax.plot(dense, [max(t0, v / R - g * 1e-6) * 1e6 for g in dense], "-", lw=1,
+                ax.plot(dense, [max(t0, v / R - g * 1e-6) * 1e6 for g in dense], "-", lw=1, color=colors[k],
                         label=f"model max(T_iss0, V/R-G), K={k}")
             else:
-                ax.plot(dense, [max(t0 + g * 1e-6, v / R) * 1e6 for g in dense], "-", lw=1,
+                ax.plot(dense, [max(t0 + g * 1e-6, v / R) * 1e6 for g in dense], "-", lw=1, color=colors[k],
                         label=f"model max(T_iss0+G, V/R), K={k}")
-                ax.plot(dense, [(g * 1e-6 + v / R) * 1e6 for g in dense], ":", lw=1,
-                        label="completion-coupled G+V/R")
+                ax.plot(dense, [(g * 1e-6 + v / R) * 1e6 for g in dense], ":", lw=1, color=colors[k],
+                        label=f"completion-coupled G+V/R, K={k}")
     ax.set_xlabel("producer-side gap G (us)")
     ax.set_ylabel(("T_iss" if key == "issue_time_s" else "T_period") + " (us)")
     ax.set_title(title)
     ax.legend(fontsize=6)
 
 
-def panel_isolated(ax, doc):
+def panel_isolated(ax, doc, colors):
     model, R = doc.get("model") or {}, (doc.get("model") or {}).get("R_Bps")
     by_k = {}
     for p in doc["points"]:
@@ -112,12 +132,13 @@ def panel_isolated(ax, doc):
         pts.sort(key=lambda p: spec(p)["K"] * spec(p)["B_bytes"])
         v = [spec(p)["K"] * spec(p)["B_bytes"] for p in pts]
         y = [med(p, "issue_time_s") * 1e6 for p in pts]
-        ax.plot([x / 2**20 for x in v], y, "o", ms=3, label=f"measured K={k}")
+        ax.errorbar([x / 2**20 for x in v], y, yerr=yerr(pts, "issue_time_s", 1e6), fmt="o", ms=3, color=colors[k],
+                    ecolor=colors[k], elinewidth=0.8, capsize=1.5, label=f"measured K={k}")
         q, bound = q_for(model, k)
         if R and q is not None:
             t0s = [tiss0_for(model, k, x) or p["issue_time_s"]["median"] for x, p in zip(v, pts)]
             ax.plot([x / 2**20 for x in v], [max(t0, (x - q) / R) * 1e6 for t0, x in zip(t0s, v)], "-", lw=1,
-                    label=f"model, Q{'>=' if bound == 'lower' else '='}{q / 2**20:.2f} MiB")
+                    color=colors[k], label=f"model, Q{'>=' if bound == 'lower' else '='}{q / 2**20:.2f} MiB")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("isolated burst volume V (MiB)")
@@ -126,7 +147,7 @@ def panel_isolated(ax, doc):
     ax.legend(fontsize=6)
 
 
-def panel_zero_gap(ax, doc):
+def panel_zero_gap(ax, doc, colors):
     R = (doc.get("model") or {}).get("R_Bps")
     by_k = {}
     for p in doc["points"]:
@@ -137,10 +158,14 @@ def panel_zero_gap(ax, doc):
     for k, pts in sorted(by_k.items()):
         v = [spec(p)["K"] * spec(p)["B_bytes"] for p in pts]
         vmax = max(vmax, max(v))
-        ax.plot([x / 2**20 for x in v], [med(p, "period_s") * 1e6 for p in pts], "o", ms=3, label=f"K={k}")
+        pts.sort(key=lambda p: spec(p)["B_bytes"])
+        v = [spec(p)["K"] * spec(p)["B_bytes"] for p in pts]
+        ax.errorbar([x / 2**20 for x in v], [med(p, "period_s") * 1e6 for p in pts], yerr=yerr(pts, "period_s", 1e6),
+                    fmt="o", ms=3, color=colors[k], ecolor=colors[k], elinewidth=0.8, capsize=1.5, label=f"K={k}")
     if R and vmax:
         xs = [vmax * i / 100 for i in range(101)]
-        ax.plot([x / 2**20 for x in xs], [x / R * 1e6 for x in xs], "-", lw=1, label=f"V/R, R={R / 1e9:.1f} GB/s")
+        ax.plot([x / 2**20 for x in xs], [x / R * 1e6 for x in xs], "-", lw=1, color="black",
+                label=f"V/R, R={R / 1e9:.1f} GB/s")
     ax.set_xlabel("aggregate burst volume V (MiB)")
     ax.set_ylabel("zero-gap T_period (us)")
     ax.set_title("(d) drain rate across K")
@@ -154,12 +179,15 @@ def main():
     args = ap.parse_args()
     doc = load(args.calibration)
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
-    panel_gap(axes[0][0], doc, "issue_time_s", "(a) issue time vs gap")
-    panel_gap(axes[0][1], doc, "period_s", "(b) period vs gap: max law")
-    panel_isolated(axes[1][0], doc)
-    panel_zero_gap(axes[1][1], doc)
+    colors = k_colors(doc)
+    panel_gap(axes[0][0], doc, "issue_time_s", "(a) issue time vs gap", colors)
+    panel_gap(axes[0][1], doc, "period_s", "(b) period vs gap: max law", colors)
+    panel_isolated(axes[1][0], doc, colors)
+    panel_zero_gap(axes[1][1], doc, colors)
     dev = ", ".join(d.get("name", "?") for d in doc.get("meta", {}).get("devices", [])) or doc["meta"].get("backend", "")
-    fig.suptitle(f"X-Stage calibration: {dev}  ({args.calibration})", fontsize=9)
+    # The file's name only: an absolute path says where the plot was made, not what it shows.
+    fig.suptitle(f"X-Stage calibration: {dev}  ({os.path.basename(args.calibration)}); "
+                 "error bars p10-p90 of the repetitions", fontsize=9)
     fig.tight_layout()
     out = args.out or args.calibration.rsplit(".", 1)[0] + ".png"
     fig.savefig(out, dpi=110)

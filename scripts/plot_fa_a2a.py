@@ -7,6 +7,7 @@ Usage: plot_fa_a2a.py RESULT.json [--out FIG.png]   (matplotlib; post-processing
 """
 import argparse
 import json
+import os
 import sys
 
 import matplotlib
@@ -24,31 +25,53 @@ def main():
     pts = [p for p in doc.get("extra", {}).get("fa_a2a", []) if p.get("status") == "ok"]
     if not pts:
         sys.exit(f"{args.result}: no measured fa_a2a points")
-    targets = sorted({p["spec"]["target"] for p in pts})
-    fig, axes = plt.subplots(1, len(targets), figsize=(6 * len(targets), 4.5), squeeze=False)
-    for ax, target in zip(axes[0], targets):
-        tp = sorted((p for p in pts if p["spec"]["target"] == target), key=lambda p: p["spec"]["M"])
+    # One panel per (target, heads): a heads sweep must not draw two curves in one colour.
+    panels = sorted({(p["spec"]["target"], p["spec"].get("heads")) for p in pts}, key=lambda th: (th[0], th[1] or 0))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
+    fused_color, cc_color = "tab:blue", "tab:orange"  # a measurement and its prediction share a colour
+    for ax, (target, heads) in zip(axes[0], panels):
+        tp = sorted((p for p in pts if p["spec"]["target"] == target and p["spec"].get("heads") == heads),
+                    key=lambda p: p["spec"]["M"])
         m = [p["spec"]["M"] for p in tp]
         tfa = [p["measured"]["T_FA_s"]["median"] for p in tp]
-        ax.plot(m, [100 * p["measured"]["E_res_s"] / t for p, t in zip(tp, tfa)], "o-", label="X-Stage-fused, measured E_res")
-        ax.plot(m, [100 * p["measured"]["E_cc_meas_s"] / t for p, t in zip(tp, tfa)], "s-",
-                label="completion-coupled, measured T_cc - T_FA")
+
+        def series(key, paired_key):
+            """Median residual in % of T_FA, with the paired p10-p90 as error bars where stored."""
+            y = [100 * p["measured"][key] / t for p, t in zip(tp, tfa)]
+            lo, hi = [], []
+            for p, t, v in zip(tp, tfa, y):
+                d = p["measured"].get(paired_key) or {}
+                if d.get("p10") is None or d.get("p90") is None:
+                    lo.append(0.0)
+                    hi.append(0.0)
+                else:
+                    lo.append(max(v - 100 * d["p10"] / t, 0.0))
+                    hi.append(max(100 * d["p90"] / t - v, 0.0))
+            return y, [lo, hi]
+
+        y, err = series("E_res_s", "E_res_paired_s")
+        ax.errorbar(m, y, yerr=err, fmt="o-", color=fused_color, ecolor=fused_color, capsize=2,
+                    label="X-Stage-fused, measured E_res (p10-p90)")
+        y, err = series("E_cc_meas_s", "E_cc_paired_s")
+        ax.errorbar(m, y, yerr=err, fmt="s-", color=cc_color, ecolor=cc_color, capsize=2,
+                    label="completion-coupled, measured T_cc - T_FA (p10-p90)")
         if all("prediction" in p for p in tp):
-            ax.plot(m, [100 * p["prediction"]["E_drain_s"] / t for p, t in zip(tp, tfa)], "--",
+            ax.plot(m, [100 * p["prediction"]["E_drain_s"] / t for p, t in zip(tp, tfa)], "--", color=fused_color,
                     label="prediction: X-Stage E_drain (eq. 18-19)")
-            ax.plot(m, [100 * p["prediction"]["E_cc_s"] / t for p, t in zip(tp, tfa)], ":",
+            ax.plot(m, [100 * p["prediction"]["E_cc_s"] / t for p, t in zip(tp, tfa)], ":", color=cc_color,
                     label="prediction: completion-coupled E_cc (eq. 17)")
             mub = tp[0]["prediction"]["M_ub_tokens"]
             ax.axvline(mub, color="gray", lw=0.8)
             ax.text(mub, ax.get_ylim()[1] * 0.9, f" M_ub*={mub:.0f}", fontsize=7)
-        ax.axhspan(-2, 2, color="tab:blue", alpha=0.08, label="+-2% of T_FA")
+        ax.axhspan(-2, 2, color="gray", alpha=0.12, label="+-2% of T_FA")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("sequence length M (tokens)")
         ax.set_ylabel("residual / T_FA (%)")
-        ax.set_title(f"fa_a2a, target {target}")
+        ax.set_title(f"fa_a2a, target {target}" + (f", {heads} heads" if heads is not None else ""))
         ax.legend(fontsize=7)
     dev = ", ".join(d.get("name", "?") for d in doc.get("meta", {}).get("devices", []))
-    fig.suptitle(f"FlashAttention-A2A sender-visible residual ({dev})", fontsize=9)
+    # The file's name only: an absolute path says where the plot was made, not what it shows.
+    fig.suptitle(f"FlashAttention-A2A sender-visible residual ({dev}; {os.path.basename(args.result)})", fontsize=9)
     fig.tight_layout()
     out = args.out or args.result.rsplit(".", 1)[0] + ".png"
     fig.savefig(out, dpi=110)

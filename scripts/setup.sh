@@ -1,56 +1,126 @@
 #!/usr/bin/env bash
-# Installs what xstage needs to build and test (Debian/Ubuntu packages), only what is missing; idempotent.
+# Checks what xstage needs to build and test, the way the build finds it (tools on PATH, libraries through
+# CMake's find_package), and installs only what is truly missing, with apt-get, only where apt works.
 # On machines without network (the GPU node) every dependency must already be present: then nothing is
-# installed and a missing one is named.
+# installed, and a missing one is named. XS_WITH_FUZZ=1 also wants clang++ with libFuzzer (for
+# scripts/fuzz.sh); it is optional: where it cannot be installed the fuzz run is skipped.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-# package : a file that proves it is present (headers may come from another install than dpkg's)
-deps=(
-  "cmake:/usr/bin/cmake"
-  "g++:/usr/bin/g++"
-  "make:/usr/bin/make"
-  "libcli11-dev:/usr/include/CLI/CLI.hpp"
-  "nlohmann-json3-dev:/usr/include/nlohmann/json.hpp"
-  "libfmt-dev:/usr/include/fmt/format.h"
-  "libbenchmark-dev:/usr/include/benchmark/benchmark.h"
-  "libgtest-dev:/usr/include/gtest/gtest.h"
-  "python3-matplotlib:python3-matplotlib"
-)
-if [[ "${XS_WITH_FUZZ:-0}" == "1" ]]; then
-  deps+=("clang:/usr/bin/clang++" "libclang-rt-14-dev:libclang-rt-14-dev")
-fi
+have() { command -v "$1" >/dev/null 2>&1; }
 
-missing=()
-for entry in "${deps[@]}"; do
-  pkg="${entry%%:*}"
-  probe="${entry#*:}"
-  if [[ "$probe" == /* ]]; then
-    [[ -e "$probe" ]] && continue
-  elif [[ "$probe" == python3-matplotlib ]]; then
-    python3 -c 'import matplotlib' 2>/dev/null && continue
+# Libraries, as CMakeLists.txt asks for them: "<find_package name>:<Debian package>".
+cmake_packages=("fmt:libfmt-dev" "nlohmann_json 3.10:nlohmann-json3-dev" "CLI11:libcli11-dev" "GTest:libgtest-dev"
+                "benchmark:libbenchmark-dev")
+
+# Prints the Debian packages of the libraries CMake cannot find (all of them if the probe cannot run).
+missing_cmake_packages() {
+  local probe
+  probe=$(mktemp -d)
+  {
+    echo 'cmake_minimum_required(VERSION 3.25)'
+    echo 'project(xs_setup_probe LANGUAGES CXX)'
+    local name
+    for entry in "${cmake_packages[@]}"; do
+      name=${entry%%:*}
+      echo "find_package($name QUIET)"
+      echo "if(NOT ${name%% *}_FOUND)"
+      echo "  file(APPEND \"\${CMAKE_BINARY_DIR}/missing.txt\" \"${entry#*:}\\n\")"
+      echo 'endif()'
+    done
+  } >"$probe/CMakeLists.txt"
+  local gen=()
+  if have ninja; then gen=(-G Ninja); elif have make; then gen=(-G "Unix Makefiles"); fi
+  if cmake -S "$probe" -B "$probe/build" "${gen[@]}" >"$probe/log" 2>&1; then
+    [[ -f "$probe/build/missing.txt" ]] && cat "$probe/build/missing.txt"
   else
-    dpkg -s "$probe" >/dev/null 2>&1 && continue
+    # No working C++ compiler or generator: the libraries cannot be judged; name them all.
+    { echo "setup: the CMake probe of the libraries failed:"; tail -n 15 "$probe/log"; } >&2
+    for entry in "${cmake_packages[@]}"; do echo "${entry#*:}"; done
   fi
-  missing+=("$pkg")
-done
+  rm -rf "$probe"
+}
 
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "setup: all dependencies present"
-  exit 0
-fi
-echo "setup: installing ${missing[*]}"
+# clang++ that can link a libFuzzer target with ASan + UBSan, as scripts/fuzz.sh builds them.
+fuzzer_links() {
+  have clang++ || return 1
+  local dir rc=0
+  dir=$(mktemp -d)
+  printf '#include <cstddef>\n#include <cstdint>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n' >"$dir/f.cpp"
+  clang++ -fsanitize=fuzzer,address,undefined "$dir/f.cpp" -o "$dir/f" >/dev/null 2>&1 || rc=1
+  rm -rf "$dir"
+  return $rc
+}
+
 SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-if ! { $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-       { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"; }; }; then
-  # matplotlib only serves the plots; everything else is required.
-  required=()
-  for m in "${missing[@]}"; do [[ "$m" == python3-matplotlib ]] || required+=("$m"); done
-  if [[ ${#required[@]} -gt 0 ]]; then
-    echo "setup: could not install ${required[*]} (no network or no apt?)" >&2
+if [[ $(id -u) -ne 0 ]] && have sudo; then SUDO="sudo -n"; fi
+apt_install() {  # true if apt-get installed every package given
+  have apt-get || return 1
+  [[ $(id -u) -eq 0 || -n "$SUDO" ]] || return 1
+  export DEBIAN_FRONTEND=noninteractive
+  echo "setup: installing $*"
+  $SUDO apt-get install -y -q --no-install-recommends "$@" >/dev/null 2>&1 && return 0
+  # Without network apt-get update can hang on DNS; bound it.
+  { timeout 300 $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "$@"; } >/dev/null 2>&1
+}
+
+# 1. Tools: cmake, a C++ compiler (what CMake will pick: $CXX, else c++/g++/clang++), a build tool.
+missing=()
+have cmake || missing+=(cmake)
+if [[ -n "${CXX:-}" ]]; then
+  have "${CXX%% *}" || missing+=(g++)
+elif ! have c++ && ! have g++ && ! have clang++; then
+  missing+=(g++)
+fi
+have ninja || have make || missing+=(make)
+if [[ ${#missing[@]} -gt 0 ]] && ! apt_install "${missing[@]}"; then
+  echo "setup: missing ${missing[*]} (not on PATH=$PATH) and apt-get could not install them" >&2
+  exit 1
+fi
+
+# 2. Libraries, found (or not) by CMake itself.
+mapfile -t missing < <(missing_cmake_packages)
+if [[ ${#missing[@]} -gt 0 ]]; then
+  if ! apt_install "${missing[@]}"; then
+    echo "setup: CMake cannot find the packages of ${missing[*]} and apt-get could not install them" >&2
+    echo "setup: (on a machine without network, install them or point CMAKE_PREFIX_PATH at them)" >&2
     exit 1
   fi
-  echo "setup: python3-matplotlib unavailable: plots will be skipped" >&2
+  mapfile -t missing < <(missing_cmake_packages)
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "setup: installed, yet CMake still cannot find ${missing[*]}" >&2
+    exit 1
+  fi
 fi
-echo "setup: done"
+
+# 3. Optional: matplotlib for the plots (the python3 on PATH, as calibrate.sh uses), libFuzzer for fuzz.sh.
+notes=()
+python=$(command -v python3 || true)
+if [[ -z "$python" ]] || ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
+  # apt's python3-matplotlib serves only the system interpreter; another python3 first on PATH (a venv,
+  # pyenv) needs its own (pip install matplotlib).
+  if [[ -z "$python" || "$(readlink -f "$python")" == /usr/bin/python3* ]]; then
+    apt_install python3-matplotlib || true
+    python=$(command -v python3 || true)
+  fi
+  if [[ -z "$python" ]]; then
+    notes+=("no python3 on PATH: plots will be skipped")
+  elif ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
+    notes+=("matplotlib missing for $python: plots will be skipped")
+  fi
+fi
+if [[ "${XS_WITH_FUZZ:-0}" == "1" ]] && ! fuzzer_links; then
+  have clang++ || apt_install clang || true
+  if have clang++ && ! fuzzer_links; then
+    major=$(clang++ -dumpversion 2>/dev/null | cut -d. -f1)
+    apt_install "libclang-rt-${major:-14}-dev" || true
+  fi
+  fuzzer_links || notes+=("clang++ with libFuzzer unavailable: the fuzz run will be skipped")
+fi
+
+if [[ ${#notes[@]} -eq 0 ]]; then
+  echo "setup: all dependencies present"
+else
+  echo "setup: required dependencies present"
+  for n in "${notes[@]}"; do echo "setup: note: $n" >&2; done
+fi

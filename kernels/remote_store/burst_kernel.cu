@@ -1,7 +1,8 @@
 // xstage kernels layer: the remote-store burst kernel (paper section 3.1) and its launcher.
 //
 // Each producer (a CTA or a warp) runs, after a %globaltimer start barrier shared by all producers:
-//   for b in [0, N):  stamp start | store B bytes, W bytes per store, all threads | sync | stamp
+//   for b in [0, N):  stamp start | store B bytes, W bytes per store, all threads (contiguous slice, or
+//                     256-B rows at permuted ring slots in scattered mode) | sync | stamp
 //                     issue end | [completion: fence.sc.sys, sync, stamp fence end] | gap G (clock64 spin)
 // T_iss of one producer-burst is issue_end - start in SM cycles; the host aggregates (runtime layer).
 // Barrier/flag protocol: one device word start_time_ns; the first producer to arrive CASes it from 0 to
@@ -59,6 +60,18 @@ __device__ __forceinline__ void wait_for_start(const BurstArgs& args, std::uint3
   clock.start_time_ns = start_ns;
 }
 
+// One W-byte store of words w0, w0^1, ... (the pattern of layout.cuh).
+template <int kWidth>
+__device__ __forceinline__ void store_words(std::uint8_t* ptr, std::uint32_t w0) {
+  if constexpr (kWidth == 16) {
+    ptx::st_global_v4_b32(ptr, w0, w0 ^ 1u, w0 ^ 2u, w0 ^ 3u);
+  } else if constexpr (kWidth == 8) {
+    ptx::st_global_v2_b32(ptr, w0, w0 ^ 1u);
+  } else {
+    ptx::st_global_b32(ptr, w0);
+  }
+}
+
 // Coalesced: thread t stores elements t, t + T, ... of the producer's slice. Pattern: see layout.cuh.
 template <int kWidth>
 __device__ __forceinline__ void store_slice(std::uint8_t* slice, std::uint32_t seed, std::uint32_t thread_idx,
@@ -67,16 +80,22 @@ __device__ __forceinline__ void store_slice(std::uint8_t* slice, std::uint32_t s
   std::uint8_t* ptr = slice + static_cast<std::size_t>(thread_idx) * kWidth;
   const std::size_t stride_bytes = static_cast<std::size_t>(num_threads) * kWidth;
 #pragma unroll 4
-  for (std::uint32_t e = thread_idx; e < num_elems; e += num_threads, ptr += stride_bytes) {
-    const std::uint32_t w0 = seed ^ (e * kWordsPerStore);
-    if constexpr (kWidth == 16) {
-      ptx::st_global_v4_b32(ptr, w0, w0 ^ 1u, w0 ^ 2u, w0 ^ 3u);
-    } else if constexpr (kWidth == 8) {
-      ptx::st_global_v2_b32(ptr, w0, w0 ^ 1u);
-    } else {
-      ptx::st_global_b32(ptr, w0);
-    }
-  }
+  for (std::uint32_t e = thread_idx; e < num_elems; e += num_threads, ptr += stride_bytes)
+    store_words<kWidth>(ptr, seed ^ (e * kWordsPerStore));
+}
+
+// Scattered rows: the same elements and words as store_slice, but each 256-B row of the slice goes to its
+// permuted row slot of the ring (layout.cuh). 256/W consecutive threads fill one row, so a row is still one
+// coalesced 256-B access; only the row-to-row placement changes. The slot is computed per store (~12
+// integer operations, inside the issue window, like a scatter epilogue computing its destination).
+template <int kWidth>
+__device__ __forceinline__ void store_rows(std::uint8_t* ring, const RowPermutation& perm, std::uint32_t first_row,
+                                           std::uint32_t seed, std::uint32_t thread_idx, std::uint32_t num_threads,
+                                           std::uint32_t num_elems) {
+  constexpr std::uint32_t kWordsPerStore = kWidth / 4;
+#pragma unroll 4
+  for (std::uint32_t e = thread_idx; e < num_elems; e += num_threads)
+    store_words<kWidth>(ring + scattered_store_offset(perm, first_row, e, kWidth), seed ^ (e * kWordsPerStore));
 }
 
 // The producer-side gap: busy time with no stores, like the MMA mainloop between two epilogues.
@@ -92,8 +111,10 @@ __device__ __forceinline__ void run_producer(const BurstArgs& args, std::uint32_
   const bool leader = thread_idx == 0;
   const BurstLayout layout = args.layout;
   const std::uint32_t num_elems = static_cast<std::uint32_t>(layout.bytes_per_producer / kWidth);
-  std::uint8_t* const producer_base =
-      static_cast<std::uint8_t*>(args.dst) + static_cast<std::size_t>(producer_idx) * layout.bytes_per_producer;
+  std::uint8_t* const ring = static_cast<std::uint8_t*>(args.dst);
+  std::uint8_t* const producer_base = ring + static_cast<std::size_t>(producer_idx) * layout.bytes_per_producer;
+  const bool scattered = layout.scattered();  // uniform: one branch per burst, outside the store loop
+  const RowPermutation perm = layout.row_permutation();
 
   ProducerClock clock;
   if (leader) {
@@ -110,8 +131,9 @@ __device__ __forceinline__ void run_producer(const BurstArgs& args, std::uint32_
     const std::uint64_t burst_idx = args.first_burst_idx + b;
     std::uint8_t* slice = producer_base + static_cast<std::size_t>(slot) * layout.volume_bytes();
     std::uint32_t seed = pattern_seed(burst_idx, producer_idx);
+    std::uint32_t first_row = scattered ? layout.logical_row(burst_idx, producer_idx, 0) : 0u;
     // Materialize the address and seed before the start stamp (volatile asm keeps program order).
-    asm volatile("" : "+l"(slice), "+r"(seed));
+    asm volatile("" : "+l"(slice), "+r"(seed), "+r"(first_row));
 
     BurstRecord record;
     if (leader) {
@@ -119,7 +141,11 @@ __device__ __forceinline__ void run_producer(const BurstArgs& args, std::uint32_
       record.start_cycles = ptx::clock64_cycles();
     }
     producer_sync<kWarp>();  // no thread stores before the start stamp
-    store_slice<kWidth>(slice, seed, thread_idx, num_threads, num_elems);
+    if (scattered) {
+      store_rows<kWidth>(ring, perm, first_row, seed, thread_idx, num_threads, num_elems);
+    } else {
+      store_slice<kWidth>(slice, seed, thread_idx, num_threads, num_elems);
+    }
     producer_sync<kWarp>();  // every thread's stores were issued
     if (leader) record.issue_end_cycles = ptx::clock64_cycles();
     if constexpr (kCompletion) {

@@ -12,6 +12,7 @@
 #include "attention/fa_report.hpp"
 #include "attention/fa_runner.hpp"
 #include "common/error.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "runtime/gpu_backend.hpp"
 
@@ -39,6 +40,9 @@ void journal_append(std::FILE* f, const nlohmann::json& j) {
 
 int run_fa_bench(const FaBenchOptions& o) {
   if (o.seq_lens.empty() || o.targets.empty()) throw input_error("--M/--target", "nothing to run");
+  // Every output path before anything is measured: no device node, fifo or unwritable folder (exit 2).
+  report::check_output_path(o.out_path, "--out");
+  report::check_output_path(report::journal_path_for(o.out_path), "the journal");
   std::optional<model::PlatformModel> platform;
   std::string model_target;
   if (!o.model_path.empty()) {  // before any launch

@@ -1,13 +1,16 @@
 // xstage bench layer: runs an expanded sweep on a backend. The harness owns measurement hygiene and
-// durability: every point is checked before the first launch, each finished point is appended to the
-// JSON-lines journal at once (fsync), SIGINT/SIGTERM stop cleanly between points, and --resume skips
-// the points the journal already holds.
+// durability: every output path and every point is checked before the first launch, each finished point
+// is appended to the JSON-lines journal at once (fsync), SIGINT/SIGTERM stop cleanly (a long point is
+// abandoned between repetitions), and --resume continues only the run the journal's header names.
 #pragma once
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/backend.hpp"
 #include "bench/sweep.hpp"
+#include "report/journal.hpp"
 
 namespace xs::bench {
 
@@ -15,6 +18,9 @@ struct RunOptions {
   std::string output_path;     // final result file; the journal is report::journal_path_for(output_path)
   bool resume = false;         // keep the journal's finished points and run only the rest
   bool progress = true;        // progress line on stderr (only drawn when stderr is a terminal)
+  // Further files the caller will write after the sweep, as (path, option) such as ("t.csv", "--csv"):
+  // checked with report::check_output_path before anything is measured.
+  std::vector<std::pair<std::string, std::string>> other_outputs = {};
 };
 
 struct SweepOutcome {
@@ -23,12 +29,25 @@ struct SweepOutcome {
   std::size_t num_skipped = 0;
   bool interrupted = false;          // stopped by a signal: records hold only finished points
   double wall_s = 0;
+  // The open journal: its lock keeps other runs off this output while the caller fits and writes the
+  // result. Released when the outcome is destroyed.
+  std::shared_ptr<report::Journal> journal;
 };
 
-// Checks every point first: Backend::unavailable_reason strings that start with "unavailable" make
-// the point `skipped` (recorded with its reason); any other reason is bad input (input_error, exit 2),
-// raised before anything is launched.
+// In order, before anything is measured or created:
+//  1. output_path, its journal and other_outputs must be writable regular-file paths (io_error, exit 2);
+//  2. every point: Backend::unavailable_reason strings that start with "unavailable" make the point
+//     `skipped` (recorded with its reason); any other reason is input_error (exit 2);
+//  3. the journal: without --resume an existing journal is refused ("use --resume or remove it") unless
+//     it holds every point of a run whose result file exists (then it is started over); with --resume
+//     its header must equal this run's (backend, target, seed, simulator parameters, device, git sha,
+//     sweep hash) or the first difference is named (exit 2); a journal locked by another process is
+//     "another run holds <path>" (exit 2).
+// Only then are the output's folders and the journal created. Prints "resuming N/M points" on stderr.
 SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& points, const RunOptions& options);
+
+// The journal header this run would write: the identity --resume compares.
+report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points);
 
 // Exit code for an interrupted run (128 + SIGINT), as shells report it.
 inline constexpr int kInterruptedExitCode = 130;

@@ -16,7 +16,7 @@ namespace {
 
 const std::set<std::string> kDefaultKeys = {"num_bursts", "warmup_bursts", "repetitions", "store_width_bytes",
                                             "threads_per_producer", "producer", "address_mode", "completion",
-                                            "min_stream_bytes"};
+                                            "min_stream_bytes", "scatter_seed"};
 const std::set<std::string> kBlockKeys = {"name", "suite", "K", "B", "G"};
 
 void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed, const std::string& path) {
@@ -56,8 +56,12 @@ void apply(PointSpec& spec, const nlohmann::json& values, const std::string& pat
       if (!value.is_string()) throw input_error(p, "expected \"cta\" or \"warp\"");
       spec.producer_kind = parse_producer_kind(value.get<std::string>());
     } else if (key == "address_mode") {
-      if (!value.is_string()) throw input_error(p, "expected \"fresh\" or \"same\"");
+      if (!value.is_string()) throw input_error(p, "expected \"fresh\", \"same\" or \"scattered\"");
       spec.address_mode = parse_address_mode(value.get<std::string>());
+    } else if (key == "scatter_seed") {
+      if (!value.is_number_unsigned() || value.get<std::uint64_t>() > 0xffffffffULL)
+        throw input_error(p, "expected an integer seed in [0, 2^32)");
+      spec.scatter_seed = value.get<std::uint32_t>();
     } else if (key == "completion") {
       if (!value.is_boolean()) throw input_error(p, "expected true or false");
       spec.completion = value.get<bool>();
@@ -101,6 +105,9 @@ void validate_spec(const PointSpec& spec) {
   if (spec.bytes_per_producer % static_cast<std::uint64_t>(spec.store_width_bytes) != 0)
     throw input_error("B", fmt::format("B={} is not a multiple of the store width {}", spec.bytes_per_producer,
                                        spec.store_width_bytes));
+  if (spec.address_mode == AddressMode::kScattered && spec.bytes_per_producer % kScatterRowBytes != 0)
+    throw input_error("B", fmt::format("B={} bytes: address_mode scattered stores {}-byte rows, so B must be a "
+                                       "multiple of {}", spec.bytes_per_producer, kScatterRowBytes, kScatterRowBytes));
   if (!(spec.gap_s >= 0) || !std::isfinite(spec.gap_s))
     throw input_error("G", fmt::format("G={} s must be >= 0", spec.gap_s));
   if (spec.repetitions < 1 || spec.repetitions > kMaxRepetitions)
@@ -218,7 +225,12 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
           spec.gap_s = g;
           const int requested_bursts = spec.num_bursts, requested_warmup = spec.warmup_bursts;
           stretch_bursts(spec, stream_bytes);
-          validate_spec(spec);
+          try {
+            validate_spec(spec);
+          } catch (const Error& e) {  // name the block: a flag applies to every block, each with its own values
+            throw Error(e.code(), e.domain(), path + "." + e.field(),
+                        fmt::format("{} (block {}).{}", path, block.name, e.what()));
+          }
           if (seen.insert(point_key(spec)).second)
             points.push_back({block.name, spec, requested_bursts, requested_warmup});
         }
@@ -263,7 +275,20 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
   // Q(K): isolated bursts over V spanning the knee (Fig. 3c).
   c.blocks.push_back({"isolated", Suite::kIsolated, "16,33,66,132", "1KiB:2MiB:x2", "0", {{"repetitions", 7}}});
   // Local-memory control of the main gap sweep (same producers, widths, loop; HBM destination).
-  c.blocks.push_back({"local_control", Suite::kLocalControl, "132", "16KiB", gap_range(132, 16384), none});
+  c.blocks.push_back({"local_control", Suite::kLocalControl, "132", "16KiB", gap_range(132, 16384), {}});
+  // R's convergence with stream length: zero-gap points at one (K, B) whose streams (num_bursts x V) are
+  // 0.5 .. 8 x the H200's 60 MiB L2, which absorbs part of a short stream to host memory. Same K, B, G = 0,
+  // different num_bursts: the fitter checks that V / T_period stops changing as the stream grows.
+  constexpr double kL2Bytes = 60.0 * 1048576;
+  constexpr double kStreamVolumeBytes = 132.0 * 16384;
+  for (double multiple : {0.5, 1.0, 2.0, 4.0, 8.0}) {
+    const long bursts = std::lround(multiple * kL2Bytes / kStreamVolumeBytes);
+    c.blocks.push_back({fmt::format("stream_{}xL2", multiple), Suite::kPeriodic, "132", "16KiB", "0",
+                        {{"num_bursts", bursts}, {"warmup_bursts", 6}, {"min_stream_bytes", 0}}});
+  }
+  // `{}` above is a JSON null: make every block's overrides an object, so CLI overrides can erase keys.
+  for (auto& block : c.blocks)
+    if (block.overrides.is_null()) block.overrides = nlohmann::json::object();
   expand(c);
   return c;
 }

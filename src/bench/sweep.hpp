@@ -6,7 +6,7 @@
 //   { "target": "host",
 //     "defaults": { "num_bursts": 32, "warmup_bursts": 8, "repetitions": 5, "store_width_bytes": 16,
 //                   "threads_per_producer": 256, "producer": "cta", "address_mode": "fresh",
-//                   "completion": false, "min_stream_bytes": "64MiB" },
+//                   "completion": false, "min_stream_bytes": "64MiB", "scatter_seed": 1 },
 //     "blocks": [ { "name": "zero_gap", "suite": "periodic", "K": "1,8,33,132", "B": "4KiB:256KiB:x2",
 //                   "G": "0" }, ... ] }
 // Any default may be overridden inside a block. min_stream_bytes (optional) raises num_bursts of small
@@ -49,8 +49,9 @@ nlohmann::json to_json(const SweepConfig& config);
 SweepConfig load_sweep_config(const std::string& path);
 
 // The built-in default calibration for a target: zero-gap periodic points over K/B decompositions
-// (R), a gap sweep at a few (K,B) (T_iss^0 plateau + validation), isolated bursts over V (Q knee), and
-// the local-memory control of the gap sweep. Gap ranges span 0 .. 3 V/R_guess so that both branches of
+// (R), a gap sweep at a few (K,B) (T_iss^0 plateau + validation), isolated bursts over V (Q knee),
+// the local-memory control of the gap sweep, and zero-gap points at K=132, B=16 KiB with streams of 0.5 .. 8 x
+// a 60 MiB L2 (R's convergence with stream length). Gap ranges span 0 .. 3 V/R_guess so that both branches of
 // eq. 3 are sampled whatever the path's rate; R_guess is only for sizing (e.g. the copy-engine bandwidth
 // of the same path), never used by the fit. Sized so that one H200 finishes in well under 60 s.
 SweepConfig default_calibration(const std::string& target, double drain_rate_guess_bps);

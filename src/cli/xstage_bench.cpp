@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "fit/fit.hpp"
 #include "model/platform_model.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #if defined(XS_HAVE_ATTENTION)
 #include "attention/fa_bench.hpp"
@@ -135,10 +136,10 @@ int run(BenchOptions& o, const std::vector<std::string>& argv) {
   const std::string out = o.out_path.empty()
                               ? fmt::format("out/bench-{}-{}.json", o.suite_id, xs::cli::file_safe(config.target))
                               : o.out_path;
-  xs::cli::check_csv_path(o.tables);
+  // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
+  xs::report::check_output_path(out, "--out");
+  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
   auto backend = xs::cli::make_backend(o.backend);
-  // The output folder, after the backend (no empty folder on a machine without a GPU), before measuring.
-  xs::cli::prepare_output_file(out, "--out");
   auto outcome = xs::bench::run_sweep(*backend, points, {out, o.resume, !o.no_progress});
   if (outcome.interrupted) {
     std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",

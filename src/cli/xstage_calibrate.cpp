@@ -18,6 +18,7 @@
 #include "cli/common/table_output.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 
 namespace {
@@ -35,6 +36,7 @@ struct CalibrateOptions {
   bool no_progress = false;
   bool print_points = false;
   bool list = false;
+  bool no_fit = false;
   int bootstrap = 1000;
   xs::cli::TableOutputs tables;
 };
@@ -46,8 +48,8 @@ void print_notes(const std::vector<std::string>& notes) {
 int refit(const CalibrateOptions& o) {
   xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
   const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
-  xs::cli::prepare_output_file(out, "--out");
-  xs::cli::check_csv_path(o.tables);
+  xs::report::prepare_output_path(out, "--out");
+  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
   std::optional<xs::bench::Reference> reference;
   if (file.extra.contains("reference")) {
     const auto& ref = file.extra.at("reference");
@@ -125,12 +127,13 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   {
     std::vector<std::string> notes;
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-    print_notes(xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes));
+    if (!o.no_fit)
+      print_notes(xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes));
   }
-  xs::cli::check_csv_path(o.tables);
+  xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
+  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
 
   auto backend = xs::cli::make_backend(o.backend);
-  xs::cli::prepare_output_file(out, "--out");  // after the backend: no empty folder where there is no GPU
   std::optional<double> copy_engine_bps;
   if (o.config_path.empty() && !guess_bps) {
     copy_engine_bps = backend->reference_bandwidth_bps(target);
@@ -140,7 +143,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   const xs::bench::SweepConfig config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
   print_notes(notes);
   const auto points = xs::bench::expand(config);
-  print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
+  if (!o.no_fit) print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
 
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
   xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
@@ -158,7 +161,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   file.meta["resumed_points"] = outcome.num_resumed;
   file.config = xs::bench::to_json(config);
   file.points = std::move(outcome.records);
-  xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+  if (!o.no_fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
   xs::report::write_json_atomic(out, xs::report::to_json(file));
   if (!o.tables.csv_path.empty() || o.tables.markdown)
     xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
@@ -208,6 +211,8 @@ int main(int argc, char** argv) {
                    "(default: the path's copy-engine bandwidth)");
     app.add_option("--bootstrap", o.bootstrap, "Bootstrap resamples for the 95% intervals")->check(CLI::Range(0, 100000));
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
+    app.add_flag("--no-fit", o.no_fit, "Measure and write the points only (model: null; fit later with --refit); "
+                 "skips the check that the sweep can be fitted");
     app.add_flag("--points", o.print_points, "Print every point with its prediction");
     xs::cli::add_table_flags(app, o.tables, "every point with its prediction");
     xs::cli::parse_or_throw(app, argc, argv);

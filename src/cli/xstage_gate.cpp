@@ -11,6 +11,7 @@
 #include "gate/compare.hpp"
 #include "gate/gate_output.hpp"
 #include "report/result_file.hpp"
+#include "report/table.hpp"
 
 namespace {
 
@@ -19,20 +20,39 @@ struct GateOptions {
   std::string candidate_path;
   std::string config_path;
   std::string junit_path;   // empty: no JUnit file
+  std::string csv_path;     // empty: no CSV file
   bool json_output = false;
+  bool markdown_output = false;
+  bool only_failures = false;
 };
 
 int run_gate(const GateOptions& options) {
   const xs::gate::GateConfig config = xs::gate::read_gate_config(options.config_path);
   const xs::gate::GateReport report =
       xs::gate::compare_files(options.baseline_path, options.candidate_path, config);
-  if (options.json_output) {
-    std::fputs((xs::gate::report_to_json(report, config).dump(1) + "\n").c_str(), stdout);
-  } else {
-    std::fputs(xs::gate::format_table(report, config).c_str(), stdout);
+  // Loud, on stderr so that --json/--md output stays clean, and before the table so it is seen first.
+  for (const std::string& w : report.warnings) std::fprintf(stderr, "xstage-gate: WARNING: %s\n", w.c_str());
+  if (!report.warnings.empty()) {
+    std::fputs("xstage-gate: WARNING: the files may not be comparable; the verdict below still decides the exit "
+               "code\n", stderr);
   }
+  // Files first: an unwritable path is exit 2 before anything claims a verdict on stdout.
+  const xs::gate::TableOptions table_options{options.only_failures};
   if (!options.junit_path.empty()) {
     xs::report::write_text_atomic(options.junit_path, xs::gate::to_junit_xml(report, config));
+  }
+  if (!options.csv_path.empty()) {
+    xs::report::write_text_atomic(options.csv_path,
+                                  xs::report::to_csv(xs::gate::comparison_table(report, config, false)));
+  }
+  if (options.json_output) {
+    std::fputs((xs::gate::report_to_json(report, config).dump(1) + "\n").c_str(), stdout);
+  } else if (options.markdown_output) {
+    for (const std::string& w : report.warnings) std::printf("> **WARNING**: %s\n\n", w.c_str());
+    std::fputs(xs::report::to_markdown(xs::gate::comparison_table(report, config, true, table_options)).c_str(), stdout);
+    std::printf("\n%s\n", xs::gate::summary_line(report).c_str());
+  } else {
+    std::fputs(xs::gate::format_table(report, config, table_options).c_str(), stdout);
   }
   return static_cast<int>(report.passed() ? xs::ExitCode::kOk : xs::ExitCode::kRegression);
 }
@@ -42,7 +62,8 @@ int run_gate(const GateOptions& options) {
 int main(int argc, char** argv) {
   return xs::cli::run_main("xstage-gate", [&] {
     GateOptions options;
-    CLI::App app{"Compare a candidate xstage result file with a baseline under per-metric tolerances.\n"
+    CLI::App app{"Compare a candidate xstage result file with a baseline under per-metric tolerances and a\n"
+                 "Mann-Whitney U test on the stored samples (docs/gate.md).\n"
                  "Exit codes: 0 pass, 1 regression (a metric WORSE or MISSING), 2 bad input."};
     app.add_option("--baseline", options.baseline_path, "reference result file (xstage.result JSON)")
         ->required();
@@ -50,7 +71,12 @@ int main(int argc, char** argv) {
     app.add_option("--config", options.config_path, "gate config (xstage.gate JSON, see docs/gate.md)")
         ->required();
     app.add_option("--junit", options.junit_path, "also write JUnit XML here (one testcase per metric instance)");
-    app.add_flag("--json", options.json_output, "print the comparison as JSON instead of a table");
+    app.add_option("--csv", options.csv_path, "also write the full comparison as CSV here (SI numbers + unit column)");
+    auto* json_flag = app.add_flag("--json", options.json_output, "print the comparison as JSON instead of a table");
+    app.add_flag("--md", options.markdown_output, "print the table as Markdown instead of aligned text")
+        ->excludes(json_flag);
+    app.add_flag("--only-failures", options.only_failures,
+                 "print only WORSE and MISSING rows (the summary still counts all; files stay complete)");
     xs::cli::parse_or_throw(app, argc, argv);
     return run_gate(options);
   });

@@ -1,10 +1,11 @@
-// xstage fit layer: the repetition bootstrap (see bootstrap.hpp). Cost per replicate is one median of a
+// xstage fit layer: the point bootstrap (see bootstrap.hpp). Cost per replicate is one median of a
 // handful of samples per used point plus the stage estimators, all closed-form: 1000 replicates of a
 // ~600-point calibration take milliseconds.
 #include "fit/bootstrap.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "common/stats.hpp"
 
@@ -41,8 +42,8 @@ std::vector<int> unique_sorted(std::vector<int> v) {
 }  // namespace
 
 std::vector<Interval> bootstrap_ci95(const Dataset& data, const std::vector<int>& issue_obs,
-                                     const std::vector<int>& period_obs, int resamples, std::uint64_t seed,
-                                     const Estimator& estimate) {
+                                     const std::vector<int>& period_obs, const std::vector<std::vector<int>>& groups,
+                                     int resamples, std::uint64_t seed, const Estimator& estimate) {
   Values values = median_values(data);
   std::vector<double> point;
   estimate(values, point);
@@ -63,6 +64,13 @@ std::vector<Interval> bootstrap_ci95(const Dataset& data, const std::vector<int>
     std::uint64_t rng = seed ^ (0xd1b54a32d192ed03ULL * static_cast<std::uint64_t>(b + 1));
     for (int i : issue_idx) values.issue_s[i] = resampled_median(*data.obs[i].issue_samples, rng, scratch);
     for (int i : period_idx) values.period_s[i] = resampled_median(*data.obs[i].period_samples, rng, scratch);
+    for (const auto& g : groups) {
+      for (int i : g) values.count[i] = 0;
+      for (std::size_t d = 0; d < g.size(); ++d) {
+        const std::uint64_t r = splitmix64(rng) >> 32;
+        ++values.count[g[static_cast<std::size_t>((r * g.size()) >> 32)]];
+      }
+    }
     estimate(values, replicate);
     for (std::size_t p = 0; p < point.size(); ++p) draws[p][b] = replicate[p];
   }
@@ -74,6 +82,22 @@ std::vector<Interval> bootstrap_ci95(const Dataset& data, const std::vector<int>
     out[p] = {quantile(d, 0.025), quantile(d, 0.975)};
   }
   return out;
+}
+
+void clear_ci95(Estimate& e, const std::string& why) {
+  e.ci95_lo = e.ci95_hi = std::nan("");
+  e.note += (e.note.empty() ? "" : "; ") + ("no interval: " + why);
+}
+
+void set_ci95(Estimate& e, const Interval& iv, std::size_t num_points) {
+  if (!(iv.hi > iv.lo))
+    return clear_ci95(e, num_points < 2 ? "a single point with repetitions that do not vary"
+                                        : "the resampled points and repetitions give identical estimates");
+  e.ci95_lo = iv.lo;
+  e.ci95_hi = iv.hi;
+  // One point has no between-point scatter to resample: its interval is its repetitions' only.
+  if (num_points < 2)
+    e.note += (e.note.empty() ? "" : "; ") + std::string("interval from one point's repetitions only");
 }
 
 }  // namespace xs::fit::detail

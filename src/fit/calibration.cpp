@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <cmath>
 
@@ -18,13 +19,21 @@ using detail::number_or_null;
 // The isolated points below the knee become T_iss^0 rows of their own (K,B) (Fig. 3c's floor), unless the
 // gap sweep already measured that (K,B) on its plateau; they replace a "max_gap" upper bound. A point near
 // the knee is kept as a flagged upper bound (its T_iss is what the model must predict there either way).
+// A "floor" point more than 2x above what the points below it allow (T' V/V') is a transition point taken
+// back from the branch, not a floor: it is left out rather than poison T_iss^0 at its (K,B).
 void add_isolated_floor_rows(const detail::Dataset& data, const std::vector<detail::CapacityPlan>& cplans,
                              const std::vector<CapacityFit>& capacity, double drain_rate_bps,
                              const FitOptions& options, std::vector<Tiss0Fit>& rows,
                              std::vector<detail::Tiss0Plan>& plans) {
   for (std::size_t k = 0; k < cplans.size(); ++k) {
+    double bound_s = std::numeric_limits<double>::infinity(), bound_v = 0;  // lowest T'/V' below
     for (int i : cplans[k].floor) {
       const detail::Obs& o = data.obs[i];
+      if (bound_v > 0 && o.issue_s > 2.0 * bound_s * o.volume_bytes / bound_v) continue;
+      if (bound_v == 0 || o.issue_s / o.volume_bytes < bound_s / bound_v) {
+        bound_s = o.issue_s;
+        bound_v = o.volume_bytes;
+      }
       const bool clear = detail::clearly_on_floor(data, cplans[k], i, drain_rate_bps,
                                                   capacity[k].capacity_bytes.value, options);
       Tiss0Fit row;
@@ -55,6 +64,43 @@ void add_isolated_floor_rows(const detail::Dataset& data, const std::vector<deta
   }
 }
 
+// Stream-length convergence: every (K,B) measured at G = 0 with more than one stream length (num_bursts * V).
+// The longest stream's rate differs from R when its own spread (p10-p90 of T_period) and R's interval do
+// not overlap: a shorter-stream R was then partly L2 absorption, not the steady drain.
+void record_convergence(const detail::Dataset& data, DrainRateFit& drain) {
+  std::map<std::pair<int, std::uint64_t>, std::vector<int>> by_kb;
+  for (int i = 0; i < static_cast<int>(data.obs.size()); ++i) {
+    const detail::Obs& o = data.obs[i];
+    if (o.suite == Suite::kPeriodic && o.gap_s == 0) by_kb[{o.num_producers, o.bytes_per_producer}].push_back(i);
+  }
+  const Estimate& r = drain.drain_rate_bps;
+  bool any = false, all_agree = true;
+  for (auto& [kb, idx] : by_kb) {
+    std::sort(idx.begin(), idx.end(), [&](int a, int b) { return data.obs[a].stream_bytes() < data.obs[b].stream_bytes(); });
+    if (data.obs[idx.front()].stream_bytes() == data.obs[idx.back()].stream_bytes()) continue;
+    any = true;
+    for (int i : idx)
+      drain.convergence.push_back({kb.first, kb.second, data.obs[i].stream_bytes(),
+                                   data.obs[i].volume_bytes / data.obs[i].period_s});
+    const detail::Obs& longest = data.obs[idx.back()];
+    const double rate = longest.volume_bytes / longest.period_s;
+    const double half = 0.5 * rate * longest.period_spread;
+    const double lo = r.has_ci95() ? r.ci95_lo : r.value, hi = r.has_ci95() ? r.ci95_hi : r.value;
+    if (rate + half < lo || rate - half > hi) {
+      all_agree = false;
+      drain.convergence_note += fmt::format("{}K={} B={}: longest stream ({:.4g} B) runs at {:.4g} B/s, outside R's "
+                                            "interval", drain.convergence_note.empty() ? "" : "; ", kb.first, kb.second,
+                                            longest.stream_bytes(), rate);
+    }
+  }
+  if (!any) {
+    drain.convergence_note = "no (K,B) measured at several stream lengths: steady state over stream length not checked";
+    return;
+  }
+  drain.converged = all_agree;
+  if (all_agree) drain.convergence_note = "the longest stream of every (K,B) agrees with R";
+}
+
 }  // namespace
 
 CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options) {
@@ -69,48 +115,73 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
   const double r = detail::drain_rate_from(data, dplan, med);
   fit.drain.drain_rate_bps = {r, r, r, dplan.constrained, dplan.note};
   fit.drain.quality = detail::drain_quality(data, dplan, r);
-  fit.drain.bound = dplan.lower_bound ? "lower" : "fit";
+  fit.drain.bound = dplan.bound();
+  if (!(r > 0)) throw input_error("points", "no zero-gap point gives a positive rate V/T_period: R cannot be estimated");
 
   std::vector<detail::Tiss0Plan> tplans = detail::plan_tiss0(data, r, options);
   for (const auto& p : tplans) fit.tiss0.push_back(detail::tiss0_row(data, p, r, med));
-  const auto cplans = detail::plan_capacity(data, r, dplan.constrained, fit.tiss0, options);
+  const auto cplans = detail::plan_capacity(data, r, dplan.constrained, fit.tiss0, options,
+                                            detail::drain_scatter(data, dplan, r));
   for (const auto& p : cplans) fit.capacity.push_back(detail::capacity_row(data, p, r, med));
   add_isolated_floor_rows(data, cplans, fit.capacity, r, options, fit.tiss0, tplans);
   if (fit.tiss0.empty())
     throw input_error("points", "no T_iss^0 information: need a periodic gap sweep (G > 0) or isolated points");
   if (cplans.empty()) fit.notes.push_back("no isolated points: Q(K) not measured");
 
-  // A plateau above the isolated knee is T_iss^iso (eq. 7), not T_iss^0: say so beside the row.
+  // A plateau at or beyond a measured drain-branch volume is T_iss^iso (eq. 7), not T_iss^0: say so beside
+  // the row. (The interpolated knee alone is not enough: it can sit just below a floor point.)
   for (auto& row : fit.tiss0)
     for (const auto& q : fit.capacity)
-      if (row.source == "plateau" && q.num_producers == row.num_producers && q.bound == "fit" &&
-          row.volume_bytes > q.knee_volume_bytes)
+      if (row.source == "plateau" && q.num_producers == row.num_producers && q.bound != "lower" &&
+          q.drain_start_volume_bytes > 0 && row.volume_bytes >= q.drain_start_volume_bytes)
         row.issue_time_s.note += (row.issue_time_s.note.empty() ? "" : "; ") +
-                                 std::string("V above the isolated knee: this plateau is T_iss^iso, capacity-limited");
+                                 std::string("V on the isolated drain branch: this plateau is T_iss^iso, capacity-limited");
 
-  // Joint bootstrap: parameters [R, T_iss^0 rows..., Q rows...]; each replicate's R feeds its Q.
-  std::vector<int> issue_obs, period_obs = dplan.lower_bound ? dplan.zero_gap : dplan.used;
-  for (const auto& p : tplans) issue_obs.insert(issue_obs.end(), p.estimate_from.begin(), p.estimate_from.end());
-  for (const auto& p : cplans) issue_obs.insert(issue_obs.end(), p.points.begin(), p.points.end());
+  // Joint bootstrap: parameters [R, R_iso, T_iss^0 rows..., Q rows...]; each replicate's R feeds its Q.
+  // Groups resampled as cases: R's cluster, each plateau, each drain branch (disjoint sets of points).
+  std::vector<int> issue_obs, period_obs = dplan.used;
+  std::vector<std::vector<int>> groups;
+  if (!dplan.used.empty()) groups.push_back(dplan.used);
+  for (const auto& p : tplans) {
+    issue_obs.insert(issue_obs.end(), p.estimate_from.begin(), p.estimate_from.end());
+    if (p.source == "plateau") groups.push_back(p.estimate_from);
+  }
+  for (const auto& p : cplans) {
+    issue_obs.insert(issue_obs.end(), p.points.begin(), p.points.end());
+    if (!p.drain.empty()) groups.push_back(p.drain);
+  }
   const auto ci = detail::bootstrap_ci95(
-      data, issue_obs, period_obs, options.bootstrap_resamples, options.seed,
+      data, issue_obs, period_obs, groups, options.bootstrap_resamples, options.seed,
       [&](const detail::Values& v, std::vector<double>& out) {
         out.clear();
         const double rb = detail::drain_rate_from(data, dplan, v);
         out.push_back(rb);
+        out.push_back(detail::isolated_drain_rate(data, cplans, v));
         for (const auto& p : tplans) out.push_back(detail::tiss0_from(p, v));
         for (const auto& p : cplans) out.push_back(detail::capacity_from(data, p, v, rb));
       });
-  fit.drain.drain_rate_bps.ci95_lo = ci[0].lo;
-  fit.drain.drain_rate_bps.ci95_hi = ci[0].hi;
-  for (std::size_t t = 0; t < fit.tiss0.size(); ++t) {
-    fit.tiss0[t].issue_time_s.ci95_lo = ci[1 + t].lo;
-    fit.tiss0[t].issue_time_s.ci95_hi = ci[1 + t].hi;
+  if (dplan.bound() == "fit") detail::set_ci95(fit.drain.drain_rate_bps, ci[0], dplan.used.size());
+  else detail::clear_ci95(fit.drain.drain_rate_bps, dplan.lower_bound ? "R is a lower bound" : "R is not identified");
+  for (std::size_t t = 0; t < fit.tiss0.size(); ++t) detail::set_tiss0_ci95(fit.tiss0[t], tplans[t], ci[2 + t]);
+  for (std::size_t q = 0; q < fit.capacity.size(); ++q)
+    detail::set_capacity_ci95(fit.capacity[q], cplans[q], ci[2 + fit.tiss0.size() + q]);
+
+  // Cross-check: the isolated drain branches' slope dT/dV = 1/R, independent of the zero-gap points.
+  fit.drain.iso_rate_bps = detail::isolated_drain_rate(data, cplans, med);
+  if (std::isfinite(fit.drain.iso_rate_bps)) {
+    fit.drain.iso_ci95 = {ci[1].lo, ci[1].hi};
+    const Estimate& re = fit.drain.drain_rate_bps;
+    const bool overlap = re.has_ci95() && ci[1].lo <= re.ci95_hi && re.ci95_lo <= ci[1].hi;
+    fit.drain.iso_rate_agrees =
+        overlap || std::abs(fit.drain.iso_rate_bps / r - 1) <= options.envelope_tolerance;
+    fit.drain.iso_note = *fit.drain.iso_rate_agrees
+                             ? "the isolated drain branches' slope agrees with R"
+                             : fmt::format("the isolated drain branches' slope gives {:.4g} B/s, {:.1f}% from R",
+                                           fit.drain.iso_rate_bps, 100 * (fit.drain.iso_rate_bps / r - 1));
+  } else {
+    fit.drain.iso_note = "no isolated drain branch with two volumes: R not cross-checked";
   }
-  for (std::size_t q = 0; q < fit.capacity.size(); ++q) {
-    const detail::Interval& iv = ci[1 + fit.tiss0.size() + q];
-    detail::set_capacity_ci95(fit.capacity[q], iv.lo, iv.hi);
-  }
+  record_convergence(data, fit.drain);
   std::sort(fit.tiss0.begin(), fit.tiss0.end(), [](const Tiss0Fit& a, const Tiss0Fit& b) {
     return std::pair(a.num_producers, a.bytes_per_producer) < std::pair(b.num_producers, b.bytes_per_producer);
   });
@@ -118,8 +189,18 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
 }
 
 model::PlatformModel CalibrationFit::to_platform_model() const {
-  // One path for both: the model reads exactly what the calibration file stores.
-  return model::PlatformModel::from_json(to_json());
+  // One path for both: the model reads what the calibration file stores, made readable by a reader that
+  // knows only intervals as [lo, hi] and Q bounds "fit"/"lower": a null interval is left out (the reader
+  // then takes none), and a Q that is not identified is read as "lower" (its prediction is not trusted).
+  nlohmann::json m = to_json();
+  if (m["R_ci95"].is_null()) m.erase("R_ci95");
+  for (auto& row : m["tiss0"])
+    if (row["ci95"].is_null()) row.erase("ci95");
+  for (auto& row : m["Q"]) {
+    if (row["ci95"].is_null()) row.erase("ci95");
+    if (row["bound"] == "not_identified") row["bound"] = "lower";
+  }
+  return model::PlatformModel::from_json(m);
 }
 
 nlohmann::json CalibrationFit::to_json() const {
@@ -129,15 +210,28 @@ nlohmann::json CalibrationFit::to_json() const {
                 {"worst_rel_residual", number_or_null(q.worst_rel_residual)}};
   };
   const Estimate& rate = drain.drain_rate_bps;
-  json m = {{"R_Bps", rate.value}, {"R_ci95", {rate.ci95_lo, rate.ci95_hi}}, {"R_bound", drain.bound},
+  const auto ci95 = [](const Estimate& e) { return e.has_ci95() ? json{e.ci95_lo, e.ci95_hi} : json(); };
+  json m = {{"R_Bps", rate.value}, {"R_ci95", ci95(rate)}, {"R_bound", drain.bound},
             {"R_constrained", rate.constrained}, {"tiss0", json::array()}, {"Q", json::array()}};
   json fit_block = {{"target", options.target}, {"R", quality(drain.quality)}, {"tiss0", json::array()},
                     {"Q", json::array()}};
-  fit_block["R"]["note"] = rate.note;
+  json& rj = fit_block["R"];
+  rj["note"] = rate.note;
+  rj["iso_rate_Bps"] = number_or_null(drain.iso_rate_bps);
+  rj["iso_ci95"] = std::isfinite(drain.iso_ci95.first) && std::isfinite(drain.iso_ci95.second)
+                       ? json{drain.iso_ci95.first, drain.iso_ci95.second} : json();
+  rj["iso_agrees"] = drain.iso_rate_agrees ? json(*drain.iso_rate_agrees) : json();
+  rj["iso_note"] = drain.iso_note;
+  rj["convergence"] = json::array();
+  for (const StreamRate& c : drain.convergence)
+    rj["convergence"].push_back({{"K", c.num_producers}, {"B_bytes", c.bytes_per_producer},
+                                 {"stream_bytes", c.stream_bytes}, {"rate_Bps", number_or_null(c.rate_bps)}});
+  rj["converged"] = drain.converged ? json(*drain.converged) : json();
+  rj["convergence_note"] = drain.convergence_note;
   for (const Tiss0Fit& row : tiss0) {
     const Estimate& t = row.issue_time_s;
     m["tiss0"].push_back({{"K", row.num_producers}, {"B_bytes", row.bytes_per_producer}, {"V_bytes", row.volume_bytes},
-                          {"s", t.value}, {"ci95", {t.ci95_lo, t.ci95_hi}}, {"constrained", t.constrained},
+                          {"s", t.value}, {"ci95", ci95(t)}, {"constrained", t.constrained},
                           {"source", row.source}, {"num_plateau_points", row.num_plateau_points}});
     json qj = quality(row.quality);
     qj["K"] = row.num_producers;
@@ -147,24 +241,33 @@ nlohmann::json CalibrationFit::to_json() const {
   }
   for (const CapacityFit& row : capacity) {
     const Estimate& q = row.capacity_bytes;
-    m["Q"].push_back({{"K", row.num_producers}, {"bytes", q.value}, {"ci95", {q.ci95_lo, q.ci95_hi}},
+    m["Q"].push_back({{"K", row.num_producers}, {"bytes", q.value}, {"ci95", ci95(q)},
                       {"bound", row.bound}, {"knee_V_bytes", row.knee_volume_bytes}, {"constrained", q.constrained}});
     json qj = quality(row.quality);
     qj["K"] = row.num_producers;
     qj["num_points_tested"] = row.num_points_tested;
     qj["num_points_above_knee"] = row.num_points_above_knee;
     qj["note"] = q.note;
+    qj["drain_start_V_bytes"] = row.drain_start_volume_bytes;
     fit_block["Q"].push_back(qj);
   }
   fit_block["criteria"] = {{"drain_dominance", options.drain_dominance},
                            {"envelope_tolerance", options.envelope_tolerance},
                            {"plateau_gap_factor", options.plateau_gap_factor},
                            {"knee_margin", options.knee_margin},
+                           {"noise_factor", options.noise_factor},
+                           {"knee_min_points", options.knee_min_points},
+                           {"misfit_floor", options.misfit_floor},
+                           {"misfit_sigmas", options.misfit_sigmas},
+                           {"min_stream_bytes", options.min_stream_bytes},
                            {"min_zero_gap_volume_bytes", options.min_zero_gap_volume_bytes}};
   fit_block["bootstrap"] = {{"resamples", options.bootstrap_resamples}, {"seed", options.seed},
-                            {"scheme", "repetition: each replicate redraws every used point's per-repetition "
-                                       "samples with replacement and takes their median; point selection fixed; "
-                                       "percentile 2.5-97.5%"}};
+                            {"scheme", "points+repetitions: each replicate redraws, with replacement, the points of "
+                                       "each stage's group (R's drain cluster, each T_iss^0 plateau, each Q(K) drain "
+                                       "branch) and every used point's per-repetition samples (median); one joint "
+                                       "replicate feeds its R into its Q; point selection fixed; percentile "
+                                       "2.5-97.5%; an estimate on a single point or with identical replicates gets "
+                                       "ci95 null and a note 'no interval: ...'"}};
   fit_block["notes"] = notes;
   m["fit"] = std::move(fit_block);
   return m;

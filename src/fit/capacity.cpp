@@ -1,17 +1,28 @@
 // xstage fit layer: Q(K), the effective outstanding capacity, from isolated bursts (paper section 3.5):
 // T_iss^iso(K,V) = max(T_iss^0(K,V), (V - Q)/R) (eq. 7), fitted per K with R held fixed.
 //
-// Knee detection. A point is above the knee when its issue time clearly exceeds the backpressure-free
-// floor: T_iss >= (1 + knee_margin) * U, where U is the tightest upper bound of T_iss^0(K,V) that the other
-// measurements of the same K give: every issue time bounds T_iss^0 at its own volume from above, T_iss^0
-// grows with V (so a point at V' >= V bounds it by its T') and grows at most in proportion to V (a fixed
-// cost plus B over a per-producer rate; so a point at V' < V bounds it by T' V/V'). The references are the
-// gap-sweep T_iss^0 rows of this K and the other isolated points. Beyond the first clearly-above point,
-// every larger V is on the drain branch (its slope 1/R exceeds the floor's, or there would be no knee).
-// Fit. With the drain set fixed, least squares of relative residuals ((V - Q)/R - T)/T over Q alone is
-// closed-form: Q = sum w c / sum w with c = V - R T and w = 1/T^2 (exact, no search needed).
-// No point above the knee: eq. 7 still gives Q >= V - R T_iss for every point, so Q >= max(V - R T_iss)
-// (= largest V - R T_iss^0 tested), reported with bound "lower" and constrained = false.
+// Knee detection. A point is above the floor when its issue time exceeds the backpressure-free floor by its
+// noise margin: T_iss >= (1 + m) * U, m = max(knee_margin, noise_factor * the point's relative p10-p90
+// spread), U the tightest upper bound of T_iss^0(K,V) from the points below the candidate knee (every issue
+// time bounds T_iss^0 at its own volume from above; T_iss^0 grows with V, and at most in proportion to V,
+// so a point at V' <= V bounds it by T' V/V'), or T_iss >= 2 x the gap-sweep row bound (periodic T_iss^0
+// is a mean over producers and sits lower than isolated floors). The knee must persist: it is the first
+// point from which every point up to the largest V (at least knee_min_points) is above the floor, so one
+// slow launch below the knee is not a knee. Leading branch points far below the fitted branch (T < half
+// of (V - Q)/R: not drain-limited) return to the floor and Q is refitted.
+// Fit. With R fixed, each branch point gives c = V - R T; Q = median of c (robust: one bumped point moves
+// it by at most one rank; no 1/T^2 weights that hand the first point past the knee all the weight),
+// clamped into the feasible range below.
+// Identification. Eq. 7 within each point's misfit margin m = max(misfit_floor, misfit_sigmas * sqrt(se^2
+// + s^2)) (se: the standard error of the point's median from its p10-p90 spread; s: the between-point
+// scatter of the R cluster, which per-point offsets invisible to repetitions also widen) allows, for a
+// branch point, |c - Q| <= R T m, and for any other point (T >= (V - Q)/R) Q >= c - R T m. The branch follows
+// (V - Q)/R when these ranges intersect, and (>= 2 distinct V) its slope dT/dV is within
+// max(2 envelope_tolerance, noise) of 1/R. Otherwise bound "not_identified": value = median c (unclamped),
+// no interval, the reason (the conflicting ranges) in the note. The test is per point: one disturbed
+// point can flag Q, never move it silently.
+// No point above the knee: eq. 7 still gives Q >= V - R T_iss for every point, so Q >= max(V - R T_iss),
+// reported with bound "lower" and constrained = false.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +31,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "common/stats.hpp"
 #include "fit/bootstrap.hpp"
 #include "fit/stages.hpp"
 
@@ -28,15 +40,13 @@ namespace detail {
 namespace {
 
 constexpr double kMinReportedCapacityBytes = 1.0;  // the model file needs Q > 0
+constexpr double kGapRowKneeFactor = 2.0;
+constexpr double kOffBranchFactor = 0.5;           // T below this x (V - Q)/R: not on the drain branch
 
-// Tightest upper bound of T_iss^0 at `volume_bytes` from (V', T') references, leaving out index `skip`.
-double floor_bound_s(const std::vector<std::pair<double, double>>& refs, double volume_bytes, std::size_t skip) {
+// Tightest upper bound of T_iss^0 at `volume_bytes` from (V', T') references with V' <= V (or any V').
+double floor_bound_s(const std::vector<std::pair<double, double>>& refs, double volume_bytes) {
   double bound = std::numeric_limits<double>::infinity();
-  for (std::size_t j = 0; j < refs.size(); ++j) {
-    if (j == skip) continue;
-    const auto [v, t] = refs[j];
-    bound = std::min(bound, v >= volume_bytes ? t : t * volume_bytes / v);
-  }
+  for (const auto& [v, t] : refs) bound = std::min(bound, v >= volume_bytes ? t : t * volume_bytes / v);
   return bound;
 }
 
@@ -44,57 +54,164 @@ double excess_bytes(const Obs& o, double issue_s, double drain_rate_bps) {  // c
   return o.volume_bytes - drain_rate_bps * issue_s;
 }
 
+double noise_margin(const Obs& o, const FitOptions& options) {
+  return std::max(options.knee_margin, options.noise_factor * o.issue_spread);
+}
+
+// Least-squares slope dT/dV over `idx` (counted), per-group intercepts: groups = plans. NaN if V never varies.
+void accumulate_slope(const Dataset& data, const std::vector<int>& idx, const Values& values, double& sxy, double& sxx) {
+  double n = 0, sv = 0, st = 0;
+  for (int i : idx) {
+    n += values.count[i];
+    sv += values.count[i] * data.obs[i].volume_bytes;
+    st += values.count[i] * values.issue_s[i];
+  }
+  if (n <= 0) return;
+  const double mv = sv / n, mt = st / n;
+  for (int i : idx) {
+    sxy += values.count[i] * (data.obs[i].volume_bytes - mv) * (values.issue_s[i] - mt);
+    sxx += values.count[i] * (data.obs[i].volume_bytes - mv) * (data.obs[i].volume_bytes - mv);
+  }
+}
+
 }  // namespace
 
-std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_bps, bool drain_constrained,
-                                        const std::vector<Tiss0Fit>& tiss0, const FitOptions& options) {
-  const Values med = median_values(data);
-  std::map<int, CapacityPlan> by_k;
+double misfit_margin(const Obs& o, const CapacityPlan& plan) {
+  // Standard error of a median of n repetitions (normal: p10-p90 = 2.563 sigma, median 1.2533 sigma/sqrt n).
+  const double n = std::max<double>(1.0, o.issue_samples ? static_cast<double>(o.issue_samples->size()) : 1.0);
+  const double median_se = 1.2533 * (o.issue_spread / 2.563) / std::sqrt(n);
+  return std::max(plan.misfit_floor,
+                  plan.misfit_sigmas * std::sqrt(median_se * median_se + plan.point_scatter * plan.point_scatter));
+}
+
+std::size_t persistent_knee(const Dataset& data, const std::vector<int>& points,
+                            const std::vector<std::pair<double, double>>& gap_rows, const FitOptions& options) {
+  const std::size_t n = points.size();
+  const std::size_t min_points = static_cast<std::size_t>(std::max(1, options.knee_min_points));
+  std::vector<std::pair<double, double>> below;  // (V, T) of the points below the candidate knee
+  for (std::size_t p = 0; p + min_points <= n; ++p) {
+    bool all_above = true;
+    for (std::size_t i = p; i < n && all_above; ++i) {
+      const Obs& o = data.obs[points[i]];
+      all_above = o.issue_s >= (1 + noise_margin(o, options)) * floor_bound_s(below, o.volume_bytes) ||
+                  o.issue_s >= kGapRowKneeFactor * floor_bound_s(gap_rows, o.volume_bytes);
+    }
+    if (all_above) return p;
+    below.emplace_back(data.obs[points[p]].volume_bytes, data.obs[points[p]].issue_s);
+  }
+  return n;
+}
+
+namespace {
+
+std::map<int, std::vector<int>> isolated_by_k(const Dataset& data) {
+  std::map<int, std::vector<int>> by_k;
   for (int i = 0; i < static_cast<int>(data.obs.size()); ++i)
-    if (data.obs[i].suite == Suite::kIsolated) by_k[data.obs[i].num_producers].points.push_back(i);
+    if (data.obs[i].suite == Suite::kIsolated) by_k[data.obs[i].num_producers].push_back(i);
+  for (auto& [k, pts] : by_k)
+    std::sort(pts.begin(), pts.end(), [&](int a, int b) { return data.obs[a].volume_bytes < data.obs[b].volume_bytes; });
+  return by_k;
+}
+
+}  // namespace
+
+std::vector<int> isolated_floor_points(const Dataset& data, const FitOptions& options) {
+  std::vector<int> out;
+  for (const auto& [k, pts] : isolated_by_k(data)) {
+    const std::size_t knee = persistent_knee(data, pts, {}, options);
+    out.insert(out.end(), pts.begin(), pts.begin() + static_cast<std::ptrdiff_t>(knee));
+  }
+  return out;
+}
+
+std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_bps, bool drain_constrained,
+                                        const std::vector<Tiss0Fit>& tiss0, const FitOptions& options,
+                                        double point_scatter) {
+  const Values med = median_values(data);
   std::vector<CapacityPlan> plans;
-  for (auto& [k, plan] : by_k) {
+  for (auto& [k, pts] : isolated_by_k(data)) {
+    CapacityPlan plan;
     plan.num_producers = k;
-    std::sort(plan.points.begin(), plan.points.end(),
-              [&](int a, int b) { return data.obs[a].volume_bytes < data.obs[b].volume_bytes; });
+    plan.points = pts;
+    plan.misfit_floor = options.misfit_floor;
+    plan.misfit_sigmas = options.misfit_sigmas;
+    plan.point_scatter = point_scatter;
     for (const Tiss0Fit& row : tiss0)
-      if (row.num_producers == k) plan.gap_rows.emplace_back(row.volume_bytes, row.issue_time_s.value);
+      if (row.num_producers == k && row.source != "isolated_floor")
+        plan.gap_rows.emplace_back(row.volume_bytes, row.issue_time_s.value);
     std::sort(plan.gap_rows.begin(), plan.gap_rows.end());
-    // References: the isolated points themselves (index = position in `points`). An isolated T_iss is the
-    // aligned burst's slowest producer, while a gap-sweep T_iss^0 is the mean over producers, so the
-    // periodic rows sit lower than isolated floors by the producers' spread; they only mark a point as
-    // past the knee when it exceeds them by far (x2), which is what reveals a knee below the sweep.
-    std::vector<std::pair<double, double>> refs;
-    for (int i : plan.points) refs.emplace_back(data.obs[i].volume_bytes, data.obs[i].issue_s);
-    constexpr double kGapRowKneeFactor = 2.0;
-    std::size_t knee_idx = plan.points.size();
-    for (std::size_t p = 0; p < plan.points.size(); ++p) {
-      const Obs& o = data.obs[plan.points[p]];
-      const bool above_isolated = o.issue_s >= (1 + options.knee_margin) * floor_bound_s(refs, o.volume_bytes, p);
-      const bool above_gap_rows =
-          o.issue_s >= kGapRowKneeFactor * floor_bound_s(plan.gap_rows, o.volume_bytes, plan.gap_rows.size());
-      if (above_isolated || above_gap_rows) {
-        knee_idx = p;
-        break;
-      }
+    std::size_t knee_idx = persistent_knee(data, plan.points, plan.gap_rows, options);
+    // Leading branch points far below the fitted branch are not drain-limited: back to the floor.
+    while (plan.points.size() - knee_idx > static_cast<std::size_t>(std::max(1, options.knee_min_points))) {
+      plan.drain.assign(plan.points.begin() + static_cast<std::ptrdiff_t>(knee_idx), plan.points.end());
+      const double q = capacity_from(data, plan, med, drain_rate_bps);
+      const Obs& first = data.obs[plan.points[knee_idx]];
+      if (first.issue_s >= kOffBranchFactor * (first.volume_bytes - q) / drain_rate_bps) break;
+      ++knee_idx;
     }
     plan.floor.assign(plan.points.begin(), plan.points.begin() + static_cast<std::ptrdiff_t>(knee_idx));
     plan.drain.assign(plan.points.begin() + static_cast<std::ptrdiff_t>(knee_idx), plan.points.end());
-    // A drain branch that puts Q at or below zero contradicts eq. 7 (e.g. stragglers lengthening every
-    // issue time of a soft knee): keep only what eq. 7 guarantees, the lower bound.
-    if (!plan.drain.empty() && !(capacity_from(data, plan, med, drain_rate_bps) > 0)) {
-      plan.drain.clear();
+    if (plan.drain.empty()) {
       plan.constrained = false;
-      plan.note = "the points above the knee give Q <= 0, inconsistent with eq. 7: Q >= value = max(V - R T_iss)";
-    } else if (plan.drain.empty()) {
-      plan.constrained = false;
-      plan.note = fmt::format("no knee inside the sweep (no isolated point exceeds its T_iss^0 floor by {}%): "
-                              "Q >= value = max(V - R T_iss)", 100 * options.knee_margin);
-    } else if (plan.floor.empty()) {
-      plan.constrained = false;
-      plan.note = "floor unseen: every isolated point is above the knee; Q from the drain branch only";
+      plan.note = fmt::format("no persistent knee inside the sweep (no run of >= {} isolated points up to the "
+                              "largest V above the T_iss^0 floor by max({}%, {} x noise)): Q >= value = "
+                              "max(V - R T_iss)", options.knee_min_points, 100 * options.knee_margin,
+                              options.noise_factor);
     } else {
-      plan.note = fmt::format("{} of {} isolated points above the knee", plan.drain.size(), plan.points.size());
+      const double q = capacity_from(data, plan, med, drain_rate_bps);
+      plan.note = fmt::format("{} of {} isolated points on the drain branch", plan.drain.size(), plan.points.size());
+      if (plan.floor.empty()) {
+        plan.constrained = false;
+        plan.note += "; floor unseen: every isolated point is above the knee";
+      }
+      // Identification: one Q within every point's noise margin of eq. 7 ...
+      const auto [lo, hi] = feasible_capacity(data, plan, med, drain_rate_bps);
+      if (!(q > 0)) {
+        plan.not_identified = true;
+        plan.note += fmt::format("; not identified: the branch gives Q = {:.4g} B <= 0, inconsistent with eq. 7", q);
+      } else if (lo > hi) {
+        plan.not_identified = true;
+        double cmin = 1e300, cmax = -1e300;
+        for (int i : plan.drain) {
+          cmin = std::min(cmin, excess_bytes(data.obs[i], data.obs[i].issue_s, drain_rate_bps));
+          cmax = std::max(cmax, excess_bytes(data.obs[i], data.obs[i].issue_s, drain_rate_bps));
+        }
+        plan.note += fmt::format("; not identified: no single Q fits eq. 7 within the points' noise (the points "
+                                 "need Q >= {:.4g} B, the drain branch Q <= {:.4g} B); branch points imply "
+                                 "V - R T from {:.4g} to {:.4g} B", lo, hi, cmin, cmax);
+      } else {
+        // ... and its slope consistent with 1/R, weighted by each point's own uncertainty (sigma_i = T_i m_i /
+        // misfit_sigmas), so the points near the knee, where a ramp or a soft knee bends the branch, count.
+        double sw = 0, swv = 0, swt = 0;
+        for (int i : plan.drain) {
+          const Obs& o = data.obs[i];
+          const double sigma = o.issue_s * misfit_margin(o, plan) / plan.misfit_sigmas;
+          const double w = 1.0 / (sigma * sigma);
+          sw += w;
+          swv += w * o.volume_bytes;
+          swt += w * o.issue_s;
+        }
+        double sxy = 0, sxx = 0;
+        for (int i : plan.drain) {
+          const Obs& o = data.obs[i];
+          const double sigma = o.issue_s * misfit_margin(o, plan) / plan.misfit_sigmas;
+          const double w = 1.0 / (sigma * sigma);
+          sxy += w * (o.volume_bytes - swv / sw) * (o.issue_s - swt / sw);
+          sxx += w * (o.volume_bytes - swv / sw) * (o.volume_bytes - swv / sw);
+        }
+        if (sxx > 0 && sxy > 0 && plan.drain.size() >= 3) {
+          const double slope = sxy / sxx, slope_se = 1.0 / std::sqrt(sxx);
+          const double rel_dev = slope * drain_rate_bps - 1, rel_se = slope_se / slope;
+          const double tol = std::max(options.envelope_tolerance, plan.misfit_sigmas * rel_se);
+          if (std::abs(rel_dev) > tol) {
+            plan.not_identified = true;
+            plan.note += fmt::format("; not identified: the branch slope dT/dV (weighted to the knee) is {:.1f}% from "
+                                     "1/R (tolerance {:.1f}%): it bends, as a drain ramping up or a soft knee does",
+                                     100 * rel_dev, 100 * tol);
+          }
+        }
+      }
+      if (plan.not_identified) plan.constrained = false;
     }
     if (!drain_constrained) {
       plan.constrained = false;
@@ -105,19 +222,41 @@ std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_b
   return plans;
 }
 
+std::pair<double, double> feasible_capacity(const Dataset& data, const CapacityPlan& plan, const Values& values,
+                                            double drain_rate_bps) {
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  std::vector<char> on_branch(data.obs.size(), 0);
+  for (int i : plan.drain) on_branch[i] = 1;
+  for (int i : plan.points) {
+    if (values.count[i] == 0) continue;
+    const Obs& o = data.obs[i];
+    const double c = excess_bytes(o, values.issue_s[i], drain_rate_bps);
+    const double half = drain_rate_bps * values.issue_s[i] * misfit_margin(o, plan);
+    lo = std::max(lo, c - half);
+    if (on_branch[i]) hi = std::min(hi, c + half);
+  }
+  return {lo, hi};
+}
+
 double capacity_from(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps) {
   if (plan.drain.empty()) {
     double q = -std::numeric_limits<double>::infinity();
     for (int i : plan.points) q = std::max(q, excess_bytes(data.obs[i], values.issue_s[i], drain_rate_bps));
     return q;
   }
-  double sum_wc = 0, sum_w = 0;
-  for (int i : plan.drain) {
-    const double w = 1.0 / (values.issue_s[i] * values.issue_s[i]);
-    sum_wc += w * excess_bytes(data.obs[i], values.issue_s[i], drain_rate_bps);
-    sum_w += w;
-  }
-  return sum_wc / sum_w;
+  std::vector<double> c(data.obs.size(), 0.0);
+  for (int i : plan.drain) c[i] = excess_bytes(data.obs[i], values.issue_s[i], drain_rate_bps);
+  const double q = counted_median(plan.drain, c, values.count);
+  if (plan.not_identified) return q;
+  const auto [lo, hi] = feasible_capacity(data, plan, values, drain_rate_bps);
+  return lo <= hi ? std::clamp(q, lo, hi) : q;
+}
+
+double isolated_drain_rate(const Dataset& data, const std::vector<CapacityPlan>& plans, const Values& values) {
+  double sxy = 0, sxx = 0;
+  for (const auto& p : plans)
+    if (!p.drain.empty()) accumulate_slope(data, p.drain, values, sxy, sxx);
+  return (sxx > 0 && sxy > 0) ? sxx / sxy : std::numeric_limits<double>::quiet_NaN();
 }
 
 namespace {
@@ -153,7 +292,7 @@ CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double d
   row.num_producers = plan.num_producers;
   row.num_points_tested = static_cast<int>(plan.points.size());
   row.num_points_above_knee = static_cast<int>(plan.drain.size());
-  row.bound = plan.drain.empty() ? "lower" : "fit";
+  row.bound = plan.drain.empty() ? "lower" : plan.not_identified ? "not_identified" : "fit";
   double q = capacity_from(data, plan, values, drain_rate_bps);
   std::string note = plan.note;
   bool constrained = plan.constrained;
@@ -164,6 +303,7 @@ CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double d
     constrained = false;
   }
   row.capacity_bytes = {q, q, q, constrained, note};
+  if (!plan.drain.empty()) row.drain_start_volume_bytes = data.obs[plan.drain.front()].volume_bytes;
   if (plan.drain.empty()) {
     row.knee_volume_bytes = data.obs[plan.points.back()].volume_bytes;  // the knee lies beyond
     row.quality = quality_of({}, {});
@@ -190,10 +330,12 @@ CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double d
   return row;
 }
 
-void set_capacity_ci95(CapacityFit& row, double lo_bytes, double hi_bytes) {
+void set_capacity_ci95(CapacityFit& row, const CapacityPlan& plan, const Interval& iv) {
+  if (plan.drain.empty()) return clear_ci95(row.capacity_bytes, "Q is a lower bound");
+  if (plan.not_identified) return clear_ci95(row.capacity_bytes, "Q is not identified");
   // Replicates may dip below the reported 1-byte floor; the interval follows the same floor.
-  row.capacity_bytes.ci95_lo = std::max(lo_bytes, kMinReportedCapacityBytes);
-  row.capacity_bytes.ci95_hi = std::max(hi_bytes, row.capacity_bytes.ci95_lo);
+  const double lo = std::max(iv.lo, kMinReportedCapacityBytes);
+  set_ci95(row.capacity_bytes, {lo, std::max(iv.hi, lo)}, plan.drain.size());
 }
 
 bool clearly_on_floor(const Dataset& data, const CapacityPlan& plan, int obs_idx, double drain_rate_bps,
@@ -211,8 +353,12 @@ std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, do
   const detail::Dataset data = detail::build_dataset(points, options);
   const auto plans = detail::plan_capacity(data, drain_rate_bps, true, tiss0, options);
   std::vector<int> read;
-  for (const auto& p : plans) read.insert(read.end(), p.points.begin(), p.points.end());
-  const auto ci = detail::bootstrap_ci95(data, read, {}, options.bootstrap_resamples, options.seed,
+  std::vector<std::vector<int>> groups;
+  for (const auto& p : plans) {
+    read.insert(read.end(), p.points.begin(), p.points.end());
+    groups.push_back(p.drain);
+  }
+  const auto ci = detail::bootstrap_ci95(data, read, {}, groups, options.bootstrap_resamples, options.seed,
                                          [&](const detail::Values& v, std::vector<double>& out) {
                                            out.clear();
                                            for (const auto& p : plans)
@@ -222,7 +368,7 @@ std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, do
   std::vector<CapacityFit> rows;
   for (std::size_t r = 0; r < plans.size(); ++r) {
     rows.push_back(detail::capacity_row(data, plans[r], drain_rate_bps, med));
-    detail::set_capacity_ci95(rows.back(), ci[r].lo, ci[r].hi);
+    detail::set_capacity_ci95(rows.back(), plans[r], ci[r]);
   }
   return rows;
 }

@@ -1,5 +1,7 @@
 // xstage fit layer: selects the usable observations from measurement records (see stages.hpp) and the
-// helpers every stage shares (fit quality, JSON numbers).
+// helpers every stage shares (fit quality, JSON numbers). Never fitted: skipped points, points that failed
+// data verification, points taken under a clock drop (clock_flagged) and points whose recorded median
+// disagrees with their own samples (a corrupt or hand-edited record); a note counts each kind.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,12 +10,26 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/stats.hpp"
 #include "fit/stages.hpp"
 
 namespace xs::fit::detail {
 namespace {
 
 bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
+
+// The recorded median must be the median of the recorded samples (when there are any).
+bool median_matches_samples(const Summary& s) {
+  if (s.samples.empty()) return true;
+  const double m = median(s.samples);
+  return std::abs(m - s.median) <= 1e-9 * std::max(std::abs(m), std::abs(s.median));
+}
+
+double relative_spread(const Summary& s) {
+  if (s.samples.size() < 2 || !(s.median > 0)) return 0.0;
+  const double spread = (quantile(s.samples, 0.9) - quantile(s.samples, 0.1)) / s.median;
+  return std::isfinite(spread) ? spread : 0.0;
+}
 
 // The remote target: the one named in the options, else the only one the periodic/isolated points use.
 std::string pick_target(const std::vector<PointRecord>& points, const FitOptions& options) {
@@ -35,11 +51,12 @@ std::string pick_target(const std::vector<PointRecord>& points, const FitOptions
 Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& options) {
   Dataset data;
   data.target = pick_target(points, options);
-  int num_skipped = 0, num_wrong = 0, num_other_target = 0, num_bad_value = 0;
+  int num_skipped = 0, num_wrong = 0, num_other_target = 0, num_bad_value = 0, num_clock = 0, num_mismatch = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const PointRecord& p = points[i];
     if (p.skipped) { ++num_skipped; continue; }
     if (p.verification.wrong > 0) { ++num_wrong; continue; }
+    if (p.clock_flagged) { ++num_clock; continue; }
     // Local-memory controls are accepted under the remote target's name or as "local".
     const bool control = p.spec.suite == Suite::kLocalControl;
     if (p.spec.target != data.target && !(control && p.spec.target == "local")) { ++num_other_target; continue; }
@@ -47,6 +64,10 @@ Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& 
     if (!positive_finite(p.issue_time_s.median) || (has_period && !positive_finite(p.period_s.median)) ||
         p.spec.num_producers < 1 || p.spec.bytes_per_producer == 0 || !(p.spec.gap_s >= 0)) {
       ++num_bad_value;
+      continue;
+    }
+    if (!median_matches_samples(p.issue_time_s) || (has_period && !median_matches_samples(p.period_s))) {
+      ++num_mismatch;
       continue;
     }
     Obs o;
@@ -62,11 +83,18 @@ Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& 
     o.period_samples = has_period ? &p.period_s.samples : nullptr;
     o.issue_s = p.issue_time_s.median;
     o.period_s = has_period ? p.period_s.median : 0.0;
+    o.issue_spread = relative_spread(p.issue_time_s);
+    o.period_spread = has_period ? relative_spread(p.period_s) : 0.0;
     data.obs.push_back(o);
   }
   if (num_skipped) data.notes.push_back(fmt::format("ignored {} skipped points", num_skipped));
   if (num_wrong)
-    data.notes.push_back(fmt::format("ignored {} points that failed data verification (wrong > 0)", num_wrong));
+    data.notes.push_back(fmt::format("left out {} points that failed data verification (wrong > 0)", num_wrong));
+  if (num_clock)
+    data.notes.push_back(fmt::format("left out {} points taken under a clock drop (clock_flagged)", num_clock));
+  if (num_mismatch)
+    data.notes.push_back(fmt::format("left out {} points whose recorded median is not the median of their samples",
+                                     num_mismatch));
   if (num_other_target)
     data.notes.push_back(fmt::format("ignored {} points of targets other than {}", num_other_target, data.target));
   if (num_bad_value)
@@ -82,7 +110,15 @@ Values median_values(const Dataset& data) {
     v.issue_s.push_back(o.issue_s);
     v.period_s.push_back(o.period_s);
   }
+  v.count.assign(data.obs.size(), 1);
   return v;
+}
+
+double counted_median(const std::vector<int>& idx, const std::vector<double>& values, const std::vector<int>& count) {
+  std::vector<double> t;
+  for (int i : idx)
+    for (int c = 0; c < count[i]; ++c) t.push_back(values[i]);
+  return median(t);
 }
 
 Quality quality_of(const std::vector<double>& measured, const std::vector<double>& predicted) {

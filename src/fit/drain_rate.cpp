@@ -4,7 +4,10 @@
 // Drain-dominance criterion, two conditions on a zero-gap point:
 // (i) Issue cannot explain the period. At G = 0, T_period = max(T_iss^0, V/R) (eq. 2). T_iss^0 is bounded
 //     from above by every issue time measured for the same (K,B): the positive-gap periodic points (the
-//     largest gap sits on the plateau), the isolated points (eq. 7 >= T_iss^0) and, failing those, the
+//     largest gap sits on the plateau), the isolated points below their K's persistent knee or faster
+//     than V / (2 x the fastest zero-gap rate) (eq. 7 >= T_iss^0; one on the drain branch is (V - Q)/R,
+//     close to V/R, and would reject every drain-limited point with V >> Q, so those are not
+//     references) and, failing those, the
 //     local-memory control. T_ref = the smallest; where (K,B) has none, the same B at the nearest K (each
 //     producer issues its own B concurrently, so T_iss^0 follows B first). Require
 //       T_period >= drain_dominance * T_ref                                        (default 1.25).
@@ -12,9 +15,16 @@
 //     X-Stage fills only after n_fill = Q / (V - R T_ref) bursts; until then bursts issue at T_iss^0 and
 //     the period is below V/R. Require n_fill <= warmup + (num_bursts - warmup)/4, so that three quarters
 //     of the measured bursts (and hence their median) are past the fill. Needs R and Q: the fit iterates
-//     R -> T_iss^0 -> Q -> selection until the selection is stable (settle_drain_plan).
-// (iii) The point shares the drain branch's V/T_period: of the points passing (i) and (ii), the lowest
-//     cluster agreeing within envelope_tolerance (transients lie above R; rate_cluster.cpp).
+//     R -> T_iss^0 -> Q -> selection until the selection is stable (settle_drain_plan). Only a Q that
+//     was fitted (bound "fit") is used; a lower bound or unidentified Q leaves (ii) unchecked for that K.
+// (iii) The point shares the drain branch's V/T_period: of the points passing (i) and (ii), the largest
+//     cluster agreeing within max(envelope_tolerance, misfit_sigmas * the median standard error of the
+//     points' period medians)
+//     (rate_cluster.cpp). R is identified only by >= 2 agreeing points spanning different V and different
+//     K or B; otherwise bound "not_identified", no interval.
+// Streams shorter than min_stream_bytes (num_bursts * V) are left out first: L2 can absorb them. A (K,B)
+// measured at several stream lengths enters only with its longest stream, and not at all when that rate
+// still differs from the next-longest by more than max(envelope_tolerance, noise_factor * its spread).
 // Points with no T_ref at all are left out while any point has one. If no point has one, the envelope
 // rule applies: the V/T_period cluster spanning the most K (issue-limited points give a different V/T
 // per K), trusted only if >= 2 K agree.
@@ -29,6 +39,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "common/stats.hpp"
 #include "fit/bootstrap.hpp"
 #include "fit/stages.hpp"
 
@@ -100,19 +111,79 @@ bool fills_in_warmup(const Obs& o, std::optional<double> t_ref_s, const FillHint
 DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const FillHint& fill) {
   DrainPlan plan;
   RefTable refs;
+  // Isolated references: the points below their K's persistent knee, and any isolated point faster than
+  // half the time the fastest zero-gap rate would need for its V (not on a drain branch unless Q > V/2,
+  // and then T_period / T_iss^iso >= V / (V - Q) >= 2 passes the test anyway).
+  std::vector<char> isolated_ref(data.obs.size(), 0);
+  for (int i : isolated_floor_points(data, options)) isolated_ref[i] = 1;
+  double fastest_bps = 0;
+  for (const Obs& o : data.obs)
+    if (o.suite == Suite::kPeriodic && o.gap_s == 0) fastest_bps = std::max(fastest_bps, o.volume_bytes / o.period_s);
+  for (int i = 0; i < static_cast<int>(data.obs.size()); ++i)
+    if (data.obs[i].suite == Suite::kIsolated && fastest_bps > 0 &&
+        data.obs[i].issue_s <= 0.5 * data.obs[i].volume_bytes / fastest_bps)
+      isolated_ref[i] = 1;
+  int num_short = 0, num_any_zero_gap = 0;
   for (int i = 0; i < static_cast<int>(data.obs.size()); ++i) {
     const Obs& o = data.obs[i];
     if (o.suite == Suite::kPeriodic && o.gap_s == 0) {
+      ++num_any_zero_gap;
+      if (o.stream_bytes() < options.min_stream_bytes) { ++num_short; continue; }
       if (o.volume_bytes >= options.min_zero_gap_volume_bytes) plan.zero_gap.push_back(i);
     } else if (o.suite == Suite::kLocalControl) {
       keep_min(refs.local, o);
-    } else {
-      keep_min(refs.remote, o);  // periodic with G > 0, or isolated
+    } else if (o.suite == Suite::kPeriodic || isolated_ref[i]) {
+      keep_min(refs.remote, o);  // periodic with G > 0, or isolated below its knee
     }
   }
-  if (plan.zero_gap.empty())
+  // Stream convergence: a (K,B) measured at several stream lengths enters only with its longest stream, and
+  // only if that agrees with the next-longest (else L2 absorption or a fill transient still shows).
+  int num_shorter = 0, num_unconverged = 0;
+  {
+    std::map<KB, std::vector<int>> by_kb;
+    for (int i : plan.zero_gap) by_kb[{data.obs[i].num_producers, data.obs[i].bytes_per_producer}].push_back(i);
+    std::set<int> drop;
+    for (auto& [kb, idx] : by_kb) {
+      std::sort(idx.begin(), idx.end(),
+                [&](int a, int b) { return data.obs[a].stream_bytes() < data.obs[b].stream_bytes(); });
+      const Obs& longest = data.obs[idx.back()];
+      std::size_t j = idx.size() - 1;
+      while (j > 0 && data.obs[idx[j - 1]].stream_bytes() == longest.stream_bytes()) --j;
+      if (j == 0) continue;  // one stream length: nothing to compare
+      for (std::size_t m = 0; m < j; ++m) drop.insert(idx[m]);
+      num_shorter += static_cast<int>(j);
+      const Obs& next = data.obs[idx[j - 1]];
+      const double rate_long = longest.volume_bytes / longest.period_s, rate_next = next.volume_bytes / next.period_s;
+      const double tol = std::max(options.envelope_tolerance, options.noise_factor * longest.period_spread);
+      if (std::abs(rate_long / rate_next - 1) > tol) {
+        for (std::size_t m = j; m < idx.size(); ++m) drop.insert(idx[m]);
+        ++num_unconverged;
+      }
+    }
+    std::erase_if(plan.zero_gap, [&](int i) { return drop.count(i) > 0; });
+  }
+  const std::string stream_note =
+      (num_shorter ? fmt::format("; {} shorter streams of a (K,B) measured at several lengths left out", num_shorter)
+                   : std::string()) +
+      (num_unconverged ? fmt::format("; {} (K,B) whose longest stream still differs from the next-longest left out",
+                                     num_unconverged)
+                       : std::string());
+  if (num_any_zero_gap == 0)
     throw input_error("points", "no zero-gap periodic points: R needs T_period at G = 0 over several V "
                                 "(suite periodic, G = 0, target " + data.target + ")");
+  const std::string short_note =
+      (num_short ? fmt::format("; {} zero-gap points with a stream shorter than min_stream_bytes = {:.4g} B left out",
+                               num_short, options.min_stream_bytes)
+                 : std::string()) + stream_note;
+  if (plan.zero_gap.empty()) {
+    // Still a file to write: the value is max V/T_period over every zero-gap point, labelled not identified.
+    for (int i = 0; i < static_cast<int>(data.obs.size()); ++i)
+      if (data.obs[i].suite == Suite::kPeriodic && data.obs[i].gap_s == 0) plan.zero_gap.push_back(i);
+    plan.not_identified = true;
+    plan.constrained = false;
+    plan.note = "no zero-gap point long enough for R: value = max V/T_period, not identified" + short_note;
+    return plan;
+  }
 
   std::vector<int> unreferenced, steady, issue_cannot_explain;
   int num_referenced = 0, num_filling = 0;
@@ -130,18 +201,49 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
                                 num_filling)
                   : "";
   const Values med = median_values(data);
-  const double tol = options.envelope_tolerance;
+  // The cluster tolerance follows the measured noise of the candidates' periods.
+  // Standard error of a point's median from its repetitions: 1.2533 sigma / sqrt(n), p10-p90 = 2.563 sigma.
+  std::vector<double> median_se;
+  for (int i : steady) {
+    const double n = data.obs[i].period_samples ? std::max<double>(1.0, data.obs[i].period_samples->size()) : 1.0;
+    median_se.push_back(1.2533 * data.obs[i].period_spread / 2.563 / std::sqrt(n));
+  }
+  const double tol = std::max(options.envelope_tolerance,
+                              options.misfit_sigmas * (median_se.empty() ? 0.0 : median(median_se)));
   if (!issue_cannot_explain.empty()) {
-    plan.used = lowest_rate_cluster(data, issue_cannot_explain, med.period_s, tol);
+    plan.used = largest_rate_cluster(data, issue_cannot_explain, med.period_s, tol);
     plan.note = fmt::format("{} of {} zero-gap points drain-dominated (T_period >= {} x T_iss^0 bound, and in "
-                            "the lowest V/T_period cluster within {}%)", plan.used.size(), plan.zero_gap.size(),
+                            "the largest V/T_period cluster within +-{:.1f}%)", plan.used.size(), plan.zero_gap.size(),
                             options.drain_dominance, 100 * tol);
-    if (issue_cannot_explain.size() > plan.used.size())
-      plan.note += fmt::format("; {} above that cluster (period shorter than V/R: still filling) left out",
-                               issue_cannot_explain.size() - plan.used.size());
+    if (issue_cannot_explain.size() > plan.used.size()) {
+      double lo = 1e300, hi = 0;
+      for (int i : issue_cannot_explain)
+        if (!std::binary_search(plan.used.begin(), plan.used.end(), i)) {
+          lo = std::min(lo, data.obs[i].volume_bytes / med.period_s[i]);
+          hi = std::max(hi, data.obs[i].volume_bytes / med.period_s[i]);
+        }
+      plan.note += fmt::format("; {} drain-dominated points outside that cluster (V/T_period {:.4g} to {:.4g} B/s) "
+                               "left out", issue_cannot_explain.size() - plan.used.size(), lo, hi);
+    }
     if (!unreferenced.empty())
       plan.note += fmt::format("; {} without a T_iss^0 bound left out", unreferenced.size());
-    plan.note += filling_note;
+    plan.note += filling_note + short_note;
+    // Identified only by >= 2 agreeing points that differ in V and in the K/B split.
+    std::set<double> vs;
+    std::set<int> ks;
+    std::set<std::uint64_t> bs;
+    for (int i : plan.used) {
+      vs.insert(data.obs[i].volume_bytes);
+      ks.insert(data.obs[i].num_producers);
+      bs.insert(data.obs[i].bytes_per_producer);
+    }
+    if (plan.used.size() < 2 || vs.size() < 2 || (ks.size() < 2 && bs.size() < 2)) {
+      plan.not_identified = true;
+      plan.constrained = false;
+      plan.note += fmt::format("; not identified: the cluster has {} point(s), {} V, {} K, {} B (needs >= 2 "
+                               "agreeing points spanning different V and different K or B)",
+                               plan.used.size(), vs.size(), ks.size(), bs.size());
+    }
     return plan;
   }
   if (num_referenced == 0) {
@@ -163,7 +265,7 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
                                 num_referenced)
                   : "drain dominance not established (no T_iss^0 bound, fewer than two K agree): R >= value = "
                     "max V/T_period, unconstrained";
-  plan.note += filling_note;
+  plan.note += filling_note + short_note;
   return plan;
 }
 
@@ -176,16 +278,20 @@ DrainPlan settle_drain_plan(const Dataset& data, const FitOptions& options) {
     return plan;
   }
   const Values med = median_values(data);
-  for (int pass = 0; pass < 6 && !plan.lower_bound; ++pass) {
+  for (int pass = 0; pass < 6 && !plan.lower_bound && !plan.not_identified; ++pass) {
     FillHint fill;
     fill.drain_rate_bps = drain_rate_from(data, plan, med);
     std::vector<Tiss0Fit> rows;
     for (const auto& p : plan_tiss0(data, fill.drain_rate_bps, options))
       rows.push_back(tiss0_row(data, p, fill.drain_rate_bps, med));
-    for (const auto& p : plan_capacity(data, fill.drain_rate_bps, true, rows, options))
-      fill.capacity_by_k.emplace_back(p.num_producers, capacity_from(data, p, med, fill.drain_rate_bps));
+    // Only a fitted Q says when X-Stage is full; a lower bound or unidentified Q is not Q.
+    for (const auto& p : plan_capacity(data, fill.drain_rate_bps, true, rows, options,
+                                       drain_scatter(data, plan, fill.drain_rate_bps)))
+      if (!p.drain.empty() && !p.not_identified)
+        fill.capacity_by_k.emplace_back(p.num_producers, capacity_from(data, p, med, fill.drain_rate_bps));
+    if (fill.capacity_by_k.empty()) break;
     DrainPlan next = plan_drain_rate(data, options, fill);
-    const bool stable = next.used == plan.used && next.lower_bound == plan.lower_bound;
+    const bool stable = next.used == plan.used && next.bound() == plan.bound();
     plan = std::move(next);
     if (stable) break;
   }
@@ -193,8 +299,15 @@ DrainPlan settle_drain_plan(const Dataset& data, const FitOptions& options) {
 }
 
 double drain_rate_from(const Dataset& data, const DrainPlan& plan, const Values& values) {
-  return plan.lower_bound ? max_rate(data, plan.zero_gap, values.period_s)
-                          : fit_through_origin(data, plan.used, values.period_s);
+  if (plan.lower_bound || plan.used.empty()) return max_rate(data, plan.zero_gap, values.period_s);
+  return fit_through_origin(data, plan.used, values.period_s, values.count);
+}
+
+double drain_scatter(const Dataset& data, const DrainPlan& plan, double drain_rate_bps) {
+  if (plan.used.size() < 3 || !(drain_rate_bps > 0)) return 0.0;
+  std::vector<double> dev;
+  for (int i : plan.used) dev.push_back(std::abs(data.obs[i].volume_bytes / (data.obs[i].period_s * drain_rate_bps) - 1));
+  return 1.4826 * median(dev);
 }
 
 Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_rate_bps) {
@@ -211,16 +324,17 @@ Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_r
 DrainRateFit fit_drain_rate(const std::vector<PointRecord>& points, const FitOptions& options) {
   const detail::Dataset data = detail::build_dataset(points, options);
   const detail::DrainPlan plan = detail::settle_drain_plan(data, options);
-  const std::vector<int>& read = plan.lower_bound ? plan.zero_gap : plan.used;
-  const auto ci = detail::bootstrap_ci95(data, {}, read, options.bootstrap_resamples, options.seed,
+  const auto ci = detail::bootstrap_ci95(data, {}, plan.used, {plan.used}, options.bootstrap_resamples, options.seed,
                                          [&](const detail::Values& v, std::vector<double>& out) {
                                            out.assign(1, detail::drain_rate_from(data, plan, v));
                                          });
   DrainRateFit fit;
-  fit.drain_rate_bps = {detail::drain_rate_from(data, plan, detail::median_values(data)), ci[0].lo, ci[0].hi,
-                        plan.constrained, plan.note};
+  const double r = detail::drain_rate_from(data, plan, detail::median_values(data));
+  fit.drain_rate_bps = {r, r, r, plan.constrained, plan.note};
+  if (plan.bound() == "fit") detail::set_ci95(fit.drain_rate_bps, ci[0], plan.used.size());
+  else detail::clear_ci95(fit.drain_rate_bps, plan.lower_bound ? "R is a lower bound" : "R is not identified");
   fit.quality = detail::drain_quality(data, plan, fit.drain_rate_bps.value);
-  fit.bound = plan.lower_bound ? "lower" : "fit";
+  fit.bound = plan.bound();
   return fit;
 }
 

@@ -2,13 +2,17 @@
 //   R        from zero-gap periodic points, T_period = V / R (through the origin, many V and K/B splits);
 //   T_iss^0  from the large-gap plateau of the periodic gap sweep (per K, V);
 //   Q(K)     from the isolated-burst knee, fitting T_iss^iso = max(T_iss^0, (V - Q)/R) with R held fixed.
-// Every parameter carries a 95% bootstrap interval and fit quality. Parameters the data do not constrain
-// are flagged (Q with no knee inside the sweep becomes a lower bound), never invented. The criteria are
-// documented where they are applied: drain_rate.cpp, tiss0.cpp, capacity.cpp, bootstrap.hpp.
+// Every parameter carries a 95% bootstrap interval (point resampling, bootstrap.hpp) or none (null, with a
+// note) and fit quality. Parameters the data do not constrain are flagged (Q with no knee inside the sweep
+// becomes a lower bound; a branch that eq. 7 does not fit is "not_identified"), never invented. The
+// criteria are documented where they are applied: dataset.cpp, drain_rate.cpp, tiss0.cpp, capacity.cpp.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,25 +29,36 @@ struct FitOptions {
   double plateau_gap_factor = 1.5;
   // Zero-gap points below this volume never enter the R fit (0: no floor).
   double min_zero_gap_volume_bytes = 0;
+  // Zero-gap points whose stream (num_bursts * V) is shorter never enter the R fit: a short stream can be
+  // partly absorbed by L2 (0: no floor). They still appear in the convergence record.
+  double min_stream_bytes = 0;
   // A zero-gap point enters the R fit only if drain-limited: T_period(G=0) >= drain_dominance * T_ref,
   // T_ref the smallest measured issue time bounding its T_iss^0 from above (see drain_rate.cpp).
   double drain_dominance = 1.25;
-  // Drain-branch points share one V/T_period = R (eq. 1): the R fit keeps the cluster agreeing within this
-  // fraction (the lowest one; with no T_ref at all, the one spanning the most K, trusted if >= 2 K).
+  // Drain-branch points share one V/T_period = R (eq. 1): the R fit keeps the largest cluster agreeing
+  // within max(envelope_tolerance, misfit_sigmas * the median standard error of the points' medians).
   double envelope_tolerance = 0.05;
-  // An isolated point is above the knee when T_iss^iso >= (1 + knee_margin) * U, U the tightest upper
-  // bound of T_iss^0(K,V) from the other measurements of that K (see capacity.cpp).
+  // An isolated point is above the floor when T_iss^iso >= (1 + m) * U, m = max(knee_margin, noise_factor *
+  // its relative p10-p90 spread), U the tightest upper bound of T_iss^0(K,V) from the floor measurements of
+  // that K; the knee needs knee_min_points consecutive points above it up to the largest V (capacity.cpp).
   double knee_margin = 0.08;
+  double noise_factor = 2.0;
+  int knee_min_points = 2;
+  // Q is identified when one Q fits eq. 7 at every isolated point within max(misfit_floor, misfit_sigmas *
+  // (the point's median standard error (+) the R cluster's between-point scatter)) (see capacity.cpp).
+  double misfit_floor = 0.02;
+  double misfit_sigmas = 4.0;
   // Remote target to fit ("host", "peer:1", ...). Empty: the points must name exactly one.
   std::string target;
 };
 
 struct Estimate {
   double value = 0;
-  double ci95_lo = 0;
+  double ci95_lo = 0;       // NaN (JSON null) when the data give no interval: the note says why
   double ci95_hi = 0;
   bool constrained = true;  // false: data do not pin it down (see note)
   std::string note;         // e.g. "no knee inside the sweep: Q >= value"
+  bool has_ci95() const { return std::isfinite(ci95_lo) && std::isfinite(ci95_hi); }
 };
 
 struct Quality {
@@ -52,18 +67,30 @@ struct Quality {
   double worst_rel_residual = 0;  // max |meas - fit| / meas over the points used
 };
 
-// bound "lower": no zero-gap point was drain-limited, R >= value = max V/T_period (constrained = false).
-struct DrainRateFit { Estimate drain_rate_bps; Quality quality; std::string bound = "fit"; };
+// R measured at one (K,B), G = 0 over a stream of num_bursts * V bytes (the L2-absorption check).
+struct StreamRate { int num_producers = 0; std::uint64_t bytes_per_producer = 0; double stream_bytes = 0;
+                    double rate_bps = 0; };
+// bound "lower": no zero-gap point was drain-limited, R >= value = max V/T_period (constrained = false);
+// "not_identified": fewer than two agreeing drain-limited points spanning V and K/B (value: their rate).
+// iso_rate_bps: 1 / slope dT/dV of the isolated drain branches (NaN: none), the independent cross-check.
+struct DrainRateFit { Estimate drain_rate_bps; Quality quality; std::string bound = "fit";
+                      double iso_rate_bps = std::numeric_limits<double>::quiet_NaN();
+                      std::pair<double, double> iso_ci95{std::nan(""), std::nan("")};
+                      std::optional<bool> iso_rate_agrees; std::string iso_note;
+                      std::vector<StreamRate> convergence; std::optional<bool> converged;
+                      std::string convergence_note; };
 // source: "plateau" (median T_iss of the large-gap points), "max_gap" (no plateau point: smallest T_iss
 // seen, an upper bound, constrained = false) or "isolated_floor" (an isolated point on the eq. 7 floor).
 struct Tiss0Fit { int num_producers = 0; std::uint64_t bytes_per_producer = 0; double volume_bytes = 0;
                   Estimate issue_time_s; Quality quality; std::string source = "plateau";
                   int num_plateau_points = 0; };
 // knee_volume_bytes: V where (V - Q)/R meets T_iss^0(K,V); for bound "lower", the largest V tested (the
-// knee lies beyond it).
+// knee lies beyond it). bound "not_identified": the drain branch does not follow (V - Q)/R (note says how);
+// value is the branch's median V - R T, with no interval.
 struct CapacityFit { int num_producers = 0; Estimate capacity_bytes; std::string bound = "fit";
                      double knee_volume_bytes = 0; Quality quality; int num_points_above_knee = 0;
-                     int num_points_tested = 0; };
+                     int num_points_tested = 0;
+                     double drain_start_volume_bytes = 0; };  // smallest V measured on the branch (0: none)
 
 struct CalibrationFit {
   DrainRateFit drain;
@@ -71,17 +98,21 @@ struct CalibrationFit {
   std::vector<CapacityFit> capacity;
   std::vector<std::string> notes;  // ignored points, missing suites
   FitOptions options;              // as used (recorded in the `fit` block)
+  // Never throws for an unidentified parameter: null intervals are left out and "not_identified" Q rows
+  // are read as "lower" (the reader knows "fit"/"lower"); R keeps its value (see the note).
   model::PlatformModel to_platform_model() const;
   // The result file's `model` section (PlatformModel::from_json reads the first keys of each):
-  //   R_Bps, R_ci95 [lo,hi], R_bound "fit"|"lower", R_constrained,
-  //   tiss0[{K, V_bytes, s, B_bytes, ci95, constrained, source, num_plateau_points}],
-  //   Q[{K, bytes, ci95, bound "fit"|"lower", knee_V_bytes, constrained}],
-  //   fit{target, R{...}, tiss0[...], Q[...], criteria, bootstrap, notes}: qualities (num_points, r_squared
-  //   or null when the points do not vary, worst_rel_residual) and notes. Numbers are finite or null.
+  //   R_Bps, R_ci95 [lo,hi] or null, R_bound "fit"|"lower"|"not_identified", R_constrained,
+  //   tiss0[{K, V_bytes, s, B_bytes, ci95 or null, constrained, source, num_plateau_points}],
+  //   Q[{K, bytes, ci95 or null, bound "fit"|"lower"|"not_identified", knee_V_bytes, constrained}],
+  //   fit{target, R{..., iso_rate_Bps, iso_agrees, convergence[{K, B_bytes, stream_bytes, rate_Bps}]},
+  //   tiss0[...], Q[...], criteria, bootstrap, notes}: qualities (num_points, r_squared or null when the
+  //   points do not vary, worst_rel_residual) and notes. Numbers are finite or null.
   nlohmann::json to_json() const;
 };
 
-// Throws input_error if a required kind of point is missing (e.g. no zero-gap periodic points).
+// Throws input_error if a required kind of point is missing (e.g. no zero-gap periodic points). An R that
+// the points cannot identify is reported (bound "not_identified"), not thrown.
 CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options = {});
 
 // Separate stages, usable alone (and by tests). Each bootstraps only its own parameters, holding the

@@ -1,8 +1,9 @@
 // xstage fit layer: picks the zero-gap points that share the drain branch's V/T_period = R (eq. 1).
 // Points off that branch fall on known sides of it: an issue-limited point has V/T = V/T_iss^0 < R (per-K
-// constant, since T_iss^0 follows B), and a point still filling X-Stage has a period shorter than V/R, so
-// V/T > R. Among points that issue cannot explain, the drain branch is therefore the lowest cluster of
-// V/T; with no issue-time reference at all it is the cluster that spans the most K.
+// constant, since T_iss^0 follows B), and a point still filling X-Stage, or partly absorbed by L2, has a
+// period shorter than V/R, so V/T > R. Among points that issue cannot explain, the drain branch is the
+// largest cluster agreeing on V/T (a pair of slow outliers cannot outvote many consistent points); ties go
+// to the lower rate. With no issue-time reference at all it is the cluster that spans the most K.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -48,33 +49,32 @@ std::vector<int> sorted_by_rate(const Dataset& data, std::vector<int> idx, const
 
 }  // namespace
 
-double fit_through_origin(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s) {
+double fit_through_origin(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s,
+                          const std::vector<int>& count) {
   // Relative least squares: minimise sum ((T - V/R)/T)^2. With x = V/T and s = 1/R this is
   // sum (1 - s x)^2, so s = sum x / sum x^2 and R = sum x^2 / sum x.
   double sx = 0, sxx = 0;
   for (int i : used) {
     const double x = rate_of(data, i, period_s);
-    sx += x;
-    sxx += x * x;
+    const double w = count.empty() ? 1.0 : count[i];
+    sx += w * x;
+    sxx += w * x * x;
   }
   return sx > 0 ? sxx / sx : 0.0;
 }
 
-std::vector<int> lowest_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
-                                     const std::vector<double>& period_s, double tolerance) {
+std::vector<int> largest_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
+                                      const std::vector<double>& period_s, double tolerance) {
   if (candidates.empty()) return {};
   const std::vector<int> sorted = sorted_by_rate(data, candidates, period_s);
-  // The lowest V/T that at least one other point agrees with (a single low glitch is not a cluster).
-  std::vector<int> cluster = {sorted.front()};
+  // Windows start at each rate, lowest first; a later window must be strictly larger to win.
+  std::vector<int> best;
   for (std::size_t s = 0; s < sorted.size(); ++s) {
     std::vector<int> w = window_from(data, sorted, period_s, s, tolerance);
-    if (w.size() >= 2) {
-      cluster = std::move(w);
-      break;
-    }
+    if (w.size() > best.size()) best = std::move(w);
   }
-  std::sort(cluster.begin(), cluster.end());
-  return refine(data, candidates, period_s, tolerance, std::move(cluster));
+  std::sort(best.begin(), best.end());
+  return refine(data, candidates, period_s, tolerance, std::move(best));
 }
 
 std::vector<int> widest_k_rate_cluster(const Dataset& data, const std::vector<int>& candidates,

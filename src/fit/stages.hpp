@@ -1,6 +1,7 @@
 // xstage fit layer, internal: the filtered observations every stage reads, and each stage's "plan" (which
 // points it uses, decided once from the point medians) plus a cheap estimator that re-evaluates the
-// parameter from any set of point values. The bootstrap replays only the estimators.
+// parameter from any set of point values and point multiplicities. The bootstrap replays only the
+// estimators, on resampled points (bootstrap.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,6 +25,10 @@ struct Obs {
   const std::vector<double>* issue_samples = nullptr;   // per-repetition T_iss
   const std::vector<double>* period_samples = nullptr;  // per-repetition T_period (periodic only)
   double issue_s = 0, period_s = 0;                     // the recorded medians
+  // Relative p10-p90 spread of the repetitions ((p90 - p10) / median; 0 with one repetition): the noise
+  // scale that knee margins and cluster tolerances are tied to.
+  double issue_spread = 0, period_spread = 0;
+  double stream_bytes() const { return static_cast<double>(num_bursts) * volume_bytes; }
 };
 
 struct Dataset {
@@ -33,19 +38,25 @@ struct Dataset {
 };
 Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& options);
 
-// Point values one estimate is computed from: the medians, or one bootstrap replicate of them.
+// Point values one estimate is computed from: the medians, or one bootstrap replicate of them. count[obs]
+// is how often the replicate drew that obs within its stage (1 for the medians; 0: not drawn).
 struct Values {
   std::vector<double> issue_s, period_s;  // [obs]
+  std::vector<int> count;                 // [obs]
 };
+// Median of values[i] over `idx`, each repeated count[i] times (NaN if none drawn).
+double counted_median(const std::vector<int>& idx, const std::vector<double>& values, const std::vector<int>& count);
 Values median_values(const Dataset& data);
 
 // ---- R (drain_rate.cpp) -----------------------------------------------------------------------------
 struct DrainPlan {
   std::vector<int> used;       // drain-dominated zero-gap obs
-  std::vector<int> zero_gap;   // every zero-gap obs (for the lower bound)
+  std::vector<int> zero_gap;   // every zero-gap obs long enough (for the lower bound)
   bool lower_bound = false;    // R >= max V/T_period
+  bool not_identified = false; // fewer than 2 agreeing points spanning V and K/B: value is theirs, no interval
   bool constrained = true;
   std::string note;
+  std::string bound() const { return lower_bound ? "lower" : not_identified ? "not_identified" : "fit"; }
 };
 // Q(K) and R from an earlier pass, for the fill condition (a zero-gap point is in steady state only once
 // its warm-up bursts have filled X-Stage). Empty: not known yet, condition not applied.
@@ -58,10 +69,14 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
 // Iterates plan_drain_rate with the T_iss^0 and Q fits until the drain-dominated set is stable.
 DrainPlan settle_drain_plan(const Dataset& data, const FitOptions& options);
 double drain_rate_from(const Dataset& data, const DrainPlan& plan, const Values& values);
-// rate_cluster.cpp: R = sum x^2 / sum x (x = V/T_period), and the selections of the drain-branch cluster.
-double fit_through_origin(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s);
-std::vector<int> lowest_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
-                                     const std::vector<double>& period_s, double tolerance);
+// rate_cluster.cpp: R = sum x^2 / sum x (x = V/T_period, each obs counted `count` times; empty count:
+// once), and the selections of the drain-branch cluster.
+double fit_through_origin(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s,
+                          const std::vector<int>& count = {});
+// The cluster with the most points agreeing within +-tolerance (ties: the lower rate, since L2 absorption
+// and an unfilled X-Stage both make V/T_period too high, never too low).
+std::vector<int> largest_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
+                                      const std::vector<double>& period_s, double tolerance);
 std::vector<int> widest_k_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
                                        const std::vector<double>& period_s, double tolerance);
 Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_rate_bps);
@@ -78,6 +93,9 @@ struct Tiss0Plan {
 std::vector<Tiss0Plan> plan_tiss0(const Dataset& data, double drain_rate_bps, const FitOptions& options);
 double tiss0_from(const Tiss0Plan& plan, const Values& values);
 Tiss0Fit tiss0_row(const Dataset& data, const Tiss0Plan& plan, double drain_rate_bps, const Values& values);
+struct Interval;
+// The bootstrap interval of a T_iss^0 row, or none (an upper bound, a single point).
+void set_tiss0_ci95(Tiss0Fit& row, const Tiss0Plan& plan, const Interval& iv);
 
 // ---- Q (capacity.cpp) -------------------------------------------------------------------------------
 struct CapacityPlan {
@@ -87,13 +105,35 @@ struct CapacityPlan {
   std::vector<int> floor;      // the points below the knee (a prefix of `points`)
   std::vector<std::pair<double, double>> gap_rows;  // (V, T_iss^0) of this K from the gap sweep
   bool constrained = true;
+  bool not_identified = false; // the branch does not follow (V - Q)/R: no Q, no interval
+  double misfit_floor = 0.02, misfit_sigmas = 4.0;  // FitOptions, for each point's misfit margin
+  double point_scatter = 0;    // relative between-point scatter (of the R cluster's V/T_period)
   std::string note;
 };
+double misfit_margin(const Obs& o, const CapacityPlan& plan);  // relative, see capacity.cpp
+// Relative between-point scatter of the drain cluster: 1.4826 x median |V/(T_period R) - 1| (0: < 3 points).
+double drain_scatter(const Dataset& data, const DrainPlan& plan, double drain_rate_bps);
+// The Q that eq. 7 allows within each point's noise margin m (capacity.cpp): [lo, hi], lo > hi if none.
+std::pair<double, double> feasible_capacity(const Dataset& data, const CapacityPlan& plan, const Values& values,
+                                            double drain_rate_bps);
+// Index into `points` (sorted by V) of the persistent knee: the first point from which every point up to
+// the largest V (at least knee_min_points of them) exceeds its floor bound by its noise margin; the floor
+// bounds come from the points below it and from gap_rows (x2, see capacity.cpp). points.size(): no knee.
+std::size_t persistent_knee(const Dataset& data, const std::vector<int>& points,
+                            const std::vector<std::pair<double, double>>& gap_rows, const FitOptions& options);
+// Every isolated obs below its K's persistent knee (isolated references only): the ones whose T_iss bounds
+// T_iss^0 from above without being on the drain branch.
+std::vector<int> isolated_floor_points(const Dataset& data, const FitOptions& options);
+// 1 / (common slope dT/dV of the drain branches, per-K intercepts), counted; NaN with < 2 distinct V.
+double isolated_drain_rate(const Dataset& data, const std::vector<CapacityPlan>& plans, const Values& values);
 std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_bps, bool drain_constrained,
-                                        const std::vector<Tiss0Fit>& tiss0, const FitOptions& options);
+                                        const std::vector<Tiss0Fit>& tiss0, const FitOptions& options,
+                                        double point_scatter = 0);
 double capacity_from(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps);
 CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps, const Values& values);
-void set_capacity_ci95(CapacityFit& row, double lo_bytes, double hi_bytes);
+struct Interval;
+// The bootstrap interval of a Q row, or none (lower bound, not identified, a single branch point).
+void set_capacity_ci95(CapacityFit& row, const CapacityPlan& plan, const Interval& iv);
 // A floor point is clearly on T_iss^0, given the fitted Q, when T_iss >= (1 + knee_margin) (V - Q)/R; one
 // nearer the knee may carry some backpressure, so its T_iss is only an upper bound of T_iss^0.
 bool clearly_on_floor(const Dataset& data, const CapacityPlan& plan, int obs_idx, double drain_rate_bps,

@@ -68,10 +68,7 @@ double tiss0_from(const Tiss0Plan& plan, const Values& values) {
     return t;
   }
   if (plan.estimate_from.size() == 1) return values.issue_s[plan.estimate_from.front()];
-  std::vector<double> t;
-  t.reserve(plan.estimate_from.size());
-  for (int i : plan.estimate_from) t.push_back(values.issue_s[i]);
-  return median(t);
+  return counted_median(plan.estimate_from, values.issue_s, values.count);
 }
 
 Tiss0Fit tiss0_row(const Dataset& data, const Tiss0Plan& plan, double drain_rate_bps, const Values& values) {
@@ -93,6 +90,11 @@ Tiss0Fit tiss0_row(const Dataset& data, const Tiss0Plan& plan, double drain_rate
   return row;
 }
 
+void set_tiss0_ci95(Tiss0Fit& row, const Tiss0Plan& plan, const Interval& iv) {
+  if (plan.source == "max_gap") return clear_ci95(row.issue_time_s, "an upper bound (smallest T_iss seen)");
+  set_ci95(row.issue_time_s, iv, plan.estimate_from.size());
+}
+
 }  // namespace detail
 
 std::vector<Tiss0Fit> fit_tiss0(const std::vector<PointRecord>& points, double drain_rate_bps,
@@ -101,8 +103,12 @@ std::vector<Tiss0Fit> fit_tiss0(const std::vector<PointRecord>& points, double d
   const detail::Dataset data = detail::build_dataset(points, options);
   const std::vector<detail::Tiss0Plan> plans = detail::plan_tiss0(data, drain_rate_bps, options);
   std::vector<int> read;
-  for (const auto& p : plans) read.insert(read.end(), p.estimate_from.begin(), p.estimate_from.end());
-  const auto ci = detail::bootstrap_ci95(data, read, {}, options.bootstrap_resamples, options.seed,
+  std::vector<std::vector<int>> groups;
+  for (const auto& p : plans) {
+    read.insert(read.end(), p.estimate_from.begin(), p.estimate_from.end());
+    if (p.source == "plateau") groups.push_back(p.estimate_from);
+  }
+  const auto ci = detail::bootstrap_ci95(data, read, {}, groups, options.bootstrap_resamples, options.seed,
                                          [&](const detail::Values& v, std::vector<double>& out) {
                                            out.clear();
                                            for (const auto& p : plans) out.push_back(detail::tiss0_from(p, v));
@@ -111,8 +117,7 @@ std::vector<Tiss0Fit> fit_tiss0(const std::vector<PointRecord>& points, double d
   std::vector<Tiss0Fit> rows;
   for (std::size_t r = 0; r < plans.size(); ++r) {
     rows.push_back(detail::tiss0_row(data, plans[r], drain_rate_bps, med));
-    rows.back().issue_time_s.ci95_lo = ci[r].lo;
-    rows.back().issue_time_s.ci95_hi = ci[r].hi;
+    detail::set_tiss0_ci95(rows.back(), plans[r], ci[r]);
   }
   return rows;
 }

@@ -9,6 +9,10 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "gate/labels.hpp"
+#include "gate/mann_whitney.hpp"
+#include "gate/provenance.hpp"
+#include "report/file_io.hpp"
 #include "report/json_read.hpp"
 #include "report/result_file.hpp"
 
@@ -17,39 +21,10 @@ using nlohmann::json;
 
 namespace {
 
-struct Instance {
-  std::string label;
-  double value = 0;
-};
-
-// "remote_store.periodic.host {K=132 B_bytes=32768 G_s=0.0}": K, B and G always, other axes only where
-// they differ from the defaults, so the label stays short yet tells two points apart.
-std::string spec_label(const json& spec) {
-  static const json defaults = report::to_json(PointSpec{});
-  std::string label;
-  for (const auto& item : spec.items()) {
-    const bool always = item.key() == "K" || item.key() == "B_bytes" || item.key() == "G_s";
-    const auto d = defaults.find(item.key());
-    if (!always && d != defaults.end() && *d == item.value()) continue;
-    label += fmt::format("{}{}={}", label.empty() ? "" : " ", item.key(),
-                         item.value().is_string() ? item.value().get<std::string>() : item.value().dump());
-  }
-  return "{" + label + "}";
-}
-
-std::string element_label(const json& element, const MetricSpec& m) {
-  const json* id = element.is_object() ? resolve_path(element, {{PathStep::Kind::kKey, "id", 0}}) : nullptr;
-  const json* spec = element.is_object() ? resolve_path(element, {{PathStep::Kind::kKey, "spec", 0}}) : nullptr;
-  if (m.match_by_names == std::vector<std::string>{"id", "spec"} && id && id->is_string() && spec &&
-      spec->is_object()) {
-    return id->get<std::string>() + " " + spec_label(*spec);
-  }
-  std::string label;
-  for (std::size_t i = 0; i < m.match_by.size(); ++i) {
-    const json* v = resolve_path(element, m.match_by[i]);
-    label += fmt::format("{}{}={}", i ? " " : "", m.match_by_names[i], v ? v->dump() : "?");
-  }
-  return label;
+const json* member(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
 }
 
 // The element's identity across files: the compact JSON of its match_by values, or nullopt if one is absent.
@@ -64,26 +39,98 @@ std::optional<std::string> match_key(const json& element, const MetricSpec& m) {
 }
 
 bool is_skipped(const json& element) {
-  const auto it = element.is_object() ? element.find("skipped") : element.end();
-  return element.is_object() && it != element.end() && it->is_boolean() && it->get<bool>();
+  const json* s = member(element, "skipped");
+  return s && s->is_boolean() && s->get<bool>();
 }
 
-Comparison judge(const MetricSpec& m, double baseline, double candidate) {
-  Comparison c;
-  c.baseline = baseline;
-  c.candidate = candidate;
-  c.tolerance = std::max(m.abs_tol, m.rel_tol * std::fabs(baseline));
-  const double change = candidate - baseline;
-  if (std::fabs(change) <= c.tolerance) {
-    c.status = Status::kSame;
-  } else if (m.direction == Direction::kHigher) {
-    c.status = change > 0 ? Status::kBetter : Status::kWorse;
-  } else if (m.direction == Direction::kLower) {
-    c.status = change < 0 ? Status::kBetter : Status::kWorse;
-  } else {
-    c.status = Status::kWorse;
+// Where the value sits: its parent object and its own key (empty when the path ends in an index).
+struct Site {
+  const json* parent = nullptr;
+  std::string key;
+};
+
+Site site_of(const json& root, const MetricPath& path) {
+  if (path.empty() || path.back().kind != PathStep::Kind::kKey) return {};
+  const MetricPath parent_path(path.begin(), path.end() - 1);
+  return {resolve_path(root, parent_path), path.back().key};
+}
+
+// Per-repetition samples stored beside a statistic ("issue_time_s": {"median", ..., "samples": [...]}).
+std::vector<double> samples_at(const Site& site) {
+  static const std::set<std::string> kStatistics{"median", "mean", "p10", "p90", "min", "max"};
+  std::vector<double> out;
+  if (!site.parent || !kStatistics.count(site.key)) return out;
+  const json* samples = member(*site.parent, "samples");
+  if (!samples || !samples->is_array()) return out;
+  for (const json& v : *samples) {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return {};  // no test on what the reader would refuse
+    out.push_back(v.get<double>());
   }
-  return c;
+  return out;
+}
+
+// The 95% interval stored beside a model value: "<key>_ci95", "<stem>_ci95" (R_Bps -> R_ci95), or "ci95"
+// in an element whose main value this is ("bytes" of a Q row, "s" of a T_iss^0 row).
+std::optional<std::pair<double, double>> ci95_at(const Site& site) {
+  if (!site.parent) return std::nullopt;
+  std::vector<std::string> names{site.key + "_ci95"};
+  if (const auto us = site.key.rfind('_'); us != std::string::npos && us > 0) names.push_back(site.key.substr(0, us) + "_ci95");
+  if (site.key == "bytes" || site.key == "s" || site.key == "value") names.push_back("ci95");
+  for (const std::string& name : names) {
+    const json* ci = member(*site.parent, name.c_str());
+    if (ci && ci->is_array() && ci->size() == 2 && (*ci)[0].is_number() && (*ci)[1].is_number()) {
+      return std::make_pair((*ci)[0].get<double>(), (*ci)[1].get<double>());
+    }
+  }
+  return std::nullopt;
+}
+
+// One side of a comparison: the value and what stands beside it.
+struct Observed {
+  double value = 0;
+  std::vector<double> samples;
+  std::optional<std::pair<double, double>> ci95;
+};
+
+Observed observe(const json& value, const Site& site) {
+  return {value.get<double>(), samples_at(site), ci95_at(site)};
+}
+
+Comparison judge(const MetricSpec& m, const GateConfig& config, const Observed& b, const Observed& c) {
+  Comparison row;
+  row.baseline = b.value;
+  row.candidate = c.value;
+  row.tolerance = std::max(m.abs_tol, m.rel_tol * std::fabs(b.value));
+  row.baseline_samples = b.samples.size();
+  row.candidate_samples = c.samples.size();
+  bool significant = true;  // what the tolerance alone says unless a U test is possible
+  if (!b.samples.empty() && !c.samples.empty()) {
+    const std::size_t n_min = std::min(b.samples.size(), c.samples.size());
+    if (n_min >= config.min_samples && smallest_p_value(b.samples.size(), c.samples.size()) < config.alpha) {
+      row.evidence = Evidence::kUTest;
+      row.p_value = mann_whitney_u(b.samples, c.samples).p_value;
+      significant = *row.p_value < config.alpha;
+    } else {
+      row.evidence = Evidence::kNotTestable;
+    }
+  } else if (b.ci95 && c.ci95) {
+    row.evidence = Evidence::kCi95;
+    row.ci95_overlap = b.ci95->first <= c.ci95->second && c.ci95->first <= b.ci95->second;
+  }
+  const double change = c.value - b.value;
+  if (std::fabs(change) <= row.tolerance) {
+    row.status = Status::kSame;
+  } else if (!significant) {
+    row.status = Status::kNoise;
+    row.note = fmt::format("beyond tolerance, not significant (p >= alpha {:g})", config.alpha);
+  } else if (m.direction == Direction::kHigher) {
+    row.status = change > 0 ? Status::kBetter : Status::kWorse;
+  } else if (m.direction == Direction::kLower) {
+    row.status = change < 0 ? Status::kBetter : Status::kWorse;
+  } else {
+    row.status = Status::kWorse;
+  }
+  return row;
 }
 
 Comparison missing(const MetricSpec& m, double baseline, std::string note) {
@@ -95,29 +142,35 @@ Comparison missing(const MetricSpec& m, double baseline, std::string note) {
   return c;
 }
 
-// Baseline instances of a [*] metric keyed by match key; the baseline must fit the config exactly.
-std::map<std::string, Instance> baseline_instances(const json& array, const MetricSpec& m, const std::string& field) {
-  std::map<std::string, Instance> out;
+struct Element {
+  std::string key;       // match key
+  const json* element;   // the array element
+};
+
+// Elements of a [*] array with their match keys; two with one key are input_error (`which` file).
+std::vector<Element> keyed_elements(const json* array, const MetricSpec& m, const std::string& field,
+                                    const char* which, bool require_key) {
+  std::vector<Element> out;
+  if (!array || !array->is_array()) return out;
   std::set<std::string> seen;
-  for (std::size_t i = 0; i < array.size(); ++i) {
-    const json& element = array[i];
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const json& element = (*array)[i];
     const auto key = match_key(element, m);
-    if (!key) throw input_error(field, fmt::format("baseline element {} lacks a match_by value", i));
-    if (!seen.insert(*key).second) {
-      throw input_error(field, fmt::format("baseline has two elements matching {}", element_label(element, m)));
+    if (!key) {
+      if (require_key) throw input_error(field, fmt::format("{} element {} lacks a match_by value", which, i));
+      continue;  // cannot be matched; its baseline counterpart shows up as MISSING
     }
-    if (is_skipped(element)) continue;  // nothing was measured: nothing to hold the candidate to
-    const json* v = resolve_path(element, m.suffix);
-    if (!v) continue;                   // e.g. completion_s on a point run without completion mode
-    if (!v->is_number()) throw input_error(field, fmt::format("baseline value of {} is {}, not a number",
-                                                              element_label(element, m), report::json_type_name(*v)));
-    out[*key] = {element_label(element, m), v->get<double>()};
+    if (!seen.insert(*key).second) {
+      throw input_error(field, fmt::format("{} has two elements matching {}", which, *key));
+    }
+    out.push_back({*key, &element});
   }
   return out;
 }
 
-void compare_metric(const json& baseline, const json& candidate, const MetricSpec& m, std::size_t index,
+void compare_metric(const json& baseline, const json& candidate, const GateConfig& config, std::size_t index,
                     GateReport& report) {
+  const MetricSpec& m = config.metrics[index];
   const std::string field = report::index_path("metrics", index) + ".name";
   auto add = [&](Comparison c, std::string instance) {
     c.metric_index = index;
@@ -139,45 +192,66 @@ void compare_metric(const json& baseline, const json& candidate, const MetricSpe
     if (!b || b->is_null()) return absent_from_baseline("is not in the baseline");
     if (!b->is_number()) throw input_error(field, fmt::format("baseline value is {}, not a number", report::json_type_name(*b)));
     if (!c || !c->is_number()) return add(missing(m, b->get<double>(), c ? "not a number in candidate" : "not in candidate"), "");
-    return add(judge(m, b->get<double>(), c->get<double>()), "");
+    return add(judge(m, config, observe(*b, site_of(baseline, m.prefix)), observe(*c, site_of(candidate, m.prefix))), "");
   }
   if (!b || b->is_null()) return absent_from_baseline("is not in the baseline");
   if (!b->is_array()) throw input_error(field, fmt::format("baseline value before [*] is {}, not an array", report::json_type_name(*b)));
-  const auto instances = baseline_instances(*b, m, field);
-  if (instances.empty()) return absent_from_baseline("has no value in any baseline element");
+  const std::vector<Element> base = keyed_elements(b, m, field, "baseline", true);
+  const std::vector<Element> cand = keyed_elements(c, m, field, "candidate", false);
+  std::map<std::string, const json*> cand_by_key;
+  for (const Element& e : cand) cand_by_key[e.key] = e.element;
+  std::set<std::string> base_keys;
+  for (const Element& e : base) base_keys.insert(e.key);
 
-  std::map<std::string, const json*> candidates;
-  if (c && c->is_array()) {
-    for (const json& element : *c) {
-      const auto key = match_key(element, m);
-      if (!key) continue;  // cannot be matched; its baseline counterpart shows up as MISSING
-      if (!candidates.emplace(*key, &element).second) {
-        throw input_error(field, "candidate has two elements matching " + element_label(element, m));
-      }
-    }
+  // Labels over every distinct element of both files, so that no two rows read alike.
+  std::vector<const json*> labelled;
+  for (const Element& e : base) labelled.push_back(e.element);
+  for (const Element& e : cand) {
+    if (!base_keys.count(e.key)) labelled.push_back(e.element);
   }
-  for (const auto& [key, inst] : instances) {
-    const auto it = candidates.find(key);
-    if (it == candidates.end()) { add(missing(m, inst.value, "no matching element in candidate"), inst.label); continue; }
-    const json& element = *it->second;
-    if (is_skipped(element)) {
-      const json* reason = resolve_path(element, {{PathStep::Kind::kKey, "skip_reason", 0}});
-      add(missing(m, inst.value, "skipped in candidate: " + (reason && reason->is_string() ? reason->get<std::string>() : "")), inst.label);
+  const std::vector<std::string> labels = element_labels(labelled, m);
+
+  const MetricPath& suffix = m.suffix;
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    const json& element = *base[i].element;
+    if (is_skipped(element)) continue;  // nothing was measured: nothing to hold the candidate to
+    const json* v = resolve_path(element, suffix);
+    if (!v) continue;                   // e.g. completion_s on a point run without completion mode
+    if (!v->is_number()) {
+      throw input_error(field, fmt::format("baseline value of {} is {}, not a number", labels[i], report::json_type_name(*v)));
+    }
+    ++compared;
+    const auto it = cand_by_key.find(base[i].key);
+    if (it == cand_by_key.end()) { add(missing(m, v->get<double>(), "no matching element in candidate"), labels[i]); continue; }
+    const json& other = *it->second;
+    if (is_skipped(other)) {
+      const json* reason = member(other, "skip_reason");
+      add(missing(m, v->get<double>(), "skipped in candidate: " + (reason && reason->is_string() ? reason->get<std::string>() : "")), labels[i]);
       continue;
     }
-    const json* v = resolve_path(element, m.suffix);
-    if (!v || !v->is_number()) { add(missing(m, inst.value, "no value in candidate"), inst.label); continue; }
-    add(judge(m, inst.value, v->get<double>()), inst.label);
+    const json* w = resolve_path(other, suffix);
+    if (!w || !w->is_number()) { add(missing(m, v->get<double>(), "no value in candidate"), labels[i]); continue; }
+    add(judge(m, config, observe(*v, site_of(element, suffix)), observe(*w, site_of(other, suffix))), labels[i]);
   }
-  for (const auto& [key, element] : candidates) {
-    if (instances.count(key) || is_skipped(*element)) continue;
-    const json* v = resolve_path(*element, m.suffix);
-    if (!v || !v->is_number()) continue;
+  if (compared == 0) {
+    report.rows.erase(std::remove_if(report.rows.begin(), report.rows.end(),
+                                     [&](const Comparison& row) { return row.metric_index == index; }),
+                      report.rows.end());
+    return absent_from_baseline("has no value in any baseline element");
+  }
+  std::size_t label_index = base.size();
+  for (const Element& e : cand) {
+    if (base_keys.count(e.key)) continue;
+    const std::string& label = labels[label_index++];
+    if (is_skipped(*e.element)) continue;
+    const json* w = resolve_path(*e.element, suffix);
+    if (!w || !w->is_number()) continue;
     Comparison row;
-    row.candidate = v->get<double>();
+    row.candidate = w->get<double>();
     row.status = Status::kNew;
     row.note = "not in baseline";
-    add(row, element_label(*element, m));
+    add(row, label);
   }
 }
 
@@ -188,6 +262,7 @@ const char* status_name(Status status) {
     case Status::kSame: return "SAME";
     case Status::kBetter: return "BETTER";
     case Status::kWorse: return "WORSE";
+    case Status::kNoise: return "NOISE";
     case Status::kMissing: return "MISSING";
     case Status::kNew: return "NEW";
     case Status::kNotApplicable: return "N/A";
@@ -207,21 +282,28 @@ bool GateReport::passed() const {
 GateReport compare(const json& baseline, const json& candidate, const GateConfig& config) {
   GateReport report;
   for (std::size_t i = 0; i < config.metrics.size(); ++i) {
-    compare_metric(baseline, candidate, config.metrics[i], i, report);
+    compare_metric(baseline, candidate, config, i, report);
   }
   return report;
 }
 
 GateReport compare_files(const std::string& baseline_path, const std::string& candidate_path,
                          const GateConfig& config) {
-  // Canonical form: paths resolve against the writer's key names, whatever the files' layout.
-  const json baseline = report::to_json(report::read_result_file(baseline_path));
-  const json candidate = report::to_json(report::read_result_file(candidate_path));
+  // Canonical form: paths resolve against the writer's key names, whatever the files' layout. The raw
+  // parse is kept only for the file's own schema version.
+  const std::string baseline_text = report::read_text_file(baseline_path);
+  const std::string candidate_text = report::read_text_file(candidate_path);
+  const json baseline = report::to_json(report::parse_result_text(baseline_text, baseline_path));
+  const json candidate = report::to_json(report::parse_result_text(candidate_text, candidate_path));
+  GateReport report;
   try {
-    return compare(baseline, candidate, config);
+    report = compare(baseline, candidate, config);
   } catch (const Error& e) {
     throw Error(e.code(), e.domain(), e.field(), "gate config vs baseline " + baseline_path + ": " + e.what());
   }
+  report.warnings = provenance_warnings(provenance_of(report::parse_json_text(baseline_text, baseline_path), baseline),
+                                        provenance_of(report::parse_json_text(candidate_text, candidate_path), candidate));
+  return report;
 }
 
 }  // namespace xs::gate

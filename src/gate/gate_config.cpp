@@ -162,9 +162,18 @@ GateConfig gate_config_from_json(const json& j) {
   const auto schema = j.find("schema");
   if (schema == j.end()) throw input_error("schema", "required field is missing (expected {\"name\": \"xstage.gate\", \"version\": \"1.0\"})");
   check_gate_schema(*schema);
-  const ObjectReader r(j, "", {"schema", "description", "metrics"});
+  const ObjectReader r(j, "", {"schema", "description", "alpha", "min_samples", "metrics"});
   GateConfig config;
   if (const json* d = r.optional("description")) config.description = report::read_string(*d, "description");
+  if (const json* a = r.optional("alpha")) {
+    config.alpha = report::read_finite(*a, "alpha");
+    if (!(config.alpha > 0 && config.alpha <= 1)) {
+      throw input_error("alpha", fmt::format("expected a significance level in (0, 1] such as 0.05, got {}", config.alpha));
+    }
+  }
+  if (const json* n = r.optional("min_samples")) {
+    config.min_samples = static_cast<std::size_t>(report::read_integer(*n, "min_samples", 2, 1000000));
+  }
   const json& metrics = report::read_array(r.required("metrics"), "metrics");
   if (metrics.empty()) throw input_error("metrics", "expected at least one metric");
   std::set<std::string> names;

@@ -48,6 +48,11 @@ struct MetricSpec {
 
 struct GateConfig {
   std::string description;
+  // Noise test (docs/gate.md): a value beyond tolerance is WORSE/BETTER only if the Mann-Whitney U test
+  // on both files' per-repetition samples gives p < alpha, where both sides have >= min_samples samples
+  // and that many samples can reach p < alpha at all; otherwise the tolerance alone decides.
+  double alpha = 0.05;
+  std::size_t min_samples = 4;
   std::vector<MetricSpec> metrics;
 };
 

@@ -6,57 +6,139 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <vector>
+
+#include "gate/units.hpp"
 
 namespace xs::gate {
 using nlohmann::json;
 
 namespace {
 
-constexpr std::array<Status, 6> kStatuses{Status::kSame,    Status::kBetter, Status::kWorse,
-                                          Status::kMissing, Status::kNew,    Status::kNotApplicable};
+constexpr std::array<Status, 7> kStatuses{Status::kWorse, Status::kMissing, Status::kNoise,        Status::kSame,
+                                          Status::kBetter, Status::kNew,    Status::kNotApplicable};
 
-std::string number_text(const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : "-"; }
+Unit unit_of(const Comparison& c) { return unit_of_metric(c.metric); }
 
-// Relative change where the baseline is non-zero, else the absolute change.
-std::string change_text(const Comparison& c) {
+std::string value_text(const std::optional<double>& v, Unit unit) { return v ? format_value(*v, unit) : "-"; }
+
+std::string delta_text(const Comparison& c) {
   if (!c.baseline || !c.candidate) return "-";
-  const double change = *c.candidate - *c.baseline;
-  if (*c.baseline != 0) return fmt::format("{:+.2f}%", 100.0 * change / std::fabs(*c.baseline));
-  return fmt::format("{:+.3g}", change);
+  return format_delta(*c.candidate - *c.baseline, unit_of(c));
 }
 
-std::string verdict(const GateReport& report) {
-  std::string counts;
-  for (Status s : kStatuses) {
-    if (const auto n = report.count(s)) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status_name(s));
-  }
-  return fmt::format("{} ({}); WORSE and MISSING fail the gate", report.passed() ? "PASS" : "FAIL", counts);
+// Relative change where the baseline is non-zero.
+std::string rel_text(const Comparison& c) {
+  if (!c.baseline || !c.candidate || *c.baseline == 0) return "-";
+  return fmt::format("{:+.2f}%", 100.0 * (*c.candidate - *c.baseline) / std::fabs(*c.baseline));
+}
+
+std::string tolerance_text(const Comparison& c) {
+  if (!c.baseline) return "-";
+  return format_value(c.tolerance, unit_of(c));
+}
+
+bool shown(const Comparison& c, const TableOptions& options) { return !options.only_failures || is_failure(c.status); }
+
+std::vector<std::string> human_cells(const Comparison& c) {
+  return {status_name(c.status), c.metric, c.instance.empty() ? "-" : c.instance, value_text(c.baseline, unit_of(c)),
+          value_text(c.candidate, unit_of(c)), delta_text(c), rel_text(c), tolerance_text(c), evidence_text(c), c.note};
+}
+
+const std::vector<std::string> kHumanHeader = {"verdict", "metric", "instance", "baseline", "candidate", "delta",
+                                               "rel", "tolerance", "noise", "note"};
+
+std::string junit_detail(const Comparison& c, const GateConfig& config) {
+  return fmt::format("{}: baseline {}, candidate {}, delta {} ({}), tolerance {}, direction {}, noise {}{}{}",
+                     status_name(c.status), value_text(c.baseline, unit_of(c)), value_text(c.candidate, unit_of(c)),
+                     delta_text(c), rel_text(c), tolerance_text(c), direction_name(config.metrics[c.metric_index].direction),
+                     evidence_text(c), c.note.empty() ? "" : "; ", c.note);
 }
 
 }  // namespace
 
-std::string format_table(const GateReport& report, const GateConfig& config) {
-  const std::vector<std::string> header = {"status", "metric", "instance", "baseline", "candidate",
-                                           "change", "tolerance", "direction", "note"};
-  std::vector<std::vector<std::string>> cells = {header};
-  for (const Comparison& c : report.rows) {
-    cells.push_back({status_name(c.status), c.metric, c.instance, number_text(c.baseline), number_text(c.candidate),
-                     change_text(c), fmt::format("{:.3g}", c.tolerance),
-                     direction_name(config.metrics[c.metric_index].direction), c.note});
+std::string evidence_text(const Comparison& c) {
+  switch (c.evidence) {
+    case Evidence::kNone: return "-";
+    case Evidence::kNotTestable: return fmt::format("not testable (n={}/{})", c.baseline_samples, c.candidate_samples);
+    case Evidence::kUTest:
+      return fmt::format("p={} ({}/{})", c.p_value ? fmt::format("{:.2g}", *c.p_value) : "?", c.baseline_samples,
+                         c.candidate_samples);
+    case Evidence::kCi95: return c.ci95_overlap ? "ci95 overlap" : "ci95 disjoint";
   }
-  std::vector<std::size_t> widths(header.size(), 0);
-  for (const auto& row : cells) {
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  return "-";
+}
+
+std::string summary_line(const GateReport& report) {
+  std::string counts;
+  for (Status s : kStatuses) {
+    if (const auto n = report.count(s)) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status_name(s));
+  }
+  const std::size_t failures = report.count(Status::kWorse) + report.count(Status::kMissing);
+  std::string head = failures == 0 ? "PASS" : fmt::format("FAIL: {} failing", failures);
+  std::string line = fmt::format("{} ({} rows: {}); WORSE and MISSING fail the gate", head, report.rows.size(),
+                                 counts.empty() ? "none" : counts);
+  if (!report.warnings.empty()) {
+    line += fmt::format("; {} WARNING{}: baseline and candidate differ in provenance", report.warnings.size(),
+                        report.warnings.size() == 1 ? "" : "S");
+  }
+  return line;
+}
+
+std::string format_table(const GateReport& report, const GateConfig& /*config*/, const TableOptions& options) {
+  std::vector<std::vector<std::string>> cells = {kHumanHeader};
+  for (const Comparison& c : report.rows) {
+    if (shown(c, options)) cells.push_back(human_cells(c));
   }
   std::string out;
-  for (const auto& row : cells) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) line += fmt::format("{:<{}}  ", row[i], widths[i]);
-    line.erase(line.find_last_not_of(' ') + 1);
-    out += line + "\n";
+  if (cells.size() > 1) {
+    std::vector<std::size_t> widths(kHumanHeader.size(), 0);
+    for (const auto& row : cells) {
+      for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    }
+    for (const auto& row : cells) {
+      std::string line;
+      for (std::size_t i = 0; i < row.size(); ++i) line += fmt::format("{:<{}}  ", row[i], widths[i]);
+      line.erase(line.find_last_not_of(' ') + 1);
+      out += line + "\n";
+    }
+  } else if (options.only_failures) {
+    out += "no failing rows\n";
   }
-  return out + verdict(report) + "\n";
+  return out + summary_line(report) + "\n";
+}
+
+report::Table comparison_table(const GateReport& report, const GateConfig& config, bool human,
+                               const TableOptions& options) {
+  report::Table table;
+  if (human) {
+    table.columns = kHumanHeader;
+    for (const Comparison& c : report.rows) {
+      if (!shown(c, options)) continue;
+      std::vector<report::Cell> row;
+      for (std::string& text : human_cells(c)) row.emplace_back(std::move(text));
+      table.add_row(std::move(row));
+    }
+    return table;
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  table.columns = {"verdict", "metric", "instance", "baseline", "candidate", "unit", "delta", "rel_delta",
+                   "tolerance", "p_value", "n_baseline", "n_candidate", "ci95_overlap", "note"};
+  for (const Comparison& c : report.rows) {
+    if (!shown(c, options)) continue;
+    const bool both = c.baseline && c.candidate;
+    table.add_row({std::string(status_name(c.status)), c.metric, c.instance, c.baseline.value_or(nan),
+                   c.candidate.value_or(nan), std::string(unit_symbol(unit_of(c))),
+                   both ? *c.candidate - *c.baseline : nan,
+                   both && *c.baseline != 0 ? (*c.candidate - *c.baseline) / std::fabs(*c.baseline) : nan,
+                   c.baseline ? c.tolerance : nan, c.p_value.value_or(nan),
+                   c.evidence == Evidence::kNone || c.evidence == Evidence::kCi95 ? nan : double(c.baseline_samples),
+                   c.evidence == Evidence::kNone || c.evidence == Evidence::kCi95 ? nan : double(c.candidate_samples),
+                   std::string(c.evidence == Evidence::kCi95 ? (c.ci95_overlap ? "yes" : "no") : ""), c.note});
+  }
+  (void)config;
+  return table;
 }
 
 std::string xml_escape(const std::string& text) {
@@ -105,10 +187,7 @@ std::string to_junit_xml(const GateReport& report, const GateConfig& config) {
     out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n", name,
                        rows.size(), failures, skipped);
     for (const Comparison* c : rows) {
-      const std::string detail =
-          fmt::format("{}: baseline {}, candidate {}, change {}, tolerance {:.3g}, direction {}{}{}", status_name(c->status),
-                      number_text(c->baseline), number_text(c->candidate), change_text(*c), c->tolerance,
-                      direction_name(config.metrics[m].direction), c->note.empty() ? "" : "; ", c->note);
+      const std::string detail = junit_detail(*c, config);
       out += fmt::format("    <testcase classname=\"xstage-gate.{}\" name=\"{}\" time=\"0\"", name,
                          xml_escape(c->instance.empty() ? c->metric : c->metric + " " + c->instance));
       if (is_failure(c->status)) {
@@ -136,13 +215,19 @@ json report_to_json(const GateReport& report, const GateConfig& config) {
       change = *c.candidate - *c.baseline;
       if (*c.baseline != 0) rel_change = (*c.candidate - *c.baseline) / std::fabs(*c.baseline);
     }
-    rows.push_back({{"metric", c.metric}, {"instance", c.instance},
+    const bool sampled = c.evidence == Evidence::kUTest || c.evidence == Evidence::kNotTestable;
+    rows.push_back({{"metric", c.metric}, {"instance", c.instance}, {"unit", unit_symbol(unit_of(c))},
                     {"direction", direction_name(config.metrics[c.metric_index].direction)},
                     {"baseline", number(c.baseline)}, {"candidate", number(c.candidate)}, {"change", change},
-                    {"rel_change", rel_change}, {"tolerance", c.tolerance}, {"status", status_name(c.status)},
-                    {"note", c.note}});
+                    {"rel_change", rel_change}, {"tolerance", c.tolerance},
+                    {"n_baseline", sampled ? json(c.baseline_samples) : json(nullptr)},
+                    {"n_candidate", sampled ? json(c.candidate_samples) : json(nullptr)},
+                    {"p_value", number(c.p_value)},
+                    {"ci95_overlap", c.evidence == Evidence::kCi95 ? json(c.ci95_overlap) : json(nullptr)},
+                    {"status", status_name(c.status)}, {"note", c.note}});
   }
-  return {{"passed", report.passed()}, {"counts", counts}, {"rows", rows}};
+  return {{"passed", report.passed()}, {"warnings", report.warnings}, {"alpha", config.alpha},
+          {"min_samples", config.min_samples}, {"counts", counts}, {"rows", rows}};
 }
 
 }  // namespace xs::gate

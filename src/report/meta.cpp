@@ -1,4 +1,5 @@
-// xstage report layer: the result file's `meta` section: what built the tool, how it was run, where.
+// xstage report layer: the result file's `meta` section: what built the tool, how it was run, where, and
+// what each measured quantity means (meta.definitions, the one definition both backends follow).
 #include <unistd.h>
 
 #include <climits>
@@ -25,6 +26,57 @@ std::string host_name() {
   char buffer[HOST_NAME_MAX + 1] = {};
   if (::gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
   return buffer;
+}
+
+// The one definition of every measured quantity, for both backends (GPU: runtime/burst_timeline.cpp,
+// simulator: sim/simulator.cpp implement exactly these). Written into every result file's meta.
+json measurement_definitions() {
+  return {
+      {"issue_span",
+       "d(b,p): producer p's issue span in burst b, from just before its first store to after every thread of "
+       "the producer issued its stores. GPU: clock64 of the producer's SM divided by the launch's sm_clock_hz; "
+       "simulator: simulated time from the producer's burst start to the acceptance of its last byte"},
+      {"steady_state_window",
+       "periodic: W = [max_p start(w,p), min_p start(N-1,p)] (w = warmup_bursts, N = num_bursts): every producer "
+       "is past its warm-up and none has started its last burst. Each producer's start times are taken relative "
+       "to its own start(0,p) (SM clocks are not comparable; the start barrier aligns start(0,p)). The window "
+       "holds the producer-bursts (b,p), w <= b <= N-2, whose start lies in W; if none does, all b >= w"},
+      {"issue_time_s",
+       "T_iss: mean over producers of d(b,p). Periodic: mean over the producer-bursts of the steady-state "
+       "window; isolated: mean over the K producers of d(0,p) of the one aligned burst. One sample per "
+       "repetition (launch)"},
+      {"issue_time_max_s",
+       "the slowest producer's span. Periodic: median over bursts b >= w of max_p d(b,p); isolated: "
+       "max_p d(0,p), the aggregate burst's issue time (what eq. 7 predicts as T_iss^iso). One sample per "
+       "repetition"},
+      {"period_s",
+       "T_period (periodic only): mean over the producer-bursts of the steady-state window of "
+       "start(b+1,p) - start(b,p), which is d(b,p) + G per pair; K V / T_period is the aggregate rate. "
+       "Empty for isolated points"},
+      {"completion_s",
+       "completion mode: per burst, max over producers of the time from the producer's burst start to every "
+       "thread's fence.sc.sys done (the remote-visible horizon), median over bursts b >= w. Simulator: first "
+       "producer's start to the burst's last byte drained (FIFO) plus the planted completion latency"},
+      {"sm_clock_hz",
+       "GPU: per launch the median over producers of (clock64 delta) / (%globaltimer delta) across the launch; "
+       "the point's value is the median over repetitions. 0 from the simulator"},
+      {"clock_flagged",
+       "GPU: a repetition whose SM clock stayed below clock_flag_fraction x the peak clock after max_reruns "
+       "re-runs was kept and the point flagged; fits leave flagged points out. The simulator never flags"},
+      {"stream_bytes",
+       "num_bursts x V (V = K x B): the bytes one repetition (one launch) stores, (num_bursts - warmup_bursts) "
+       "x V of them after warm-up. Derived from spec, not stored. Stores to host memory are partly absorbed by "
+       "the L2 (60 MiB on the H200), so only streams several times the L2 show the steady drain in "
+       "V / T_period; the simulator has no L2"},
+      {"address_mode",
+       "fresh: burst b writes the contiguous slice (b mod slots) of a ring >= max(128 MiB, 2 x L2); same: one "
+       "slice, rewritten every burst; scattered: each producer's B bytes are 256-B rows, logical row (stream "
+       "position mod ring rows) goes to row slot perm(row) of a ring of 2^n rows >= max(128 MiB, 2 x L2, 2 V), "
+       "perm a bijection seeded by spec.scatter_seed. The simulator does not model addresses"},
+      {"gap",
+       "G: producer-side busy time with no stores after each burst. GPU: clock64 spin of round(G f) cycles, "
+       "f = max(1 ms clock probe, SM clock of the discarded warm-up launch); simulator: exact"},
+      {"repetition", "one launch (GPU) or one simulated run; each gives one sample of every quantity"}};
 }
 
 }  // namespace
@@ -54,6 +106,7 @@ json make_meta(const std::vector<std::string>& argv, const std::string& backend_
   meta["date_utc"] = utc_now_iso8601();
   meta["host"] = host_name();
   meta["backend"] = backend_name;
+  meta["definitions"] = measurement_definitions();
   return meta;
 }
 

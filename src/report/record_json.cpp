@@ -66,7 +66,7 @@ Verification verification_from_json(const json& j, const std::string& path) {
 }  // namespace
 
 json to_json(const PointSpec& s) {
-  return {{"suite", suite_name(s.suite)},
+  json j = {{"suite", suite_name(s.suite)},
           {"target", s.target},
           {"K", s.num_producers},
           {"B_bytes", s.bytes_per_producer},
@@ -79,6 +79,9 @@ json to_json(const PointSpec& s) {
           {"producer", producer_kind_name(s.producer_kind)},
           {"address_mode", address_mode_name(s.address_mode)},
           {"completion", s.completion}};
+  // Only where it means something, so the keys (point_key) of the other modes stay as they were.
+  if (s.address_mode == AddressMode::kScattered) j["scatter_seed"] = s.scatter_seed;
+  return j;
 }
 
 json to_json(const Summary& s) {
@@ -111,7 +114,8 @@ json to_json(const PointRecord& rec) {
 PointSpec spec_from_json(const json& j, const std::string& path) {
   const ObjectReader r(j, path,
                        {"suite", "target", "K", "B_bytes", "G_s", "num_bursts", "warmup_bursts", "repetitions",
-                        "store_width_bytes", "threads_per_producer", "producer", "address_mode", "completion"});
+                        "store_width_bytes", "threads_per_producer", "producer", "address_mode", "completion",
+                        "scatter_seed"});
   PointSpec s;
   s.suite = parse_at(r.path("suite"), r.required("suite"), parse_suite);
   s.target = read_string(r.required("target"), r.path("target"));
@@ -142,6 +146,11 @@ PointSpec spec_from_json(const json& j, const std::string& path) {
   s.producer_kind = parse_at(r.path("producer"), r.required("producer"), parse_producer_kind);
   s.address_mode = parse_at(r.path("address_mode"), r.required("address_mode"), parse_address_mode);
   s.completion = read_bool(r.required("completion"), r.path("completion"));
+  if (const json* seed = r.optional("scatter_seed")) {
+    if (s.address_mode != AddressMode::kScattered)
+      throw input_error(r.path("scatter_seed"), "only address_mode scattered has a row permutation seed");
+    s.scatter_seed = static_cast<std::uint32_t>(read_integer(*seed, r.path("scatter_seed"), 0, 0xffffffffLL));
+  }
   return s;
 }
 

@@ -34,8 +34,8 @@ constexpr std::array<std::pair<Suite, const char*>, 3> kSuites{{
     {Suite::kPeriodic, "periodic"}, {Suite::kIsolated, "isolated"}, {Suite::kLocalControl, "local_control"}}};
 constexpr std::array<std::pair<ProducerKind, const char*>, 2> kProducers{{
     {ProducerKind::kCta, "cta"}, {ProducerKind::kWarp, "warp"}}};
-constexpr std::array<std::pair<AddressMode, const char*>, 2> kAddressModes{{
-    {AddressMode::kFresh, "fresh"}, {AddressMode::kSame, "same"}}};
+constexpr std::array<std::pair<AddressMode, const char*>, 3> kAddressModes{{
+    {AddressMode::kFresh, "fresh"}, {AddressMode::kSame, "same"}, {AddressMode::kScattered, "scattered"}}};
 
 }  // namespace
 

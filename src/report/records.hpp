@@ -20,11 +20,16 @@ const char* suite_name(Suite suite);            // "periodic", "isolated", "loca
 Suite parse_suite(const std::string& name);     // throws input_error naming accepted names
 
 enum class ProducerKind { kCta, kWarp };        // one producer per CTA (default) or per warp
-enum class AddressMode { kFresh, kSame };       // fresh slice of a ring > L2 each burst, or the same lines
+// fresh: a new contiguous slice of a ring > L2 each burst; same: the same lines every burst; scattered:
+// 256-B rows at a seeded permutation of the row slots of a ring > L2 (the MegaMoE scatter pattern).
+enum class AddressMode { kFresh, kSame, kScattered };
 const char* producer_kind_name(ProducerKind kind);
 const char* address_mode_name(AddressMode mode);
 ProducerKind parse_producer_kind(const std::string& name);
 AddressMode parse_address_mode(const std::string& name);
+
+inline constexpr std::uint32_t kDefaultScatterSeed = 1;
+inline constexpr std::uint64_t kScatterRowBytes = 256;  // scattered mode: B must be a multiple of this
 
 // One point of a sweep: everything needed to run it again.
 struct PointSpec {
@@ -40,6 +45,7 @@ struct PointSpec {
   int threads_per_producer = 256;
   ProducerKind producer_kind = ProducerKind::kCta;
   AddressMode address_mode = AddressMode::kFresh;
+  std::uint32_t scatter_seed = kDefaultScatterSeed;  // row permutation seed (address_mode scattered only)
   bool completion = false;                 // also measure remote-visible completion (fence/flag)
 
   std::uint64_t volume_bytes() const {     // V = K * B
@@ -67,8 +73,9 @@ struct PointRecord {
   PointSpec spec;
   bool skipped = false;
   std::string skip_reason;
-  Summary issue_time_s;                    // sender-visible burst issue time T_iss (per producer, mean)
-  std::optional<Summary> issue_time_max_s; // slowest producer's issue span per burst (periodic, GPU)
+  // Definitions: meta.definitions of every result file (written by make_meta, src/report/meta.cpp).
+  Summary issue_time_s;                    // T_iss: mean over producers of the producer's issue span
+  std::optional<Summary> issue_time_max_s; // the slowest producer's issue span (both suites, both backends)
   Summary period_s;                        // burst start-to-start period T_period (periodic only)
   std::optional<Summary> completion_s;     // issue start -> remote-visible (completion mode)
   double sm_clock_hz = 0;                  // derived from clock64 vs %globaltimer (0 if unknown)

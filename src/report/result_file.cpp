@@ -139,6 +139,8 @@ void write_json_atomic(const std::string& path, const json& j, int indent) {
 }
 
 void write_text_atomic(const std::string& path, std::string_view text) {
+  // rename(2) would replace a device node (/dev/null as root) or a fifo: only a regular file is replaced.
+  check_output_path(path, "");
   std::vector<char> temp(path.begin(), path.end());
   const std::string suffix = ".tmp.XXXXXX";
   temp.insert(temp.end(), suffix.begin(), suffix.end());

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/journal.hpp"
 #include "report/records.hpp"
 
 namespace xs::report {
@@ -59,28 +60,6 @@ void write_text_atomic(const std::string& path, std::string_view text);
 nlohmann::json make_meta(const std::vector<std::string>& argv, const std::string& backend_name,
                          const nlohmann::json& backend_description);
 
-// JSON-lines journal beside the output (`<out>.journal.jsonl`): one finished PointRecord per line, flushed
-// and fsync'd as each point ends, so SIGINT/SIGKILL loses no finished point.
-std::string journal_path_for(const std::string& output_path);
-class Journal {
- public:
-  // truncate=true starts a new journal; false appends (--resume).
-  Journal(const std::string& path, bool truncate);
-  ~Journal();
-  Journal(const Journal&) = delete;
-  Journal& operator=(const Journal&) = delete;
-  void append(const PointRecord& record);
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
-// Reads every complete line; a truncated last line (killed mid-write) is ignored, a corrupt middle line
-// is an input_error.
-// A missing journal file is an io error (callers check existence before --resume).
-std::vector<PointRecord> read_journal(const std::string& path);
-// Additive: the same rules on bytes in memory; `source` names them in errors ("<source>:<line>").
-std::vector<PointRecord> parse_journal(std::string_view text, const std::string& source);
+// The journal of finished points (journal_path_for, Journal, read_journal): report/journal.hpp.
 
 }  // namespace xs::report

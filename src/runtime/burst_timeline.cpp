@@ -72,8 +72,11 @@ LaunchSample aggregate_launch(const LaunchTimeline& t, std::uint32_t first_stead
     if (completion) completion_cycles.push_back(done_max);
   }
   if (completion) s.completion_s = median(completion_cycles) / s.sm_clock_hz;
-  if (n == 1) {  // isolated: one aligned aggregate burst
-    s.issue_time_s = span_max.front() / s.sm_clock_hz;
+  if (n == 1) {  // isolated: one aligned burst; mean over producers and the slowest producer
+    double sum = 0;
+    for (std::uint32_t p = 0; p < k; ++p) sum += duration(0, p);
+    s.issue_time_s = sum / static_cast<double>(k) / s.sm_clock_hz;
+    s.issue_time_max_s = span_max.front() / s.sm_clock_hz;
   } else {
     // Clocks of different SMs are not comparable, so the window is found in %globaltimer-free terms:
     // each producer's own cycle counter, offset by its start-barrier crossing (start(0,p)), which the

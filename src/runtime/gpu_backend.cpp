@@ -109,21 +109,11 @@ class GpuBackend final : public Backend {
         {"barrier_timeout_ns", options_.barrier_timeout_ns},
         {"min_launch_ns", options_.min_launch_ns},
         {"fresh_ring_min_bytes", std::max(kMinFreshRingBytes, 2 * d.l2_bytes)},
+        {"scattered_row_bytes", kernels::remote_store::BurstLayout::kRowBytes},
+        {"scattered_ring_min_bytes", std::max(kMinFreshRingBytes, 2 * d.l2_bytes)},
         {"guard_bytes", kGuardBytes},
         {"clock_flag_fraction", options_.clock_flag_fraction},
         {"max_reruns", options_.max_reruns}};
-    j["definitions"] = {
-        {"issue_time_s", "d(b,p) = (clock64 after all threads issued, __syncthreads) - (clock64 before the first "
-                         "store). Periodic: mean of d(b,p) over the (b,p) pairs inside the window where every "
-                         "producer is past warm-up and none has finished; isolated: max_p d(0,p) of the aligned "
-                         "burst. One sample per launch"},
-        {"issue_time_max_s", "periodic: median over steady bursts of max_p d(b,p), the slowest producer's span"},
-        {"period_s", "periodic: mean over the same (b,p) pairs of start(b+1,p) - start(b,p); one sample per launch"},
-        {"completion_s", "per burst: max over producers of start -> every thread's fence.sc.sys done (remote-visible "
-                         "(fence) horizon); the gap starts after the fence"},
-        {"sm_clock_hz", "per launch: median over producers of clock64 delta / %globaltimer delta over the launch"},
-        {"gap", "clock64 busy spin (no stores) of round(G * f) cycles, f = max(1 ms probe, SM clock of the "
-                "discarded warm-up launch)"}};
     return j;
   }
 
@@ -289,6 +279,7 @@ PointRecord GpuBackend::run(const PointSpec& spec) {
 
   std::vector<double> issue_s, issue_max_s, period_s, completion_s, clock_hz;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
+    throw_if_stopping();  // SIGINT/SIGTERM: a long point ends here (bench/backend.hpp)
     const LaunchSample s = measure_repetition(plan, spec, gap_cycles, rep, record);
     issue_s.push_back(s.issue_time_s);
     if (!std::isnan(s.period_s)) period_s.push_back(s.period_s);

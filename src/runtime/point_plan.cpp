@@ -15,6 +15,9 @@ namespace {
 
 PlanOutcome reject(std::string reason) { return {std::nullopt, std::move(reason)}; }
 
+static_assert(kScatterRowBytes == kernels::remote_store::BurstLayout::kRowBytes,
+              "records.hpp and layout.cuh must agree on the scattered row size");
+
 std::uint64_t free_bytes_on(int device) {
   DeviceGuard guard(device);
   std::size_t free = 0, total = 0;
@@ -62,7 +65,8 @@ PlanOutcome plan_point(const PointSpec& spec, const DeviceInfo& device, const To
   if (!warp && k > static_cast<std::uint64_t>(device.sm_count) * ctas_per_sm)
     return reject(fmt::format("K={} exceeds co-resident producers ({} SMs x {} CTA)", k, device.sm_count, ctas_per_sm));
 
-  // Ring: "fresh" gets >= max(128 MiB, 2 x L2) and >= 2 slots; "same" one slot.
+  // Ring: "fresh" gets >= max(128 MiB, 2 x L2) and >= 2 slots; "same" one slot; "scattered" 2^n rows of
+  // 256 B, >= max(128 MiB, 2 x L2, 2 V) (layout.cuh).
   const std::uint64_t volume = spec.volume_bytes();
   if (volume > kMaxVolumeBytes)
     return reject(fmt::format("V=K*B={} exceeds the {} burst volume limit", format_bytes(static_cast<double>(volume)),
@@ -70,9 +74,15 @@ PlanOutcome plan_point(const PointSpec& spec, const DeviceInfo& device, const To
   BurstLayout layout;
   layout.bytes_per_producer = spec.bytes_per_producer;
   layout.num_producers = k;
+  const std::uint64_t min_ring = std::max(kMinFreshRingBytes, 2 * device.l2_bytes);
   if (spec.address_mode == AddressMode::kFresh) {
-    const std::uint64_t min_ring = std::max(kMinFreshRingBytes, 2 * device.l2_bytes);
     layout.num_slots = static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (min_ring + volume - 1) / volume));
+  } else if (spec.address_mode == AddressMode::kScattered) {
+    if (spec.bytes_per_producer % BurstLayout::kRowBytes != 0)
+      return reject(fmt::format("address_mode scattered stores {}-byte rows: B={} must be a multiple of {}",
+                                BurstLayout::kRowBytes, spec.bytes_per_producer, BurstLayout::kRowBytes));
+    layout.row_bits = kernels::remote_store::scattered_row_bits(std::max(min_ring, 2 * volume));
+    layout.row_seed = spec.scatter_seed;
   }
   plan.layout = layout;
   if (static_cast<std::uint64_t>(spec.num_bursts) * k > kMaxRecords)

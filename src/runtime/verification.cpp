@@ -22,6 +22,7 @@ struct Counter {
 
 Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
   using kernels::remote_store::kPoisonWord;
+  using kernels::remote_store::BurstLayout;
   using kernels::remote_store::pattern_seed;
   const auto& layout = claim.layout;
   Counter counter;
@@ -33,7 +34,28 @@ Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
   check_poison(0, claim.guard_bytes, "guard (before ring)");
   const std::uint64_t words_per_slice = layout.bytes_per_producer / 4;
   const std::uint64_t n = claim.num_bursts_written;
-  for (std::uint32_t slot = 0; slot < layout.num_slots; ++slot) {
+  if (layout.scattered()) {
+    // Every logical row once (the permutation is a bijection, so every row slot once): its last writer's
+    // words, or poison where no burst reached it.
+    constexpr std::uint64_t kWordsPerRow = BurstLayout::kRowBytes / 4;
+    const auto perm = layout.row_permutation();
+    for (std::uint64_t logical = 0; logical < layout.num_rows(); ++logical) {
+      const std::uint64_t row_byte =
+          claim.guard_bytes + static_cast<std::uint64_t>(perm(static_cast<std::uint32_t>(logical))) * BurstLayout::kRowBytes;
+      kernels::remote_store::RowWriter writer;
+      if (!kernels::remote_store::last_row_writer(layout, n, logical, &writer)) {
+        check_poison(row_byte, BurstLayout::kRowBytes, "unwritten row");
+        continue;
+      }
+      const std::uint32_t seed = pattern_seed(writer.burst_idx, writer.producer_idx);
+      for (std::uint64_t w = 0; w < kWordsPerRow; ++w) {
+        const auto expected = seed ^ static_cast<std::uint32_t>(writer.row * kWordsPerRow + w);
+        const std::uint32_t found = words[row_byte / 4 + w];
+        if (found != expected) counter.mismatch(row_byte + 4 * w, "row", expected, found);
+      }
+    }
+  }
+  for (std::uint32_t slot = 0; slot < layout.num_slots && !layout.scattered(); ++slot) {
     const std::uint64_t slot_byte = claim.guard_bytes + static_cast<std::uint64_t>(slot) * layout.volume_bytes();
     if (n <= slot) {  // no burst reached this slot
       check_poison(slot_byte, layout.volume_bytes(), "unwritten slot");
@@ -53,9 +75,10 @@ Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
   check_poison(claim.guard_bytes + layout.ring_bytes(), claim.guard_bytes, "guard (after ring)");
 
   if (counter.wrong > 0)
-    std::fprintf(stderr, "xstage verification: %llu wrong words of %llu bytes checked (K=%u B=%llu slots=%u)\n",
-                 static_cast<unsigned long long>(counter.wrong), static_cast<unsigned long long>(claim.buffer_bytes()),
-                 layout.num_producers, static_cast<unsigned long long>(layout.bytes_per_producer), layout.num_slots);
+    std::fprintf(stderr, "xstage verification: %llu wrong words of %llu bytes checked (K=%u B=%llu slots=%u "
+                 "row_bits=%u)\n", static_cast<unsigned long long>(counter.wrong),
+                 static_cast<unsigned long long>(claim.buffer_bytes()), layout.num_producers,
+                 static_cast<unsigned long long>(layout.bytes_per_producer), layout.num_slots, layout.row_bits);
   Verification v;
   v.checked = true;
   v.bytes_checked = claim.buffer_bytes();

@@ -1,7 +1,7 @@
 // xstage runtime layer: data verification of one point. The buffer is [guard | ring | guard]; before
 // the point every byte is poisoned (0xFF), after it every 4-byte word is compared with what the kernel
-// claims: each ring slot holds the pattern of the last burst that used it (layout.cuh), slots no burst
-// reached and both guards stay poisoned (an out-of-bounds store shows up there).
+// claims: each ring slot (scattered mode: each row slot) holds the pattern of the last burst that used it
+// (layout.cuh), slots no burst reached and both guards stay poisoned (an out-of-bounds store shows up there).
 #pragma once
 #include <cstdint>
 

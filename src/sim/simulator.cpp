@@ -197,7 +197,9 @@ class Engine {
 
 // Per-burst measurements of one launch, as the kernel's per-producer clocks would give them.
 struct BurstTimes {
-  std::vector<double> issue_s, period_s, completion_s;
+  std::vector<double> issue_s;       // max over producers (the slowest producer's span)
+  std::vector<double> issue_mean_s;  // mean over producers
+  std::vector<double> period_s, completion_s;
 };
 
 void append_burst_times(const Launch& in, const Timeline& t, double latency_s, BurstTimes& out) {
@@ -206,14 +208,16 @@ void append_burst_times(const Launch& in, const Timeline& t, double latency_s, B
   double num_producers = 0;
   for (double w : in.weight) num_producers += w;
   for (int b = 0; b < n; ++b) {
-    double issue_s = 0, period_sum_s = 0, first_start_s = kInf;
+    double issue_s = 0, issue_sum_s = 0, period_sum_s = 0, first_start_s = kInf;
     for (int g = 0; g < num_groups; ++g) {
       const double start_s = t.start_s[g * (n + 1) + b];
       issue_s = std::max(issue_s, t.end_s[g * n + b] - start_s);
+      issue_sum_s += in.weight[g] * (t.end_s[g * n + b] - start_s);
       period_sum_s += in.weight[g] * (t.start_s[g * (n + 1) + b + 1] - start_s);
       first_start_s = std::min(first_start_s, start_s);
     }
     out.issue_s.push_back(issue_s);
+    out.issue_mean_s.push_back(issue_sum_s / num_producers);
     out.period_s.push_back(period_sum_s / num_producers);
     out.completion_s.push_back(t.drained_s[b] + latency_s - first_start_s);
   }
@@ -324,6 +328,7 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
 
   std::vector<double> issue_samples, issue_max_samples, period_samples, completion_samples;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
+    throw_if_stopping();  // SIGINT/SIGTERM: a long point ends here (bench/backend.hpp)
     base.path = {unlimited, params.drain_rate_bps * jitter(), capacity_bytes};
     std::vector<double> rates(static_cast<std::size_t>(num_groups) * n);
     for (double& r : rates) r = rate_bps * jitter();
@@ -349,8 +354,11 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
       period_samples.push_back(means.period_s);
       issue_max_samples.push_back(steady_median(times.issue_s, spec.warmup_bursts));
     }
-    // Isolated: the aligned burst's span (slowest producer), as on the GPU.
-    if (isolated) issue_samples.push_back(steady_median(times.issue_s, spec.warmup_bursts));
+    // Isolated: mean over producers of the aligned burst's spans, and the slowest one (meta.definitions).
+    if (isolated) {
+      issue_samples.push_back(steady_median(times.issue_mean_s, spec.warmup_bursts));
+      issue_max_samples.push_back(steady_median(times.issue_s, spec.warmup_bursts));
+    }
     completion_samples.push_back(steady_median(times.completion_s, spec.warmup_bursts));
   }
 
@@ -359,7 +367,7 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
   record.spec = spec;
   record.issue_time_s = summarize(std::move(issue_samples));
   record.period_s = summarize(std::move(period_samples));
-  if (!isolated) record.issue_time_max_s = summarize(std::move(issue_max_samples));
+  record.issue_time_max_s = summarize(std::move(issue_max_samples));
   if (spec.completion) record.completion_s = summarize(std::move(completion_samples));
   record.sm_clock_hz = 0;  // no SM clock in a model
   // The simulator writes no memory, so nothing can be wrong; the field records the volume the point

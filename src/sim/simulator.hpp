@@ -40,19 +40,22 @@ void validate_params(const SimParams& params);
 void validate_spec(const PointSpec& spec);
 
 // Runs one point; deterministic for a given (params.seed, spec). Validates both first.
-// What is measured, per repetition (one sample = median over bursts warmup_bursts .. num_bursts-1), from
+// What is measured follows meta.definitions (src/report/meta.cpp), the same as the GPU backend, from
 // per-producer clocks as the GPU kernel reads them (start_p(b) = the producer's clock when it begins
 // burst b, end_p(b) = when its last store of burst b is accepted; start_p(num_bursts) = end of its last gap):
-//   T_iss(b)      = max over producers p of (end_p(b) - start_p(b))       sender-visible issue time
-//   T_period(b)   = mean over producers p of (start_p(b+1) - start_p(b))  start-to-start period
-//   completion(b) = (last byte of burst b drained, FIFO) + completion_latency_s - min_p start_p(b)
+//   issue_time_s      periodic: mean of end_p(b) - start_p(b) over the steady-state window's producer-bursts;
+//                     isolated: mean over producers of the one burst's spans
+//   issue_time_max_s  median over bursts b >= warmup of max_p (end_p(b) - start_p(b)) (isolated: that max)
+//   period_s          periodic: mean over the window's producer-bursts of start_p(b+1) - start_p(b)
+//   completion(b)   = (last byte of burst b drained, FIFO) + completion_latency_s - min_p start_p(b)
 // Suites: periodic = each producer runs num_bursts x (issue B bytes, busy gap G) with no barrier between
 // producers. isolated = num_bursts bursts, each into an empty path (recovery assumed); period samples
 // stay empty. local_control, or target "local" = the same loop with no drain limit and no capacity (and
 // no completion latency), so T_iss = T_iss^0 for every G.
 // SimParams.noise > 0 draws, per repetition, R x exp(noise Z) and, per producer and burst, the issue rate
 // x exp(noise Z) (Z standard normal, so the planted values are the medians). store_width_bytes,
-// threads_per_producer, producer_kind and address_mode are validated but do not change the simulation.
+// threads_per_producer, producer_kind and address_mode are validated but do not change the simulation:
+// the model has no L2 and no addresses, so fresh, same and scattered (B a multiple of 256) behave alike.
 PointRecord simulate_point(const SimParams& params, const PointSpec& spec);
 
 // Backend "sim": targets "sim" and "host" are the planted path, "local" is the unlimited path; any other

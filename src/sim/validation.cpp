@@ -44,6 +44,10 @@ void validate_spec(const PointSpec& spec) {
   if (spec.bytes_per_producer == 0 || spec.bytes_per_producer % static_cast<unsigned>(width) != 0)
     throw input_error("B", "B=" + std::to_string(spec.bytes_per_producer) +
                                " bytes must be > 0 and a multiple of the store width " + std::to_string(width));
+  if (spec.address_mode == AddressMode::kScattered && spec.bytes_per_producer % kScatterRowBytes != 0)
+    throw input_error("B", "B=" + std::to_string(spec.bytes_per_producer) + " bytes: address_mode scattered stores " +
+                               std::to_string(kScatterRowBytes) + "-byte rows, so B must be a multiple of " +
+                               std::to_string(kScatterRowBytes));
   if (!nonnegative_finite(spec.gap_s)) throw input_error("G", "G must be a finite time >= 0 s");
   if (spec.warmup_bursts < 0) throw input_error("warmup_bursts", "must be >= 0");
   if (spec.num_bursts <= spec.warmup_bursts || spec.num_bursts > kMaxBursts)

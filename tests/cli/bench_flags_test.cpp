@@ -61,7 +61,9 @@ TEST(BenchFlags, PlainRefusals) {
   Scratch s;
   expect_refused(s, kTool, "fa_a2a --backend sim --out f.json", 2, {"fa_a2a has no simulator"});
   expect_refused(s, kTool, kSmall + " --out b.json --md --json", 2, {"--md", "--json"});
-  expect_refused(s, kTool, kSmall + " --out b.json --csv no/such/folder.csv", 2, {"--csv"});
+  write_file(s.path("plain"), "a file, not a folder\n");
+  expect_refused(s, kTool, kSmall + " --out b.json --csv plain/t.csv", 2, {"--csv", "not a folder"});
+  std::filesystem::remove(s.path("plain"));
   expect_refused(s, kTool, "remote_store.isolated --backend sim --K 8 --B 16KiB --reps 200000 --out b.json", 2,
                  {"repetitions", "100000"});
   // A machine without a usable GPU (or a build without CUDA): exit 77 pointing at the simulator.

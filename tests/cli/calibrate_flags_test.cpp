@@ -90,9 +90,9 @@ TEST(CalibrateFlags, PerPointFlagsAlsoWorkWithoutDryRunOnTheSimulator) {
 
 TEST(CalibrateFlags, RaisedBurstCountsAreAnnouncedWithTheReason) {
   Scratch s;
-  const ToolRun r = s.run(kTool, "--backend sim --dry-run --bursts 5");
+  const ToolRun r = s.run(kTool, "--backend sim --dry-run --bursts 5 --warmup 1");
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "note: block gap_sweep: num_bursts 5 -> 42")) << r.err;
+  EXPECT_TRUE(contains(r.err, "note: block gap_sweep: num_bursts 5 -> 42, warmup_bursts 1 -> 10")) << r.err;
   EXPECT_TRUE(contains(r.err, "min_stream_bytes")) << r.err;
   EXPECT_TRUE(contains(r.err, "isolated: one burst per repetition")) << r.err;
   // The values the note announces are the values that run.
@@ -110,7 +110,8 @@ TEST(CalibrateFlags, KAloneNarrowsTheBuiltInSweep) {
     EXPECT_EQ(row.K, 132);
     blocks.insert(row.block);
   }
-  EXPECT_EQ(blocks, (std::set<std::string>{"zero_gap", "gap_sweep", "isolated", "local_control"}));
+  for (const char* kept : {"zero_gap", "gap_sweep", "isolated", "local_control"}) EXPECT_TRUE(blocks.count(kept)) << kept;
+  for (const char* dropped : {"gap_sweep_k66", "gap_sweep_k33"}) EXPECT_FALSE(blocks.count(dropped)) << dropped;
   EXPECT_TRUE(contains(r.err, "gap_sweep_k66")) << "dropped blocks are named\n" << r.err;
 }
 
@@ -131,6 +132,15 @@ TEST(CalibrateFlags, SweepsThatSelectNothingOrCannotBeFittedAreRefusedBeforeMeas
   expect_refused(s, kTool, "--backend sim --no-progress --only isolated --out c.json", 2,
                  {"cannot be fitted", "zero-gap"});
   expect_refused(s, kTool, "--backend sim --no-progress --G 1us --out c.json", 2, {"--G", "--suite"});
+}
+
+TEST(CalibrateFlags, NoFitMeasuresAnUnfittableSweepAndWritesNoModel) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap --no-fit --out c.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(s.path("c.json")));
+  EXPECT_TRUE(j["model"].is_null());
+  EXPECT_EQ(j["points"].size(), 20u);
 }
 
 TEST(CalibrateFlags, ListAndOnly) {
@@ -164,6 +174,8 @@ TEST(CalibrateFlags, CapsAreExitTwoBeforeAnythingRuns) {
   Scratch s;
   expect_refused(s, kTool, "--backend sim --reps 2000000000 --out c.json", 2, {"repetitions", "100000"});
   expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"num_bursts", "100000"});
+  // A flag that makes one block's values invalid names that block.
+  expect_refused(s, kTool, "--backend sim --bursts 5 --out c.json", 2, {"(block stream_", "warmup_bursts=6"});
   expect_refused(s, kTool, "--backend sim --suite periodic --K 1:1000:+1 --B 16:16000:+16 --out c.json", 2,
                  {"more than 100000 points"});
   expect_refused(s, kTool, "--backend sim --reps 0 --out c.json", 2, {"repetitions"});
@@ -175,8 +187,13 @@ TEST(CalibrateFlags, CapsAreExitTwoBeforeAnythingRuns) {
 TEST(CalibrateFlags, OutputFolderThatCannotBeCreatedIsExitTwo) {
   Scratch s;
   write_file(s.path("plain"), "a file, not a folder\n");
-  expect_refused(s, kTool, "--backend sim --no-progress --out plain/sub/c.json", 2, {"--out", "cannot create folder"});
-  expect_refused(s, kTool, "--backend sim --no-progress --out c.json --csv nowhere/points.csv", 2, {"--csv"});
+  expect_refused(s, kTool, "--backend sim --no-progress --out plain/sub/c.json", 2, {"--out", "not a folder"});
+  expect_refused(s, kTool, "--backend sim --no-progress --out c.json --csv plain/points.csv", 2,
+                 {"--csv", "not a folder"});
+  // A folder that can be created is created (for --out and --csv alike).
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap,isolated --out a/c.json --csv b/p.csv");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(slurp(s.path("b/p.csv")).empty());
 }
 
 TEST(CalibrateFlags, VersionAndErrorPrefix) {

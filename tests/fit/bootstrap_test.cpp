@@ -1,5 +1,6 @@
-// xstage fit tests: the repetition bootstrap is seeded and reproducible, collapses on noiseless data and
-// widens with repetition noise.
+// xstage fit tests: the point bootstrap is seeded and reproducible, covers the truth on noiseless simulator
+// data (whose between-point scatter, e.g. a point still filling, it now includes), widens with noise, and
+// gives no interval (null, with a note) rather than a zero-width one.
 #include <gtest/gtest.h>
 
 #include "fit/fit.hpp"
@@ -16,11 +17,20 @@ std::vector<PointRecord> sweep(double noise) {
   return simulate(params, calibration_specs(SweepShape{}, params.drain_rate_bps));
 }
 
-TEST(FitBootstrap, NoiselessDataGiveZeroWidthIntervals) {
+TEST(FitBootstrap, NoiselessSimIntervalsCoverTheTruthAndAreNarrow) {
+  const sim::SimParams truth;
   const CalibrationFit fit = fit_calibration(sweep(0));
-  EXPECT_DOUBLE_EQ(fit.drain.drain_rate_bps.ci95_lo, fit.drain.drain_rate_bps.value);
-  EXPECT_DOUBLE_EQ(fit.drain.drain_rate_bps.ci95_hi, fit.drain.drain_rate_bps.value);
-  for (const auto& q : fit.capacity) EXPECT_DOUBLE_EQ(q.capacity_bytes.ci95_hi, q.capacity_bytes.ci95_lo);
+  const Estimate& r = fit.drain.drain_rate_bps;
+  ASSERT_TRUE(r.has_ci95());
+  EXPECT_LE(r.ci95_lo, truth.drain_rate_bps);
+  EXPECT_GE(r.ci95_hi, truth.drain_rate_bps);
+  EXPECT_LT((r.ci95_hi - r.ci95_lo) / r.value, 0.01);
+  for (const auto& q : fit.capacity) {
+    ASSERT_EQ(q.bound, "fit");
+    ASSERT_TRUE(q.capacity_bytes.has_ci95());
+    EXPECT_LE(q.capacity_bytes.ci95_lo, truth.capacity_bytes * 1.0001);
+    EXPECT_GE(q.capacity_bytes.ci95_hi, truth.capacity_bytes * 0.9999);
+  }
 }
 
 TEST(FitBootstrap, SeededAndReproducible) {
@@ -39,10 +49,13 @@ TEST(FitBootstrap, NoiseWidensTheIntervals) {
   const CalibrationFit fit = fit_calibration(sweep(0.02));
   const Estimate& r = fit.drain.drain_rate_bps;
   EXPECT_LT(r.ci95_lo, r.ci95_hi);
-  // Each point's median of 5 repetitions moves by ~1% of R at 2% noise; 15 drain-dominated points
-  // average it down, so the interval is a fraction of a percent, not zero and not several percent.
-  EXPECT_GT((r.ci95_hi - r.ci95_lo) / r.value, 1e-4);
-  EXPECT_LT((r.ci95_hi - r.ci95_lo) / r.value, 0.03);
+  // Each point's median of 5 repetitions moves by ~1% of R at 2% noise, and the simulated points scatter
+  // by about as much between themselves; ~14 drain-dominated points average it down to a few percent.
+  EXPECT_GT((r.ci95_hi - r.ci95_lo) / r.value, 1e-3);
+  EXPECT_LT((r.ci95_hi - r.ci95_lo) / r.value, 0.05);
+  const sim::SimParams truth;
+  EXPECT_LE(r.ci95_lo, truth.drain_rate_bps);
+  EXPECT_GE(r.ci95_hi, truth.drain_rate_bps);
   for (const auto& q : fit.capacity) {
     if (q.bound == "fit") {
       EXPECT_LT(q.capacity_bytes.ci95_lo, q.capacity_bytes.ci95_hi);
@@ -50,12 +63,17 @@ TEST(FitBootstrap, NoiseWidensTheIntervals) {
   }
 }
 
-TEST(FitBootstrap, ZeroResamplesCollapseToTheEstimate) {
+TEST(FitBootstrap, ZeroResamplesGiveNoIntervalNeverAZeroWidthOne) {
   FitOptions options;
   options.bootstrap_resamples = 0;
   const CalibrationFit fit = fit_calibration(sweep(0.02), options);
-  EXPECT_EQ(fit.drain.drain_rate_bps.ci95_lo, fit.drain.drain_rate_bps.value);
-  for (const auto& row : fit.tiss0) EXPECT_EQ(row.issue_time_s.ci95_hi, row.issue_time_s.value);
+  EXPECT_FALSE(fit.drain.drain_rate_bps.has_ci95());
+  EXPECT_NE(fit.drain.drain_rate_bps.note.find("no interval"), std::string::npos);
+  for (const auto& row : fit.tiss0) {
+    EXPECT_FALSE(row.issue_time_s.has_ci95());
+    EXPECT_NE(row.issue_time_s.note.find("no interval"), std::string::npos);
+  }
+  EXPECT_TRUE(fit.to_json()["R_ci95"].is_null());
 }
 
 }  // namespace

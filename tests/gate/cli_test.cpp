@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -64,6 +65,70 @@ TEST_F(GateCli, WritesJUnitAndJson) {
   const nlohmann::json j = xs::report::parse_json_text(xs::report::read_text_file(out), out);
   EXPECT_FALSE(j["passed"].get<bool>());
   EXPECT_GT(j["counts"]["MISSING"].get<int>(), 0);
+}
+
+// Runs xstage-gate with stdout and stderr captured into files in scratch_; returns the exit code.
+struct GateRun {
+  int code = -1;
+  std::string out, err;
+};
+
+class GateCliOutput : public GateCli {
+ protected:
+  GateRun run(const std::string& args) {
+    const std::string out = (scratch_ / "stdout.txt").string(), err = (scratch_ / "stderr.txt").string();
+    const std::string cmd = std::string(XS_BIN_DIR) + "/xstage-gate " + args + " > " + out + " 2> " + err;
+    const int status = std::system(cmd.c_str());
+    GateRun r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = xs::report::read_text_file(out);
+    r.err = xs::report::read_text_file(err);
+    return r;
+  }
+};
+
+std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+TEST_F(GateCliOutput, OnlyFailuresPrintsTheFailingRowsAndTheSummary) {
+  const GateRun all = run(files("baseline.json", "candidate_regressed.json", "gate.json"));
+  const GateRun failing = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --only-failures");
+  EXPECT_EQ(all.code, 1);
+  EXPECT_EQ(failing.code, 1);
+  EXPECT_LT(count_lines(failing.out), count_lines(all.out));
+  EXPECT_EQ(failing.out.find("\nSAME"), std::string::npos) << failing.out;
+  EXPECT_NE(failing.out.find("\nWORSE    model.R_Bps"), std::string::npos) << failing.out;
+  EXPECT_NE(failing.out.find("FAIL: "), std::string::npos) << failing.out;
+  EXPECT_EQ(all.out.substr(all.out.rfind("FAIL: ")), failing.out.substr(failing.out.rfind("FAIL: ")));
+}
+
+TEST_F(GateCliOutput, CsvFileAndMarkdownTable) {
+  const std::string csv = (scratch_ / "gate.csv").string();
+  const GateRun r = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --md --csv " + csv);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out.rfind("| verdict | metric | instance |", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("| 717 GB/s | 645 GB/s |"), std::string::npos) << r.out;
+  const std::string text = xs::report::read_text_file(csv);
+  EXPECT_EQ(text.rfind("verdict,metric,instance,baseline,candidate,unit,", 0), 0u) << text;
+  EXPECT_NE(text.find("\nWORSE,model.R_Bps,,7.17e+11,6.45e+11,B/s,"), std::string::npos) << text;
+  // --md and --json exclude each other; an unwritable --csv is bad input and prints no verdict.
+  EXPECT_EQ(run(files("baseline.json", "baseline.json", "gate.json") + " --md --json").code, 2);
+  const GateRun bad = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --csv " +
+                      (scratch_ / "no/dir.csv").string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find("dir.csv"), std::string::npos) << bad.err;
+}
+
+TEST_F(GateCliOutput, ProvenanceMismatchWarnsButDoesNotFail) {
+  const GateRun r = run(files("baseline.json", "candidate_other_device.json", "gate.json"));
+  EXPECT_EQ(r.code, 0);  // same numbers: the verdict is PASS, the warning is loud but not a failure
+  EXPECT_NE(r.err.find("xstage-gate: WARNING: backend differs: baseline gpu, candidate sim"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("WARNING: device name differs"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("PASS ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 WARNINGS"), std::string::npos) << r.out;
+  const GateRun quiet = run(files("baseline.json", "baseline.json", "gate.json"));
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(quiet.out.find("WARNING"), std::string::npos);
 }
 
 TEST_F(GateCli, UnwritableJUnitIsBadInput) {

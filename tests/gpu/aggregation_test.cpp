@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -76,12 +77,13 @@ TEST(LaunchAggregation, PeriodEqualsIssuePlusGapPerPairUnderUnevenService) {
   EXPECT_DOUBLE_EQ(s.issue_time_max_s, 400e-9);
 }
 
-TEST(LaunchAggregation, IsolatedBurstIsTheAlignedAggregate) {
+TEST(LaunchAggregation, IsolatedBurstIsTheMeanProducerAndTheSlowestOne) {
   runtime::LaunchTimeline t = make_timeline();
   t.num_bursts = 1;
   t.records.resize(2);
   const auto s = runtime::aggregate_launch(t, 0, false);
-  EXPECT_DOUBLE_EQ(s.issue_time_s, 300e-9);  // max_p d(0,p)
+  EXPECT_DOUBLE_EQ(s.issue_time_s, 200e-9);      // mean_p d(0,p) of spans 100, 300 (meta.definitions)
+  EXPECT_DOUBLE_EQ(s.issue_time_max_s, 300e-9);  // max_p d(0,p): the aggregate burst
   EXPECT_TRUE(std::isnan(s.period_s));
 }
 
@@ -101,6 +103,45 @@ std::vector<std::uint32_t> make_buffer(const runtime::RingClaim& claim) {
         words[first + w] = rs::pattern_seed(b, p) ^ static_cast<std::uint32_t>(w);
     }
   return words;
+}
+
+// The scattered ring written as the kernel claims: each producer-burst's rows at their permuted slots.
+std::vector<std::uint32_t> make_scattered_buffer(const runtime::RingClaim& claim) {
+  const auto& l = claim.layout;
+  std::vector<std::uint32_t> words(claim.buffer_bytes() / 4, rs::kPoisonWord);
+  for (std::uint64_t b = 0; b < claim.num_bursts_written; ++b)
+    for (std::uint32_t p = 0; p < l.num_producers; ++p)
+      for (std::uint64_t r = 0; r < l.rows_per_producer(); ++r) {
+        const std::uint64_t first = (claim.guard_bytes + l.row_offset_bytes(b, p, r)) / 4;
+        for (std::uint64_t w = 0; w < 64; ++w)
+          words[first + w] = rs::pattern_seed(b, p) ^ static_cast<std::uint32_t>(r * 64 + w);
+      }
+  return words;
+}
+
+TEST(RingVerification, ScatteredRowsAcceptTheClaimAndCatchAMisplacedRow) {
+  runtime::RingClaim claim;
+  claim.layout.bytes_per_producer = 3 * 256;
+  claim.layout.num_producers = 2;  // 6 rows per burst
+  claim.layout.row_bits = 5;       // 32 rows
+  claim.layout.row_seed = 3;
+  claim.guard_bytes = 64;
+  claim.num_bursts_written = 7;    // 42 rows: the ring wrapped once
+  auto words = make_scattered_buffer(claim);
+  EXPECT_EQ(runtime::verify_ring(words.data(), claim).wrong, 0u);
+  EXPECT_EQ(runtime::verify_ring(words.data(), claim).bytes_checked, claim.buffer_bytes());
+
+  // Rows written contiguously (the permutation ignored) are caught.
+  auto contiguous = words;
+  for (std::uint32_t w = 0; w < 64; ++w) std::swap(contiguous[16 + w], contiguous[16 + 64 + w]);
+  EXPECT_EQ(runtime::verify_ring(contiguous.data(), claim).wrong, 128u);
+
+  claim.num_bursts_written = 2;  // 12 of 32 rows written; the rest must still be poisoned
+  auto partial = make_scattered_buffer(claim);
+  EXPECT_EQ(runtime::verify_ring(partial.data(), claim).wrong, 0u);
+  const std::uint64_t unwritten = claim.layout.row_permutation()(20);
+  partial[(claim.guard_bytes + unwritten * 256) / 4 + 5] = 0;
+  EXPECT_EQ(runtime::verify_ring(partial.data(), claim).wrong, 1u);
 }
 
 TEST(RingVerification, AcceptsTheClaimAndCountsEveryWrongWord) {

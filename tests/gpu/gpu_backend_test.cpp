@@ -82,6 +82,11 @@ TEST(GpuBackend, DescribeNamesDevicesVersionsAndPeerMatrix) {
   EXPECT_GT(j.at("cuda_runtime_version").get<int>(), 0);
   ASSERT_EQ(j.at("peer_access").size(), static_cast<std::size_t>(gpus));
   EXPECT_EQ(j.at("peer_access").at(0).size(), static_cast<std::size_t>(gpus));
+  // The quantity definitions live in one place (make_meta's meta.definitions), not in a backend.
+  EXPECT_FALSE(j.contains("definitions"));
+  const auto l2 = j.at("devices").at(0).at("l2_bytes").get<std::uint64_t>();
+  EXPECT_GE(j.at("burst_kernel").at("scattered_ring_min_bytes").get<std::uint64_t>(), 2 * l2);
+  EXPECT_EQ(j.at("burst_kernel").at("scattered_row_bytes"), 256);
 }
 
 TEST(GpuBackend, CopyEngineReferenceExistsForLocalAndHostOnly) {

@@ -92,5 +92,83 @@ TEST(AtomicWrite, TextVariantWritesBytesVerbatim) {
   EXPECT_EQ(report::read_text_file(dir.file("a.xml")), "<a/>\n");
 }
 
+// A rename over a device node would replace /dev/null for the whole machine (as root): refused, untouched.
+TEST(AtomicWrite, NeverReplacesWhatIsNotARegularFile) {
+  struct stat before {};
+  ASSERT_EQ(::stat("/dev/null", &before), 0);
+  try {
+    report::write_json_atomic("/dev/null", json::object());
+    FAIL() << "wrote over /dev/null";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("character device"), std::string::npos) << e.what();
+  }
+  struct stat after {};
+  ASSERT_EQ(::stat("/dev/null", &after), 0);
+  EXPECT_TRUE(S_ISCHR(after.st_mode));
+  EXPECT_EQ(after.st_ino, before.st_ino);
+
+  test::ScratchDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0644), 0);
+  EXPECT_THROW(report::write_text_atomic(dir.file("fifo"), "x"), Error);
+  std::filesystem::create_symlink("/dev/null", dir.file("link"));  // a symlink to a device counts as the device
+  EXPECT_THROW(report::write_text_atomic(dir.file("link"), "x"), Error);
+  EXPECT_TRUE(std::filesystem::is_fifo(dir.file("fifo")));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link")));
+  EXPECT_EQ(dir.num_entries(), 2u);  // no temporary left behind
+}
+
+TEST(OutputPath, AcceptsNewAndRegularFilesAndCreatableFolders) {
+  test::ScratchDir dir;
+  EXPECT_NO_THROW(report::check_output_path(dir.file("new.json"), "--out"));
+  std::ofstream(dir.file("old.json")) << "{}";
+  EXPECT_NO_THROW(report::check_output_path(dir.file("old.json"), "--out"));
+  EXPECT_NO_THROW(report::check_output_path(dir.file("a/b/c.json"), "--out"));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("a")));  // checking creates nothing
+  report::prepare_output_path(dir.file("a/b/c.json"), "--out");
+  EXPECT_TRUE(std::filesystem::is_directory(dir.file("a/b")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("a/b/c.json")));
+}
+
+TEST(OutputPath, RefusesDevicesFifosFoldersAndFilesAsFolders) {
+  test::ScratchDir dir;
+  auto expect_refused = [](const std::string& path, const std::string& words) {
+    try {
+      report::check_output_path(path, "--csv");
+      ADD_FAILURE() << path << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      EXPECT_EQ(e.domain(), "io");
+      const std::string message = e.what();
+      EXPECT_NE(message.find(path), std::string::npos) << message;
+      EXPECT_NE(message.find("--csv"), std::string::npos) << message;
+      EXPECT_NE(message.find(words), std::string::npos) << message;
+    }
+  };
+  expect_refused("/dev/null", "is a character device, not a regular file");
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0644), 0);
+  expect_refused(dir.file("fifo"), "is a fifo");
+  expect_refused(dir.path().string(), "is a folder");
+  std::ofstream(dir.file("plain")) << "x";
+  expect_refused(dir.file("plain") + "/x/out.json", "is not a folder");
+  EXPECT_EQ(dir.num_entries(), 2u);
+}
+
+TEST(OutputPath, UnwritableFolderIsNamed) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores folder permissions (tests/cli covers it as nobody)";
+  test::ScratchDir dir;
+  std::filesystem::create_directory(dir.file("ro"));
+  ::chmod(dir.file("ro").c_str(), 0555);
+  try {
+    report::check_output_path(dir.file("ro") + "/sub/out.json", "--out");
+    ADD_FAILURE() << "accepted a path below a read-only folder";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("folder " + dir.file("ro") + " is not writable"), std::string::npos)
+        << e.what();
+  }
+  ::chmod(dir.file("ro").c_str(), 0755);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.file("ro")));
+}
+
 }  // namespace
 }  // namespace xs

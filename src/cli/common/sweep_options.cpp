@@ -71,7 +71,9 @@ void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {
   app.add_option("--producer", o.producer, "Producer granularity: cta (one per SM) or warp")
       ->check(CLI::IsMember({"cta", "warp"}));
   app.add_option("--address-mode", o.address_mode, "fresh: a new slice of a ring larger than L2 each burst; "
-                 "same: the same lines every burst")->check(CLI::IsMember({"fresh", "same"}));
+                 "same: the same lines every burst; scattered: 256-B rows at a seeded permutation of the row "
+                 "slots of a ring larger than L2 (B a multiple of 256; seed: config key scatter_seed)")
+      ->check(CLI::IsMember({"fresh", "same", "scattered"}));
   app.add_flag("--completion", o.completion, "Also measure the remote-visible (system fence) horizon per burst");
   app.add_option("--min-stream", o.min_stream, "Raise num_bursts of small periodic points so that each repetition "
                  "streams at least this much after warm-up (e.g. 64MiB; 0 keeps --bursts/--warmup exactly; "

@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <limits>
 
 #include "common/error.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 
 namespace xs::cli {
@@ -57,32 +57,11 @@ report::Table points_table(const std::vector<PointRecord>& points) {
   return t;
 }
 
-void prepare_output_file(const std::string& out, const std::string& flag) {
-  namespace fs = std::filesystem;
-  const fs::path parent = fs::path(out).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !fs::is_directory(parent, ec)) {
-    fs::create_directories(parent, ec);
-    if (ec) throw input_error(flag, fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
-  }
-  if (fs::exists(out, ec) && !fs::is_regular_file(out, ec))
-    throw input_error(flag, fmt::format("'{}' exists and is not a regular file", out));
-}
-
-void check_csv_path(const TableOutputs& o) {
-  if (o.csv_path.empty()) return;
-  namespace fs = std::filesystem;
-  const fs::path path(o.csv_path);
-  std::error_code ec;
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
-    throw input_error("--csv", fmt::format("'{}' exists and is not a regular file", o.csv_path));
-  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (!fs::is_directory(parent, ec))
-    throw input_error("--csv", fmt::format("folder '{}' does not exist", parent.string()));
-}
-
 void write_table_outputs(const report::Table& table, const TableOutputs& o) {
-  if (!o.csv_path.empty()) report::write_text_atomic(o.csv_path, report::to_csv(table));
+  if (!o.csv_path.empty()) {
+    report::prepare_output_path(o.csv_path, "--csv");  // checked before measuring; creates its folder
+    report::write_text_atomic(o.csv_path, report::to_csv(table));
+  }
   if (o.markdown) report::write_markdown(table, stdout);
 }
 

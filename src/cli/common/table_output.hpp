@@ -1,6 +1,6 @@
-// xstage cli layer: output paths (checked before measuring) and --csv FILE / --md for xstage-bench and
-// xstage-calibrate --points: one row per point with median, p10, p90, the model's prediction, the relative
-// error against it, the clock-flag marker and the data verification, through report::Table.
+// xstage cli layer: --csv FILE / --md for xstage-bench and xstage-calibrate (--points): one row per point
+// with median, p10, p90, the model's prediction, the relative error against it, the clock-flag marker and
+// the data verification, through report::Table.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,13 +24,7 @@ void add_table_flags(CLI::App& app, TableOutputs& outputs, const std::string& wh
 // Missing values (no prediction, isolated periods) are empty CSV fields / "-" in Markdown.
 report::Table points_table(const std::vector<PointRecord>& points);
 
-// Creates the folder of an output file; input_error naming `flag` when it cannot be created or when the
-// path exists and is not a regular file (a device, a folder). Called before measuring.
-void prepare_output_file(const std::string& path, const std::string& flag);
-
-// Fails (input_error naming --csv) when the CSV file cannot be written there: called before measuring.
-void check_csv_path(const TableOutputs& outputs);
-// Writes --csv (atomic) and, with --md, the Markdown table to stdout.
+// Writes --csv (atomic, creating its folder; check it with report::check_output_path before measuring) and, with --md, the Markdown table to stdout.
 void write_table_outputs(const report::Table& table, const TableOutputs& outputs);
 
 }  // namespace xs::cli
