@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/units.hpp"
 
@@ -12,11 +15,25 @@ namespace xs::bench {
 void analyse_calibration(report::ResultFile& file, const std::optional<Reference>& reference,
                          const fit::FitOptions& options) {
   const fit::CalibrationFit fitted = fit::fit_calibration(file.points, options);
-  const model::PlatformModel platform = fitted.to_platform_model();
-  const fit::Validation validation = fit::validate(file.points, platform);
-  fit::attach_predictions(file.points, platform);
+  const fit::FittedModel full = fit::fitted_model(fitted);
+  fit::CrossValidationOptions cv;
+  cv.boundaries.plateau_gap_factor = options.plateau_gap_factor;
+  cv.target = fitted.options.target;
+  // Held-out figures: each fold refitted with the same options on the other folds. In-sample: the full fit
+  // on its own points (residuals, not a validation); its per-point values are the points' `prediction`.
+  const fit::CrossValidation held_out = fit::cross_validate(file.points, full, options, cv);
+  nlohmann::json in_sample = fit::validate(file.points, full, full, cv.boundaries, cv.target).to_json();
+  in_sample.erase("columns");
+  in_sample.erase("rows");
+  fit::attach_predictions(file.points, full.platform);
   file.model = fitted.to_json();
-  file.validation = validation.to_json();
+  file.validation = {
+      {"held_out", held_out.to_json()},
+      {"in_sample", std::move(in_sample)},
+      {"regime_boundaries",
+       {{"plateau_gap_factor", cv.boundaries.plateau_gap_factor},
+        {"definition", "from the full-data model, h = V/R, t0 = T_iss^0(K,V): periodic drain_limited G < h - t0, "
+                       "plateau G >= plateau_gap_factor * h, transition otherwise; isolated points: isolated"}}}};
   if (reference) {
     nlohmann::json ref = {{"target", reference->target}};
     if (reference->copy_engine_bps) {
@@ -41,6 +58,45 @@ std::string ci(const nlohmann::json& j, const char* key, std::string (*fmt_fn)(d
   return fmt::format("[{}, {}]", fmt_fn(j.at(key)[0].get<double>()), fmt_fn(j.at(key)[1].get<double>()));
 }
 
+std::string pct(const nlohmann::json& j, const char* key) {
+  const double x = num(j, key);
+  return std::isfinite(x) ? fmt::format("{:.1f}%", 100 * x) : "-";
+}
+
+// Held-out table per regime, then the in-sample line, each labelled with what it is.
+void print_validation(const nlohmann::json& v, std::FILE* out) {
+  if (!v.is_object() || !v.contains("held_out") || !v.at("held_out").is_object()) return;
+  const auto regimes = [](const nlohmann::json& section) {  // in curve order, those present
+    std::vector<std::pair<std::string, nlohmann::json>> rows;
+    if (section.contains("regimes") && section.at("regimes").is_object())
+      for (const char* name : {"drain_limited", "transition", "plateau", "isolated", "unclassified"})
+        if (section.at("regimes").contains(name)) rows.emplace_back(name, section.at("regimes").at(name));
+    return rows;
+  };
+  const auto& h = v.at("held_out");
+  fmt::print(out, "  validation, HELD-OUT ({}-fold cross-validation: each point predicted by a fit that did not "
+                  "see it)\n", h.value("k", 0));
+  // extrapolated: predictions whose T_iss^0 lookup left the model's table (clamped to its end value).
+  fmt::print(out, "    {:<14} {:>6} {:>9} {:>12}   {:>17}   {:>17}\n", "regime", "points", "predicted", "extrapolated",
+             "T_iss med / p90", "T_period med / p90");
+  for (const auto& [name, r] : regimes(h))
+    fmt::print(out, "    {:<14} {:>6} {:>9} {:>12}   {:>17}   {:>17}\n", name, r.value("num_points", 0),
+               r.value("num_predicted", 0), r.value("num_tiss0_extrapolated", 0),
+               fmt::format("{} / {}", pct(r, "issue_median_rel_err"), pct(r, "issue_p90_rel_err")),
+               fmt::format("{} / {}", pct(r, "period_median_rel_err"), pct(r, "period_p90_rel_err")));
+  if (h.contains("unpredicted") && h.at("unpredicted").is_array())
+    for (const auto& u : h.at("unpredicted"))
+      fmt::print(out, "    unpredicted: {} x {}\n", u.value("count", 0), u.value("reason", ""));
+  if (!v.contains("in_sample") || !v.at("in_sample").is_object()) return;
+  fmt::print(out, "  in-sample residuals (full fit on its own points; NOT a validation), T_iss med / p90:");
+  const char* sep = "";
+  for (const auto& [name, r] : regimes(v.at("in_sample"))) {
+    fmt::print(out, "{} {} {} / {}", sep, name, pct(r, "issue_median_rel_err"), pct(r, "issue_p90_rel_err"));
+    sep = ",";
+  }
+  fmt::print(out, "\n");
+}
+
 }  // namespace
 
 void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
@@ -50,8 +106,12 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
     return;
   }
   fmt::print(out, "\nX-Stage platform model M_X = (T_iss^0(K,V), R, Q(K))\n");
-  fmt::print(out, "  R (effective drain rate)   {}  95% CI {}\n", format_rate(num(m, "R_Bps")),
-             ci(m, "R_ci95", format_rate));
+  if (m.value("R_bound", "fit") == "not_identified")
+    fmt::print(out, "  R (effective drain rate)   NOT IDENTIFIED ({} is a diagnostic; see model.fit.R.note)\n",
+               format_rate(num(m, "R_Bps")));
+  else
+    fmt::print(out, "  R (effective drain rate)   {}{}  95% CI {}\n", m.value("R_bound", "fit") == "lower" ? ">= " : "",
+               format_rate(num(m, "R_Bps")), ci(m, "R_ci95", format_rate));
   if (file.extra.contains("reference")) {
     const auto& ref = file.extra.at("reference");
     if (ref.contains("copy_engine_Bps") && ref.at("copy_engine_Bps").is_number())
@@ -70,23 +130,24 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
   }
   if (m.contains("Q") && m.at("Q").is_array()) {
     fmt::print(out, "  Q(K) (effective outstanding capacity, isolated-burst knee)\n");
-    for (const auto& row : m.at("Q")) {
+    const nlohmann::json* fit_rows = m.contains("fit") && m.at("fit").contains("Q") ? &m.at("fit").at("Q") : nullptr;
+    for (std::size_t i = 0; i < m.at("Q").size(); ++i) {
+      const auto& row = m.at("Q")[i];
       const std::string bound = row.value("bound", "fit");
+      if (bound == "not_identified") {
+        // The value is a diagnostic, not a measurement: print why instead (the fit's note names the bounds).
+        std::string why = fit_rows && i < fit_rows->size() ? (*fit_rows)[i].value("note", "") : "";
+        const auto at = why.find("not identified");
+        why = at == std::string::npos ? why : why.substr(at + std::string("not identified: ").size());
+        fmt::print(out, "    K={:<5} Q NOT IDENTIFIED: {}\n", row.value("K", 0), why);
+        continue;
+      }
       fmt::print(out, "    K={:<5} Q {} {}  95% CI {}{}\n", row.value("K", 0), bound == "lower" ? ">=" : "=",
                  format_bytes(num(row, "bytes")), ci(row, "ci95", format_bytes),
                  bound == "lower" ? "  (no knee inside the sweep: lower bound)" : "");
     }
   }
-  const auto& v = file.validation;
-  if (v.is_object()) {
-    fmt::print(out, "  validation (fixed parameters, no refit): relative error median / p90\n");
-    for (const char* name : {"issue", "period", "isolated"}) {
-      const std::string med = fmt::format("{}_median_rel_err", name), p90 = fmt::format("{}_p90_rel_err", name);
-      if (v.contains(med) && v.at(med).is_number())
-        fmt::print(out, "    {:<9} {:6.1f}% / {:6.1f}%\n", name, 100 * v.at(med).get<double>(),
-                   100 * num(v, p90.c_str()));
-    }
-  }
+  print_validation(file.validation, out);
   std::size_t skipped = 0, wrong = 0;
   for (const auto& p : file.points) {
     skipped += p.skipped ? 1 : 0;

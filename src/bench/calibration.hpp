@@ -1,6 +1,7 @@
 // xstage bench layer: turns measured calibration records into a calibration file: fit M_X with the fit
-// layer, validate it over the whole gap sweep without refitting, store each point's prediction beside its
-// measurement, and record the copy-engine reference next to R. Used by xstage-calibrate and --refit.
+// layer, validate it on held-out points (k-fold, refitting per fold), store the full model's in-sample
+// prediction beside each measurement, and record the copy-engine reference next to R. Used by
+// xstage-calibrate and --refit.
 #pragma once
 #include <cstdio>
 #include <optional>
@@ -17,13 +18,15 @@ struct Reference {
   std::optional<double> copy_engine_bps;  // e.g. cudaMemcpyAsync D2H from pinned memory, same run
 };
 
-// Fits and validates; fills file.model, file.validation, file.extra["reference"] and every point's
-// prediction. `file.points` must hold the records; meta/config are left as given.
+// Fits and validates; fills file.model, file.validation ({held_out, in_sample, regime_boundaries}, see
+// docs/result-schema.md), file.extra["reference"] and every point's prediction. `file.points` must hold
+// the records; meta/config are left as given.
 void analyse_calibration(report::ResultFile& file, const std::optional<Reference>& reference,
                          const fit::FitOptions& options = {});
 
 // Readable summary: R with CI (and R / copy-engine), T_iss^0 table, Q table with bounds flagged,
-// validation medians/p90, skipped and wrong counts.
+// held-out validation per regime (median/p90, unpredicted points) and the labelled in-sample line, skipped
+// and wrong counts.
 void print_calibration_summary(const report::ResultFile& file, std::FILE* out);
 
 // Readable table of points (id, K, B, G, T_iss median [p10,p90], T_period, prediction).

@@ -62,7 +62,13 @@ std::vector<Interval> bootstrap_ci95(const Dataset& data, const std::vector<int>
   std::vector<double> scratch, replicate;
   for (int b = 0; b < resamples; ++b) {
     std::uint64_t rng = seed ^ (0xd1b54a32d192ed03ULL * static_cast<std::uint64_t>(b + 1));
-    for (int i : issue_idx) values.issue_s[i] = resampled_median(*data.obs[i].issue_samples, rng, scratch);
+    for (int i : issue_idx) {
+      values.issue_s[i] = resampled_median(*data.obs[i].issue_samples, rng, scratch);
+      const auto* floor = data.obs[i].floor_issue_samples;
+      values.floor_issue_s[i] = (floor == data.obs[i].issue_samples || !floor || floor->size() < 2)
+                                    ? (floor == data.obs[i].issue_samples ? values.issue_s[i] : data.obs[i].floor_issue_s)
+                                    : resampled_median(*floor, rng, scratch);
+    }
     for (int i : period_idx) values.period_s[i] = resampled_median(*data.obs[i].period_samples, rng, scratch);
     for (const auto& g : groups) {
       for (int i : g) values.count[i] = 0;

@@ -41,7 +41,7 @@ void add_isolated_floor_rows(const detail::Dataset& data, const std::vector<deta
       row.bytes_per_producer = o.bytes_per_producer;
       row.volume_bytes = o.volume_bytes;
       row.source = "isolated_floor";
-      row.issue_time_s = {o.issue_s, o.issue_s, o.issue_s, clear,
+      row.issue_time_s = {o.floor_issue_s, o.floor_issue_s, o.floor_issue_s, clear,
                           clear ? "isolated point below the knee (eq. 7 floor)"
                                 : "isolated point near the knee: may include backpressure, an upper bound of T_iss^0"};
       row.quality = {1, std::nan(""), 0.0};

@@ -61,12 +61,12 @@ Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& 
     const bool control = p.spec.suite == Suite::kLocalControl;
     if (p.spec.target != data.target && !(control && p.spec.target == "local")) { ++num_other_target; continue; }
     const bool has_period = p.spec.suite != Suite::kIsolated;
-    if (!positive_finite(p.issue_time_s.median) || (has_period && !positive_finite(p.period_s.median)) ||
+    if (!positive_finite(modelled_issue_time(p).median) || !positive_finite(p.issue_time_s.median) || (has_period && !positive_finite(p.period_s.median)) ||
         p.spec.num_producers < 1 || p.spec.bytes_per_producer == 0 || !(p.spec.gap_s >= 0)) {
       ++num_bad_value;
       continue;
     }
-    if (!median_matches_samples(p.issue_time_s) || (has_period && !median_matches_samples(p.period_s))) {
+    if (!median_matches_samples(modelled_issue_time(p)) || !median_matches_samples(p.issue_time_s) || (has_period && !median_matches_samples(p.period_s))) {
       ++num_mismatch;
       continue;
     }
@@ -79,11 +79,13 @@ Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& 
     o.gap_s = p.spec.gap_s;
     o.num_bursts = p.spec.num_bursts;
     o.warmup_bursts = p.spec.warmup_bursts;
-    o.issue_samples = &p.issue_time_s.samples;
+    o.issue_samples = &modelled_issue_time(p).samples;
     o.period_samples = has_period ? &p.period_s.samples : nullptr;
-    o.issue_s = p.issue_time_s.median;
+    o.issue_s = modelled_issue_time(p).median;
+    o.floor_issue_samples = &p.issue_time_s.samples;
+    o.floor_issue_s = p.issue_time_s.median;
     o.period_s = has_period ? p.period_s.median : 0.0;
-    o.issue_spread = relative_spread(p.issue_time_s);
+    o.issue_spread = relative_spread(modelled_issue_time(p));
     o.period_spread = has_period ? relative_spread(p.period_s) : 0.0;
     data.obs.push_back(o);
   }
@@ -108,6 +110,7 @@ Values median_values(const Dataset& data) {
   v.period_s.reserve(data.obs.size());
   for (const Obs& o : data.obs) {
     v.issue_s.push_back(o.issue_s);
+    v.floor_issue_s.push_back(o.floor_issue_s);
     v.period_s.push_back(o.period_s);
   }
   v.count.assign(data.obs.size(), 1);
@@ -146,3 +149,13 @@ Quality quality_of(const std::vector<double>& measured, const std::vector<double
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
 
 }  // namespace xs::fit::detail
+
+namespace xs::fit {
+
+const Summary& modelled_issue_time(const PointRecord& point) {
+  if (point.spec.suite == Suite::kIsolated && point.issue_time_max_s && !point.issue_time_max_s->samples.empty())
+    return *point.issue_time_max_s;
+  return point.issue_time_s;
+}
+
+}  // namespace xs::fit

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fit/validation.hpp"  // Validation, cross_validate, attach_predictions
 #include "model/platform_model.hpp"
 #include "report/records.hpp"
 
@@ -111,6 +112,15 @@ struct CalibrationFit {
   nlohmann::json to_json() const;
 };
 
+// The issue time each equation describes. Periodic points: eq. 3's per-producer mean over producer-bursts
+// (issue_time_s). Isolated points: eq. 7's aggregate burst issue span, i.e. the slowest producer
+// (issue_time_max_s) where recorded, else issue_time_s (files from before it was recorded for isolated
+// points, when issue_time_s was that span). Eq. 7 is a statement about the burst: the drain is
+// work-conserving, so its last store issues once V - Q has drained however unevenly producers were served,
+// while the producers' mean span also depends on that unevenness (on the H200 the mean drifts to
+// V - R T = 5-17 MiB on long bursts while the burst span stays at V - R T = 0.4-0.6 MiB).
+const Summary& modelled_issue_time(const PointRecord& point);
+
 // Throws input_error if a required kind of point is missing (e.g. no zero-gap periodic points). An R that
 // the points cannot identify is reported (bound "not_identified"), not thrown.
 CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options = {});
@@ -123,34 +133,5 @@ std::vector<Tiss0Fit> fit_tiss0(const std::vector<PointRecord>& points, double d
                                 const FitOptions& options = {});
 std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, double drain_rate_bps,
                                       const std::vector<Tiss0Fit>& tiss0, const FitOptions& options = {});
-
-// Validation with fixed parameters, no refitting: predicted vs measured T_iss and T_period for every
-// periodic point, and T_iss^iso for every isolated point (skipped, wrong-data and local-control points are
-// not validated). The points must be of the model's target. to_json: the six summary numbers, counts,
-// notes, and a compact table {columns: [...], rows: [[...], ...]}.
-struct ValidationRow {
-  std::size_t point_index = 0;
-  Suite suite = Suite::kPeriodic;
-  int num_producers = 0;
-  std::uint64_t bytes_per_producer = 0;
-  double gap_s = 0;
-  bool capacity_lower_bound = false;  // the Q used is only a lower bound (T_iss^iso prediction is a floor)
-  double predicted_issue_s = 0, measured_issue_s = 0, issue_rel_err = 0;
-  double predicted_period_s = 0, measured_period_s = 0, period_rel_err = 0;  // periodic only
-};
-struct Validation {
-  std::vector<ValidationRow> rows;
-  double issue_median_rel_err = 0, issue_p90_rel_err = 0;
-  double period_median_rel_err = 0, period_p90_rel_err = 0;
-  double isolated_median_rel_err = 0, isolated_p90_rel_err = 0;
-  int num_periodic = 0, num_isolated = 0;  // a summary over zero rows is NaN (null in JSON)
-  std::vector<std::string> notes;
-  nlohmann::json to_json() const;
-};
-Validation validate(const std::vector<PointRecord>& points, const model::PlatformModel& platform);
-
-// Fills PointRecord::prediction for every non-skipped point from the platform model: periodic eqs. 2-3,
-// isolated eq. 7 (period 0), local control T_iss^0 and T_iss^0 + G (no X-Stage on the HBM path).
-void attach_predictions(std::vector<PointRecord>& points, const model::PlatformModel& platform);
 
 }  // namespace xs::fit

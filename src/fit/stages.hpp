@@ -25,6 +25,10 @@ struct Obs {
   const std::vector<double>* issue_samples = nullptr;   // per-repetition T_iss
   const std::vector<double>* period_samples = nullptr;  // per-repetition T_period (periodic only)
   double issue_s = 0, period_s = 0;                     // the recorded medians
+  // T_iss^0 is a per-producer quantity (eq. 3's mean over producer-bursts) for every suite; issue_s is
+  // modelled_issue_time (isolated: the burst span eq. 7 describes). The floor rows read these.
+  const std::vector<double>* floor_issue_samples = nullptr;
+  double floor_issue_s = 0;
   // Relative p10-p90 spread of the repetitions ((p90 - p10) / median; 0 with one repetition): the noise
   // scale that knee margins and cluster tolerances are tied to.
   double issue_spread = 0, period_spread = 0;
@@ -42,6 +46,7 @@ Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& 
 // is how often the replicate drew that obs within its stage (1 for the medians; 0: not drawn).
 struct Values {
   std::vector<double> issue_s, period_s;  // [obs]
+  std::vector<double> floor_issue_s;      // [obs] per-producer mean issue time (Obs::floor_issue_s)
   std::vector<int> count;                 // [obs]
 };
 // Median of values[i] over `idx`, each repeated count[i] times (NaN if none drawn).

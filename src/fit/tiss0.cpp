@@ -63,12 +63,12 @@ std::vector<Tiss0Plan> plan_tiss0(const Dataset& data, double drain_rate_bps, co
 
 double tiss0_from(const Tiss0Plan& plan, const Values& values) {
   if (plan.source == "max_gap") {
-    double t = values.issue_s[plan.estimate_from.front()];
-    for (int i : plan.estimate_from) t = std::min(t, values.issue_s[i]);
+    double t = values.floor_issue_s[plan.estimate_from.front()];
+    for (int i : plan.estimate_from) t = std::min(t, values.floor_issue_s[i]);
     return t;
   }
-  if (plan.estimate_from.size() == 1) return values.issue_s[plan.estimate_from.front()];
-  return counted_median(plan.estimate_from, values.issue_s, values.count);
+  if (plan.estimate_from.size() == 1) return values.floor_issue_s[plan.estimate_from.front()];
+  return counted_median(plan.estimate_from, values.floor_issue_s, values.count);
 }
 
 Tiss0Fit tiss0_row(const Dataset& data, const Tiss0Plan& plan, double drain_rate_bps, const Values& values) {

@@ -1,119 +1,222 @@
-// xstage fit layer: validation with fixed parameters (paper section 3.5: "Equations 1 and 3 then predict
-// the full sweep with no additional fitted parameter") and the predictions stored beside each point.
+// xstage fit layer: a model's predictions of measured points and their error summaries per regime (see
+// validation.hpp), shared by the held-out (cross_validate.cpp) and fixed-parameter validations.
 //   periodic:      T_iss = max(T_iss^0, V/R - G) (eq. 3), T_period = max(T_iss^0 + G, V/R) (eq. 2)
-//   isolated:      T_iss^iso = max(T_iss^0, (V - Q)/R) (eq. 7); no Q in the model: T_iss^0
+//   isolated:      T_iss^iso = max(T_iss^0, (V - Q)/R) (eq. 7)
 //   local control: the HBM path has no X-Stage backpressure: T_iss = T_iss^0, T_period = T_iss^0 + G
 // T_iss^0(K,V) and Q(K) come from the model's tables with its interpolation.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
+#include "common/error.hpp"
 #include "common/stats.hpp"
 #include "fit/fit.hpp"
 #include "fit/stages.hpp"
+#include "fit/validation_detail.hpp"
 #include "model/burst_gap.hpp"
 
 namespace xs::fit {
 namespace {
 
-bool usable(const PointRecord& p) { return !p.skipped && p.verification.wrong == 0; }
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double rel_err(double predicted, double measured) { return std::abs(predicted - measured) / measured; }
-
-struct Capacity {
-  double bytes = std::numeric_limits<double>::infinity();  // no Q in the model: never capacity-limited
-  bool lower_bound = false;
-};
-
-Capacity capacity_of(const model::PlatformModel& platform, int num_producers) {
-  if (!platform.has_capacity()) return {};
-  const model::Lookup q = platform.capacity_bytes(num_producers);
-  return {q.value, q.is_lower_bound};
-}
+bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
+bool usable_bound(const std::string& bound) { return bound == "fit" || bound == "lower"; }
 
 }  // namespace
 
-Validation validate(const std::vector<PointRecord>& points, const model::PlatformModel& platform) {
-  Validation out;
+const char* regime_name(Regime regime) {
+  switch (regime) {
+    case Regime::kDrainLimited: return "drain_limited";
+    case Regime::kTransition: return "transition";
+    case Regime::kPlateau: return "plateau";
+    case Regime::kIsolated: return "isolated";
+    case Regime::kUnclassified: break;
+  }
+  return "unclassified";
+}
+
+FittedModel fitted_model(const CalibrationFit& fit) {
+  FittedModel m;
+  m.platform = fit.to_platform_model();
+  if (!usable_bound(fit.drain.bound))
+    m.drain_unidentified = fmt::format("R {}{}{}", fit.drain.bound, fit.drain.drain_rate_bps.note.empty() ? "" : ": ",
+                                       fit.drain.drain_rate_bps.note);
+  for (const CapacityFit& q : fit.capacity)
+    if (!usable_bound(q.bound))
+      m.capacity_unidentified.emplace_back(q.num_producers, fmt::format("Q(K={}) {}", q.num_producers, q.bound));
+  return m;
+}
+
+bool validated_point(const PointRecord& p, const std::string& target) {
+  if (p.spec.suite == Suite::kLocalControl) return false;  // a control, not a prediction of the remote path
+  if (p.skipped || p.verification.wrong > 0) return false;
+  if (!target.empty() && p.spec.target != target) return false;
+  if (!positive_finite(modelled_issue_time(p).median)) return false;
+  return p.spec.suite == Suite::kIsolated || positive_finite(p.period_s.median);
+}
+
+namespace detail {
+
+Regime classify(const PointSpec& spec, const FittedModel& full, const RegimeBoundaries& boundaries) {
+  if (spec.suite == Suite::kIsolated) return Regime::kIsolated;
+  if (!full.drain_unidentified.empty()) return Regime::kUnclassified;
+  const double v = static_cast<double>(spec.volume_bytes());
+  const double horizon_s = v / full.platform.drain_rate_bps();
+  const double t0 = full.platform.tiss0_s(spec.num_producers, v).value;
+  if (spec.gap_s < horizon_s - t0) return Regime::kDrainLimited;
+  if (spec.gap_s >= boundaries.plateau_gap_factor * horizon_s) return Regime::kPlateau;
+  return Regime::kTransition;
+}
+
+ValidationRow unpredicted_row(const PointRecord& p, std::size_t index, Regime regime, const std::string& reason) {
+  ValidationRow row;
+  row.point_index = index;
+  row.suite = p.spec.suite;
+  row.regime = regime;
+  row.num_producers = p.spec.num_producers;
+  row.bytes_per_producer = p.spec.bytes_per_producer;
+  row.gap_s = p.spec.gap_s;
+  const bool periodic = p.spec.suite != Suite::kIsolated;
+  row.measured_issue_s = modelled_issue_time(p).median;
+  row.measured_period_s = periodic ? p.period_s.median : kNaN;
+  row.predicted_issue_s = row.issue_rel_err = row.predicted_period_s = row.period_rel_err = kNaN;
+  row.unpredicted_reason = reason;
+  return row;
+}
+
+ValidationRow predict_row(const PointRecord& p, std::size_t index, const FittedModel& model, Regime regime) {
+  // Every prediction needs R: eq. 3 picks its branch by V/R, eq. 7 drains at R.
+  ValidationRow row = unpredicted_row(p, index, regime, model.drain_unidentified);
+  if (!row.predicted()) return row;
+  const bool periodic = p.spec.suite != Suite::kIsolated;
+  const model::PlatformModel& platform = model.platform;
   const double r = platform.drain_rate_bps();
-  std::vector<double> issue_err, period_err, isolated_err;
+  const double v = static_cast<double>(p.spec.volume_bytes());
+  const model::Lookup t0 = platform.tiss0_s(p.spec.num_producers, v);
+  row.tiss0_extrapolated = t0.extrapolated;
+  if (periodic) {
+    row.predicted_issue_s = model::issue_time_s(t0.value, v, r, p.spec.gap_s);
+    row.predicted_period_s = model::period_s(t0.value, v, r, p.spec.gap_s);
+    row.period_rel_err = rel_err(row.predicted_period_s, row.measured_period_s);
+  } else {
+    for (const auto& [k, why] : model.capacity_unidentified)
+      if (k == p.spec.num_producers) row.unpredicted_reason = why;
+    if (!platform.has_capacity()) row.unpredicted_reason = "the model has no Q(K)";
+    if (!row.predicted()) return row;
+    const model::Lookup q = platform.capacity_bytes(p.spec.num_producers);
+    row.capacity_lower_bound = q.is_lower_bound;
+    row.predicted_issue_s = model::isolated_issue_time_s(t0.value, v, r, q.value);
+  }
+  row.issue_rel_err = rel_err(row.predicted_issue_s, row.measured_issue_s);
+  return row;
+}
+
+void summarise(Validation& out) {
+  std::map<Regime, std::vector<const ValidationRow*>> by_regime;
+  std::map<std::string, int> reasons;
+  out.num_points = static_cast<int>(out.rows.size());
+  out.num_predicted = 0;
+  for (const ValidationRow& row : out.rows) {
+    by_regime[row.regime].push_back(&row);
+    if (row.predicted())
+      ++out.num_predicted;
+    else
+      ++reasons[row.unpredicted_reason];
+  }
+  out.unpredicted.assign(reasons.begin(), reasons.end());
+  out.regimes.clear();
+  for (Regime regime : {Regime::kDrainLimited, Regime::kTransition, Regime::kPlateau, Regime::kIsolated,
+                        Regime::kUnclassified}) {
+    const auto& rows = by_regime[regime];
+    if (regime == Regime::kUnclassified && rows.empty()) continue;  // reported only when it happens
+    RegimeSummary s;
+    s.regime = regime;
+    s.num_points = static_cast<int>(rows.size());
+    std::vector<double> issue, period;
+    for (const ValidationRow* row : rows) {
+      if (!row->predicted()) continue;
+      ++s.num_predicted;
+      s.num_tiss0_extrapolated += row->tiss0_extrapolated ? 1 : 0;
+      issue.push_back(row->issue_rel_err);
+      if (row->suite != Suite::kIsolated) period.push_back(row->period_rel_err);
+    }
+    // quantile() of an empty set is NaN: "no predicted rows of this regime", written as null.
+    s.issue_median_rel_err = quantile(issue, 0.5);
+    s.issue_p90_rel_err = quantile(issue, 0.9);
+    s.period_median_rel_err = quantile(period, 0.5);
+    s.period_p90_rel_err = quantile(period, 0.9);
+    out.regimes.push_back(s);
+  }
+}
+
+}  // namespace detail
+
+const RegimeSummary& Validation::regime(Regime which) const {
+  for (const RegimeSummary& s : regimes)
+    if (s.regime == which) return s;
+  throw input_error("validation.regimes", fmt::format("no {} summary (it has no points)", regime_name(which)));
+}
+
+Validation validate(const std::vector<PointRecord>& points, const FittedModel& model,
+                    const FittedModel& regimes_from, const RegimeBoundaries& boundaries, const std::string& target) {
+  Validation out;
   int num_excluded = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const PointRecord& p = points[i];
-    if (p.spec.suite == Suite::kLocalControl) continue;  // a control, not a prediction of the remote path
-    if (!usable(p) || !(p.issue_time_s.median > 0)) {
+    if (p.spec.suite == Suite::kLocalControl) continue;
+    if (!validated_point(p, target)) {
       ++num_excluded;
       continue;
     }
-    const double v = static_cast<double>(p.spec.volume_bytes());
-    const double t0 = platform.tiss0_s(p.spec.num_producers, v).value;
-    ValidationRow row;
-    row.point_index = i;
-    row.suite = p.spec.suite;
-    row.num_producers = p.spec.num_producers;
-    row.bytes_per_producer = p.spec.bytes_per_producer;
-    row.gap_s = p.spec.gap_s;
-    row.measured_issue_s = p.issue_time_s.median;
-    if (p.spec.suite == Suite::kIsolated) {
-      const Capacity q = capacity_of(platform, p.spec.num_producers);
-      row.capacity_lower_bound = q.lower_bound;
-      row.predicted_issue_s = std::isinf(q.bytes) ? t0 : model::isolated_issue_time_s(t0, v, r, q.bytes);
-      row.issue_rel_err = rel_err(row.predicted_issue_s, row.measured_issue_s);
-      isolated_err.push_back(row.issue_rel_err);
-    } else {
-      if (!(p.period_s.median > 0)) {
-        ++num_excluded;
-        continue;
-      }
-      row.predicted_issue_s = model::issue_time_s(t0, v, r, p.spec.gap_s);
-      row.predicted_period_s = model::period_s(t0, v, r, p.spec.gap_s);
-      row.measured_period_s = p.period_s.median;
-      row.issue_rel_err = rel_err(row.predicted_issue_s, row.measured_issue_s);
-      row.period_rel_err = rel_err(row.predicted_period_s, row.measured_period_s);
-      issue_err.push_back(row.issue_rel_err);
-      period_err.push_back(row.period_rel_err);
-    }
-    out.rows.push_back(row);
+    out.rows.push_back(detail::predict_row(p, i, model, detail::classify(p.spec, regimes_from, boundaries)));
   }
-  // quantile() of an empty set is NaN: "no rows of this kind", written as null.
-  out.issue_median_rel_err = quantile(issue_err, 0.5);
-  out.issue_p90_rel_err = quantile(issue_err, 0.9);
-  out.period_median_rel_err = quantile(period_err, 0.5);
-  out.period_p90_rel_err = quantile(period_err, 0.9);
-  out.isolated_median_rel_err = quantile(isolated_err, 0.5);
-  out.isolated_p90_rel_err = quantile(isolated_err, 0.9);
-  out.num_periodic = static_cast<int>(issue_err.size());
-  out.num_isolated = static_cast<int>(isolated_err.size());
+  detail::summarise(out);
   if (num_excluded)
-    out.notes.push_back(fmt::format("{} skipped, wrong-data or empty points not validated", num_excluded));
+    out.notes.push_back(
+        fmt::format("{} skipped, wrong-data, empty or other-target points not validated", num_excluded));
   return out;
+}
+
+Validation validate(const std::vector<PointRecord>& points, const model::PlatformModel& platform) {
+  FittedModel model;
+  model.platform = platform;
+  return validate(points, model, model);
 }
 
 nlohmann::json Validation::to_json() const {
   using detail::number_or_null;
   using nlohmann::json;
-  json j = {{"issue_median_rel_err", number_or_null(issue_median_rel_err)},
-            {"issue_p90_rel_err", number_or_null(issue_p90_rel_err)},
-            {"period_median_rel_err", number_or_null(period_median_rel_err)},
-            {"period_p90_rel_err", number_or_null(period_p90_rel_err)},
-            {"isolated_median_rel_err", number_or_null(isolated_median_rel_err)},
-            {"isolated_p90_rel_err", number_or_null(isolated_p90_rel_err)},
-            {"num_periodic", num_periodic},
-            {"num_isolated", num_isolated},
-            {"notes", notes}};
-  // Compact per-point table: one array per row in `columns` order; period columns are null for isolated.
-  j["columns"] = {"point_index", "suite", "K", "B_bytes", "G_s", "issue_pred_s", "issue_meas_s", "issue_rel_err",
-                  "period_pred_s", "period_meas_s", "period_rel_err", "Q_lower_bound"};
+  json j = {{"num_points", num_points}, {"num_predicted", num_predicted},
+            {"num_unpredicted", num_points - num_predicted}, {"unpredicted", json::array()},
+            {"regimes", json::object()}, {"notes", notes}};
+  for (const auto& [reason, count] : unpredicted) j["unpredicted"].push_back({{"reason", reason}, {"count", count}});
+  for (const RegimeSummary& s : regimes)
+    j["regimes"][regime_name(s.regime)] = {{"num_points", s.num_points},
+                                           {"num_predicted", s.num_predicted},
+                                           {"num_unpredicted", s.num_points - s.num_predicted},
+                                           {"num_tiss0_extrapolated", s.num_tiss0_extrapolated},
+                                           {"issue_median_rel_err", number_or_null(s.issue_median_rel_err)},
+                                           {"issue_p90_rel_err", number_or_null(s.issue_p90_rel_err)},
+                                           {"period_median_rel_err", number_or_null(s.period_median_rel_err)},
+                                           {"period_p90_rel_err", number_or_null(s.period_p90_rel_err)}};
+  // Compact per-point table, one array per row in `columns` order; unpredicted rows have null predictions
+  // and their reason, period columns are null for isolated points.
+  j["columns"] = {"point_index", "fold", "suite", "regime", "K", "B_bytes", "G_s", "issue_pred_s", "issue_meas_s",
+                  "issue_rel_err", "period_pred_s", "period_meas_s", "period_rel_err", "Q_lower_bound",
+                  "tiss0_extrapolated", "unpredicted_reason"};
   json rows_json = json::array();
-  for (const ValidationRow& r : rows) {
-    const bool periodic = r.suite != Suite::kIsolated;
-    rows_json.push_back({r.point_index, suite_name(r.suite), r.num_producers, r.bytes_per_producer, r.gap_s,
+  for (const ValidationRow& r : rows)
+    rows_json.push_back({r.point_index, r.fold >= 0 ? json(r.fold) : json(), suite_name(r.suite),
+                         regime_name(r.regime), r.num_producers, r.bytes_per_producer, r.gap_s,
                          number_or_null(r.predicted_issue_s), r.measured_issue_s, number_or_null(r.issue_rel_err),
-                         periodic ? number_or_null(r.predicted_period_s) : json(),
-                         periodic ? json(r.measured_period_s) : json(),
-                         periodic ? number_or_null(r.period_rel_err) : json(), r.capacity_lower_bound});
-  }
+                         number_or_null(r.predicted_period_s), number_or_null(r.measured_period_s),
+                         number_or_null(r.period_rel_err), r.capacity_lower_bound, r.tiss0_extrapolated,
+                         r.predicted() ? json() : json(r.unpredicted_reason)});
   j["rows"] = std::move(rows_json);
   return j;
 }
@@ -132,8 +235,10 @@ void attach_predictions(std::vector<PointRecord>& points, const model::PlatformM
         pred.period_s = model::period_s(t0, v, r, p.spec.gap_s);
         break;
       case Suite::kIsolated: {
-        const Capacity q = capacity_of(platform, p.spec.num_producers);
-        pred.issue_time_s = std::isinf(q.bytes) ? t0 : model::isolated_issue_time_s(t0, v, r, q.bytes);
+        // No Q in the model: never capacity-limited (T_iss^0).
+        const double q = platform.has_capacity() ? platform.capacity_bytes(p.spec.num_producers).value
+                                                 : std::numeric_limits<double>::infinity();
+        pred.issue_time_s = std::isinf(q) ? t0 : model::isolated_issue_time_s(t0, v, r, q);
         pred.period_s = 0;  // one burst: no period
         break;
       }
