@@ -1,6 +1,6 @@
-// xstage attention layer: xstage-fa-point, a small standalone driver of run_fa_a2a_point for device
-// checks before `xstage-bench fa_a2a` is wired: runs one or more (M, target) points and prints times,
-// TFLOPS, sigma, store spans and verification. Exit codes as every xstage tool (cli/common/cli_main.hpp).
+// xstage attention layer: xstage-fa-point, a diagnostic driver of run_fa_a2a_point: runs one or more
+// (M, target) points and prints every timing, TFLOPS, sigma, store spans and the verification detail,
+// without writing a result file (xstage-bench fa_a2a is the benchmark). Exit codes as every xstage tool.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -51,15 +51,31 @@ void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPoi
 int main(int argc, char** argv) {
   return xs::cli::run_main("xstage-fa-point", [&]() -> int {
     Options o;
-    CLI::App app{"One or more FlashAttention-A2A points (FA-only, A2A, serial, fused, completion-coupled)"};
-    app.add_option("--M", o.seq_lens, "sequence lengths (multiples of 128)")->delimiter(',');
-    app.add_option("--heads", o.num_heads, "heads this rank computes");
-    app.add_option("--P", o.num_ranks, "Ulysses ranks the output is split over");
-    app.add_option("--target", o.targets, "local, host, peer:N")->delimiter(',');
-    app.add_option("--repetitions", o.repetitions, "timed graph replays");
-    app.add_option("--launches-per-graph", o.launches_per_graph, "back-to-back launches per replay");
-    app.add_option("--ctas", o.num_ctas, "persistent CTAs (0: one per SM)");
-    app.add_flag("--no-verify", o.no_verify, "skip the reference comparison");
+    CLI::App app{
+        "xstage-fa-point: diagnose single FlashAttention + Ulysses All-to-All points on this GPU (FA-only, A2A,\n"
+        "serial, fused, completion-coupled) and print every timing, sigma, store span and the verification\n"
+        "detail. It writes no result file: for the benchmark with a result file, --model predictions, --resume\n"
+        "and tables, use `xstage-bench fa_a2a` (same kernels). Needs a GPU (no simulator).\n\n"
+        "Examples:\n"
+        "  xstage-fa-point --M 8192 --target local\n"
+        "  xstage-fa-point --M 8192,32768 --heads 8 --P 8 --target local,host\n\n"
+        "Exit codes: 0 ok, 1 a point failed verification, 2 bad usage or input, 3 CUDA failure, 77 no GPU.",
+        "xstage-fa-point"};
+    xs::cli::add_version_flag(app, "xstage-fa-point");
+    app.add_option("--M", o.seq_lens, "Sequence lengths, comma-separated (multiples of 128)")
+        ->delimiter(',')->check(CLI::Range(128, 1 << 20))->capture_default_str();
+    app.add_option("--heads", o.num_heads, "Heads this rank computes")->check(CLI::Range(1, 1024))->capture_default_str();
+    app.add_option("--P", o.num_ranks, "Ulysses ranks the output is split over")
+        ->check(CLI::Range(1, 1024))->capture_default_str();
+    app.add_option("--target", o.targets, "Destinations, comma-separated: local, host, peer:N")
+        ->delimiter(',')->capture_default_str();
+    app.add_option("--repetitions", o.repetitions, "Timed graph replays")->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    app.add_option("--launches-per-graph", o.launches_per_graph, "Back-to-back launches per replay")
+        ->check(CLI::Range(1, 100))->capture_default_str();
+    app.add_option("--ctas", o.num_ctas, "Persistent CTAs (0: one per SM)")->check(CLI::Range(0, 1 << 16))
+        ->capture_default_str();
+    app.add_flag("--no-verify", o.no_verify, "Skip the reference comparison (not recommended)");
     xs::cli::parse_or_throw(app, argc, argv);
     bool all_ok = true;
     for (const std::string& target : o.targets) {

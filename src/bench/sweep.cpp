@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <set>
 
 #include "common/error.hpp"
 #include "common/range.hpp"
 #include "common/units.hpp"
+#include "report/result_file.hpp"
 
 namespace xs::bench {
 namespace {
@@ -110,13 +110,16 @@ void validate_spec(const PointSpec& spec) {
                                        "multiple of {}", spec.bytes_per_producer, kScatterRowBytes, kScatterRowBytes));
   if (!(spec.gap_s >= 0) || !std::isfinite(spec.gap_s))
     throw input_error("G", fmt::format("G={} s must be >= 0", spec.gap_s));
-  if (spec.repetitions < 1) throw input_error("repetitions", "must be >= 1");
+  if (spec.repetitions < 1 || spec.repetitions > kMaxRepetitions)
+    throw input_error("repetitions", fmt::format("{} must be in [1, {}]", spec.repetitions, kMaxRepetitions));
+  if (spec.num_bursts > kMaxBursts)
+    throw input_error("num_bursts", fmt::format("{} must be <= {}", spec.num_bursts, kMaxBursts));
   if (spec.suite == Suite::kIsolated) {
     if (spec.num_bursts != 1) throw input_error("num_bursts", "an isolated point has exactly one burst");
   } else {
     if (spec.warmup_bursts < 0) throw input_error("warmup_bursts", "must be >= 0");
     if (spec.num_bursts <= spec.warmup_bursts + 1)
-      throw input_error("num_bursts", fmt::format("num_bursts={} must exceed warmup_bursts={} by at least 2",
+      throw input_error("num_bursts", fmt::format("num_bursts={} must exceed warmup_bursts={} by at least 2 (--bursts, --warmup)",
                                                   spec.num_bursts, spec.warmup_bursts));
   }
   if (spec.threads_per_producer < 32 || spec.threads_per_producer > 1024 || spec.threads_per_producer % 32 != 0)
@@ -146,6 +149,9 @@ SweepConfig sweep_config_from_json(const nlohmann::json& j) {
     check_keys(b, allowed, path);
     SweepBlock block;
     block.name = b.contains("name") ? string_field(b, "name", path) : fmt::format("block{}", i);
+    for (const auto& earlier : config.blocks)
+      if (earlier.name == block.name)  // --only and the notes name blocks
+        throw input_error(path + ".name", fmt::format("block name '{}' is used twice", block.name));
     block.suite = parse_suite(string_field(b, "suite", path));
     block.K = string_field(b, "K", path);
     block.B = string_field(b, "B", path);
@@ -170,20 +176,19 @@ nlohmann::json to_json(const SweepConfig& config) {
 }
 
 SweepConfig load_sweep_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error("--config", fmt::format("cannot open '{}'", path));
-  nlohmann::json j;
+  // The strict reader: malformed JSON, duplicate keys and numbers beyond the double range are input errors.
+  const nlohmann::json j = report::read_json_file(path);
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw input_error("--config", fmt::format("'{}' is not valid JSON: {}", path, e.what()));
+    return sweep_config_from_json(j);
+  } catch (const Error& e) {
+    throw Error(e.code(), e.domain(), e.field(), path + ": " + e.what());
   }
-  return sweep_config_from_json(j);
 }
 
 std::vector<ExpandedPoint> expand(const SweepConfig& config) {
   std::vector<ExpandedPoint> points;
   std::set<std::string> seen;  // a spec two blocks share is measured once, under the first block
+  std::uint64_t total = 0;
   for (size_t i = 0; i < config.blocks.size(); ++i) {
     const auto& block = config.blocks[i];
     const std::string path = fmt::format("config.blocks[{}]", i);
@@ -204,6 +209,12 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
                                                     : parse_seconds_range(block.G, path + ".G");
     // The local-memory control always writes device HBM (section 3.1).
     if (block.suite == Suite::kLocalControl) base.target = "local";
+    // Each range holds at most 100,000 values, so the product fits in 64 bits; check it before
+    // allocating a single point.
+    total += static_cast<std::uint64_t>(ks.size()) * bs.size() * gs.size();
+    if (total > kMaxSweepPoints)
+      throw input_error(path, fmt::format("the sweep expands to more than {} points (K x B x G over all blocks); "
+                                          "narrow the ranges or split the run", kMaxSweepPoints));
     for (long long k : ks) {
       for (auto b : bs) {
         for (double g : gs) {
@@ -212,9 +223,16 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
           spec.num_producers = static_cast<int>(k);
           spec.bytes_per_producer = b;
           spec.gap_s = g;
+          const int requested_bursts = spec.num_bursts, requested_warmup = spec.warmup_bursts;
           stretch_bursts(spec, stream_bytes);
-          validate_spec(spec);
-          if (seen.insert(point_key(spec)).second) points.push_back({block.name, spec});
+          try {
+            validate_spec(spec);
+          } catch (const Error& e) {  // name the block: a flag applies to every block, each with its own values
+            throw Error(e.code(), e.domain(), path + "." + e.field(),
+                        fmt::format("{} (block {}).{}", path, block.name, e.what()));
+          }
+          if (seen.insert(point_key(spec)).second)
+            points.push_back({block.name, spec, requested_bursts, requested_warmup});
         }
       }
     }
@@ -246,13 +264,14 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
     return fmt::format("0:{}ns:+{}ns", step_ns * 24.0, step_ns);
   };
   // R: zero-gap periods over several K/B decompositions of similar volumes (Fig. 3d).
-  c.blocks.push_back({"zero_gap", Suite::kPeriodic, "16,33,66,132", "16KiB:256KiB:x2", "0", {}});
+  const nlohmann::json none = nlohmann::json::object();
+  c.blocks.push_back({"zero_gap", Suite::kPeriodic, "16,33,66,132", "16KiB:256KiB:x2", "0", none});
   // T_iss^0 plateau + validation of eqs. 2-3 (Fig. 3a/b), at three producer configurations. Their
   // volumes stay small enough that one aligned burst should not reach the capacity knee (then the
   // plateau is the backpressure-free floor, not T_iss^iso).
-  c.blocks.push_back({"gap_sweep", Suite::kPeriodic, "132", "16KiB", gap_range(132, 16384), {}});
-  c.blocks.push_back({"gap_sweep_k66", Suite::kPeriodic, "66", "16KiB", gap_range(66, 16384), {}});
-  c.blocks.push_back({"gap_sweep_k33", Suite::kPeriodic, "33", "16KiB", gap_range(33, 16384), {}});
+  c.blocks.push_back({"gap_sweep", Suite::kPeriodic, "132", "16KiB", gap_range(132, 16384), none});
+  c.blocks.push_back({"gap_sweep_k66", Suite::kPeriodic, "66", "16KiB", gap_range(66, 16384), none});
+  c.blocks.push_back({"gap_sweep_k33", Suite::kPeriodic, "33", "16KiB", gap_range(33, 16384), none});
   // Q(K): isolated bursts over V spanning the knee (Fig. 3c).
   c.blocks.push_back({"isolated", Suite::kIsolated, "16,33,66,132", "1KiB:2MiB:x2", "0", {{"repetitions", 7}}});
   // Local-memory control of the main gap sweep (same producers, widths, loop; HBM destination).
@@ -272,6 +291,37 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
     if (block.overrides.is_null()) block.overrides = nlohmann::json::object();
   expand(c);
   return c;
+}
+
+std::vector<std::string> describe_adjustments(const SweepConfig& config, const std::vector<ExpandedPoint>& points) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < config.blocks.size(); ++i) {
+    const auto& block = config.blocks[i];
+    std::size_t changed = 0, in_block = 0;
+    int requested_bursts = 0, requested_warmup = 0;
+    int min_bursts = kMaxBursts, max_bursts = 0, min_warmup = kMaxBursts, max_warmup = 0;
+    for (const auto& p : points) {
+      if (p.block != block.name) continue;
+      ++in_block;
+      if (p.spec.num_bursts == p.requested_num_bursts && p.spec.warmup_bursts == p.requested_warmup_bursts) continue;
+      ++changed;
+      requested_bursts = p.requested_num_bursts;
+      requested_warmup = p.requested_warmup_bursts;
+      min_bursts = std::min(min_bursts, p.spec.num_bursts);
+      max_bursts = std::max(max_bursts, p.spec.num_bursts);
+      min_warmup = std::min(min_warmup, p.spec.warmup_bursts);
+      max_warmup = std::max(max_warmup, p.spec.warmup_bursts);
+    }
+    if (changed == 0) continue;
+    const auto span = [](int lo, int hi) { return lo == hi ? std::to_string(lo) : fmt::format("{}..{}", lo, hi); };
+    const auto stream = min_stream_bytes(config.defaults, block.overrides, "config");
+    lines.push_back(fmt::format(
+        "block {}: num_bursts {} -> {}, warmup_bursts {} -> {} on {} of {} points: min_stream_bytes {} (each "
+        "repetition streams that much after warm-up; --min-stream 0 keeps the values as given)",
+        block.name, requested_bursts, span(min_bursts, max_bursts), requested_warmup, span(min_warmup, max_warmup),
+        changed, in_block, format_bytes(static_cast<double>(stream))));
+  }
+  return lines;
 }
 
 }  // namespace xs::bench

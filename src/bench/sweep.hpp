@@ -12,6 +12,7 @@
 // Any default may be overridden inside a block. min_stream_bytes (optional) raises num_bursts of small
 // periodic points so that each repetition streams at least that much after warm-up (steady state).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ struct SweepBlock {
   std::string G = "0";        // range grammar, times
   nlohmann::json overrides = nlohmann::json::object();  // per-block defaults
 };
+
+// Limits checked before anything is allocated or measured (docs/exit-codes.md): a sweep beyond them is
+// bad input (exit 2), not an out-of-memory crash or a run that ignores Ctrl-C for hours.
+inline constexpr std::uint64_t kMaxSweepPoints = 100'000;  // whole expanded sweep, all blocks together
+inline constexpr int kMaxRepetitions = 100'000;            // per point
+inline constexpr int kMaxBursts = 100'000;                 // bursts per repetition (num_bursts)
 
 struct SweepConfig {
   std::string target = "host";
@@ -50,12 +57,19 @@ SweepConfig load_sweep_config(const std::string& path);
 SweepConfig default_calibration(const std::string& target, double drain_rate_guess_bps);
 
 // Expands every block into points (block order, then K, B, G). Each point is validated (B > 0 and a
-// multiple of the store width, K >= 1, store width 4/8/16, num_bursts > warmup_bursts, ...).
+// multiple of the store width, K >= 1, store width 4/8/16, num_bursts > warmup_bursts, the caps above).
+// requested_* hold num_bursts/warmup_bursts before min_stream_bytes raised them, so a tool can say what it
+// changed (describe_adjustments).
 struct ExpandedPoint {
   std::string block;
   PointSpec spec;
+  int requested_num_bursts = 0, requested_warmup_bursts = 0;
 };
 std::vector<ExpandedPoint> expand(const SweepConfig& config);
+
+// One line per block whose points were changed by the sweep's own rules (min_stream_bytes raising
+// num_bursts/warmup_bursts), with the values and the reason; empty when nothing was changed.
+std::vector<std::string> describe_adjustments(const SweepConfig& config, const std::vector<ExpandedPoint>& points);
 
 // Spec-level checks shared by every backend; throws input_error naming the field.
 void validate_spec(const PointSpec& spec);

@@ -12,9 +12,11 @@
 #include "bench/sweep.hpp"
 #include "cli/common/cli_main.hpp"
 #include "cli/common/sweep_options.hpp"
+#include "cli/common/table_output.hpp"
 #include "common/error.hpp"
 #include "fit/fit.hpp"
 #include "model/platform_model.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #if defined(XS_HAVE_ATTENTION)
 #include "attention/fa_bench.hpp"
@@ -51,9 +53,16 @@ struct BenchOptions {
   std::string model_path, out_path;
   bool list = false, dry_run = false, resume = false, no_progress = false, json = false;
   FaOptions fa;
+  xs::cli::TableOutputs tables;
 };
 
 int run_fa_a2a(const BenchOptions& o, const std::vector<std::string>& argv) {
+  if (o.backend.kind == "sim")
+    throw xs::input_error("--backend", "fa_a2a has no simulator: it runs real FlashAttention and All-to-All "
+                                       "kernels on a GPU (drop --backend sim; try remote_store.periodic with sim)");
+  if (!o.tables.csv_path.empty() || o.tables.markdown)
+    throw xs::input_error(!o.tables.csv_path.empty() ? "--csv" : "--md",
+                          "not available for fa_a2a (its table is printed by the suite itself)");
   const auto seq_lens = xs::parse_integer_range(o.fa.M, "--M");
   const auto heads = xs::parse_integer_range(o.fa.heads, "--heads");
   std::vector<std::string> targets;
@@ -107,14 +116,16 @@ int run(BenchOptions& o, const std::vector<std::string>& argv) {
     return 0;
   }
   if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
+  if (o.json && o.tables.markdown) throw xs::input_error("--md", "cannot be combined with --json (both print on stdout)");
   if (o.suite_id == kFaA2aId) return run_fa_a2a(o, argv);
   const SuiteInfo& info = find_suite(o.suite_id);
   o.sweep.suite = xs::suite_name(info.suite);
   xs::bench::SweepConfig config;
   config.target = o.backend.target.empty() ? "host" : o.backend.target;
-  xs::cli::apply_overrides(config, o.sweep);
+  for (const auto& note : xs::cli::apply_overrides(config, o.sweep, o.dry_run))
+    std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
   const auto points = xs::bench::expand(config);
-  if (o.dry_run) {
+  if (o.dry_run) {  // no backend, no CUDA call: works without a GPU
     xs::cli::print_dry_run(points, stdout);
     return 0;
   }
@@ -122,10 +133,13 @@ int run(BenchOptions& o, const std::vector<std::string>& argv) {
   std::optional<xs::model::PlatformModel> platform;
   if (!o.model_path.empty()) platform = xs::model::PlatformModel::load(o.model_path);
 
-  auto backend = xs::cli::make_backend(o.backend);
   const std::string out = o.out_path.empty()
                               ? fmt::format("out/bench-{}-{}.json", o.suite_id, xs::cli::file_safe(config.target))
                               : o.out_path;
+  // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
+  xs::report::check_output_path(out, "--out");
+  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
+  auto backend = xs::cli::make_backend(o.backend);
   auto outcome = xs::bench::run_sweep(*backend, points, {out, o.resume, !o.no_progress});
   if (outcome.interrupted) {
     std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",
@@ -144,8 +158,12 @@ int run(BenchOptions& o, const std::vector<std::string>& argv) {
     file.extra["model_from"] = o.model_path;
   }
   xs::report::write_json_atomic(out, xs::report::to_json(file));
+  const xs::report::Table table = xs::cli::points_table(file.points);
+  xs::cli::write_table_outputs(table, o.tables);
   if (o.json) {
     fmt::print("{}\n", xs::report::to_json(file).dump(1));
+  } else if (o.tables.markdown) {
+    fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
   } else {
     xs::bench::print_points_table(file.points, stdout);
     fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
@@ -166,9 +184,12 @@ int main(int argc, char** argv) {
         "  xstage-bench remote_store.periodic --target host --K 132 --B 32KiB --G 0:200us:+10us\n"
         "  xstage-bench remote_store.isolated --K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json\n"
         "  xstage-bench fa_a2a --M 8192:65536:x2 --target local,host --model out/calibration-gpu-host.json\n\n"
+        "Limits: at most 100,000 points per sweep, 100,000 repetitions per point and 100,000 bursts per\n"
+        "repetition (exit 2 beyond them, before anything runs).\n\n"
         "Exit codes: 0 ok, 1 a point failed data verification, 2 bad usage or input, 3 CUDA failure,\n"
         "77 no GPU, 130 interrupted (--resume).",
         "xstage-bench"};
+    xs::cli::add_version_flag(app, "xstage-bench");
     app.add_option("suite", o.suite_id, "Suite id (see --list)");
     app.add_flag("--list", o.list, "List the suites");
     xs::cli::add_backend_options(app, o.backend);
@@ -179,6 +200,7 @@ int main(int argc, char** argv) {
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
     app.add_flag("--json", o.json, "Print the result file on stdout instead of a table");
+    xs::cli::add_table_flags(app, o.tables, "every point");
     auto* fa = app.add_option_group("fa_a2a", "Options of the fa_a2a suite (--target takes a list: local,host)");
     fa->add_option("--M", o.fa.M, "Sequence lengths, range grammar (multiples of 128)")->capture_default_str();
     fa->add_option("--heads", o.fa.heads, "Heads per rank (after the pre-attention All-to-All), range grammar "

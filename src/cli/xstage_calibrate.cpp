@@ -15,8 +15,10 @@
 #include "bench/sweep.hpp"
 #include "cli/common/cli_main.hpp"
 #include "cli/common/sweep_options.hpp"
+#include "cli/common/table_output.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 
 namespace {
@@ -33,11 +35,21 @@ struct CalibrateOptions {
   bool dump_config = false;
   bool no_progress = false;
   bool print_points = false;
+  bool list = false;
+  bool no_fit = false;
   int bootstrap = 1000;
+  xs::cli::TableOutputs tables;
 };
 
+void print_notes(const std::vector<std::string>& notes) {
+  for (const auto& n : notes) std::fprintf(stderr, "xstage-calibrate: note: %s\n", n.c_str());
+}
+
 int refit(const CalibrateOptions& o) {
-  xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);
+  xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
+  const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
+  xs::report::prepare_output_path(out, "--out");
+  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
   std::optional<xs::bench::Reference> reference;
   if (file.extra.contains("reference")) {
     const auto& ref = file.extra.at("reference");
@@ -49,47 +61,90 @@ int refit(const CalibrateOptions& o) {
   fit_options.bootstrap_resamples = o.bootstrap;
   xs::bench::analyse_calibration(file, reference, fit_options);
   file.meta["refit"] = {{"from", o.refit_path}};
-  const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
   xs::report::write_json_atomic(out, xs::report::to_json(file));
+  if (!o.tables.csv_path.empty() || o.tables.markdown)
+    xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
   xs::bench::print_calibration_summary(file, stdout);
   fmt::print("wrote {}\n", out);
   return 0;
 }
 
-int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
-  auto backend = xs::cli::make_backend(o.backend);
-  const std::string target = o.backend.kind == "sim" && o.backend.target.empty() ? "host" : o.backend.target;
-
-  // Sweep: a config file, or the built-in default sized from the path's copy-engine bandwidth.
-  std::optional<double> copy_engine_bps;
+// The sweep: a config file, or the built-in default sized from a drain-rate guess (the path's copy-engine
+// bandwidth when a backend is at hand, else --rate-guess or the paper's 717 GB/s).
+xs::bench::SweepConfig build_sweep(const CalibrateOptions& o, const std::string& target, double guess_bps,
+                                   std::vector<std::string>& notes) {
   xs::bench::SweepConfig config;
   if (!o.config_path.empty()) {
     config = xs::bench::load_sweep_config(o.config_path);
     if (!o.backend.target.empty()) config.target = o.backend.target;
   } else {
-    double guess_bps = 717e9;  // the paper's NVLink R: only sizes the gap ranges when nothing better is known
-    if (!o.rate_guess.empty()) {
-      guess_bps = xs::parse_rate_bps(o.rate_guess, "--rate-guess");
-    } else if (!o.dry_run && !o.dump_config) {
-      copy_engine_bps = backend->reference_bandwidth_bps(target);
-      if (copy_engine_bps) guess_bps = *copy_engine_bps;
-    }
     config = xs::bench::default_calibration(target, guess_bps);
   }
-  xs::cli::apply_overrides(config, o.sweep);
-  if (o.dump_config) {
-    fmt::print("{}\n", xs::bench::to_json(config).dump(2));
-    return 0;
-  }
-  const auto points = xs::bench::expand(config);
-  if (o.dry_run) {
-    xs::cli::print_dry_run(points, stdout);
+  notes = xs::cli::apply_overrides(config, o.sweep, o.dry_run);
+  return config;
+}
+
+int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
+  const std::string target = o.backend.target.empty() ? "host" : o.backend.target;
+  const bool inspect_only = o.dry_run || o.dump_config || o.list;
+  std::optional<double> guess_bps;
+  if (!o.rate_guess.empty()) guess_bps = xs::parse_rate_bps(o.rate_guess, "--rate-guess");
+
+  // --list, --dry-run and --dump-config never create a backend (no CUDA call): they work without a GPU.
+  if (inspect_only) {
+    std::vector<std::string> notes;
+    const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
+    if (o.dump_config) {
+      fmt::print("{}\n", xs::bench::to_json(config).dump(2));
+      return 0;
+    }
+    print_notes(notes);
+    if (o.config_path.empty() && !guess_bps)
+      std::fprintf(stderr, "xstage-calibrate: note: gap ranges sized for a 717 GB/s drain-rate guess; a real "
+                   "run sizes them from the path's copy-engine bandwidth (fix them with --rate-guess)\n");
+    if (o.list) {
+      xs::cli::print_blocks(config, stdout);
+    } else {
+      const auto points = xs::bench::expand(config);
+      try {
+        print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
+      } catch (const xs::Error& e) {
+        print_notes({std::string("a real run would stop before measuring: ") + e.what()});
+      }
+      xs::cli::print_dry_run(points, stdout);
+    }
     return 0;
   }
 
-  const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", backend->name(),
+  const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", o.backend.kind,
                                                            xs::cli::file_safe(target))
                                              : o.out_path;
+  xs::fit::FitOptions fit_options;
+  fit_options.bootstrap_resamples = o.bootstrap;
+  // Everything the flags decide is checked before the backend starts: the sweep (with the 717 GB/s guess
+  // when the copy engine will size it), its fittability, and the output paths.
+  {
+    std::vector<std::string> notes;
+    const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
+    if (!o.no_fit)
+      print_notes(xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes));
+  }
+  xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
+  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
+
+  auto backend = xs::cli::make_backend(o.backend);
+  std::optional<double> copy_engine_bps;
+  if (o.config_path.empty() && !guess_bps) {
+    copy_engine_bps = backend->reference_bandwidth_bps(target);
+    if (copy_engine_bps) guess_bps = *copy_engine_bps;
+  }
+  std::vector<std::string> notes;
+  const xs::bench::SweepConfig config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
+  print_notes(notes);
+  const auto points = xs::bench::expand(config);
+  if (!o.no_fit) print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
+
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
   xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
   if (outcome.interrupted) {
@@ -106,11 +161,11 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   file.meta["resumed_points"] = outcome.num_resumed;
   file.config = xs::bench::to_json(config);
   file.points = std::move(outcome.records);
-  xs::fit::FitOptions fit_options;
-  fit_options.bootstrap_resamples = o.bootstrap;
-  xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+  if (!o.no_fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
   xs::report::write_json_atomic(out, xs::report::to_json(file));
-  if (o.print_points) xs::bench::print_points_table(file.points, stdout);
+  if (!o.tables.csv_path.empty() || o.tables.markdown)
+    xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
   xs::bench::print_calibration_summary(file, stdout);
   fmt::print("calibration of {} on {} took {:.1f} s of wall time ({} points); wrote {}\n", target,
              backend->name(), outcome.wall_s, file.points.size(), out);
@@ -133,10 +188,16 @@ int main(int argc, char** argv) {
         "  xstage-calibrate --backend sim --sim-R 717GB/s     # the whole pipeline without a GPU\n"
         "  xstage-calibrate --dry-run                          # print the expanded sweep\n"
         "  xstage-calibrate --refit out/calibration-gpu-host.json\n\n"
+        "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point and 100,000\n"
+        "bursts per repetition (exit 2 beyond them, before anything runs).\n\n"
         "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
         "xstage-calibrate"};
+    xs::cli::add_version_flag(app, "xstage-calibrate");
     xs::cli::add_backend_options(app, o.backend);
     xs::cli::add_sweep_overrides(app, o.sweep);
+    app.add_flag("--list", o.list, "List the sweep's blocks (name, suite, K, B, G, points) and exit");
+    app.add_option("--only", o.sweep.only, "Run only these blocks, e.g. zero_gap,isolated (see --list)")
+        ->delimiter(',');
     app.add_option("--config", o.config_path, "Sweep config file (JSON, configs/calibrate/*.json); default: "
                    "the built-in sweep (see --dump-config)");
     app.add_option("--out", o.out_path, "Calibration file to write (default out/calibration-<backend>-<target>.json); "
@@ -150,7 +211,10 @@ int main(int argc, char** argv) {
                    "(default: the path's copy-engine bandwidth)");
     app.add_option("--bootstrap", o.bootstrap, "Bootstrap resamples for the 95% intervals")->check(CLI::Range(0, 100000));
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
+    app.add_flag("--no-fit", o.no_fit, "Measure and write the points only (model: null; fit later with --refit); "
+                 "skips the check that the sweep can be fitted");
     app.add_flag("--points", o.print_points, "Print every point with its prediction");
+    xs::cli::add_table_flags(app, o.tables, "every point with its prediction");
     xs::cli::parse_or_throw(app, argc, argv);
     if (!o.refit_path.empty()) return refit(o);
     return calibrate(o, std::vector<std::string>(argv, argv + argc));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -25,22 +26,31 @@ using xs::cli::require;
 using xs::cli::Sign;
 
 // Ordered rows shown the same way in JSON (SI number) and in the table (human units plus a note).
+// A value beyond the range of a double (e.g. V/R for R near 0 B/s) or of a 64-bit integer is written
+// `"<key>": null` with a sibling `"<key>_unbounded": true` (table: "unbounded"); NaN is an input error.
 class Report {
  public:
   void seconds(const std::string& key, double s, const std::string& note) {
-    add(key, s, xs::format_seconds(s), note);
+    if (finite_or_unbounded(key, s, note)) add(key, s, xs::format_seconds(s), note);
   }
   void bytes(const std::string& key, double b, const std::string& note) {
-    add(key, b, xs::format_bytes(b), note);
+    if (finite_or_unbounded(key, b, note)) add(key, b, xs::format_bytes(b), note);
   }
   void rate(const std::string& key, double bps, const std::string& note) {
-    add(key, bps, xs::format_rate(bps), note);
+    if (finite_or_unbounded(key, bps, note)) add(key, bps, xs::format_rate(bps), note);
   }
   void number(const std::string& key, double x, const std::string& note) {
-    add(key, x, fmt::format("{:.4g}", x), note);
+    if (finite_or_unbounded(key, x, note)) add(key, x, fmt::format("{:.4g}", x), note);
   }
-  void integer(const std::string& key, long long x, const std::string& note) {
-    add(key, x, std::to_string(x), note);
+  // A whole number computed in double precision: beyond int64 it is unbounded, never a wrapped value.
+  void integer(const std::string& key, double x, const std::string& note) {
+    if (!finite_or_unbounded(key, x, note)) return;
+    if (std::fabs(x) >= 9.2e18) {
+      add_unbounded(key, note);
+      return;
+    }
+    const auto value = static_cast<long long>(x);
+    add(key, value, std::to_string(value), note);
   }
   void flag(const std::string& key, bool x, const std::string& note) {
     add(key, x, x ? "true" : "false", note);
@@ -65,6 +75,18 @@ class Report {
   }
 
  private:
+  // False (after writing the unbounded form) for +-inf; NaN has no meaning to report.
+  bool finite_or_unbounded(const std::string& key, double x, const std::string& note) {
+    if (std::isnan(x))
+      throw xs::input_error(key, "undefined (NaN) for these inputs; check their magnitudes");
+    if (std::isfinite(x)) return true;
+    add_unbounded(key, note);
+    return false;
+  }
+  void add_unbounded(const std::string& key, const std::string& note) {
+    add(key, nullptr, "unbounded", note + " (beyond the number range for these inputs)");
+    add(key + "_unbounded", true, "true", key + " is unbounded: its value is null in JSON");
+  }
   struct Row {
     std::string key;
     nlohmann::ordered_json value;
@@ -138,7 +160,7 @@ Report run_burst(const BurstOptions& o) {
   Report out;
   report_platform(out, p);
   out.bytes("Q_bytes", q, "Q(K), effective outstanding capacity");
-  out.integer("K", k, "concurrent producers");
+  out.integer("K", static_cast<double>(k), "concurrent producers");
   out.bytes("B_bytes", b, "bytes per producer per burst");
   out.seconds("G_s", g, "producer-side gap");
   out.bytes("V_bytes", v, "V = K B, aggregate burst volume");
@@ -231,12 +253,12 @@ Report run_fa(const FaOptions& o) {
 
   Report out;
   report_platform(out, p);
-  out.integer("K", k, "aligned producers");
+  out.integer("K", static_cast<double>(k), "aligned producers");
   out.bytes("B_t_bytes", bt, "B_t = b_m d s_out, bytes per producer per tile");
   out.bytes("V_bytes", v, "V = K B_t, worst aligned burst");
   out.seconds("drain_horizon_s", m::drain_period_s(v, r), "V/R");
   out.seconds("G_star_s", g_star, "G* = [V/R - T_iss^0]+ (eq. 5)");
-  out.integer("M_ub_tokens", static_cast<long long>(m::sequence_length_bound_tokens(int(bn), g_star, sigma)),
+  out.integer("M_ub_tokens", m::sequence_length_bound_tokens(int(bn), g_star, sigma),
               "M_ub* = b_n ceil(G*/sigma) (eq. 20)");
   out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
   if (p.capacity_bytes) {
@@ -251,7 +273,7 @@ Report run_fa(const FaOptions& o) {
   if (o.seq_len) {
     const double g_qloop = m::qloop_gap_s(double(*o.seq_len), int(bn), sigma);
     dt_s = m::fa_drain_stall_s(v, r, g_qloop, t0);
-    out.integer("M_tokens", *o.seq_len, "sequence length");
+    out.integer("M_tokens", static_cast<double>(*o.seq_len), "sequence length");
     out.seconds("G_qloop_s", g_qloop, "G_Qloop >= sigma M / b_n");
     out.seconds("dt_s", dt_s, "dt = [V/R - G_Qloop - T_iss^0]+ (eq. 18)");
     out.flag("rate_bound_ok", g_qloop >= g_star, "G_Qloop >= G* (eq. 10)");
@@ -431,7 +453,11 @@ int main(int argc, char** argv) {
   return xs::cli::run_main("xstage-predict", [&]() {
     CLI::App app{
         "xstage-predict: the X-Stage Burst-Gap model (paper sections 3-4). Sizes take B, KB, KiB, MB, "
-        "MiB, GB, GiB; times ns, us, ms, s; rates GB/s, GiB/s. Output in SI units with --json."};
+        "MiB, GB, GiB; times ns, us, ms, s; rates GB/s, GiB/s. Output in SI units with --json.\n"
+        "A result beyond the number range (e.g. V/R with R near 0) is printed \"unbounded\"; in JSON it is\n"
+        "null with a sibling \"<key>_unbounded\": true. Exit codes: 0 ok, 2 bad usage or input.",
+        "xstage-predict"};
+    xs::cli::add_version_flag(app, "xstage-predict");
     app.require_subcommand(1);
     BurstOptions burst;
     FaOptions fa;

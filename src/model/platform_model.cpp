@@ -11,49 +11,63 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "report/json_read.hpp"
+#include "report/result_file.hpp"
 
 namespace xs::model {
 namespace {
 
 using nlohmann::json;
+using report::ObjectReader;
 
-constexpr const char* kSchemaName = "xstage.result";
-constexpr int kSchemaMajor = 1;
 
-double finite_number(const json& j, const std::string& key, const std::string& path, bool positive) {
-  const std::string field = path + "." + key;
-  if (!j.contains(key)) throw input_error(field, "missing; expected a number");
-  const json& v = j.at(key);
-  if (!v.is_number() || !std::isfinite(v.get<double>()))
-    throw input_error(field, fmt::format("expected a finite number, got {}", v.dump()));
-  const double x = v.get<double>();
+double number_field(const ObjectReader& r, const char* key, bool positive) {
+  const std::string field = r.path(key);
+  const double x = report::read_finite(r.required(key), field);
   if (positive ? x <= 0 : x < 0)
     throw input_error(field, fmt::format("expected a number {} 0, got {}", positive ? ">" : ">=", x));
   return x;
 }
 
-int producer_count(const json& j, const std::string& path) {
-  const double k = finite_number(j, "K", path, true);
-  if (k != std::floor(k) || k > 1e9)
-    throw input_error(path + ".K", fmt::format("expected an integer >= 1, got {}", k));
-  return static_cast<int>(k);
+int producer_count(const ObjectReader& r, bool constant) {
+  return static_cast<int>(report::read_integer(r.required("K"), r.path("K"), constant ? 0 : 1, 1'000'000));
 }
 
-// [lo, hi] with lo <= hi; absent means "no interval recorded" (both ends at the value).
-std::pair<double, double> ci95(const json& j, const std::string& key, const std::string& path, double value) {
-  if (!j.contains(key)) return {value, value};
-  const json& v = j.at(key);
-  const std::string field = path + "." + key;
-  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() ||
-      v[0].get<double>() > v[1].get<double>())
-    throw input_error(field, fmt::format("expected [lo, hi] with lo <= hi, got {}", v.dump()));
-  return {v[0].get<double>(), v[1].get<double>()};
+// [lo, hi] with lo <= hi; absent or null means "no interval recorded" (both ends at the value).
+std::pair<double, double> ci95(const ObjectReader& r, const char* key, double value) {
+  const json* v = r.optional(key);
+  if (!v || v->is_null()) return {value, value};
+  const std::string field = r.path(key);
+  if (!v->is_array() || v->size() != 2)
+    throw input_error(field, fmt::format("expected [lo, hi] or null, got {}", v->dump()));
+  const double lo = report::read_finite((*v)[0], field + "[0]"), hi = report::read_finite((*v)[1], field + "[1]");
+  if (lo > hi) throw input_error(field, fmt::format("expected [lo, hi] with lo <= hi, got {}", v->dump()));
+  return {lo, hi};
 }
 
-const json& array_field(const json& j, const std::string& key, const std::string& path) {
-  if (!j.contains(key) || !j.at(key).is_array())
-    throw input_error(path + "." + key, "missing or not an array; expected [ {...}, ... ] (may be empty)");
-  return j.at(key);
+std::string bound_field(const ObjectReader& r, const char* key) {
+  const json* v = r.optional(key);
+  if (!v) return "fit";
+  const std::string bound = v->is_string() ? v->get<std::string>() : "";
+  if (bound != "fit" && bound != "lower" && bound != "not_identified")
+    throw input_error(r.path(key), fmt::format("expected \"fit\", \"lower\" or \"not_identified\", got {}", v->dump()));
+  return bound;
+}
+
+// Optional diagnostics the fitter writes beside a row: type-checked, not used.
+void check_row_extras(const ObjectReader& r) {
+  for (const char* key : {"constrained"})
+    if (const json* v = r.optional(key)) report::read_bool(*v, r.path(key));
+  if (const json* v = r.optional("source")) report::read_string(*v, r.path("source"));
+  if (const json* v = r.optional("num_plateau_points")) report::read_integer(*v, r.path("num_plateau_points"), 0, 1'000'000'000);
+  for (const char* key : {"B_bytes", "knee_V_bytes"})
+    if (const json* v = r.optional(key); v && !v->is_null()) report::read_non_negative(*v, r.path(key));
+}
+
+const json& array_field(const ObjectReader& r, const char* key) {
+  const json& v = r.required(key);
+  if (!v.is_array()) throw input_error(r.path(key), "expected an array [ {...}, ... ] (may be empty)");
+  return v;
 }
 
 // Piecewise-linear interpolation over sorted (x, y) points, clamped to the end values outside.
@@ -81,102 +95,93 @@ PlatformModel PlatformModel::constant(double drain_rate_bps, double tiss0_s, dou
   return m;
 }
 
+// The keys of a calibration file's model section and its rows are closed (docs/result-schema.md): `fit`,
+// the fitter's free-form diagnostics block, is never read; anything else unknown is refused.
 PlatformModel PlatformModel::from_json(const json& section) {
-  const std::string path = "model";
-  if (!section.is_object()) throw input_error(path, "expected an object with R_Bps, R_ci95, tiss0 and Q");
+  if (!section.is_object()) throw input_error("model", "expected an object with R_Bps, R_ci95, tiss0 and Q");
+  const ObjectReader r(section, "model", {"R_Bps", "R_ci95", "R_bound", "R_constrained", "tiss0", "Q", "fit", "constant"});
   PlatformModel m;
-  if (section.contains("constant") && !section["constant"].is_boolean())
-    throw input_error(path + ".constant", "expected true or false");
-  m.constant_ = section.value("constant", false);
-  m.drain_rate_bps_ = finite_number(section, "R_Bps", path, true);
-  std::tie(m.drain_rate_ci95_lo_, m.drain_rate_ci95_hi_) = ci95(section, "R_ci95", path, m.drain_rate_bps_);
+  if (const json* c = r.optional("constant")) m.constant_ = report::read_bool(*c, r.path("constant"));
+  if (const json* c = r.optional("R_constrained")) report::read_bool(*c, r.path("R_constrained"));
+  m.drain_rate_bound_ = bound_field(r, "R_bound");
+  if (m.drain_rate_bound_ == "not_identified") {
+    // Kept readable (the fitter builds its model through here); load() refuses it for prediction.
+    const json& v = r.required("R_Bps");
+    m.drain_rate_bps_ = v.is_null() ? std::nan("") : report::read_finite(v, r.path("R_Bps"));
+    if (const json* c = r.optional("R_ci95"); c && !c->is_null()) ci95(r, "R_ci95", 0);
+    m.drain_rate_ci95_lo_ = m.drain_rate_ci95_hi_ = m.drain_rate_bps_;
+  } else {
+    m.drain_rate_bps_ = number_field(r, "R_Bps", true);
+    std::tie(m.drain_rate_ci95_lo_, m.drain_rate_ci95_hi_) = ci95(r, "R_ci95", m.drain_rate_bps_);
+  }
 
-  const json& tiss0 = array_field(section, "tiss0", path);
+  const json& tiss0 = array_field(r, "tiss0");
   for (std::size_t i = 0; i < tiss0.size(); ++i) {
-    const std::string p = fmt::format("{}.tiss0[{}]", path, i);
-    if (!tiss0[i].is_object())
-      throw input_error(p, "expected {\"K\": int, \"V_bytes\": number, \"s\": number}");
+    const ObjectReader row(tiss0[i], fmt::format("model.tiss0[{}]", i), {"K", "B_bytes", "V_bytes", "s", "ci95", "constrained", "source", "num_plateau_points"});
+    check_row_extras(row);
     Tiss0Point pt;
-    pt.num_producers = m.constant_ ? 0 : producer_count(tiss0[i], p);
-    pt.volume_bytes = finite_number(tiss0[i], "V_bytes", p, !m.constant_);
-    pt.issue_time_s = finite_number(tiss0[i], "s", p, true);
+    pt.num_producers = producer_count(row, m.constant_);
+    pt.volume_bytes = number_field(row, "V_bytes", !m.constant_);
+    pt.issue_time_s = number_field(row, "s", true);
+    ci95(row, "ci95", pt.issue_time_s);
     for (const auto& q : m.tiss0_)
       if (q.num_producers == pt.num_producers && q.volume_bytes == pt.volume_bytes)
-        throw input_error(
-            p, fmt::format("duplicate entry for K={} V_bytes={}", pt.num_producers, pt.volume_bytes));
+        throw input_error(fmt::format("model.tiss0[{}]", i),
+                          fmt::format("duplicate entry for K={} V_bytes={}", pt.num_producers, pt.volume_bytes));
     m.tiss0_.push_back(pt);
   }
-  if (m.constant_ && m.tiss0_.size() > 1)
-    throw input_error(path + ".tiss0", "a constant model has one entry");
+  if (m.constant_ && m.tiss0_.size() > 1) throw input_error("model.tiss0", "a constant model has one entry");
 
-  const json& capacity = array_field(section, "Q", path);
+  const json& capacity = array_field(r, "Q");
+  std::vector<int> seen_k;
   for (std::size_t i = 0; i < capacity.size(); ++i) {
-    const std::string p = fmt::format("{}.Q[{}]", path, i);
-    if (!capacity[i].is_object())
-      throw input_error(
-          p, "expected {\"K\": int, \"bytes\": number, \"ci95\": [lo, hi], \"bound\": \"fit\"|\"lower\"}");
+    const std::string p = fmt::format("model.Q[{}]", i);
+    const ObjectReader row(capacity[i], p, {"K", "bytes", "ci95", "bound", "knee_V_bytes", "constrained"});
+    check_row_extras(row);
     CapacityPoint pt;
-    pt.num_producers = m.constant_ ? 0 : producer_count(capacity[i], p);
-    pt.capacity_bytes = finite_number(capacity[i], "bytes", p, true);
-    std::tie(pt.ci95_lo, pt.ci95_hi) = ci95(capacity[i], "ci95", p, pt.capacity_bytes);
-    const json bound = capacity[i].value("bound", json("fit"));
-    if (bound != "fit" && bound != "lower")
-      throw input_error(p + ".bound", fmt::format("expected \"fit\" or \"lower\", got {}", bound.dump()));
-    pt.bound = bound.get<std::string>();
-    for (const auto& q : m.capacity_)
-      if (q.num_producers == pt.num_producers)
-        throw input_error(p, fmt::format("duplicate entry for K={}", pt.num_producers));
+    pt.num_producers = producer_count(row, m.constant_);
+    if (std::find(seen_k.begin(), seen_k.end(), pt.num_producers) != seen_k.end())
+      throw input_error(p, fmt::format("duplicate entry for K={}", pt.num_producers));
+    seen_k.push_back(pt.num_producers);
+    pt.bound = bound_field(row, "bound");
+    if (pt.bound == "not_identified") {
+      // No Q at this K: kept out of interpolation, as if the K had not been measured.
+      if (const json* b = row.optional("bytes"); b && !b->is_null()) report::read_finite(*b, row.path("bytes"));
+      m.unidentified_capacity_k_.push_back(pt.num_producers);
+      continue;
+    }
+    pt.capacity_bytes = number_field(row, "bytes", true);
+    std::tie(pt.ci95_lo, pt.ci95_hi) = ci95(row, "ci95", pt.capacity_bytes);
     m.capacity_.push_back(pt);
   }
-  if (m.constant_ && m.capacity_.size() > 1)
-    throw input_error(path + ".Q", "a constant model has at most one entry");
+  if (m.constant_ && m.capacity_.size() > 1) throw input_error("model.Q", "a constant model has at most one entry");
 
   std::sort(m.tiss0_.begin(), m.tiss0_.end(), [](const Tiss0Point& a, const Tiss0Point& b) {
     return std::pair(a.num_producers, a.volume_bytes) < std::pair(b.num_producers, b.volume_bytes);
   });
   std::sort(m.capacity_.begin(), m.capacity_.end(),
             [](const CapacityPoint& a, const CapacityPoint& b) { return a.num_producers < b.num_producers; });
+  std::sort(m.unidentified_capacity_k_.begin(), m.unidentified_capacity_k_.end());
   return m;
 }
 
 PlatformModel PlatformModel::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw input_error(path, "cannot open the model file (expected an xstage.result JSON file)");
-  json j;
+  // The one strict reader of result files: duplicate or unknown keys, NaN/inf/overflowing numbers, invalid
+  // points and another schema are input errors naming the JSON path.
+  const report::ResultFile file = report::read_result_file(path);
+  if (!file.model.is_object())
+    throw input_error("model", path + ": model: null; expected a fitted model section (a calibration file "
+                               "written by xstage-calibrate)");
+  PlatformModel m;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw input_error(path, fmt::format("malformed JSON at byte {}: {}", e.byte, e.what()));
-  }
-  const auto fail = [&](const std::string& field, const std::string& message) {
-    return input_error(path + ": " + field, message);
-  };
-  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_object())
-    throw fail("schema", "missing; expected {\"name\": \"xstage.result\", \"version\": \"1.x\"}");
-  const json& schema = j["schema"];
-  if (!schema.contains("name") || schema["name"] != kSchemaName)
-    throw fail("schema.name",
-               fmt::format("expected \"{}\", got {}", kSchemaName, schema.value("name", json()).dump()));
-  const json version = schema.value("version", json());
-  int major = -1;
-  if (version.is_string()) {
-    const std::string v = version.get<std::string>();
-    const auto dot = v.find('.');
-    try {
-      if (dot != std::string::npos && dot > 0) major = std::stoi(v.substr(0, dot));
-    } catch (const std::exception&) {
-      major = -1;
-    }
-  }
-  if (major != kSchemaMajor)
-    throw fail("schema.version", fmt::format("expected \"{}.x\", got {}", kSchemaMajor, version.dump()));
-  if (!j.contains("model") || !j["model"].is_object())
-    throw fail("model", "missing or null; expected a fitted model section (a calibration result file)");
-  try {
-    return from_json(j["model"]);
+    m = from_json(file.model);
   } catch (const Error& e) {
     throw Error(e.code(), e.domain(), e.field(), path + ": " + e.what());
   }
+  if (!m.drain_rate_identified())
+    throw input_error("model.R_bound", path + ": R not identified by this calibration (R_bound \"not_identified\"): "
+                                       "it cannot predict; recalibrate with zero-gap periodic points over several V");
+  return m;
 }
 
 Lookup PlatformModel::tiss0_s(int num_producers, double volume_bytes) const {
@@ -226,8 +231,13 @@ Lookup PlatformModel::capacity_bytes(int num_producers) const {
 
 nlohmann::json PlatformModel::to_json() const {
   json j;
-  j["R_Bps"] = drain_rate_bps_;
-  j["R_ci95"] = {drain_rate_ci95_lo_, drain_rate_ci95_hi_};
+  if (drain_rate_identified()) {
+    j["R_Bps"] = drain_rate_bps_;
+    j["R_ci95"] = {drain_rate_ci95_lo_, drain_rate_ci95_hi_};
+  } else {
+    j["R_Bps"] = std::isfinite(drain_rate_bps_) ? json(drain_rate_bps_) : json(nullptr);
+    j["R_ci95"] = nullptr;
+  }
   j["tiss0"] = json::array();
   for (const auto& p : tiss0_)
     j["tiss0"].push_back({{"K", p.num_producers}, {"V_bytes", p.volume_bytes}, {"s", p.issue_time_s}});
@@ -237,6 +247,9 @@ nlohmann::json PlatformModel::to_json() const {
                       {"bytes", p.capacity_bytes},
                       {"ci95", {p.ci95_lo, p.ci95_hi}},
                       {"bound", p.bound}});
+  for (int k : unidentified_capacity_k_)
+    j["Q"].push_back({{"K", k}, {"bytes", nullptr}, {"ci95", nullptr}, {"bound", "not_identified"}});
+  if (drain_rate_bound_ != "fit") j["R_bound"] = drain_rate_bound_;
   if (constant_) j["constant"] = true;
   return j;
 }

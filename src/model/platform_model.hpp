@@ -8,7 +8,13 @@
 //  - Q(K): piecewise-linear in K, clamped outside. An entry whose `bound` is "lower" means the sweep
 //    found no knee: Q(K) is reported with is_lower_bound = true, never as a measured value; a value
 //    interpolated between a "lower" and a "fit" entry is flagged the same way.
+//  - A Q row whose `bound` is "not_identified" is kept out of the table: a lookup at that K behaves as if
+//    the K had not been measured, and with no identified row has_capacity() is false.
 //  - Lookups on an empty table throw input_error ("model.tiss0" / "model.Q").
+// Reading is strict (docs/result-schema.md): unknown keys in the section or its rows, duplicate rows, bad
+// numbers are input_error naming the path; `fit` (the fitter's diagnostics) is not read; ci95/R_ci95 may
+// be null; a model with R_bound "not_identified" is read by from_json (drain_rate_identified() false, R
+// NaN) but refused by load(): "R not identified by this calibration".
 #pragma once
 #include <string>
 #include <vector>
@@ -43,7 +49,8 @@ class PlatformModel {
   static PlatformModel constant(double drain_rate_bps, double tiss0_s, double capacity_bytes);
   // From a calibration file's `model` object; throws input_error naming the missing/bad field.
   static PlatformModel from_json(const nlohmann::json& model_section);
-  // From a whole result/calibration file on disk (checks schema name and major version).
+  // From a whole result/calibration file on disk, through the strict result-file reader
+  // (report::read_result_file: schema, duplicate/unknown keys, points); input_error otherwise.
   static PlatformModel load(const std::string& path);
 
   double drain_rate_bps() const { return drain_rate_bps_; }
@@ -55,6 +62,10 @@ class PlatformModel {
 
   const std::vector<Tiss0Point>& tiss0_table() const { return tiss0_; }       // sorted by (K, V)
   const std::vector<CapacityPoint>& capacity_table() const { return capacity_; }  // sorted by K
+  // K values whose Q row says "not_identified" (not in capacity_table()).
+  const std::vector<int>& unidentified_capacity_k() const { return unidentified_capacity_k_; }
+  const std::string& drain_rate_bound() const { return drain_rate_bound_; }  // "fit", "lower", "not_identified"
+  bool drain_rate_identified() const { return drain_rate_bound_ != "not_identified"; }
 
  private:
   bool constant_ = false;
@@ -62,6 +73,8 @@ class PlatformModel {
   double drain_rate_ci95_lo_ = 0, drain_rate_ci95_hi_ = 0;
   std::vector<Tiss0Point> tiss0_;
   std::vector<CapacityPoint> capacity_;
+  std::vector<int> unidentified_capacity_k_;
+  std::string drain_rate_bound_ = "fit";
 };
 
 }  // namespace xs::model

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "common/error.hpp"
@@ -52,9 +53,24 @@ void check_section(const json& j, const std::string& path, bool nullable) {
   if (auto bad = find_non_finite(j, path)) throw input_error(*bad, "expected a finite number, got NaN or inf");
 }
 
+// Two points of one spec make a file ambiguous (which one does the gate or a refit use?): refused on
+// reading and on writing.
+void check_unique_points(const std::vector<PointRecord>& points) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto [it, inserted] = first.emplace(point_key(points[i].spec), i);
+    if (!inserted)
+      throw input_error(index_path("points", i), fmt::format("duplicate point: same spec as points[{}] ({} K={} "
+                                                             "B={} G={})", it->second, points[i].id,
+                                                             points[i].spec.num_producers,
+                                                             points[i].spec.bytes_per_producer, points[i].spec.gap_s));
+  }
+}
+
 }  // namespace
 
 json to_json(const ResultFile& file) {
+  check_unique_points(file.points);
   json points = json::array();
   for (std::size_t i = 0; i < file.points.size(); ++i) {
     try {
@@ -99,6 +115,7 @@ ResultFile result_from_json(const json& j) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     file.points.push_back(record_from_json(points[i], index_path("points", i)));
   }
+  check_unique_points(file.points);
   return file;
 }
 

@@ -38,7 +38,9 @@ struct ResultFile {
   nlohmann::json extra = nlohmann::json::object();       // suite-specific sections (e.g. "reference")
 };
 nlohmann::json to_json(const ResultFile& file);          // adds {"schema": {"name", "version": "1.0"}}
-ResultFile result_from_json(const nlohmann::json& j);    // checks schema name and major version
+// Checks schema name and major version; two points with the same spec are an input_error naming the
+// second ("points[7]"), and to_json(ResultFile) refuses them too.
+ResultFile result_from_json(const nlohmann::json& j);
 
 // Reads and parses a JSON file; a missing file, malformed or truncated JSON is an input_error with the
 // path and the parser's position.

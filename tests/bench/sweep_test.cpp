@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 #include "common/error.hpp"
@@ -119,6 +120,100 @@ TEST(Sweep, CommittedConfigsLoad) {
     EXPECT_GT(points.size(), 10u);
   }
   EXPECT_THROW(load_sweep_config(dir + "does-not-exist.json"), Error);
+}
+
+}  // namespace
+}  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+TEST(Sweep, DefaultBlocksHaveObjectOverridesSoFlagsCanReplaceThem) {
+  // A CLI flag erases the key from every block's overrides: null overrides made that a json type_error.
+  for (const auto& block : default_calibration("host", 50e9).blocks)
+    EXPECT_TRUE(block.overrides.is_object()) << block.name;
+}
+
+TEST(Sweep, CapsAreCheckedBeforeExpanding) {
+  SweepConfig c;
+  c.blocks.push_back({"big", Suite::kPeriodic, "1:1000:+1", "16:2000:+16", "0", nlohmann::json::object()});
+  try {
+    expand(c);  // 125,000 points: refused from the range sizes, before any point is built
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 100000 points"), std::string::npos) << e.what();
+  }
+  // The total counts over blocks: two blocks of 60,000 are over the cap although each is under it.
+  c.blocks = {{"a", Suite::kPeriodic, "1:600:+1", "16:1600:+16", "0", nlohmann::json::object()},
+              {"b", Suite::kPeriodic, "601:1200:+1", "16:1600:+16", "0", nlohmann::json::object()}};
+  EXPECT_THROW(expand(c), Error);
+  c.blocks = {{"one", Suite::kPeriodic, "8", "16KiB", "0", nlohmann::json::object()}};
+  c.defaults = {{"repetitions", kMaxRepetitions}};
+  EXPECT_EQ(expand(c).size(), 1u);
+  c.defaults = {{"repetitions", kMaxRepetitions + 1}};
+  EXPECT_THROW(expand(c), Error);
+  c.defaults = {{"num_bursts", kMaxBursts + 1}};
+  EXPECT_THROW(expand(c), Error);
+}
+
+TEST(Sweep, RaisedBurstCountsAreDescribed) {
+  SweepConfig c;
+  c.defaults = {{"num_bursts", 5}, {"warmup_bursts", 1}, {"min_stream_bytes", "1MiB"}};
+  c.blocks = {{"small", Suite::kPeriodic, "8", "16KiB", "0", nlohmann::json::object()},     // V 128 KiB: raised
+              {"large", Suite::kPeriodic, "8", "256KiB", "0", nlohmann::json::object()}};   // V 2 MiB: as given
+  const auto points = expand(c);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].requested_num_bursts, 5);
+  EXPECT_GT(points[0].spec.num_bursts, 5);
+  EXPECT_EQ(points[1].spec.num_bursts, 5);
+  const auto lines = describe_adjustments(c, points);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("block small: num_bursts 5 -> " + std::to_string(points[0].spec.num_bursts)),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("min_stream_bytes"), std::string::npos);
+  c.defaults["min_stream_bytes"] = 0;
+  EXPECT_TRUE(describe_adjustments(c, expand(c)).empty());
+}
+
+}  // namespace
+}  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+TEST(Sweep, BlockNamesAreUnique) {
+  auto j = nlohmann::json::parse(R"({"blocks": [
+      {"name": "a", "suite": "periodic", "K": "8", "B": "16KiB"},
+      {"name": "a", "suite": "isolated", "K": "8", "B": "16KiB"}]})");
+  try {
+    sweep_config_from_json(j);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("config.blocks[1].name"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+TEST(Sweep, ConfigFilesAreReadStrictly) {
+  const std::string path = ::testing::TempDir() + "xs_sweep_config.json";
+  for (const char* text : {R"({"blocks": [{"suite": "periodic", "K": 1e999, "B": "16KiB"}]})",
+                           R"({"blocks": [], "blocks": [{"suite": "periodic", "K": "8", "B": "16KiB"}]})",
+                           R"({"blocks": [)"}) {
+    { std::ofstream(path) << text; }
+    try {
+      load_sweep_config(path);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput) << text;
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

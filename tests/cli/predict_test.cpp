@@ -191,7 +191,7 @@ TEST(Predict, BadModelFileExitsTwo) {
   const std::string shape = " --K 148 --B 32KiB --G 2us";
   expect_bad_input("burst --model " + kData + "schema_v2.json" + shape,
                    {"schema_v2.json", "schema.version", "1.x"});
-  expect_bad_input("burst --model " + kData + "malformed.json" + shape, {"malformed.json", "byte"});
+  expect_bad_input("burst --model " + kData + "malformed.json" + shape, {"malformed.json", "line 10"});
   expect_bad_input("burst --model " + kData + "model_null.json" + shape, {"model"});
   expect_bad_input("burst --model " + kData + "missing.json" + shape, {"missing.json", "cannot open"});
 }
@@ -216,6 +216,33 @@ TEST(Predict, HelpExplainsEveryFlag) {
     for (const char* needle : c.needles)
       EXPECT_NE(r.out.find(needle), std::string::npos) << c.command << " " << needle;
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Predict, ResultsBeyondTheNumberRangeAreMarkedUnboundedNeverWrapped) {
+  // V/R overflows a double: null with a sibling *_unbounded: true, never a bare null.
+  json j = run_json("burst --R 1e-300B/s --tiss0 1us --Q 1MiB --K 1000000000 --B 16GiB --G 0");
+  for (const char* key : {"drain_horizon_s", "T_iss_s", "T_period_s", "G_star_s"}) {
+    EXPECT_TRUE(j.at(key).is_null()) << key;
+    EXPECT_EQ(j.at(std::string(key) + "_unbounded"), true) << key;
+  }
+  for (const auto& [key, value] : j.items())
+    if (value.is_null()) EXPECT_TRUE(j.contains(key + "_unbounded")) << key << " is null without explanation";
+  // M_ub* = b_n ceil(G*/sigma) beyond int64: unbounded, not -9223372036854775808.
+  const ToolRun r = run("fa --R 1e-300B/s --tiss0 1us --K 8 --b-m 128 --b-n 128 --d 128 --elem-bytes 2 --sigma 1ns --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("-9223372036854775808"), std::string::npos) << r.out;
+  j = json::parse(r.out);
+  EXPECT_TRUE(j.at("M_ub_tokens").is_null());
+  EXPECT_EQ(j.at("M_ub_tokens_unbounded"), true);
+  // Large but representable stays an exact integer.
+  j = run_json("fa --R 1B/s --tiss0 1us --K 8 --b-m 128 --b-n 128 --d 128 --elem-bytes 2 --sigma 1ns");
+  EXPECT_TRUE(j.at("M_ub_tokens").is_number_integer());
+  EXPECT_GT(j.at("M_ub_tokens").get<long long>(), 0);
+  EXPECT_FALSE(j.contains("M_ub_tokens_unbounded"));
 }
 
 }  // namespace

@@ -119,7 +119,7 @@ TEST(Interrupt, SigtermInsideALongPointStopsAndKeepsFinishedPoints) {
   TempDir capture;
   const pid_t pid = start_tool("xstage-calibrate",
                                {"--backend", "sim", "--sim-noise", "0.05", "--config", config, "--no-progress",
-                                "--out", out},
+                                "--no-fit", "--out", out},
                                capture.path().string());
   for (int i = 0; i < 6000 && count_lines(journal) < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(count_lines(journal), 2u) << read_file(capture.file("stderr.txt"));

@@ -2,7 +2,9 @@
 // flag, lower-bound Q flagged), the JSON round trip, and strict reading of calibration files.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -180,13 +182,90 @@ void expect_load_error(const std::string& file, const std::string& needle) {
 }
 
 TEST(PlatformModel, LoadRefusesBadFiles) {
-  expect_load_error("schema_v2.json", "schema.version: expected \"1.x\"");
+  expect_load_error("schema_v2.json", "schema.version: major version 2 is not supported");
   expect_load_error("wrong_name.json", "schema.name: expected \"xstage.result\"");
-  expect_load_error("model_null.json", "model: missing or null");
-  expect_load_error("malformed.json", "malformed JSON at byte");
+  expect_load_error("model_null.json", "model: null");
+  expect_load_error("malformed.json", "malformed or truncated JSON");
   expect_load_error("bad_bound.json", "model.Q[0].bound");
   expect_load_error("missing_R.json", "model.R_Bps");
   expect_load_error("does_not_exist.json", "cannot open");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(PlatformModel, NotIdentifiedQRowsAreLeftOutOfTheTable) {
+  json s = table_section();
+  s["Q"][1] = {{"K", 16}, {"bytes", nullptr}, {"ci95", nullptr}, {"bound", "not_identified"}};
+  const auto model = m::PlatformModel::from_json(s);
+  ASSERT_EQ(model.capacity_table().size(), 2u);
+  EXPECT_EQ(model.unidentified_capacity_k(), std::vector<int>{16});
+  // K = 16 now interpolates between K = 8 (1000) and K = 32 (5000, lower bound): as if never measured.
+  const auto q = model.capacity_bytes(16);
+  EXPECT_DOUBLE_EQ(q.value, 1000 + (16.0 - 8) / (32 - 8) * 4000);
+  EXPECT_TRUE(q.is_lower_bound);
+  // The round trip keeps the row.
+  const auto again = m::PlatformModel::from_json(model.to_json());
+  EXPECT_EQ(again.unidentified_capacity_k(), std::vector<int>{16});
+  // Nothing identified: no capacity.
+  for (auto& row : s["Q"]) row = {{"K", row["K"]}, {"bytes", nullptr}, {"bound", "not_identified"}};
+  EXPECT_FALSE(m::PlatformModel::from_json(s).has_capacity());
+}
+
+TEST(PlatformModel, NullIntervalsAndFitterDiagnosticsAreRead) {
+  json s = table_section();
+  s["R_ci95"] = nullptr;
+  s["R_bound"] = "lower";
+  s["R_constrained"] = true;
+  s["tiss0"][0]["ci95"] = nullptr;
+  s["tiss0"][0]["source"] = "plateau";
+  s["tiss0"][0]["num_plateau_points"] = 3;
+  s["Q"][0]["ci95"] = nullptr;
+  const auto model = m::PlatformModel::from_json(s);
+  EXPECT_EQ(model.drain_rate_bound(), "lower");
+  EXPECT_TRUE(model.drain_rate_identified());
+  EXPECT_DOUBLE_EQ(model.capacity_bytes(8).value, 1000);
+}
+
+TEST(PlatformModel, UnknownKeysAreNamed) {
+  json s = table_section();
+  s["Rbps"] = 1;
+  expect_input_error(s, "model.Rbps");
+  s = table_section();
+  s["tiss0"][2]["S"] = 1;
+  expect_input_error(s, "model.tiss0[2].S");
+  s = table_section();
+  s["Q"][0]["bound"] = "maybe";
+  expect_input_error(s, "model.Q[0].bound");
+}
+
+TEST(PlatformModel, RNotIdentifiedIsReadableButCannotBeLoadedForPrediction) {
+  json s = table_section();
+  s["R_bound"] = "not_identified";
+  s["R_Bps"] = nullptr;
+  s["R_ci95"] = nullptr;
+  EXPECT_FALSE(m::PlatformModel::from_json(s).drain_rate_identified());
+  json file = json::parse(R"({"schema": {"name": "xstage.result", "version": "1.0"}, "meta": {}, "config": {},
+                              "points": [], "validation": null, "extra": {}})");
+  file["model"] = s;
+  const std::string path = ::testing::TempDir() + "xs_r_not_identified.json";
+  { std::ofstream(path) << file.dump(); }
+  try {
+    m::PlatformModel::load(path);
+    ADD_FAILURE() << "loaded a model without R";
+  } catch (const xs::Error& e) {
+    EXPECT_EQ(e.code(), xs::ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("R not identified by this calibration"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PlatformModel, CommittedCalibrationsLoad) {
+  for (const char* name : {"calibration/calibration-host.json", "gate/calibration-host-run2.json"}) {
+    const auto model = m::PlatformModel::load(std::string(XS_TEST_DATA_DIR) + "/../../results/h200/" + name);
+    EXPECT_GT(model.drain_rate_bps(), 0) << name;
+    EXPECT_TRUE(model.has_capacity()) << name;
+  }
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
 
 #include "common/error.hpp"
+#include "xstage/build_info.hpp"
 
 namespace xs::cli {
 namespace {
@@ -16,6 +19,12 @@ struct ParseExit {
 };
 
 }  // namespace
+
+void add_version_flag(CLI::App& app, const std::string& tool_name) {
+  app.set_version_flag("--version", fmt::format("{} {} (git {}{})", tool_name, build_info::kVersion,
+                                                build_info::kGitSha, build_info::kGitDirty ? ", dirty" : ""),
+                       "Print the version and git sha, then exit");
+}
 
 void parse_or_throw(CLI::App& app, int argc, char** argv) {
   try {
@@ -30,7 +39,10 @@ void parse_or_throw(CLI::App& app, int argc, char** argv) {
     app.exit(e);
     throw ParseExit{0};
   } catch (const CLI::ParseError& e) {
-    app.exit(e);  // prints CLI11's message naming the option
+    // CLI11's message names the option; give it the same "<tool>: error:" prefix as every other error.
+    // An App built without a name is named after argv[0]; print the tool's file name only.
+    const std::string tool = std::filesystem::path(app.get_name()).filename().string();
+    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", tool.c_str(), e.what());
     throw ParseExit{static_cast<int>(ExitCode::kBadInput)};
   }
 }
@@ -43,6 +55,14 @@ int run_main(const std::string& tool_name, const std::function<int()>& body) {
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: error: %s\n", tool_name.c_str(), e.what());
     return static_cast<int>(e.code());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path that cannot be created or read (e.g. an output folder under a file) is bad input.
+    std::fprintf(stderr, "%s: error: %s\n", tool_name.c_str(), e.what());
+    return static_cast<int>(ExitCode::kBadInput);
+  } catch (const std::bad_alloc&) {
+    // Sweeps and files are capped before allocation; reaching this is a limit we missed, not a GPU fault.
+    std::fprintf(stderr, "%s: error: out of memory (input too large)\n", tool_name.c_str());
+    return static_cast<int>(ExitCode::kBadInput);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", tool_name.c_str(), e.what());
     return static_cast<int>(ExitCode::kDeviceFailure);

@@ -9,9 +9,13 @@
 namespace xs::cli {
 
 // Runs `body` (which builds and parses a CLI11 app, then does the work) and maps:
-//   CLI::CallForHelp/Version -> 0 after printing; other CLI::ParseError -> 2 with CLI11's message;
+//   CLI::CallForHelp/Version -> 0 after printing; other CLI::ParseError -> 2 with CLI11's message
+//   ("<tool>: error: ..." like every other error, then a pointer to --help);
 //   xs::Error -> its code, message on stderr prefixed by the tool name; std::exception -> 3.
 int run_main(const std::string& tool_name, const std::function<int()>& body);
+
+// --version: "<tool> <version> (git <sha>[, dirty])" from cmake/xstage_version.cmake.
+void add_version_flag(CLI::App& app, const std::string& tool_name);
 
 // Parses with CLI11, converting its exceptions to the codes above (call inside run_main's body).
 void parse_or_throw(CLI::App& app, int argc, char** argv);

@@ -2,10 +2,14 @@
 #include "cli/common/sweep_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "common/error.hpp"
+#include "common/range.hpp"
 #include "common/units.hpp"
 #include "runtime/gpu_backend.hpp"
 #include "sim/simulator.hpp"
@@ -40,17 +44,27 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
     p.seed = o.seed;
     return sim::make_sim_backend(p);
   }
-  return runtime::make_gpu_backend(o.device_index);
+  try {
+    return runtime::make_gpu_backend(o.device_index);
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::kNoGpu && e.code() != ExitCode::kDeviceFailure) throw;
+    const std::string message = e.what();
+    if (message.find("--backend sim") != std::string::npos) throw;
+    throw Error(e.code(), e.domain(), e.field(), message + " (no GPU here? add --backend sim)");
+  }
 }
 
 void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {
   if (with_suite)
     app.add_option("--suite", o.suite, "Run one suite: periodic, isolated or local_control (with --K/--B/--G)");
-  app.add_option("--K", o.K, "Producer counts, e.g. 1,8,33,132 or 8:128:x2");
-  app.add_option("--B", o.B, "Bytes per producer per burst, e.g. 1KiB:512KiB:x2 (multiples of the store width)");
-  app.add_option("--G", o.G, "Producer-side gaps, e.g. 0:20us:+1us (periodic suites)");
-  app.add_option("--reps", o.repetitions, "Repetitions (launches) per point; each gives one sample");
-  app.add_option("--bursts", o.num_bursts, "Bursts per repetition (periodic)");
+  const std::string narrows = with_suite ? "; without --suite, keeps only these values of the sweep's blocks" : "";
+  app.add_option("--K", o.K, "Producer counts, e.g. 1,8,33,132 or 8:128:x2" + narrows);
+  app.add_option("--B", o.B, "Bytes per producer per burst, e.g. 1KiB:512KiB:x2 (multiples of the store width)" +
+                 narrows);
+  app.add_option("--G", o.G, std::string("Producer-side gaps, e.g. 0:20us:+1us (periodic suites)") +
+                 (with_suite ? "; needs --suite" : ""));
+  app.add_option("--reps", o.repetitions, "Repetitions (launches) per point, <= 100,000; each gives one sample");
+  app.add_option("--bursts", o.num_bursts, "Bursts per repetition (periodic), <= 100,000");
   app.add_option("--warmup", o.warmup_bursts, "Leading bursts left out of the steady-state statistics");
   app.add_option("--store-width", o.store_width_bytes, "Store width in bytes: 4, 8 or 16");
   app.add_option("--threads", o.threads_per_producer, "Threads per producer (CTA producers)");
@@ -61,22 +75,97 @@ void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {
                  "slots of a ring larger than L2 (B a multiple of 256; seed: config key scatter_seed)")
       ->check(CLI::IsMember({"fresh", "same", "scattered"}));
   app.add_flag("--completion", o.completion, "Also measure the remote-visible (system fence) horizon per burst");
+  app.add_option("--min-stream", o.min_stream, "Raise num_bursts of small periodic points so that each repetition "
+                 "streams at least this much after warm-up (e.g. 64MiB; 0 keeps --bursts/--warmup exactly; "
+                 "default: the config's min_stream_bytes)");
 }
 
-void apply_overrides(bench::SweepConfig& config, const SweepOverrides& o) {
-  if (!o.suite.empty() || !o.K.empty() || !o.B.empty() || !o.G.empty()) {
+namespace {
+
+std::string join_values(const std::vector<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ",") + v;
+  return out;
+}
+
+// --K / --B without --suite: keep each block's values that are also in the flag's list.
+std::vector<std::string> narrow_blocks(bench::SweepConfig& config, const SweepOverrides& o) {
+  if (!o.G.empty())
+    throw input_error("--G", "needs --suite periodic or local_control: the built-in gap ranges are sized per "
+                             "block (narrow the sweep with --K/--B, or pass a --config)");
+  std::set<long long> wanted_k;
+  std::set<std::uint64_t> wanted_b;
+  if (!o.K.empty())
+    for (long long k : parse_integer_range(o.K, "--K")) wanted_k.insert(k);
+  if (!o.B.empty())
+    for (std::uint64_t b : parse_bytes_range(o.B, "--B")) wanted_b.insert(b);
+  std::vector<std::string> notes, dropped;
+  std::vector<bench::SweepBlock> kept;
+  for (std::size_t i = 0; i < config.blocks.size(); ++i) {
+    bench::SweepBlock block = config.blocks[i];
+    const std::string path = fmt::format("config.blocks[{}]", i);
+    std::vector<std::string> ks, bs;
+    for (long long k : parse_integer_range(block.K, path + ".K"))
+      if (wanted_k.empty() || wanted_k.count(k)) ks.push_back(std::to_string(k));
+    for (std::uint64_t b : parse_bytes_range(block.B, path + ".B"))
+      if (wanted_b.empty() || wanted_b.count(b)) bs.push_back(std::to_string(b));
+    if (ks.empty() || bs.empty()) {
+      dropped.push_back(fmt::format("{} (K {}, B {})", block.name, block.K, block.B));
+      continue;
+    }
+    if (!wanted_k.empty()) block.K = join_values(ks);
+    if (!wanted_b.empty()) block.B = join_values(bs);
+    kept.push_back(block);
+  }
+  const std::string flags = !o.K.empty() && !o.B.empty() ? "--K/--B" : !o.K.empty() ? "--K" : "--B";
+  if (kept.empty()) {
+    std::string have;
+    for (const auto& b : config.blocks) have += fmt::format("\n  {:<16} K {}  B {}", b.name, b.K, b.B);
+    throw input_error(flags, fmt::format("selects no point of the sweep; its blocks are:{}\n"
+                                         "(to measure other values without a fit, use xstage-bench "
+                                         "remote_store.periodic --K ... --B ... --G ...)", have));
+  }
+  if (!dropped.empty())
+    notes.push_back(fmt::format("{} narrows the sweep; blocks left out (no value in common): {}", flags,
+                                join_values(dropped)));
+  config.blocks = std::move(kept);
+  return notes;
+}
+
+void select_blocks(bench::SweepConfig& config, const std::vector<std::string>& only) {
+  std::vector<std::string> names;
+  for (const auto& b : config.blocks) names.push_back(b.name);
+  for (const auto& name : only)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw input_error("--only", fmt::format("no block named '{}'; blocks: {} (see --list)", name, join_values(names)));
+  std::vector<bench::SweepBlock> kept;
+  for (const auto& b : config.blocks)
+    if (std::find(only.begin(), only.end(), b.name) != only.end()) kept.push_back(b);
+  config.blocks = std::move(kept);
+}
+
+}  // namespace
+
+std::vector<std::string> apply_overrides(bench::SweepConfig& config, const SweepOverrides& o,
+                                         bool show_sweep_rules) {
+  std::vector<std::string> notes;
+  if (!o.only.empty()) select_blocks(config, o.only);
+  if (!o.suite.empty()) {
     bench::SweepBlock block;
     block.name = "cli";
-    block.suite = o.suite.empty() ? Suite::kPeriodic : parse_suite(o.suite);
+    block.suite = parse_suite(o.suite);
     block.K = o.K.empty() ? "132" : o.K;
     block.B = o.B.empty() ? "32KiB" : o.B;
     block.G = o.G.empty() ? "0" : o.G;
     config.blocks = {block};
+  } else if (!o.K.empty() || !o.B.empty() || !o.G.empty()) {
+    notes = narrow_blocks(config, o);
   }
   // A CLI flag wins over the config's defaults and over any block's own value for that key.
   auto set = [&](const char* key, const auto& value) {
     config.defaults[key] = value;
-    for (auto& block : config.blocks) block.overrides.erase(key);
+    for (auto& block : config.blocks)
+      if (block.overrides.is_object()) block.overrides.erase(key);
   };
   if (o.repetitions) set("repetitions", *o.repetitions);
   if (o.num_bursts) set("num_bursts", *o.num_bursts);
@@ -86,17 +175,67 @@ void apply_overrides(bench::SweepConfig& config, const SweepOverrides& o) {
   if (!o.producer.empty()) set("producer", o.producer);
   if (!o.address_mode.empty()) set("address_mode", o.address_mode);
   if (o.completion) set("completion", true);
-  bench::expand(config);  // validate now: bad ranges fail before anything runs
+  if (!o.min_stream.empty()) {
+    const std::uint64_t bytes = o.min_stream == "0" ? 0 : parse_bytes(o.min_stream, "--min-stream");
+    set("min_stream_bytes", bytes);
+  }
+  const auto points = bench::expand(config);  // validate now: bad ranges fail before anything runs
+  if (o.num_bursts || o.warmup_bursts) {
+    for (const auto& b : config.blocks)
+      if (b.suite == Suite::kIsolated)
+        notes.push_back(fmt::format("block {} is isolated: one burst per repetition, no warm-up "
+                                    "(--bursts/--warmup do not apply to it)", b.name));
+  }
+  // The sweep's own min_stream_bytes rule is announced where it overrides a value the user gave.
+  if (o.num_bursts || o.warmup_bursts || show_sweep_rules)
+    for (auto& line : bench::describe_adjustments(config, points)) notes.push_back(std::move(line));
+  return notes;
+}
+
+void print_blocks(const bench::SweepConfig& config, std::FILE* out) {
+  const auto points = bench::expand(config);
+  fmt::print(out, "{:<16} {:<14} {:<16} {:<18} {:<28} {:>6}\n", "block", "suite", "K", "B", "G", "points");
+  for (const auto& b : config.blocks) {
+    const auto n = std::count_if(points.begin(), points.end(), [&](const auto& p) { return p.block == b.name; });
+    fmt::print(out, "{:<16} {:<14} {:<16} {:<18} {:<28} {:>6}\n", b.name, suite_name(b.suite), b.K, b.B,
+               b.suite == Suite::kIsolated ? "-" : b.G, n);
+  }
+  fmt::print(out, "{} points in all (a spec two blocks share is measured once, under the first)\n", points.size());
+}
+
+std::vector<std::string> check_fittable(const std::vector<bench::ExpandedPoint>& points,
+                                        double min_zero_gap_volume_bytes) {
+  bool zero_gap = false, gap = false, isolated = false;
+  for (const auto& p : points) {
+    const auto& s = p.spec;
+    if (s.suite == Suite::kPeriodic && s.gap_s == 0 && static_cast<double>(s.volume_bytes()) >= min_zero_gap_volume_bytes)
+      zero_gap = true;
+    if (s.suite == Suite::kPeriodic && s.gap_s > 0) gap = true;
+    if (s.suite == Suite::kIsolated) isolated = true;
+  }
+  std::vector<std::string> missing;
+  if (!zero_gap) missing.push_back("zero-gap periodic points (G = 0) for R");
+  if (!gap && !isolated) missing.push_back("periodic points with G > 0 (a gap sweep) or isolated points for T_iss^0");
+  if (!missing.empty())
+    throw input_error("sweep", fmt::format("this sweep cannot be fitted; it lacks {} (see --list and --dry-run; "
+                                           "to measure without a fit, use xstage-bench)", fmt::join(missing, " and ")));
+  if (!isolated) return {"no isolated points: Q(K) will not be measured"};
+  return {};
 }
 
 void print_dry_run(const std::vector<bench::ExpandedPoint>& points, std::FILE* out) {
   double bytes = 0, bursts = 0;
-  fmt::print(out, "{:<16} {:<36} {:>5} {:>10} {:>11} {:>6} {:>5}\n", "block", "id", "K", "B", "G", "bursts", "reps");
+  const auto row = [&](auto... cells) {
+    fmt::print(out, "{:<16} {:<36} {:>5} {:>10} {:>11} {:>6} {:>6} {:>6} {:>5} {:>7} {:>8} {:>7} {:>10}\n", cells...);
+  };
+  row("block", "id", "K", "B", "G", "bursts", "warmup", "reps", "width", "threads", "producer", "address",
+      "completion");
   for (const auto& p : points) {
     const auto& s = p.spec;
-    fmt::print(out, "{:<16} {:<36} {:>5} {:>10} {:>11} {:>6} {:>5}\n", p.block, point_id(s), s.num_producers,
-               format_bytes(static_cast<double>(s.bytes_per_producer)), format_seconds(s.gap_s), s.num_bursts,
-               s.repetitions);
+    row(p.block, point_id(s), s.num_producers, format_bytes(static_cast<double>(s.bytes_per_producer)),
+        format_seconds(s.gap_s), s.num_bursts, s.warmup_bursts, s.repetitions, s.store_width_bytes,
+        s.threads_per_producer, producer_kind_name(s.producer_kind), address_mode_name(s.address_mode),
+        s.completion ? "yes" : "no");
     bursts += static_cast<double>(s.num_bursts) * s.repetitions;
     bytes += static_cast<double>(s.volume_bytes()) * s.num_bursts * s.repetitions;
   }

@@ -24,18 +24,39 @@ struct BackendOptions {
   std::uint64_t seed = 1;
 };
 void add_backend_options(CLI::App& app, BackendOptions& options);
+// Creates the backend; a GPU that cannot be used adds "(no GPU here? add --backend sim)" to the error.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 
+// With --suite (xstage-bench always sets it), K/B/G replace the config's blocks by one block "cli".
+// Without it (xstage-calibrate), --K and --B narrow the config's blocks: each block keeps only the K and
+// B values that are also in the flag's list, and a block left with none is dropped; --G then needs --suite
+// (the built-in gap ranges are sized per block). --only keeps the named blocks.
 struct SweepOverrides {
-  std::string suite, K, B, G;   // any of K/B/G/suite replaces the config's blocks by one block
+  std::string suite, K, B, G;
   std::optional<int> repetitions, num_bursts, warmup_bursts, store_width_bytes, threads_per_producer;
-  std::string producer, address_mode;
+  std::string producer, address_mode, min_stream;
   bool completion = false;
+  std::vector<std::string> only;
 };
 void add_sweep_overrides(CLI::App& app, SweepOverrides& overrides, bool with_suite = true);
-void apply_overrides(bench::SweepConfig& config, const SweepOverrides& overrides);
+// Applies the flags and validates the expanded sweep. Returns one line for every value the tool changed
+// beyond what the flags say (blocks dropped by narrowing, flags that do not apply to isolated blocks, and
+// num_bursts/warmup_bursts raised by min_stream_bytes when --bursts/--warmup were given, or always with
+// show_sweep_rules, e.g. for --dry-run), for the caller to print before anything runs.
+std::vector<std::string> apply_overrides(bench::SweepConfig& config, const SweepOverrides& overrides,
+                                         bool show_sweep_rules = false);
 
-// --dry-run: one line per point and the sweep's size (points, bursts, bytes).
+// The blocks of a config: name, suite, K/B/G and point count (xstage-calibrate --list).
+void print_blocks(const bench::SweepConfig& config, std::FILE* out);
+
+// Checks before measuring that a calibration sweep has what fit::fit_calibration needs: zero-gap periodic
+// points (R) and gap or isolated points (T_iss^0); throws input_error("sweep", ...) naming what is missing.
+// Returns a note when Q(K) will not be measured (no isolated points).
+std::vector<std::string> check_fittable(const std::vector<bench::ExpandedPoint>& points,
+                                        double min_zero_gap_volume_bytes);
+
+// --dry-run: one line per point with every per-point value (bursts, warm-up, repetitions, store width,
+// threads, producer, address mode, completion) and the sweep's size (points, bursts, bytes).
 void print_dry_run(const std::vector<bench::ExpandedPoint>& points, std::FILE* out);
 
 // "peer:1" -> "peer1": safe in file names.

@@ -1,0 +1,30 @@
+// xstage cli layer: --csv FILE / --md for xstage-bench and xstage-calibrate (--points): one row per point
+// with median, p10, p90, the model's prediction, the relative error against it, the clock-flag marker and
+// the data verification, through report::Table.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "report/records.hpp"
+#include "report/table.hpp"
+
+namespace xs::cli {
+
+struct TableOutputs {
+  std::string csv_path;   // --csv FILE (written atomically after the result file)
+  bool markdown = false;  // --md: Markdown table on stdout instead of the plain table
+};
+void add_table_flags(CLI::App& app, TableOutputs& outputs, const std::string& what);
+
+// Columns: id, suite, K, B_bytes, G_s, T_iss_median_s, T_iss_p10_s, T_iss_p90_s, T_iss_pred_s,
+// T_iss_rel_err, T_period_median_s, T_period_p10_s, T_period_p90_s, T_period_pred_s, T_period_rel_err,
+// clock_flagged ("yes"/"no"), verification ("ok", "unchecked", "WRONG n words" or "skipped: why").
+// Missing values (no prediction, isolated periods) are empty CSV fields / "-" in Markdown.
+report::Table points_table(const std::vector<PointRecord>& points);
+
+// Writes --csv (atomic, creating its folder; check it with report::check_output_path before measuring) and, with --md, the Markdown table to stdout.
+void write_table_outputs(const report::Table& table, const TableOutputs& outputs);
+
+}  // namespace xs::cli

@@ -1,0 +1,223 @@
+// tests/cli: xstage-calibrate's flags on the built-in sweep (issue 10): every per-point flag reaches every
+// point (as --dry-run shows, without a GPU), --K narrows the sweep, an unfittable sweep is refused before
+// measuring, --list/--only, the caps, --version, output folders; refusals create no file.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tool_run.hpp"
+
+namespace {
+
+using namespace xs_cli_test;
+const std::string kTool = "xstage-calibrate";
+
+// The --dry-run table: per row the block, K and the last eight per-point values.
+struct DryRow {
+  std::string block;
+  int K = 0;
+  int bursts = 0, warmup = 0, reps = 0, width = 0, threads = 0;
+  std::string producer, address, completion;
+};
+
+std::vector<DryRow> dry_rows(const std::string& out) {
+  std::vector<DryRow> rows;
+  std::istringstream lines(out);
+  std::string line;
+  std::getline(lines, line);  // header
+  while (std::getline(lines, line)) {
+    std::vector<std::string> t;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) t.push_back(w);
+    if (t.size() < 12 || t[1].rfind("remote_store.", 0) != 0) continue;  // the size line
+    const std::size_t n = t.size();
+    DryRow r;
+    r.block = t[0];
+    r.K = std::stoi(t[2]);
+    r.bursts = std::stoi(t[n - 8]);
+    r.warmup = std::stoi(t[n - 7]);
+    r.reps = std::stoi(t[n - 6]);
+    r.width = std::stoi(t[n - 5]);
+    r.threads = std::stoi(t[n - 4]);
+    r.producer = t[n - 3];
+    r.address = t[n - 2];
+    r.completion = t[n - 1];
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::vector<DryRow> dry_run(const Scratch& s, const std::string& flags) {
+  const auto before = s.files();
+  const ToolRun r = s.run(kTool, "--backend sim --dry-run " + flags);
+  EXPECT_EQ(r.rc, 0) << flags << "\n" << r.err;
+  EXPECT_EQ(s.files(), before) << "--dry-run wrote a file";
+  const auto rows = dry_rows(r.out);
+  EXPECT_GT(rows.size(), 100u) << flags << ": the default sweep has >100 points\n" << r.out;
+  return rows;
+}
+
+TEST(CalibrateFlags, EveryPerPointFlagReachesEveryPointOfTheDefaultSweep) {
+  Scratch s;
+  for (const auto& r : dry_run(s, "--reps 3")) EXPECT_EQ(r.reps, 3) << r.block;
+  for (const auto& r : dry_run(s, "--bursts 30 --min-stream 0"))
+    EXPECT_EQ(r.bursts, r.block == "isolated" ? 1 : 30) << r.block;
+  for (const auto& r : dry_run(s, "--warmup 3 --min-stream 0"))
+    EXPECT_EQ(r.warmup, r.block == "isolated" ? 0 : 3) << r.block;
+  for (const auto& r : dry_run(s, "--store-width 8")) EXPECT_EQ(r.width, 8);
+  for (const auto& r : dry_run(s, "--threads 128")) EXPECT_EQ(r.threads, 128);
+  for (const auto& r : dry_run(s, "--producer warp --threads 32")) {
+    EXPECT_EQ(r.producer, "warp");
+    EXPECT_EQ(r.threads, 32);
+  }
+  for (const auto& r : dry_run(s, "--address-mode same")) EXPECT_EQ(r.address, "same");
+  for (const auto& r : dry_run(s, "--completion")) EXPECT_EQ(r.completion, "yes");
+}
+
+TEST(CalibrateFlags, PerPointFlagsAlsoWorkWithoutDryRunOnTheSimulator) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --reps 3 --out c.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(s.path("c.json")));
+  ASSERT_GT(j["points"].size(), 100u);
+  for (const auto& p : j["points"]) EXPECT_EQ(p["spec"]["repetitions"], 3);
+}
+
+TEST(CalibrateFlags, RaisedBurstCountsAreAnnouncedWithTheReason) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --dry-run --bursts 5 --warmup 1");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "note: block gap_sweep: num_bursts 5 -> 42, warmup_bursts 1 -> 10")) << r.err;
+  EXPECT_TRUE(contains(r.err, "min_stream_bytes")) << r.err;
+  EXPECT_TRUE(contains(r.err, "isolated: one burst per repetition")) << r.err;
+  // The values the note announces are the values that run.
+  for (const auto& row : dry_rows(r.out))
+    if (row.block == "gap_sweep") EXPECT_EQ(row.bursts, 42);
+}
+
+TEST(CalibrateFlags, KAloneNarrowsTheBuiltInSweep) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --dry-run --K 132");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto rows = dry_rows(r.out);
+  std::set<std::string> blocks;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.K, 132);
+    blocks.insert(row.block);
+  }
+  for (const char* kept : {"zero_gap", "gap_sweep", "isolated", "local_control"}) EXPECT_TRUE(blocks.count(kept)) << kept;
+  for (const char* dropped : {"gap_sweep_k66", "gap_sweep_k33"}) EXPECT_FALSE(blocks.count(dropped)) << dropped;
+  EXPECT_TRUE(contains(r.err, "gap_sweep_k66")) << "dropped blocks are named\n" << r.err;
+}
+
+TEST(CalibrateFlags, KAloneIsFittedAfterMeasuring) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --K 132 --out c.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(s.path("c.json")));
+  EXPECT_TRUE(j["model"].is_object());
+  for (const auto& p : j["points"]) EXPECT_EQ(p["spec"]["K"], 132);
+}
+
+TEST(CalibrateFlags, SweepsThatSelectNothingOrCannotBeFittedAreRefusedBeforeMeasuring) {
+  Scratch s;
+  expect_refused(s, kTool, "--backend sim --no-progress --K 8 --out c.json", 2, {"--K", "selects no point"});
+  expect_refused(s, kTool, "--backend sim --no-progress --only zero_gap --out c.json", 2,
+                 {"cannot be fitted", "G > 0"});
+  expect_refused(s, kTool, "--backend sim --no-progress --only isolated --out c.json", 2,
+                 {"cannot be fitted", "zero-gap"});
+  expect_refused(s, kTool, "--backend sim --no-progress --G 1us --out c.json", 2, {"--G", "--suite"});
+}
+
+TEST(CalibrateFlags, NoFitMeasuresAnUnfittableSweepAndWritesNoModel) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap --no-fit --out c.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(s.path("c.json")));
+  EXPECT_TRUE(j["model"].is_null());
+  EXPECT_EQ(j["points"].size(), 20u);
+}
+
+TEST(CalibrateFlags, ListAndOnly) {
+  Scratch s;
+  ToolRun r = s.run(kTool, "--list");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* needle : {"zero_gap", "gap_sweep_k33", "isolated", "local_control", "periodic", "points"})
+    EXPECT_TRUE(contains(r.out, needle)) << r.out;
+  EXPECT_TRUE(s.files().empty());
+  r = s.run(kTool, "--backend sim --dry-run --only zero_gap,isolated");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::set<std::string> blocks;
+  for (const auto& row : dry_rows(r.out)) blocks.insert(row.block);
+  EXPECT_EQ(blocks, (std::set<std::string>{"zero_gap", "isolated"}));
+  r = s.run(kTool, "--backend sim --no-progress --only zero_gap,isolated --out c.json");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  expect_refused(s, kTool, "--backend sim --only zero_gap,nosuch --out d.json", 2, {"--only", "nosuch", "zero_gap"});
+}
+
+TEST(CalibrateFlags, DryRunListAndDumpConfigNeverTouchTheGpu) {
+  // This build may have no GPU backend at all (host-only): these must not create one.
+  Scratch s;
+  for (const char* flags : {"--dry-run", "--list", "--dump-config"}) {
+    const ToolRun r = s.run(kTool, flags);
+    EXPECT_EQ(r.rc, 0) << flags << "\n" << r.err;
+  }
+  EXPECT_TRUE(s.files().empty());
+}
+
+TEST(CalibrateFlags, CapsAreExitTwoBeforeAnythingRuns) {
+  Scratch s;
+  expect_refused(s, kTool, "--backend sim --reps 2000000000 --out c.json", 2, {"repetitions", "100000"});
+  expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"num_bursts", "100000"});
+  // A flag that makes one block's values invalid names that block.
+  expect_refused(s, kTool, "--backend sim --bursts 5 --out c.json", 2, {"(block stream_", "warmup_bursts=6"});
+  expect_refused(s, kTool, "--backend sim --suite periodic --K 1:1000:+1 --B 16:16000:+16 --out c.json", 2,
+                 {"more than 100000 points"});
+  expect_refused(s, kTool, "--backend sim --reps 0 --out c.json", 2, {"repetitions"});
+  expect_refused(s, kTool, "--backend sim --reps 1e10 --out c.json", 2, {"--reps"});
+  const ToolRun help = s.run(kTool, "--help");
+  EXPECT_TRUE(contains(help.out, "100,000")) << "the caps are stated in --help";
+}
+
+TEST(CalibrateFlags, OutputFolderThatCannotBeCreatedIsExitTwo) {
+  Scratch s;
+  write_file(s.path("plain"), "a file, not a folder\n");
+  expect_refused(s, kTool, "--backend sim --no-progress --out plain/sub/c.json", 2, {"--out", "not a folder"});
+  expect_refused(s, kTool, "--backend sim --no-progress --out c.json --csv plain/points.csv", 2,
+                 {"--csv", "not a folder"});
+  // A folder that can be created is created (for --out and --csv alike).
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap,isolated --out a/c.json --csv b/p.csv");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(slurp(s.path("b/p.csv")).empty());
+}
+
+TEST(CalibrateFlags, VersionAndErrorPrefix) {
+  Scratch s;
+  for (const char* tool : {"xstage-calibrate", "xstage-bench", "xstage-predict"}) {
+    const ToolRun r = s.run(tool, "--version");
+    EXPECT_EQ(r.rc, 0) << tool;
+    EXPECT_TRUE(contains(r.out, std::string(tool) + " ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "(git ")) << r.out;
+    const std::string prefix = std::string(tool) == "xstage-predict" ? "burst " : "";
+    expect_refused(s, tool, prefix + "--no-such-flag", 2, {"--no-such-flag"});
+  }
+}
+
+TEST(CalibrateFlags, PointsTableAsCsvAndMarkdown) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap,gap_sweep,isolated --out c.json "
+                                 "--points --csv points.csv --md");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string csv = slurp(s.path("points.csv"));
+  EXPECT_EQ(csv.rfind("id,suite,K,B_bytes,G_s,T_iss_median_s,T_iss_p10_s,T_iss_p90_s,T_iss_pred_s,T_iss_rel_err,", 0), 0u)
+      << csv.substr(0, 300);
+  EXPECT_TRUE(contains(csv, "clock_flagged,verification"));
+  EXPECT_TRUE(contains(r.out, "| id | suite | K |")) << r.out.substr(0, 500);
+}
+
+}  // namespace
