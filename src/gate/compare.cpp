@@ -85,6 +85,46 @@ std::optional<std::pair<double, double>> ci95_at(const Site& site) {
   return std::nullopt;
 }
 
+// The fitter's identification flag beside a model value: "<key>_bound", "<stem>_bound" (R_Bps -> R_bound),
+// or "bound" in an element whose main value this is (a Q row's "bytes"). Only a string counts.
+std::optional<std::string> bound_at(const Site& site) {
+  if (!site.parent) return std::nullopt;
+  std::vector<std::string> names{site.key + "_bound"};
+  if (const auto us = site.key.rfind('_'); us != std::string::npos && us > 0) names.push_back(site.key.substr(0, us) + "_bound");
+  if (site.key == "bytes" || site.key == "s" || site.key == "value") names.push_back("bound");
+  for (const std::string& name : names) {
+    const json* b = member(*site.parent, name.c_str());
+    if (b && b->is_string()) return b->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+bool is_identified(const std::optional<std::string>& bound) { return !bound || *bound == "fit"; }
+
+// A value whose bound is not "fit" ("not_identified", "lower") is a diagnostic, not a measurement, so the
+// gate compares the bounds instead of the values (docs/gate.md). nullopt: both identified, compare values.
+std::optional<Comparison> judge_bounds(const MetricSpec& m, const json* b_value, const Site& b_site, const json* c_value,
+                                       const Site& c_site) {
+  const std::optional<std::string> b = bound_at(b_site);
+  const std::optional<std::string> c = bound_at(c_site);
+  if (is_identified(b) && is_identified(c)) return std::nullopt;
+  Comparison row;
+  if (b_value && b_value->is_number()) row.baseline = b_value->get<double>();
+  if (c_value && c_value->is_number()) row.candidate = c_value->get<double>();
+  if (row.baseline) row.tolerance = std::max(m.abs_tol, m.rel_tol * std::fabs(*row.baseline));
+  if (is_identified(b)) {
+    row.status = Status::kWorse;
+    row.note = fmt::format("bound {} -> {}: no longer identified (values not compared)", b.value_or("fit"), *c);
+  } else if (is_identified(c)) {
+    row.status = Status::kBetter;
+    row.note = fmt::format("bound {} -> {}: newly identified (values not compared)", *b, c.value_or("fit"));
+  } else {
+    row.status = Status::kNotApplicable;
+    row.note = fmt::format("not identified in both (bound {} -> {}; values not compared)", *b, *c);
+  }
+  return row;
+}
+
 // One side of a comparison: the value and what stands beside it.
 struct Observed {
   double value = 0;
@@ -189,6 +229,9 @@ void compare_metric(const json& baseline, const json& candidate, const GateConfi
   const json* b = resolve_path(baseline, m.prefix);
   const json* c = resolve_path(candidate, m.prefix);
   if (!m.has_wildcard) {
+    if (b && c) {
+      if (auto row = judge_bounds(m, b, site_of(baseline, m.prefix), c, site_of(candidate, m.prefix))) return add(*row, "");
+    }
     if (!b || b->is_null()) return absent_from_baseline("is not in the baseline");
     if (!b->is_number()) throw input_error(field, fmt::format("baseline value is {}, not a number", report::json_type_name(*b)));
     if (!c || !c->is_number()) return add(missing(m, b->get<double>(), c ? "not a number in candidate" : "not in candidate"), "");
@@ -218,11 +261,19 @@ void compare_metric(const json& baseline, const json& candidate, const GateConfi
     if (is_skipped(element)) continue;  // nothing was measured: nothing to hold the candidate to
     const json* v = resolve_path(element, suffix);
     if (!v) continue;                   // e.g. completion_s on a point run without completion mode
+    const auto it = cand_by_key.find(base[i].key);
+    if (it != cand_by_key.end() && !is_skipped(*it->second)) {
+      const json* w = resolve_path(*it->second, suffix);
+      if (auto row = judge_bounds(m, v, site_of(element, suffix), w, site_of(*it->second, suffix))) {
+        ++compared;
+        add(*row, labels[i]);
+        continue;
+      }
+    }
     if (!v->is_number()) {
       throw input_error(field, fmt::format("baseline value of {} is {}, not a number", labels[i], report::json_type_name(*v)));
     }
     ++compared;
-    const auto it = cand_by_key.find(base[i].key);
     if (it == cand_by_key.end()) { add(missing(m, v->get<double>(), "no matching element in candidate"), labels[i]); continue; }
     const json& other = *it->second;
     if (is_skipped(other)) {

@@ -19,7 +19,7 @@ enum class Status {
   kNoise,    // beyond tolerance, but the U test on the samples finds no significant shift (p >= alpha)
   kMissing,  // in the baseline, not in the candidate (absent, skipped, not a number): fails the gate
   kNew,      // only in the candidate: shown, never fails
-  kNotApplicable,  // an `optional` metric the baseline does not have
+  kNotApplicable,  // an `optional` metric the baseline does not have, or a value not identified in both files
 };
 const char* status_name(Status status);  // "SAME", "BETTER", "WORSE", "NOISE", "MISSING", "NEW", "N/A"
 inline bool is_failure(Status status) { return status == Status::kWorse || status == Status::kMissing; }
