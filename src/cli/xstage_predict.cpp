@@ -268,6 +268,7 @@ Report run_fa(const FaOptions& o) {
     out.flag("capacity_bound_ok", q_peak <= *p.capacity_bytes, "q_peak <= Q (eq. 10)");
     report_capacity_flags(out, p);
   }
+  if (!p.capacity_unavailable.empty()) out.text("capacity_bound", "not decided", p.capacity_unavailable);
   const double qk = o.qk_cover_s.value_or(0.0);
   double dt_s = 0;
   if (o.seq_len) {

@@ -98,7 +98,7 @@ TEST(ModelReader, QRowsNotIdentifiedAreLeftOutOfInterpolation) {
   // No Q identified at all: burst needs Q, so it asks for --Q.
   j["model"]["Q"][0] = {{"K", 8}, {"bytes", nullptr}, {"ci95", nullptr}, {"bound", "not_identified"}};
   write_file(s.path("m.json"), j.dump());
-  expect_refused(s, "xstage-predict", "burst --model m.json" + kShape, 2, {"--Q", "no Q(K)"});
+  expect_refused(s, "xstage-predict", "burst --model m.json" + kShape, 2, {"--Q", "Q(K) not identified by this calibration"});
   r = s.run("xstage-predict", "burst --model m.json --Q 4MiB --json" + kShape);
   EXPECT_EQ(r.rc, 0) << r.err;
 }

@@ -131,9 +131,17 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
     p.capacity_bytes = q.value;
     p.capacity_extrapolated = q.extrapolated;
     p.capacity_is_lower_bound = q.is_lower_bound;
-  } else if (need_capacity) {
-    throw_missing("--Q", "the --model file has no Q(K) entries; give a size such as 4.25MiB");
   }
+  if (!p.capacity_bytes && !calibrated.unidentified_capacity_k().empty()) {
+    std::string ks;
+    for (int k : calibrated.unidentified_capacity_k()) ks += (ks.empty() ? "" : ",") + std::to_string(k);
+    p.capacity_unavailable = "Q(K) not identified by this calibration (K=" + ks +
+                             "; see its model.fit.Q notes): the capacity bound is not decided; give --Q to test one";
+  }
+  if (!p.capacity_bytes && need_capacity)
+    throw_missing("--Q", p.capacity_unavailable.empty()
+                             ? "the --model file has no Q(K) entries; give a size such as 4.25MiB"
+                             : p.capacity_unavailable + " (a size such as 4.25MiB)");
   return p;
 }
 

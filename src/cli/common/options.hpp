@@ -56,6 +56,8 @@ struct Platform {
   double tiss0_s = 0;                    // T_iss^0(K, V)
   std::optional<double> capacity_bytes;  // Q(K), absent when neither --Q nor the model has it
   bool tiss0_extrapolated = false, capacity_extrapolated = false, capacity_is_lower_bound = false;
+  // Why Q(K) is absent although a model was given (its Q rows are "not_identified"); empty otherwise.
+  std::string capacity_unavailable;
 };
 // Adds --model, --R, --tiss0 and (with_capacity) --Q.
 void add_platform_flags(CLI::App& cmd, PlatformFlags& flags, bool with_capacity, bool capacity_required);
