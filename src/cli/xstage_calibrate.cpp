@@ -20,6 +20,7 @@
 #include "common/units.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
+#include "xstage/build_info.hpp"
 
 namespace {
 
@@ -60,7 +61,10 @@ int refit(const CalibrateOptions& o) {
   xs::fit::FitOptions fit_options;
   fit_options.bootstrap_resamples = o.bootstrap;
   xs::bench::analyse_calibration(file, reference, fit_options);
-  file.meta["refit"] = {{"from", o.refit_path}};
+  // The measurement's provenance stays in meta; the fit's own (which fitter, when) goes beside it.
+  file.meta["refit"] = {{"from", std::filesystem::path(o.refit_path).filename().string()},
+                        {"fitter_git_sha", xs::build_info::kGitSha}, {"fitter_git_dirty", xs::build_info::kGitDirty},
+                        {"fitter_version", xs::build_info::kVersion}};
   xs::report::write_json_atomic(out, xs::report::to_json(file));
   if (!o.tables.csv_path.empty() || o.tables.markdown)
     xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
