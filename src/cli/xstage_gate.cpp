@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
         ->excludes(json_flag);
     app.add_flag("--only-failures", options.only_failures,
                  "print only WORSE and MISSING rows (the summary still counts all; files stay complete)");
+    xs::cli::add_version_flag(app, "xstage-gate");
     xs::cli::parse_or_throw(app, argc, argv);
     return run_gate(options);
   });

@@ -198,12 +198,15 @@ TEST(CalibrateFlags, OutputFolderThatCannotBeCreatedIsExitTwo) {
 
 TEST(CalibrateFlags, VersionAndErrorPrefix) {
   Scratch s;
-  for (const char* tool : {"xstage-calibrate", "xstage-bench", "xstage-predict"}) {
+  for (const char* tool : {"xstage-calibrate", "xstage-bench", "xstage-predict", "xstage-gate"}) {
     const ToolRun r = s.run(tool, "--version");
     EXPECT_EQ(r.rc, 0) << tool;
     EXPECT_TRUE(contains(r.out, std::string(tool) + " ")) << r.out;
     EXPECT_TRUE(contains(r.out, "(git ")) << r.out;
-    const std::string prefix = std::string(tool) == "xstage-predict" ? "burst " : "";
+    const std::string name = tool;
+    const std::string prefix = name == "xstage-predict" ? "burst "
+                               : name == "xstage-gate"  ? "--baseline b.json --candidate c.json --config g.json "
+                                                        : "";
     expect_refused(s, tool, prefix + "--no-such-flag", 2, {"--no-such-flag"});
   }
 }
