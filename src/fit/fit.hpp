@@ -90,7 +90,7 @@ struct Tiss0Fit { int num_producers = 0; std::uint64_t bytes_per_producer = 0; d
                   int num_plateau_points = 0; };
 // knee_volume_bytes: V where (V - Q)/R meets T_iss^0(K,V); for bound "lower", the largest V tested (the
 // knee lies beyond it). bound "not_identified": the drain branch does not follow (V - Q)/R (note says how);
-// value is the branch's median V - R T, with no interval.
+// value is the branch's capped inverse-variance weighted mean of V - R T (capacity.cpp), with no interval.
 struct CapacityFit { int num_producers = 0; Estimate capacity_bytes; std::string bound = "fit";
                      double knee_volume_bytes = 0; Quality quality; int num_points_above_knee = 0;
                      int num_points_tested = 0;
