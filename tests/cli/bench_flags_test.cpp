@@ -10,7 +10,7 @@
 
 namespace {
 
-using namespace xs_cli_test;
+using namespace xs::test;
 const std::string kTool = "xstage-bench";
 const std::string kModel = std::string(XS_TEST_DATA_DIR) + "/model/calibration_ok.json";
 const std::string kSmall = "remote_store.periodic --backend sim --K 8 --B 16KiB --G 0,1us --reps 2 --no-progress";
@@ -19,7 +19,7 @@ TEST(BenchFlags, CsvAndMarkdownCarryQuantilesPredictionAndError) {
   Scratch s;
   const ToolRun r = s.run(kTool, kSmall + " --model " + kModel + " --out b.json --csv b.csv --md");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const std::string csv = slurp(s.path("b.csv"));
+  const std::string csv = read_file(s.path("b.csv"));
   std::istringstream lines(csv);
   std::string header, row;
   std::getline(lines, header);
@@ -42,7 +42,7 @@ TEST(BenchFlags, WithoutModelThePredictionColumnsAreEmpty) {
   Scratch s;
   const ToolRun r = s.run(kTool, kSmall + " --out b.json --csv b.csv");
   ASSERT_EQ(r.rc, 0) << r.err;
-  std::istringstream lines(slurp(s.path("b.csv")));
+  std::istringstream lines(read_file(s.path("b.csv")));
   std::string row;
   std::getline(lines, row);
   std::getline(lines, row);
@@ -54,7 +54,7 @@ TEST(BenchFlags, DryRunNeedsNoGpu) {
   const ToolRun r = s.run(kTool, "remote_store.periodic --K 8 --B 16KiB --dry-run");
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "1 points")) << r.out;
-  EXPECT_TRUE(s.files().empty());
+  EXPECT_TRUE(snapshot(s.dir()).empty());
 }
 
 TEST(BenchFlags, PlainRefusals) {
@@ -67,12 +67,12 @@ TEST(BenchFlags, PlainRefusals) {
   expect_refused(s, kTool, "remote_store.isolated --backend sim --K 8 --B 16KiB --reps 200000 --out b.json", 2,
                  {"repetitions", "100000"});
   // A machine without a usable GPU (or a build without CUDA): exit 77 pointing at the simulator.
-  const auto before = s.files();
+  const auto before = snapshot(s.dir());
   const ToolRun r = s.run(kTool, "remote_store.periodic --K 8 --B 16KiB --no-progress --out g.json");
   if (r.rc == 77) {
     EXPECT_TRUE(contains(r.err, "xstage-bench: error:")) << r.err;
     EXPECT_TRUE(contains(r.err, "--backend sim")) << r.err;
-    EXPECT_EQ(s.files(), before);
+    EXPECT_EQ(snapshot(s.dir()), before);
     EXPECT_TRUE(std::filesystem::is_empty(s.dir())) << "no empty out/ folder is left behind";
   }
 }

@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace xs_cli_test;
+using namespace xs::test;
 const std::string kTool = "xstage-calibrate";
 
 // The --dry-run table: per row the block, K and the last eight per-point values.
@@ -53,10 +53,10 @@ std::vector<DryRow> dry_rows(const std::string& out) {
 }
 
 std::vector<DryRow> dry_run(const Scratch& s, const std::string& flags) {
-  const auto before = s.files();
+  const auto before = snapshot(s.dir());
   const ToolRun r = s.run(kTool, "--backend sim --dry-run " + flags);
   EXPECT_EQ(r.rc, 0) << flags << "\n" << r.err;
-  EXPECT_EQ(s.files(), before) << "--dry-run wrote a file";
+  EXPECT_EQ(snapshot(s.dir()), before) << "--dry-run wrote a file";
   const auto rows = dry_rows(r.out);
   EXPECT_GT(rows.size(), 100u) << flags << ": the default sweep has >100 points\n" << r.out;
   return rows;
@@ -83,7 +83,7 @@ TEST(CalibrateFlags, PerPointFlagsAlsoWorkWithoutDryRunOnTheSimulator) {
   Scratch s;
   const ToolRun r = s.run(kTool, "--backend sim --no-progress --reps 3 --out c.json");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const auto j = nlohmann::json::parse(slurp(s.path("c.json")));
+  const auto j = nlohmann::json::parse(read_file(s.path("c.json")));
   ASSERT_GT(j["points"].size(), 100u);
   for (const auto& p : j["points"]) EXPECT_EQ(p["spec"]["repetitions"], 3);
 }
@@ -119,7 +119,7 @@ TEST(CalibrateFlags, KAloneIsFittedAfterMeasuring) {
   Scratch s;
   const ToolRun r = s.run(kTool, "--backend sim --no-progress --K 132 --out c.json");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const auto j = nlohmann::json::parse(slurp(s.path("c.json")));
+  const auto j = nlohmann::json::parse(read_file(s.path("c.json")));
   EXPECT_TRUE(j["model"].is_object());
   for (const auto& p : j["points"]) EXPECT_EQ(p["spec"]["K"], 132);
 }
@@ -138,7 +138,7 @@ TEST(CalibrateFlags, NoFitMeasuresAnUnfittableSweepAndWritesNoModel) {
   Scratch s;
   const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap --no-fit --out c.json");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const auto j = nlohmann::json::parse(slurp(s.path("c.json")));
+  const auto j = nlohmann::json::parse(read_file(s.path("c.json")));
   EXPECT_TRUE(j["model"].is_null());
   EXPECT_EQ(j["points"].size(), 20u);
 }
@@ -149,7 +149,7 @@ TEST(CalibrateFlags, ListAndOnly) {
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* needle : {"zero_gap", "gap_sweep_k33", "isolated", "local_control", "periodic", "points"})
     EXPECT_TRUE(contains(r.out, needle)) << r.out;
-  EXPECT_TRUE(s.files().empty());
+  EXPECT_TRUE(snapshot(s.dir()).empty());
   r = s.run(kTool, "--backend sim --dry-run --only zero_gap,isolated");
   ASSERT_EQ(r.rc, 0) << r.err;
   std::set<std::string> blocks;
@@ -167,7 +167,7 @@ TEST(CalibrateFlags, DryRunListAndDumpConfigNeverTouchTheGpu) {
     const ToolRun r = s.run(kTool, flags);
     EXPECT_EQ(r.rc, 0) << flags << "\n" << r.err;
   }
-  EXPECT_TRUE(s.files().empty());
+  EXPECT_TRUE(snapshot(s.dir()).empty());
 }
 
 TEST(CalibrateFlags, CapsAreExitTwoBeforeAnythingRuns) {
@@ -193,7 +193,7 @@ TEST(CalibrateFlags, OutputFolderThatCannotBeCreatedIsExitTwo) {
   // A folder that can be created is created (for --out and --csv alike).
   const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap,isolated --out a/c.json --csv b/p.csv");
   EXPECT_EQ(r.rc, 0) << r.err;
-  EXPECT_FALSE(slurp(s.path("b/p.csv")).empty());
+  EXPECT_FALSE(read_file(s.path("b/p.csv")).empty());
 }
 
 TEST(CalibrateFlags, VersionAndErrorPrefix) {
@@ -216,7 +216,7 @@ TEST(CalibrateFlags, PointsTableAsCsvAndMarkdown) {
   const ToolRun r = s.run(kTool, "--backend sim --no-progress --only zero_gap,gap_sweep,isolated --out c.json "
                                  "--points --csv points.csv --md");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const std::string csv = slurp(s.path("points.csv"));
+  const std::string csv = read_file(s.path("points.csv"));
   EXPECT_EQ(csv.rfind("id,suite,K,B_bytes,G_s,T_iss_median_s,T_iss_p10_s,T_iss_p90_s,T_iss_pred_s,T_iss_rel_err,", 0), 0u)
       << csv.substr(0, 300);
   EXPECT_TRUE(contains(csv, "clock_flagged,verification"));

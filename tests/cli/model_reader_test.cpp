@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,16 +13,16 @@
 
 namespace {
 
-using namespace xs_cli_test;
+using namespace xs::test;
 using nlohmann::json;
 
 const std::string kGood = std::string(XS_TEST_DATA_DIR) + "/model/calibration_ok.json";
 const std::string kShape = " --K 148 --B 32KiB --G 2us";
 
-json good() { return json::parse(slurp(kGood)); }
+json good() { return json::parse(read_file(kGood)); }
 
 // Each malformed model: predict and bench refuse it with exit 2 naming `needle`, writing nothing.
-void expect_model_refused(const std::string& text, std::initializer_list<const char*> needles) {
+void expect_model_refused(const std::string& text, const std::vector<std::string>& needles) {
   Scratch s;
   write_file(s.path("m.json"), text);
   expect_refused(s, "xstage-predict", "burst --model m.json" + kShape, 2, needles);
@@ -115,7 +116,7 @@ TEST(ModelReader, RefitRefusesDuplicatePointsAndLeavesTheFileAlone) {
   Scratch s;
   ToolRun r = s.run("xstage-calibrate", "--backend sim --no-progress --only zero_gap,isolated --out c.json");
   ASSERT_EQ(r.rc, 0) << r.err;
-  json j = json::parse(slurp(s.path("c.json")));
+  json j = json::parse(read_file(s.path("c.json")));
   j["points"].push_back(j["points"][0]);
   write_file(s.path("c.json"), j.dump(1));
   expect_refused(s, "xstage-calibrate", "--refit c.json", 2, {"points[", "duplicate point"});
@@ -129,7 +130,7 @@ TEST(ModelReader, RefitOfAGoodFileWritesOneCopyOfEachPoint) {
   ASSERT_EQ(r.rc, 0) << r.err;
   r = s.run("xstage-calibrate", "--refit c.json --out d.json --bootstrap 50");
   ASSERT_EQ(r.rc, 0) << r.err;
-  const json a = json::parse(slurp(s.path("c.json"))), b = json::parse(slurp(s.path("d.json")));
+  const json a = json::parse(read_file(s.path("c.json"))), b = json::parse(read_file(s.path("d.json")));
   EXPECT_EQ(a["points"].size(), b["points"].size());
   r = s.run("xstage-predict", "burst --model d.json" + kShape);
   EXPECT_EQ(r.rc, 0) << r.err;
