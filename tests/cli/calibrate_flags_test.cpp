@@ -96,8 +96,11 @@ TEST(CalibrateFlags, RaisedBurstCountsAreAnnouncedWithTheReason) {
   EXPECT_TRUE(contains(r.err, "min_stream_bytes")) << r.err;
   EXPECT_TRUE(contains(r.err, "isolated: one burst per repetition")) << r.err;
   // The values the note announces are the values that run.
-  for (const auto& row : dry_rows(r.out))
-    if (row.block == "gap_sweep") EXPECT_EQ(row.bursts, 42);
+  for (const auto& row : dry_rows(r.out)) {
+    if (row.block == "gap_sweep") {
+      EXPECT_EQ(row.bursts, 42);
+    }
+  }
 }
 
 TEST(CalibrateFlags, KAloneNarrowsTheBuiltInSweep) {

@@ -229,8 +229,11 @@ TEST(Predict, ResultsBeyondTheNumberRangeAreMarkedUnboundedNeverWrapped) {
     EXPECT_TRUE(j.at(key).is_null()) << key;
     EXPECT_EQ(j.at(std::string(key) + "_unbounded"), true) << key;
   }
-  for (const auto& [key, value] : j.items())
-    if (value.is_null()) EXPECT_TRUE(j.contains(key + "_unbounded")) << key << " is null without explanation";
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_null()) {
+      EXPECT_TRUE(j.contains(key + "_unbounded")) << key << " is null without explanation";
+    }
+  }
   // M_ub* = b_n ceil(G*/sigma) beyond int64: unbounded, not -9223372036854775808.
   const ToolRun r = run("fa --R 1e-300B/s --tiss0 1us --K 8 --b-m 128 --b-n 128 --d 128 --elem-bytes 2 --sigma 1ns --json");
   ASSERT_EQ(r.rc, 0) << r.err;
