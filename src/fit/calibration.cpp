@@ -189,18 +189,9 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
 }
 
 model::PlatformModel CalibrationFit::to_platform_model() const {
-  // One path for both: the model reads what the calibration file stores, made readable by a reader that
-  // knows only intervals as [lo, hi] and Q bounds "fit"/"lower": a null interval is left out (the reader
-  // then takes none), and a Q that is not identified is read as "lower" (its prediction is not trusted).
-  nlohmann::json m = to_json();
-  if (m["R_ci95"].is_null()) m.erase("R_ci95");
-  for (auto& row : m["tiss0"])
-    if (row["ci95"].is_null()) row.erase("ci95");
-  for (auto& row : m["Q"]) {
-    if (row["ci95"].is_null()) row.erase("ci95");
-    if (row["bound"] == "not_identified") row["bound"] = "lower";
-  }
-  return model::PlatformModel::from_json(m);
+  // One path for both: the model reads exactly what the calibration file stores (null intervals and
+  // "not_identified" bounds included; an unidentified Q(K) is not interpolated over).
+  return model::PlatformModel::from_json(to_json());
 }
 
 nlohmann::json CalibrationFit::to_json() const {

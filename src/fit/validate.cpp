@@ -222,9 +222,16 @@ nlohmann::json Validation::to_json() const {
 }
 
 void attach_predictions(std::vector<PointRecord>& points, const model::PlatformModel& platform) {
+  // A parameter the calibration did not identify predicts nothing: no R, no prediction at all; an
+  // isolated point at a K whose Q is not identified gets none either (never a neighbour's Q).
+  if (!platform.drain_rate_identified()) return;
+  const auto& unidentified_k = platform.unidentified_capacity_k();
   const double r = platform.drain_rate_bps();
   for (PointRecord& p : points) {
     if (p.skipped) continue;
+    if (p.spec.suite == Suite::kIsolated &&
+        std::find(unidentified_k.begin(), unidentified_k.end(), p.spec.num_producers) != unidentified_k.end())
+      continue;
     const double v = static_cast<double>(p.spec.volume_bytes());
     const double t0 = platform.tiss0_s(p.spec.num_producers, v).value;
     Prediction pred;

@@ -133,6 +133,7 @@ CrossValidation cross_validate(const std::vector<PointRecord>& points, const Fit
 // Fills PointRecord::prediction for every non-skipped point from the platform model: periodic eqs. 2-3,
 // isolated eq. 7 (period 0), local control T_iss^0 and T_iss^0 + G (no X-Stage on the HBM path). These are
 // the full model's in-sample predictions when the model was fitted from the same points.
+// Nothing is predicted from an unidentified R, nor for an isolated point whose Q(K) is not identified.
 void attach_predictions(std::vector<PointRecord>& points, const model::PlatformModel& platform);
 
 }  // namespace xs::fit
