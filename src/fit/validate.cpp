@@ -224,6 +224,8 @@ nlohmann::json Validation::to_json() const {
 void attach_predictions(std::vector<PointRecord>& points, const model::PlatformModel& platform) {
   // A parameter the calibration did not identify predicts nothing: no R, no prediction at all; an
   // isolated point at a K whose Q is not identified gets none either (never a neighbour's Q).
+  // Any earlier prediction (a refit reads points that carry one) is replaced or removed.
+  for (PointRecord& p : points) p.prediction.reset();
   if (!platform.drain_rate_identified()) return;
   const auto& unidentified_k = platform.unidentified_capacity_k();
   const double r = platform.drain_rate_bps();
