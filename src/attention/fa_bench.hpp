@@ -1,6 +1,8 @@
 // xstage attention layer (CUDA): the `xstage-bench fa_a2a` sweep: M x target points of run_fa_a2a_point,
-// each journaled as it finishes (JSON lines beside the output, --resume skips them), then one result file
-// (schema xstage.result, the points under extra.fa_a2a) with the model's predictions beside each point.
+// each journaled as it finishes (report::Journal beside the output: a header naming device, git sha and the
+// points' config hash, locked for the run; --resume keeps only this run's points and refuses another run's
+// journal), then one result file (schema xstage.result, the points under extra.fa_a2a) with the model's
+// predictions beside each point.
 #pragma once
 #include <optional>
 #include <string>
@@ -19,7 +21,8 @@ struct FaBenchOptions {
   std::vector<std::string> argv;
 };
 
-// Returns the process exit code (0 ok, 1 a point failed verification); throws xs::Error otherwise.
+// Returns the process exit code (0 ok, 1 a point failed verification, a resumed one included); throws
+// xs::Error otherwise (exit 2: an existing journal without --resume, another run's journal, a locked one).
 int run_fa_bench(const FaBenchOptions& options);
 
 }  // namespace xs::attention

@@ -102,10 +102,16 @@ JournalHeader journal_header_from_json(const json& j, const std::string& path) {
   return h;
 }
 
-std::string sweep_hash(const std::vector<PointSpec>& specs) {
+std::string json_sweep_hash(const std::vector<json>& canonical_specs) {
   std::uint64_t h = fnv1a64("xstage.sweep");
-  for (const auto& spec : specs) h = fnv1a64(to_json(spec).dump() + "\n", h);
+  for (const auto& spec : canonical_specs) h = fnv1a64(spec.dump() + "\n", h);
   return fmt::format("fnv1a64:{:016x}", h);
+}
+
+std::string sweep_hash(const std::vector<PointSpec>& specs) {
+  std::vector<json> canonical;
+  for (const auto& spec : specs) canonical.push_back(to_json(spec));
+  return json_sweep_hash(canonical);
 }
 
 std::optional<std::string> header_mismatch(const JournalHeader& journal, const JournalHeader& run) {
@@ -205,8 +211,10 @@ void Journal::drop_partial_tail() {
   }
 }
 
-void Journal::append(const PointRecord& record) {
-  const std::string line = dump_strict(to_json(record), -1) + "\n";  // to_json refuses invalid records
+void Journal::append(const PointRecord& record) { append_json(to_json(record)); }  // refuses invalid records
+
+void Journal::append_json(const json& record) {
+  const std::string line = dump_strict(record, -1) + "\n";
   const off_t before = ::lseek(fd_, 0, SEEK_END);
   try {
     write_all(fd_, line, path_);

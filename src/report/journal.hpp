@@ -36,6 +36,9 @@ JournalHeader journal_header_from_json(const nlohmann::json& j, const std::strin
 
 // "fnv1a64:<16 hex digits>" of the specs' canonical JSON in order: equal iff the same points in the same order.
 std::string sweep_hash(const std::vector<PointSpec>& specs);
+// The same hash over specs already in canonical JSON (suites whose points are not PointSpecs, e.g. fa_a2a);
+// sweep_hash(specs) == json_sweep_hash(to_json of each spec).
+std::string json_sweep_hash(const std::vector<nlohmann::json>& canonical_specs);
 
 // The first field where `journal` (what the journal was started with) and `run` (this command) differ,
 // as "sim.R_Bps (journal: 7.17e+11, this run: 5e+11)"; nullopt when they describe the same run.
@@ -68,6 +71,8 @@ class Journal {
   // Starts over: truncates and writes `header` as line 1.
   void restart(const JournalHeader& header);
   void append(const PointRecord& record);
+  // One line of any JSON object (suites whose records are not PointRecords); same durability as append.
+  void append_json(const nlohmann::json& line);
   const std::string& path() const { return path_; }
 
  private:
