@@ -175,7 +175,8 @@ report::JournalHeader journal_header_for(const Backend& backend, const std::vect
     const std::string padded = "," + h.target + ",";
     if (padded.find("," + t + ",") == std::string::npos) h.target += (h.target.empty() ? "" : ",") + t;
   }
-  h.git_sha = build_info::kGitSha;
+  // A dirty build is another binary than its commit: its points must not merge with a clean one's.
+  h.git_sha = std::string(build_info::kGitSha) + (build_info::kGitDirty ? "+dirty" : "");
   h.config_hash = report::sweep_hash(specs);
   h.num_points = points.size();
   return h;
@@ -190,7 +191,6 @@ SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& point
   const std::string journal_path = report::journal_path_for(options.output_path);
   report::check_output_path(options.output_path, "--out");
   report::check_output_path(journal_path, "the journal");
-  for (const auto& [path, option] : options.other_outputs) report::check_output_path(path, option);
 
   // 2. Every point before the first launch.
   std::vector<std::string> skip_reasons(points.size());

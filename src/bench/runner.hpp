@@ -18,9 +18,6 @@ struct RunOptions {
   std::string output_path;     // final result file; the journal is report::journal_path_for(output_path)
   bool resume = false;         // keep the journal's finished points and run only the rest
   bool progress = true;        // progress line on stderr (only drawn when stderr is a terminal)
-  // Further files the caller will write after the sweep, as (path, option) such as ("t.csv", "--csv"):
-  // checked with report::check_output_path before anything is measured.
-  std::vector<std::pair<std::string, std::string>> other_outputs = {};
 };
 
 struct SweepOutcome {
@@ -35,7 +32,8 @@ struct SweepOutcome {
 };
 
 // In order, before anything is measured or created:
-//  1. output_path, its journal and other_outputs must be writable regular-file paths (io_error, exit 2);
+//  1. output_path and its journal must be writable regular-file paths (io_error, exit 2); the CLIs check
+//     their other outputs (--csv) themselves, before the backend starts;
 //  2. every point: Backend::unavailable_reason strings that start with "unavailable" make the point
 //     `skipped` (recorded with its reason); any other reason is input_error (exit 2);
 //  3. the journal: without --resume an existing journal is refused ("use --resume or remove it") unless

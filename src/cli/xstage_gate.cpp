@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "cli/common/cli_main.hpp"
 #include "common/error.hpp"
 #include "gate/compare.hpp"
 #include "gate/gate_output.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "report/table.hpp"
 
@@ -27,6 +29,10 @@ struct GateOptions {
 };
 
 int run_gate(const GateOptions& options) {
+  // Every output path is checked before anything is read or written: exit 2 leaves no file behind.
+  const std::pair<std::string, const char*> outputs[] = {{options.junit_path, "--junit"}, {options.csv_path, "--csv"}};
+  for (const auto& [path, option] : outputs)
+    if (!path.empty()) xs::report::check_output_path(path, option);
   const xs::gate::GateConfig config = xs::gate::read_gate_config(options.config_path);
   const xs::gate::GateReport report =
       xs::gate::compare_files(options.baseline_path, options.candidate_path, config);
@@ -38,6 +44,8 @@ int run_gate(const GateOptions& options) {
   }
   // Files first: an unwritable path is exit 2 before anything claims a verdict on stdout.
   const xs::gate::TableOptions table_options{options.only_failures};
+  for (const auto& [path, option] : outputs)
+    if (!path.empty()) xs::report::prepare_output_path(path, option);  // folders, once the comparison stands
   if (!options.junit_path.empty()) {
     xs::report::write_text_atomic(options.junit_path, xs::gate::to_junit_xml(report, config));
   }

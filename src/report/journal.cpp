@@ -133,8 +133,14 @@ std::unique_ptr<Journal> Journal::create(const std::string& path, const JournalH
                          "(wait for it, or choose another --out)");
   }
   if (fd < 0) throw io_error(path, "cannot create the journal: " + errno_text());
-  // Only a process that opened it after our O_EXCL create can hold the lock: then the file is its now.
-  lock_or_throw(fd, path);
+  // Only a process that opened it after our O_EXCL create can hold the lock. Both runs then fail (it finds
+  // no header), so the empty file is removed here rather than left to block every later run.
+  try {
+    lock_or_throw(fd, path);
+  } catch (...) {
+    ::unlink(path.c_str());
+    throw;
+  }
   std::unique_ptr<Journal> journal(new Journal(path, fd));
   try {
     journal->write_header(header);

@@ -9,6 +9,7 @@
 
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
+#include "report/result_file.hpp"
 #include "xml_check.hpp"
 
 namespace {
@@ -112,6 +113,7 @@ TEST_F(GateCliOutput, CsvFileAndMarkdownTable) {
   EXPECT_NE(text.find("\nWORSE,model.R_Bps,,7.17e+11,6.45e+11,B/s,"), std::string::npos) << text;
   // --md and --json exclude each other; an unwritable --csv is bad input and prints no verdict.
   EXPECT_EQ(run(files("baseline.json", "baseline.json", "gate.json") + " --md --json").code, 2);
+  xs::report::write_text_atomic((scratch_ / "no").string(), "a file where a folder would be");
   const GateRun bad = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --csv " +
                       (scratch_ / "no/dir.csv").string());
   EXPECT_EQ(bad.code, 2);
@@ -132,7 +134,25 @@ TEST_F(GateCliOutput, ProvenanceMismatchWarnsButDoesNotFail) {
 }
 
 TEST_F(GateCli, UnwritableJUnitIsBadInput) {
-  EXPECT_EQ(gate(files("baseline.json", "baseline.json", "gate.json") + " --junit " + (scratch_ / "no/dir.xml").string()), 2);
+  // A missing folder is made (as for every --out); a path under a regular file cannot be written.
+  xs::report::write_text_atomic((scratch_ / "file").string(), "x");
+  EXPECT_EQ(gate(files("baseline.json", "baseline.json", "gate.json") + " --junit " + (scratch_ / "file/dir.xml").string()), 2);
+}
+
+}  // namespace
+
+namespace {
+
+// Every output path is checked before any is written: a bad --csv leaves no --junit behind, and a --junit
+// in a folder that does not exist yet gets its folder once the comparison stands.
+TEST_F(GateCli, OutputPathsAreCheckedBeforeAnyIsWritten) {
+  const std::filesystem::path junit = scratch_ / "new" / "dir" / "j.xml";
+  EXPECT_EQ(gate(files("baseline.json", "baseline.json", "gate.json") + " --junit " + junit.string() +
+                 " --csv /dev/null"),
+            2);
+  EXPECT_FALSE(std::filesystem::exists(scratch_ / "new")) << "nothing may be created on exit 2";
+  EXPECT_EQ(gate(files("baseline.json", "baseline.json", "gate.json") + " --junit " + junit.string()), 0);
+  EXPECT_TRUE(std::filesystem::is_regular_file(junit));
 }
 
 }  // namespace
