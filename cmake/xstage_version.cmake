@@ -22,4 +22,19 @@ if(NOT _xs_git_rc EQUAL 0 OR XS_GIT_SHA STREQUAL "")
     list(GET _xs_stamp 1 XS_GIT_DIRTY)
   endif()
 endif()
+# A copy whose .git is older than its working tree (the GPU machine receives the session's checkout .git
+# with today's files on top): a ".xs-git-sha" stamp naming a commit this .git does not have is the truth.
+# Locally the stamped commit always exists, so git's own answer stands.
+if(NOT XS_GIT_SHA STREQUAL "unknown" AND EXISTS ${CMAKE_SOURCE_DIR}/.xs-git-sha)
+  file(READ ${CMAKE_SOURCE_DIR}/.xs-git-sha _xs_stamp)
+  string(STRIP "${_xs_stamp}" _xs_stamp)
+  string(REPLACE " " ";" _xs_stamp "${_xs_stamp}")
+  list(GET _xs_stamp 0 _xs_stamp_sha)
+  execute_process(COMMAND git cat-file -e "${_xs_stamp_sha}^{commit}" WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+    RESULT_VARIABLE _xs_stamp_known OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _xs_stamp_known EQUAL 0)
+    set(XS_GIT_SHA "${_xs_stamp_sha}")
+    list(GET _xs_stamp 1 XS_GIT_DIRTY)
+  endif()
+endif()
 configure_file(${CMAKE_SOURCE_DIR}/cmake/build_info.hpp.in ${CMAKE_BINARY_DIR}/generated/xstage/build_info.hpp @ONLY)
