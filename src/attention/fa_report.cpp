@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -63,14 +64,18 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                                                  kernels::attention::TileShape::kHeadDim,
                                                  kernels::attention::TileShape::kElemBytes);
   const auto tiss0 = platform->tiss0_s(k, k * tile_bytes);
-  const auto capacity = platform->capacity_bytes(k);
+  // Q(K) only where the calibration identified it: never a neighbour's Q for an unidentified K.
+  const auto& unidentified = platform->unidentified_capacity_k();
+  const bool q_known = platform->has_capacity() &&
+                       std::find(unidentified.begin(), unidentified.end(), k) == unidentified.end();
+  const model::Lookup capacity = q_known ? platform->capacity_bytes(k) : model::Lookup{};
   FaA2aModelInputs in;
   in.seq_len = spec.seq_len;
   in.num_heads = spec.num_heads;
   in.num_ctas = r.num_ctas;
   in.drain_rate_bps = platform->drain_rate_bps();
   in.tiss0_s = tiss0.value;
-  in.capacity_bytes = platform->has_capacity() ? capacity.value : 0;
+  in.capacity_bytes = q_known ? capacity.value : 0;
   // The gap is the computation's own Q-loop: sigma of the FA-only launch where it was measured (the
   // fused launch's sigma includes whatever the stores do to the loads), as the paper's prior predictions
   // use measured compute-side timing.
@@ -82,11 +87,16 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
   const double iso_s = model::isolated_issue_time_s(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
                                                     in.capacity_bytes > 0 ? in.capacity_bytes : INFINITY);
   const double e_cap_aligned_s = p.num_bursts * std::max(0.0, iso_s - in.tiss0_s);
+  // Without Q the capacity bound is undecided: a verdict stands only where the rate bound already fails.
+  const std::string verdict = q_known || !p.design.rate_bound_ok ? p.verdict : "undecided";
   const double e_res_fraction = r.e_res_paired.median_s / t_fa;
-  const bool predicts_hiding = p.verdict == "piggyback";
+  const bool predicts_hiding = verdict == "piggyback";
   const bool hidden = e_res_fraction <= kFullHidingResidualFraction;
   std::string agreement;
-  if (predicts_hiding && hidden) agreement = "agrees: piggyback predicted, residual within 2% of T_FA";
+  if (verdict == "undecided")
+    agreement = fmt::format("no verdict: Q(K={}) is not identified by the calibration, so the capacity bound is "
+                            "undecided (the rate bound holds); E_res is {:.1f}% of T_FA", k, 100 * e_res_fraction);
+  else if (predicts_hiding && hidden) agreement = "agrees: piggyback predicted, residual within 2% of T_FA";
   else if (!predicts_hiding && !hidden) agreement = "agrees: reshape predicted, residual above 2% of T_FA";
   else if (predicts_hiding)
     agreement = fmt::format("DISAGREES: piggyback predicted but E_res is {:.1f}% of T_FA", 100 * e_res_fraction);
@@ -98,13 +108,16 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
   j["prediction"] = {
       {"K", p.num_producers}, {"tile_bytes", p.tile_bytes}, {"V_bytes", p.burst_bytes}, {"N_t", p.num_bursts},
       {"R_Bps", in.drain_rate_bps}, {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss0.extrapolated},
-      {"Q_bytes", in.capacity_bytes}, {"Q_is_lower_bound", capacity.is_lower_bound},
+      {"Q_bytes", q_known ? nlohmann::json(in.capacity_bytes) : nlohmann::json()},
+      {"Q_is_lower_bound", capacity.is_lower_bound}, {"Q_identified", q_known},
       {"G_qloop_s", p.qloop_gap_s}, {"G_star_s", p.recovery_gap_s}, {"M_ub_tokens", p.seq_len_bound_tokens},
       {"dt_s", p.drain_stall_s}, {"dt_prime_s", p.critical_stall_s}, {"E_drain_s", p.e_drain_s},
       {"dt_cc_s", p.dt_cc_s}, {"E_cc_s", p.e_cc_s},
-      {"T_iss_iso_s", iso_s}, {"E_cap_aligned_s", e_cap_aligned_s},
-      {"rate_bound_ok", p.design.rate_bound_ok}, {"capacity_bound_ok", p.design.capacity_bound_ok},
-      {"q_peak_bytes", p.design.peak_outstanding_bytes}, {"verdict", p.verdict}};
+      {"T_iss_iso_s", q_known ? nlohmann::json(iso_s) : nlohmann::json()},
+      {"E_cap_aligned_s", q_known ? nlohmann::json(e_cap_aligned_s) : nlohmann::json()},
+      {"rate_bound_ok", p.design.rate_bound_ok},
+      {"capacity_bound_ok", q_known ? nlohmann::json(p.design.capacity_bound_ok) : nlohmann::json()},
+      {"q_peak_bytes", p.design.peak_outstanding_bytes}, {"verdict", verdict}};
   j["agreement"] = agreement;
   return j;
 }
@@ -115,7 +128,7 @@ void print_fa_table(const std::vector<nlohmann::json>& points, std::FILE* out) {
   for (const auto& p : points)
     by_target[fmt::format("{}, {} heads per rank", p["spec"]["target"].get<std::string>(),
                           p["spec"]["heads"].get<int>())].push_back(&p);
-  auto us = [](const nlohmann::json& v) { return fmt::format("{:.1f}", v.get<double>() * 1e6); };
+  auto us = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.1f}", v.get<double>() * 1e6) : std::string("-"); };
   for (const auto& [target, pts] : by_target) {
     fmt::print(out, "\nfa_a2a, target {} (times in us)\n{:<22}", target, "M");
     for (const auto* p : pts) fmt::print(out, "{:>12}", (*p)["spec"]["M"].get<int>());

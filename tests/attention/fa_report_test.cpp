@@ -68,5 +68,25 @@ TEST(FaReport, CapacityViolationGivesAnAlignedCaseExposure) {
   EXPECT_NEAR(j["prediction"]["E_cap_aligned_s"].get<double>(), waves * ((v - q) / 52e9 - 0.19e-6), 1e-9);
 }
 
+TEST(FaReport, AnUnidentifiedQLeavesTheCapacityBoundUndecided) {
+  // The H200 case: Q(132) not identified. No neighbour's Q and no "met by default": the verdict waits.
+  const auto platform = model::PlatformModel::from_json(nlohmann::json::parse(R"({"R_Bps": 52e9,
+      "tiss0": [{"K": 132, "V_bytes": 2162688, "s": 2.2e-7}],
+      "Q": [{"K": 66, "bytes": 2e6, "bound": "fit"}, {"K": 132, "bytes": null, "bound": "not_identified"}]})"));
+  FaA2aPointSpec spec = spec_for("host");
+  spec.seq_len = 16384;  // G_Qloop = 128 x 0.79 us = 101 us > G* = 4.1 MiB / 52 GB/s = 83 us: rate bound holds
+  const auto j = fa_point_json(spec, measured(1650e-6, 2032e-6, 2310e-6), platform, "host");
+  EXPECT_TRUE(j["prediction"]["rate_bound_ok"].get<bool>());
+  EXPECT_TRUE(j["prediction"]["capacity_bound_ok"].is_null());
+  EXPECT_TRUE(j["prediction"]["Q_bytes"].is_null());
+  EXPECT_TRUE(j["prediction"]["E_cap_aligned_s"].is_null());
+  EXPECT_EQ(j["prediction"]["verdict"], "undecided");
+  EXPECT_NE(j["agreement"].get<std::string>().find("not identified"), std::string::npos) << j["agreement"];
+  std::FILE* sink = std::tmpfile();
+  ASSERT_NE(sink, nullptr);
+  EXPECT_NO_THROW(print_fa_table({j}, sink));  // the table prints "-" for what was not predicted
+  std::fclose(sink);
+}
+
 }  // namespace
 }  // namespace xs::attention
