@@ -71,7 +71,9 @@ TEST(Routing, EveryTokenChoosesDistinctExpertsWithUnitWeight) {
           chosen.insert(e);
           const float w = r.weight(rank, t, k);
           ASSERT_GT(w, 0.0f);
-          if (k > 0) ASSERT_LE(w, r.weight(rank, t, k - 1)) << "k orders by descending score";
+          if (k > 0) {
+            ASSERT_LE(w, r.weight(rank, t, k - 1)) << "k orders by descending score";
+          }
           sum += w;
         }
         ASSERT_EQ(static_cast<int>(chosen.size()), p.top_k) << "rank " << rank << " token " << t;
