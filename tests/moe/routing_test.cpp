@@ -120,6 +120,27 @@ TEST(Routing, SkewConcentratesLoadOnPopularExperts) {
   EXPECT_GT(by_popularity(skewed, 0), by_popularity(skewed, 63));
 }
 
+// Two experts, top-1: the popular one wins iff z1 - z2 > -(b1 - b2), z1 - z2 ~ N(0, 2), so its share is
+// Phi((b1 - b2) / sqrt 2) with b_i = gain log(E p_i). alpha = 1: p = (2/3, 1/3), b1 - b2 = log 2 -> 0.688.
+// Checks the Gaussian's scale and the Zipf bias together (N(0, 2) scores would give 0.635).
+TEST(Routing, PopularShareFollowsTheScoreDistribution) {
+  RoutingParams p;
+  p.num_ranks = 2;
+  p.tokens_per_rank = 65536;
+  p.num_experts = 2;
+  p.top_k = 1;
+  p.seed = 77;
+  for (const double gain : {1.0, 2.0}) {
+    p.zipf_alpha = 1.0;
+    p.gain = gain;
+    const Routing r = generate_routing(p);
+    const int popular = r.expert_popularity_rank[0] == 0 ? 0 : 1;
+    const double share = static_cast<double>(r.pairs_per_expert[popular]) / (2.0 * 65536);
+    const double expected = 0.5 * std::erfc(-(gain * std::log(2.0) / std::sqrt(2.0)) / std::sqrt(2.0));
+    EXPECT_NEAR(share, expected, 0.006) << "gain " << gain;  // binomial sd 0.0013
+  }
+}
+
 TEST(Routing, RejectsBadParameters) {
   const auto field_of = [](RoutingParams p) {
     try {
