@@ -19,7 +19,8 @@ void require_positive_int(int value, const char* field, const char* what) {
   if (value < 1) throw input_error(field, std::string(what) + " must be an integer >= 1, got " + std::to_string(value));
 }
 void require_positive(double value, const char* field, const char* what) {
-  if (!(std::isfinite(value) && value > 0)) throw input_error(field, std::string(what) + " must be a finite number > 0");
+  if (!(std::isfinite(value) && value > 0))
+    throw input_error(field, std::string(what) + " must be a finite number > 0");
 }
 
 }  // namespace
@@ -74,8 +75,9 @@ MoePrediction predict_megamoe(const MoeModelInputs& in) {
   p.peak_outstanding_bytes = m::peak_outstanding_bytes(in.tiss0_s, p.burst_bytes, r);
   if (in.capacity_bytes)
     p.capacity_bound = p.peak_outstanding_bytes <= *in.capacity_bytes ? BoundVerdict::kMet : BoundVerdict::kViolated;
-  if (!p.rate_bound_ok || p.capacity_bound == BoundVerdict::kViolated) p.interleaving_sufficient = BoundVerdict::kViolated;
-  else p.interleaving_sufficient = p.capacity_bound;  // met, or not decided without Q
+  // Either bound failing decides "violated" (without Q too); otherwise the capacity bound's state decides.
+  const bool violated = !p.rate_bound_ok || p.capacity_bound == BoundVerdict::kViolated;
+  p.interleaving_sufficient = violated ? BoundVerdict::kViolated : p.capacity_bound;
   p.lead_knee_rows = m::lead_knee_rows(bn, in.num_sms, inter);
   return p;
 }
@@ -129,7 +131,8 @@ std::vector<WaveWork> expert_waves(const MoeProblem& problem, int block_n, int e
     w.num_l1_tiles = blocks * tiles.l1_tiles_per_row;
     w.num_l2_tiles = blocks * tiles.l2_tiles_per_row;
     std::uint64_t remote_rows = 0;
-    for (std::uint64_t row = std::uint64_t{first_block} * kPoolBlockRows; row < std::uint64_t{end_block} * kPoolBlockRows; ++row)
+    for (std::uint64_t row = std::uint64_t{first_block} * kPoolBlockRows;
+         row < std::uint64_t{end_block} * kPoolBlockRows; ++row)
       remote_rows += problem.pool_arrival[row] >= 0 && problem.pool_dst_rank[row] != problem.emulated_rank;
     w.remote_bytes = static_cast<double>(remote_rows) * problem.hidden * elem_bytes;
     waves.push_back(w);

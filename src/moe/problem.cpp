@@ -83,7 +83,8 @@ MoeProblem build_problem(const Routing& routing, int hidden, int intermediate) {
   pb.pool_dst_slot.assign(rows, -1);
   pb.pool_weight.assign(rows, 0.0f);
   std::vector<std::uint64_t> next_row(num_local);
-  for (int e = 0; e < num_local; ++e) next_row[e] = static_cast<std::uint64_t>(pb.expert_first_block[e]) * kPoolBlockRows;
+  for (int e = 0; e < num_local; ++e)
+    next_row[e] = static_cast<std::uint64_t>(pb.expert_first_block[e]) * kPoolBlockRows;
   int arrival = 0;
   for (int r = 0; r < rp.num_ranks; ++r) {
     for (int t = 0; t < rp.tokens_per_rank; ++t) {

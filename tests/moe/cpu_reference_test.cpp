@@ -110,7 +110,8 @@ TEST(MoeCpuReference, MatchesANaiveComputationFromTheRouting) {
         const std::size_t base = std::size_t(t * k_max + k) * h;
         for (int col = 0; col < h; ++col) {
           const double got = ref.combine[src][base + col];
-          ASSERT_NEAR(got, want[col], 1e-12 * (1 + std::abs(want[col]))) << "rank " << src << " token " << t << " k " << k;
+          ASSERT_NEAR(got, want[col], 1e-12 * (1 + std::abs(want[col])))
+              << "rank " << src << " token " << t << " k " << k;
           ASSERT_EQ(ref.combine_bf16[src][base + col], double_to_bf16(got));
           max_abs = std::max(max_abs, std::abs(want[col]));
         }

@@ -52,10 +52,12 @@ void check_problem(const Routing& r, const MoeProblem& pb) {
   for (int e = 0; e < pb.num_local_experts; ++e) {
     EXPECT_EQ(pb.pairs_per_local_expert[e], r.pairs_per_expert[pb.first_expert + e]);
     const std::uint64_t blocks = pb.expert_first_block[e + 1] - pb.expert_first_block[e];
-    EXPECT_EQ(blocks, (pb.pairs_per_local_expert[e] + 127) / 128) << "expert " << e << " padded to whole 128-row blocks";
+    EXPECT_EQ(blocks, (pb.pairs_per_local_expert[e] + 127) / 128)
+        << "expert " << e << " padded to whole 128-row blocks";
     for (std::uint32_t b = pb.expert_first_block[e]; b < pb.expert_first_block[e + 1]; ++b)
       ASSERT_EQ(pb.row_block_expert[b], static_cast<std::uint32_t>(e));
-    const std::uint64_t first = std::uint64_t{pb.expert_first_block[e]} * 128, end = std::uint64_t{pb.expert_first_block[e + 1]} * 128;
+    const std::uint64_t first = std::uint64_t{pb.expert_first_block[e]} * 128,
+                        end = std::uint64_t{pb.expert_first_block[e + 1]} * 128;
     Pair previous{-1, -1, -1};
     for (std::uint64_t row = first; row < end; ++row) {
       const bool valid = row - first < pb.pairs_per_local_expert[e];

@@ -59,7 +59,8 @@ std::string field_of(const std::string& text) {
 }
 
 const std::string kGoodModel =
-    R"({"name": "a", "paper_name": "A", "public_shape": "A-1", "hidden": 256, "intermediate": 128, "num_experts": 8, "top_k": 2, "synthetic": false})";
+    R"({"name": "a", "paper_name": "A", "public_shape": "A-1", "hidden": 256, "intermediate": 128, )"
+    R"("num_experts": 8, "top_k": 2, "synthetic": false})";
 
 TEST(Shapes, ReadsAMinimalFile) {
   const auto shapes = parse_moe_shapes(R"({"models": [)" + kGoodModel + "]}", "m.json");
