@@ -144,6 +144,13 @@ Routing generate_routing(const RoutingParams& params) {
   return out;
 }
 
+const RoutingMode& find_routing_mode(const std::string& name) {
+  static const RoutingMode kModes[] = {{"balanced", 0.0, 1.0}, {"skewed", 0.5, 1.0}, {"heavy", 1.0, 1.0}};
+  for (const RoutingMode& m : kModes)
+    if (name == m.name) return m;
+  throw input_error("routing", "unknown routing \"" + name + "\"; accepted: balanced, skewed, heavy");
+}
+
 double rank_load_imbalance(const Routing& routing) {
   const auto& pairs = routing.pairs_per_rank;
   if (pairs.empty()) return 0;

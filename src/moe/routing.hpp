@@ -3,6 +3,7 @@
 // rank is the rank whose experts receive the most (token, top-k) pairs. Plain C++, deterministic per seed.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace xs::moe {
@@ -37,6 +38,16 @@ struct Routing {
   int expert(int src_rank, int token, int k) const { return experts[pair_index(src_rank, token, k)]; }
   float weight(int src_rank, int token, int k) const { return weights[pair_index(src_rank, token, k)]; }
 };
+
+// The experiment's named routings (design notes section 2): "balanced" (alpha 0), "skewed" (alpha 0.5,
+// gain 1), "heavy" (alpha 1, gain 1, the extra point).
+struct RoutingMode {
+  const char* name;
+  double zipf_alpha;
+  double gain;
+};
+// input_error("routing", ...) listing the accepted names for anything else.
+const RoutingMode& find_routing_mode(const std::string& name);
 
 // Throws input_error naming the field: P, T, E, k < 1, E not a multiple of P, k > E, alpha < 0 or not
 // finite, gain not finite. O(P T E) time, O(P T k + E) memory.

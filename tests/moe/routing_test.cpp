@@ -141,6 +141,20 @@ TEST(Routing, PopularShareFollowsTheScoreDistribution) {
   }
 }
 
+TEST(Routing, NamedModes) {
+  EXPECT_EQ(find_routing_mode("balanced").zipf_alpha, 0.0);
+  EXPECT_EQ(find_routing_mode("skewed").zipf_alpha, 0.5);
+  EXPECT_EQ(find_routing_mode("skewed").gain, 1.0);
+  EXPECT_EQ(find_routing_mode("heavy").zipf_alpha, 1.0);
+  try {
+    find_routing_mode("zipf");
+    FAIL() << "expected input_error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "routing");
+    EXPECT_NE(std::string(e.what()).find("balanced, skewed, heavy"), std::string::npos);
+  }
+}
+
 TEST(Routing, RejectsBadParameters) {
   const auto field_of = [](RoutingParams p) {
     try {
