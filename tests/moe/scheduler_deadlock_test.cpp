@@ -48,7 +48,9 @@ TEST(MoeScheduleExecution, SimulatorWaitsAndDetectsStalls) {
 }
 
 // Every schedule the kernel accepts completes on every problem and instance count: Serial, ExpertWave
-// and Interleaved with D >= 1.
+// and Interleaved with D >= 1. (Why D >= 1 cannot stall: take the lowest row p among blocked L2 heads. An
+// instance still owing an L1(p) has its L1 cursor at a row <= p, so its head is an L1, which runs, or an
+// L2 of a row <= p - D < p, which is not blocked by minimality. The test checks the claim, not the proof.)
 TEST(MoeScheduleExecution, EveryValidScheduleCompletes) {
   for (const OwnedProblem& o : schedule_test::test_problems()) {
     const ScheduleProblem prob = o.view();
