@@ -42,7 +42,8 @@ struct CombineCompareResult {
   std::uint64_t total_elements = 0;
   std::uint64_t bitwise_equal_elements = 0;  // test bits == ref bits, every slot (schedule-vs-schedule identity)
   std::uint64_t compared_elements = 0;       // elements of compare slots whose test value is not poisoned
-  std::uint64_t wrong_elements = 0;          // of those: |t - r| > abs_tol + rel_tol * |r|, or NaN/inf not bitwise equal
+  std::uint64_t wrong_elements = 0;          // of those: |t - r| > abs_tol + rel_tol * |r|, or a NaN/inf pair
+                                             // that is not bitwise equal
   std::uint64_t unwritten_slots = 0;         // expected slots (writer count >= 1) with a poisoned element
   std::uint64_t unwritten_elements = 0;
   std::uint64_t unexpected_slots = 0;        // slots no pool row targets with an element that is not poisoned

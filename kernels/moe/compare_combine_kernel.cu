@@ -215,7 +215,8 @@ void launch_compare_combine(const CombineCompareArgs& a, cudaStream_t stream) {
     if (bad_pointer(a.test_dst[r]) || bad_pointer(a.ref_dst[r]))
       throw input_error("test_dst[" + std::to_string(r) + "]",
                         "compare_combine needs 2-byte aligned test and reference destinations for every rank");
-  if (a.slot_mask == nullptr) throw input_error("slot_mask", "compare_combine needs the mask of launch_build_slot_mask");
+  if (a.slot_mask == nullptr)
+    throw input_error("slot_mask", "compare_combine needs the mask of launch_build_slot_mask");
   if (a.result == nullptr || reinterpret_cast<std::uintptr_t>(a.result) % alignof(CombineCompareResult) != 0)
     throw input_error("result", "compare_combine needs an aligned device CombineCompareResult");
   init_result_kernel<<<1, 1, 0, stream>>>(a.result);

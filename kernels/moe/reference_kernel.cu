@@ -170,7 +170,8 @@ void validate_moe_reference(const MoeReferenceArgs& a) {
   if (a.tokens_per_rank < 1)
     throw input_error("tokens_per_rank", "needs T >= 1, got " + std::to_string(a.tokens_per_rank));
   if (a.num_ranks < 1 || a.num_ranks > kMaxRanks)
-    throw input_error("num_ranks", "needs 1.." + std::to_string(kMaxRanks) + " ranks, got " + std::to_string(a.num_ranks));
+    throw input_error("num_ranks",
+                      "needs 1.." + std::to_string(kMaxRanks) + " ranks, got " + std::to_string(a.num_ranks));
   if (a.num_row_blocks < 0 || a.num_arrivals < 0)
     throw input_error("num_row_blocks", "needs num_row_blocks >= 0 and num_arrivals >= 0");
   const int row_end = a.row_end_resolved();

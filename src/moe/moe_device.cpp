@@ -49,7 +49,8 @@ DeviceRouting::DeviceRouting(const RoutingHostView& h)
       num_pool_rows(static_cast<int>(h.pool_arrival.size())) {
   const std::size_t n = h.pool_arrival.size();
   if (h.pool_dst_rank.size() != n || h.pool_dst_slot.size() != n || h.pool_weight.size() != n)
-    throw input_error("routing", "pool_arrival, pool_dst_rank, pool_dst_slot and pool_weight need one entry per pool row");
+    throw input_error("routing",
+                      "pool_arrival, pool_dst_rank, pool_dst_slot and pool_weight need one entry per pool row");
   if (n != h.row_block_expert.size() * km::TileShape<128>::kBlockM)
     throw input_error("routing", "row_block_expert needs one entry per 128 pool rows");
 }

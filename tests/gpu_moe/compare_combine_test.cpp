@@ -162,7 +162,8 @@ TEST_F(CombineCheckFaults, SampledMaskComparesOnlySampledRows) {
   a.row_begin = row_begin;
   a.row_end = row_end;
   run_moe_reference(a, nullptr);
-  const DeviceBuffer mask = build_slot_mask(*routing_, sh_.num_ranks, sh_.slots_per_rank(), row_begin, row_end, nullptr);
+  const DeviceBuffer mask =
+      build_slot_mask(*routing_, sh_.num_ranks, sh_.slots_per_rank(), row_begin, row_end, nullptr);
   std::uint64_t sampled = 0;
   for (int r : valid_rows_) sampled += r >= row_begin && r < row_end;
   ASSERT_GT(sampled, 0u);
