@@ -113,14 +113,16 @@ struct Float64Combine {
   std::vector<std::vector<double>> value, flip_scale;
 };
 
+// Only pool rows [row_begin, row_end) are computed (row_end -1: all).
 inline Float64Combine float64_moe(const TestShape& sh, const HostRouting& rt, const std::vector<double>& arrival,
-                                  const std::vector<double>& w1, const std::vector<double>& w2) {
+                                  const std::vector<double>& w1, const std::vector<double>& w2, int row_begin = 0,
+                                  int row_end = -1) {
   const int h = sh.hidden, inter = sh.intermediate;
   const std::size_t per_rank = std::size_t(sh.slots_per_rank()) * h;
   Float64Combine out{std::vector<std::vector<double>>(sh.num_ranks, std::vector<double>(per_rank, NAN)),
                      std::vector<std::vector<double>>(sh.num_ranks, std::vector<double>(per_rank, 0.0))};
   std::vector<double> act(inter);
-  for (int r = 0; r < rt.num_pool_rows(); ++r) {
+  for (int r = row_begin; r < (row_end < 0 ? rt.num_pool_rows() : row_end); ++r) {
     if (rt.pool_arrival[r] < 0) continue;
     const std::size_t e = rt.row_block_expert[r / 128];
     const double* x = &arrival[std::size_t(rt.pool_arrival[r]) * h];
