@@ -129,7 +129,7 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& r
       draw_progress(draw, i, plan.points.size(), plan.suite + " " + spec.label, elapsed_s, eta_s);
       const auto p0 = clock::now();
       try {
-        point = run_point(spec);
+        point = run_point(i, spec);
       } catch (const PointInterrupted&) {
         std::fprintf(stderr, "\nxstage: point %zu/%zu (%s) abandoned: it was still running %.0f s after the stop "
                      "request\n", i + 1, plan.points.size(), spec.label.c_str(), kStopGraceS);

@@ -54,7 +54,8 @@ struct AppBenchOutcome {
   std::shared_ptr<report::Journal> journal;            // locked until the outcome is destroyed
 };
 
-using AppPointRunner = std::function<report::AppPoint(const AppPointSpec&)>;
+// Measures plan.points[point_index]; returns the point with that spec's id and axes.
+using AppPointRunner = std::function<report::AppPoint(std::size_t point_index, const AppPointSpec& spec)>;
 
 // The header --resume compares: plan.identity with the points' targets, hash and count.
 report::JournalHeader app_journal_header(const AppBenchPlan& plan);

@@ -39,6 +39,7 @@ class OptionSink {
 struct SuiteDefinition {
   std::string id;                                          // stable dotted id: "fa_a2a"
   std::string description;                                 // one line for --list
+  std::string example;                                     // flags of a --help example after the id; may be ""
   std::string options_title;                               // --help group; "" when it adds no options
   std::function<void(OptionSink&)> add_options;            // may be empty
   std::function<int(const SuiteContext&)> dry_run;         // prints the expanded sweep; no device call
