@@ -2,8 +2,8 @@
 // stores: they wait on the slot's `empty` barrier (the MMA-side staging wait, eq. 15's cover boundary),
 // write the finished tile (L1: SwiGLU x top-k weight; L2: the output) as bf16 and arrive on `full`. Two
 // storer warps drain it: L1 tiles to the local intermediate (then release l1_done), L2 tiles as Combine
-// row segments with 16-B st.global.v4 to dst[rank] + slot(token, k). The storers also run Dispatch at
-// kernel start. Device code only.
+// row segments with 16-B st.global.v4 to dst[rank] + slot(token, k). Dispatch (arrival rows -> the
+// expert-sorted pool) runs at kernel start and in the background (warp 3). Device code only.
 #pragma once
 #include <cstdint>
 
@@ -54,30 +54,59 @@ __device__ __forceinline__ void stage_l2_tile(const Accumulator<kBlockN>& acc, s
   }
 }
 
-// ---- Storer warps ------------------------------------------------------------------------------------------
-// Dispatch: this CTA's row blocks p = cta, cta + K_SM, ... of the pool are copied from the arrival buffer
-// (padding rows zero-filled), then dispatch_flag[p] = epoch is released.
-template <int kBlockN, class Params>
-__device__ void dispatch_rows(const Params& p, std::uint32_t cta, std::uint32_t storer, std::uint32_t epoch) {
+// ---- Dispatch --------------------------------------------------------------------------------------------
+// Pool row block rb <- its rows of the arrival buffer (padding rows zero-filled), copied by `num_threads`
+// threads (index tid) with kInFlight independent 16-B loads per thread before their stores: a copy loop
+// with one dependent load per iteration is latency-bound at ~2 GB/s per SM. src_rows: the block's 128
+// arrival indices, staged in shared memory by the caller.
+template <int kInFlight, class Params>
+__device__ __forceinline__ void copy_row_block(const Params& p, std::uint32_t rb, const volatile std::int32_t* src_rows,
+                                               std::uint32_t tid, std::uint32_t num_threads) {
   const std::uint32_t chunks_per_row = p.hidden / 8;  // 16-B chunks of a bf16 row
+  const std::uint32_t total = 128 * chunks_per_row;
   const std::uint64_t row_bytes = std::uint64_t{p.hidden} * 2;
-  for (std::uint32_t rb = cta; rb < p.problem.tiles.num_row_blocks; rb += p.num_ctas) {
-    const std::uint32_t total = 128 * chunks_per_row;
-    for (std::uint32_t idx = storer; idx < total; idx += TileShape<kBlockN>::kNumStorerThreads) {
-      const std::uint32_t r = idx / chunks_per_row, ch = idx % chunks_per_row;
-      const std::uint32_t row = rb * 128 + r;
-      const std::int32_t src = p.routing.pool_arrival[row];
-      const uint4 v = src >= 0 ? ptx::ld_global_nc_v4(p.arrival + static_cast<std::uint64_t>(src) * row_bytes + ch * 16)
-                               : make_uint4(0, 0, 0, 0);
-      ptx::st_global_v4(p.pool + row * row_bytes + ch * 16, v);
+  for (std::uint32_t base = 0; base < total; base += num_threads * kInFlight) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      const std::uint32_t idx = base + j * num_threads + tid;
+      v[j] = make_uint4(0, 0, 0, 0);
+      if (idx < total) {
+        const std::int32_t src = src_rows[idx / chunks_per_row];
+        if (src >= 0)
+          v[j] = ptx::ld_global_nc_v4(p.arrival + static_cast<std::uint64_t>(src) * row_bytes + (idx % chunks_per_row) * 16);
+      }
     }
-    ptx::fence_proxy_async_global();
-    ptx::fence_acq_rel_gpu();
-    ptx::named_barrier_sync(1, TileShape<kBlockN>::kNumStorerThreads);
-    if (storer == 0) ptx::st_release_gpu_u32(p.sync + p.sync_layout.dispatch_word(rb), epoch);
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      const std::uint32_t idx = base + j * num_threads + tid;
+      if (idx < total)
+        ptx::st_global_v4(p.pool + (std::uint64_t{rb} * 128 + idx / chunks_per_row) * row_bytes +
+                              (idx % chunks_per_row) * 16, v[j]);
+    }
+  }
+  // The rows are read by other CTAs' TMA (async proxy) after they acquire dispatch_flag[rb].
+  ptx::fence_proxy_async_global();
+  ptx::fence_acq_rel_gpu();
+}
+
+// Background Dispatch by the otherwise idle warp 3: this CTA's row blocks cta + K_SM, cta + 2 K_SM, ...
+// (the first, `cta`, is copied by the whole CTA at kernel start). Row block j of a CTA is needed about
+// j x K_SM / (tiles per row) tile times after the start, so one warp keeps ahead of the consumers.
+template <class Params>
+__device__ void dispatch_background(const Params& p, std::uint8_t* smem_dispatch_meta, std::uint32_t cta,
+                                    std::uint32_t lane, std::uint32_t epoch) {
+  auto* src_rows = reinterpret_cast<volatile std::int32_t*>(smem_dispatch_meta);
+  for (std::uint32_t rb = cta + p.num_ctas; rb < p.problem.tiles.num_row_blocks; rb += p.num_ctas) {
+    for (std::uint32_t r = lane; r < 128; r += 32) src_rows[r] = p.routing.pool_arrival[rb * 128 + r];
+    __syncwarp();
+    copy_row_block<8>(p, rb, src_rows, lane, 32);
+    __syncwarp();
+    if (lane == 0) ptx::st_release_gpu_u32(p.sync + p.sync_layout.dispatch_word(rb), epoch);
   }
 }
 
+// ---- Storer warps ------------------------------------------------------------------------------------------
 template <int kBlockN, EpilogueMode kMode, class Params>
 __device__ void storer_loop(const Params& p, std::uint8_t* smem, const Barriers& bars, std::uint32_t cta,
                             std::uint32_t storer, std::uint32_t epoch) {
@@ -89,8 +118,6 @@ __device__ void storer_loop(const Params& p, std::uint8_t* smem, const Barriers&
   auto* row_meta = reinterpret_cast<std::int32_t*>(smem + Smem::kRowMetaOffset);  // [128][rank, slot]
   const auto* full_stamps = reinterpret_cast<const volatile std::uint64_t*>(smem + Smem::kStampOffset);
   const TileSpace& tiles = p.problem.tiles;
-
-  dispatch_rows<kBlockN>(p, cta, storer, epoch);
 
   ScheduleCursor cur = p.schedule.begin(p.problem, cta, p.num_ctas);
   TileId t;

@@ -95,17 +95,20 @@ struct Accumulator<256> {
   __device__ __forceinline__ void fence() { ptx::fence_operands(d); }
 };
 
+// Returns the cycles spent waiting for the tile's first k-block (the exposed dependency wait).
 template <int kBlockN, class Params>
-__device__ __forceinline__ void mainloop(const Params& p, Accumulator<kBlockN>& acc, std::uint32_t kbs,
-                                         std::uint32_t smem_base, const Barriers& bars, std::uint32_t warpgroup,
-                                         std::uint32_t& it, std::uint32_t tile_idx) {
+__device__ __forceinline__ std::uint64_t mainloop(const Params& p, Accumulator<kBlockN>& acc, std::uint32_t kbs,
+                                                  std::uint32_t smem_base, const Barriers& bars,
+                                                  std::uint32_t warpgroup, std::uint32_t& it, std::uint32_t tile_idx) {
   using Shape = TileShape<kBlockN>;
   using Smem = SmemLayout<kBlockN>;
   constexpr std::uint32_t S = Shape::kStages;
   std::uint32_t prev = 0;
+  std::uint64_t first_wait = 0;
   for (std::uint32_t kb = 0; kb < kbs; ++kb, ++it) {
     const std::uint32_t s = it % S;
-    wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
+    const std::uint64_t waited = wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
+    if (kb == 0) first_wait = waited;
     const std::uint32_t a_addr = smem_base + Smem::a_offset(s) + warpgroup * 64 * 128;
     const std::uint32_t b_addr = smem_base + Smem::b_offset(s);
     acc.fence();
@@ -128,6 +131,7 @@ __device__ __forceinline__ void mainloop(const Params& p, Accumulator<kBlockN>& 
   ptx::wgmma_wait_group<0>();
   acc.fence();
   ptx::mbarrier_arrive(bars.empty + prev);
+  return first_wait;
 }
 
 }  // namespace xs::kernels::moe

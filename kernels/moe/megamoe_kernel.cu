@@ -3,8 +3,9 @@
 //
 // Warp roles (384 threads, one CTA per participating SM):
 //   warp 0      producer: lane 0 issues every TMA load and owns the cross-CTA dependency waits
-//   warps 1, 2  storers (64 threads): Dispatch at start, then drain the staging slot tile by tile
-//   warp 3      idle
+//   warps 1, 2  storers (64 threads): drain the staging slot tile by tile
+//   warp 3      Dispatch of this CTA's later row blocks in the background (the first one is copied by all
+//               384 threads at kernel start)
 //   warpgroups 1, 2  math c = 0, 1: rows [64c, 64c + 64) of every tile, wgmma m64n128k16
 // Pipeline: A/B stage ring (mbarriers full/empty, mainloop.cuh); registers + one staging slot = two
 // buffers (slot_full/slot_empty, epilogue.cuh): the math warpgroups compute tile i+1 while the storers
@@ -48,7 +49,8 @@ __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& b
       start_cycles = ptx::clock64_cycles();
       start_ns = ptx::globaltimer_ns();
     }
-    mainloop<kBlockN>(p, acc, num_k_blocks<kBlockN>(p, t), smem_base, bars, warpgroup, it, tile_idx);
+    const std::uint64_t first_wait =
+        mainloop<kBlockN>(p, acc, num_k_blocks<kBlockN>(p, t), smem_base, bars, warpgroup, it, tile_idx);
     const std::uint64_t end_cycles = recorder ? ptx::clock64_cycles() : 0;
     const std::uint64_t wait = wait_barrier(p, bars.slot_empty, (seq & 1) ^ 1, WaitFlag::kSlotEmpty, tile_idx);
     if (t.kind == TileKind::kL1)
@@ -66,6 +68,7 @@ __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& b
       rec.mainloop_start_cycles = start_cycles;
       rec.mainloop_end_cycles = end_cycles;
       rec.staging_wait_cycles = static_cast<std::uint32_t>(wait);
+      rec.first_stage_wait_cycles = static_cast<std::uint32_t>(first_wait);
     }
     ++seq;
   }
@@ -94,8 +97,17 @@ __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
     // Launch number: completed launches + 1 (every CTA reads it before the last one can advance it).
     *epoch_smem = ptx::ld_acquire_gpu_u32(p.sync + p.sync_layout.epoch_word()) + 1;
   }
+  auto* dispatch_meta = reinterpret_cast<volatile std::int32_t*>(smem + Smem::kDispatchMetaOffset);
+  if (cta < p.problem.tiles.num_row_blocks && threadIdx.x < 128)
+    dispatch_meta[threadIdx.x] = p.routing.pool_arrival[cta * 128 + threadIdx.x];
   __syncthreads();
   const std::uint32_t epoch = *epoch_smem;
+  // Dispatch of this CTA's first row block by all threads (the first tiles of every CTA wait on these).
+  if (cta < p.problem.tiles.num_row_blocks) {
+    copy_row_block<2>(p, cta, dispatch_meta, threadIdx.x, TileShape<kBlockN>::kNumThreads);
+    __syncthreads();
+    if (threadIdx.x == 0) ptx::st_release_gpu_u32(p.sync + p.sync_layout.dispatch_word(cta), epoch);
+  }
   if (warpgroup == 0) {
     if constexpr (kBlockN == 256) ptx::setmaxnreg_dec<TileShape<kBlockN>::kSideRegisters>();
     const std::uint32_t warp = thread / 32;
@@ -103,6 +115,8 @@ __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
       if (thread == 0) producer_loop<kBlockN>(p, &tm_pool, &tm_act, &tm_w1, &tm_w2, smem, bars, cta, epoch);
     } else if (warp <= 2) {
       storer_loop<kBlockN, kMode>(p, smem, bars, cta, thread - 32, epoch);
+    } else {
+      dispatch_background(p, smem + Smem::kDispatchMetaOffset, cta, thread % 32, epoch);
     }
   } else {
     if constexpr (kBlockN == 256) ptx::setmaxnreg_inc<TileShape<kBlockN>::kMathRegisters>();
@@ -308,7 +322,7 @@ void validate_megamoe(const MegaMoeConfig& config, const MegaMoeArgs& a) {
     throw input_error("sync_words", "needs " + num(static_cast<long long>(sync.bytes())) +
                                         " bytes of zeroed device memory (2 + 2 x row blocks words)");
   if (a.records != nullptr && a.records_bytes < std::uint64_t{a.tile_space().num_tiles()} * sizeof(TileRecord))
-    throw input_error("records", "instrumentation needs one 64-byte record per tile = " +
+    throw input_error("records", "instrumentation needs one " + num(sizeof(TileRecord)) + "-byte record per tile = " +
                                      num(static_cast<long long>(a.tile_space().num_tiles() * sizeof(TileRecord))) +
                                      " bytes");
   if (pool_rows * a.hidden >= (1ull << 40)) throw input_error("num_row_blocks", "pool too large");

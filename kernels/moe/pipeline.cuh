@@ -14,6 +14,7 @@ namespace xs::kernels::moe {
 //   staging   one tile of output: [128 rows][b_n (L2) or b_n/2 (L1) cols] bf16, 16-B chunks XOR-swizzled
 //             by row % 8 (conflict-free fragment writes and 16-B row reads)          32 or 64 KiB
 //   row_meta  the staged L2 tile's 128 (dst rank, slot) pairs, filled by the storers           1 KiB
+//   dispatch  the 128 arrival rows of the row block being dispatched                          512 B
 //   stamps    math warpgroups' "slot full" clock64 stamps (2 x 8 B); the launch epoch (4 B)
 //   barriers  full[s], empty[s], slot_full, slot_empty
 template <int kBlockN>
@@ -25,7 +26,8 @@ struct SmemLayout {
   static constexpr std::uint32_t kStagingBytes = Shape::kBlockM * kBlockN * 2;
   static constexpr std::uint32_t kStagingOffset = Shape::kStages * kStageBytes;
   static constexpr std::uint32_t kRowMetaOffset = kStagingOffset + kStagingBytes;
-  static constexpr std::uint32_t kStampOffset = kRowMetaOffset + Shape::kBlockM * 8;
+  static constexpr std::uint32_t kDispatchMetaOffset = kRowMetaOffset + Shape::kBlockM * 8;
+  static constexpr std::uint32_t kStampOffset = kDispatchMetaOffset + Shape::kBlockM * 4;
   static constexpr std::uint32_t kEpochOffset = kStampOffset + 16;
   static constexpr std::uint32_t kBarrierOffset = (kEpochOffset + 4 + 7u) & ~7u;
   static constexpr std::uint32_t kNumBarriers = 2 * Shape::kStages + 2;

@@ -53,6 +53,7 @@ json tiles_json(const TileDistributions& d) {
           {"staging_wait_median_s", d.staging_wait_median_s}, {"staging_wait_p90_s", d.staging_wait_p90_s},
           {"staging_wait_per_cta_s", d.staging_wait_total_s}, {"l2_spin_median_s", d.l2_spin_median_s},
           {"l2_spin_p90_s", d.l2_spin_p90_s}, {"l2_spin_per_cta_s", d.l2_spin_total_s},
+          {"l1_first_wait_per_cta_s", d.l1_first_wait_total_s}, {"l2_first_wait_per_cta_s", d.l2_first_wait_total_s},
           {"queue_median_s", d.queue_median_s}, {"eq15_predicted_stall_per_cta_s", d.eq15_predicted_stall_s},
           {"eq15_measured_wait_per_cta_s", d.eq15_measured_wait_s}, {"kernel_span_s", d.kernel_span_s},
           {"timeline_cta0", d.timeline}};

@@ -50,6 +50,8 @@ struct TileDistributions {
   double l1_store_span_median_s = 0;
   double staging_wait_median_s = 0, staging_wait_p90_s = 0, staging_wait_total_s = 0;  // per CTA, summed
   double l2_spin_median_s = 0, l2_spin_p90_s = 0, l2_spin_total_s = 0;               // dependency spin
+  // MMA side: waits for a tile's first k-block (the exposed part of the spins and of the load latency).
+  double l2_first_wait_total_s = 0, l1_first_wait_total_s = 0;  // per CTA, summed
   double queue_median_s = 0;
   // eq. 15 with each tile's measured successor: predicted [T_RS - T_cover]+ summed over tiles, per CTA
   // (mean over CTAs), against the measured staging waits summed the same way.

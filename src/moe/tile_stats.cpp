@@ -49,6 +49,7 @@ TileDistributions summarize_tiles(const std::vector<km::TileRecord>& records, co
 
   std::vector<double> l1_main, l2_main, l2_rs, l1_rs, waits, spins, queues;
   double wait_total = 0, spin_total = 0, predicted_total = 0, measured_total = 0;
+  double first_wait_l1 = 0, first_wait_l2 = 0;
   double t_begin = 1e300, t_end = 0;
   for (auto& [cta, list] : by_cta) {
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -62,6 +63,7 @@ TileDistributions summarize_tiles(const std::vector<km::TileRecord>& records, co
       waits.push_back(wait_s);
       queues.push_back(r.queue_cycles * s_per_cycle);
       wait_total += wait_s;
+      (list[i].kind == km::TileKind::kL1 ? first_wait_l1 : first_wait_l2) += r.first_stage_wait_cycles * s_per_cycle;
       if (list[i].kind == km::TileKind::kL2) {
         spins.push_back(spin_s);
         spin_total += spin_s;
@@ -90,6 +92,8 @@ TileDistributions summarize_tiles(const std::vector<km::TileRecord>& records, co
   d.l2_spin_median_s = quantile(spins, 0.5);
   d.l2_spin_p90_s = quantile(spins, 0.9);
   d.l2_spin_total_s = spin_total / num_ctas;
+  d.l1_first_wait_total_s = first_wait_l1 / num_ctas;
+  d.l2_first_wait_total_s = first_wait_l2 / num_ctas;
   d.queue_median_s = quantile(queues, 0.5);
   d.eq15_predicted_stall_s = predicted_total / num_ctas;
   d.eq15_measured_wait_s = measured_total / num_ctas;
@@ -103,7 +107,8 @@ TileDistributions summarize_tiles(const std::vector<km::TileRecord>& records, co
                           {"mainloop_s", static_cast<double>(r.mainloop_end_cycles - r.mainloop_start_cycles) * s_per_cycle},
                           {"store_span_s", static_cast<double>(r.store_end_cycles - r.store_start_cycles) * s_per_cycle},
                           {"staging_wait_s", r.staging_wait_cycles * s_per_cycle},
-                          {"spin_s", r.dependency_spin_cycles * s_per_cycle}});
+                          {"spin_s", r.dependency_spin_cycles * s_per_cycle},
+                          {"first_wait_s", r.first_stage_wait_cycles * s_per_cycle}});
   }
   return d;
 }

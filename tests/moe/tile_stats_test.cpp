@@ -29,6 +29,7 @@ std::vector<km::TileRecord> synthetic(const km::TileSpace& tiles, int num_pairs,
     r.store_end_cycles = r.store_start_cycles + (l2 ? 1600 : 100);
     r.staging_wait_cycles = l2 ? 0 : 1200;  // the L1 after an L2 waits for the L2's storers
     r.dependency_spin_cycles = l2 ? 200 : 999999;  // L1 spins are not Linear-2 dependency spins
+    r.first_stage_wait_cycles = l2 ? 100 : 20;
     const std::uint64_t step = l2 ? 400 : 1000;
     cycle += step + 50;
     ns += (step + 50) / 2;  // 2 cycles per ns
@@ -46,6 +47,8 @@ TEST(TileStats, ClockMediansAndEq15FromKnownRecords) {
   EXPECT_NEAR(d.l2_mainloop_median_s, 0.2e-6, 1e-9);
   EXPECT_NEAR(d.l2_store_span_median_s, 0.8e-6, 1e-9);
   EXPECT_NEAR(d.l2_spin_median_s, 0.1e-6, 1e-9);  // 200 cycles; the L1 tiles' 999999 are not counted
+  EXPECT_NEAR(d.l2_first_wait_total_s, 200 * 50e-9, 1e-12);  // one CTA: 200 L2 tiles x 100 cycles
+  EXPECT_NEAR(d.l1_first_wait_total_s, 200 * 10e-9, 1e-12);
   // eq. 15: an L2 (span 0.8 us) followed by an L1 (cover 0.5 us) predicts 0.3 us; an L1 (span 0.05 us)
   // followed by an L2 (cover 0.2 us) predicts 0. 200 L2 tiles, the last without a successor: 199 x 0.3 us.
   EXPECT_NEAR(d.eq15_predicted_stall_s, 199 * 0.3e-6, 1e-9);
