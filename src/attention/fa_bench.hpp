@@ -1,8 +1,8 @@
-// xstage attention layer (CUDA): the `xstage-bench fa_a2a` sweep: M x target points of run_fa_a2a_point,
-// each journaled as it finishes (report::Journal beside the output: a header naming device, git sha and the
-// points' config hash, locked for the run; --resume keeps only this run's points and refuses another run's
-// journal), then one result file (schema xstage.result, the points under extra.fa_a2a) with the model's
-// predictions beside each point.
+// xstage attention layer (CUDA): the `xstage-bench fa_a2a` sweep: target x heads x M points of
+// run_fa_a2a_point through the application-suite loop (bench/app_bench.hpp: journal beside the output,
+// --resume, Ctrl-C between points), then one result file (schema xstage.result) whose points[] hold the
+// common application points (fa_app_point.hpp) and extra.fa_a2a the per-point objects of fa_point_json,
+// each with the model's predictions beside the measurement.
 #pragma once
 #include <optional>
 #include <string>
@@ -16,13 +16,15 @@ struct FaBenchOptions {
   std::vector<long long> num_heads{8};   // heads per rank (after the pre-attention All-to-All)
   int num_ranks = 8, num_ctas = 0, repetitions = 10, launches_per_graph = 5;
   bool verify = true, resume = false, progress = true;
+  bool json = false;                     // print the result file on stdout instead of the table
   std::string model_path;                // calibration file for the predictions (optional)
   std::string out_path;
   std::vector<std::string> argv;
 };
 
-// Returns the process exit code (0 ok, 1 a point failed verification, a resumed one included); throws
-// xs::Error otherwise (exit 2: an existing journal without --resume, another run's journal, a locked one).
+// Returns the process exit code (0 ok, 1 a point failed verification, a resumed one included, 130
+// interrupted); throws xs::Error otherwise (exit 2: an existing journal without --resume, another run's
+// journal, a locked one; 3 CUDA failure; 77 no GPU).
 int run_fa_bench(const FaBenchOptions& options);
 
 }  // namespace xs::attention

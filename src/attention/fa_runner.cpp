@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <memory>
 #include <map>
 #include <vector>
 
@@ -12,9 +11,11 @@
 #include "attention/fa_device.hpp"
 #include "attention/flash_attention.hpp"
 #include "common/error.hpp"
+#include "common/stats.hpp"
 #include "runtime/check.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/targets.hpp"
+#include "runtime/variant_timer.hpp"
 
 namespace xs::attention {
 namespace {
@@ -34,6 +35,17 @@ TimeStats stats_of(std::vector<double> v) {
   return t;
 }
 
+// Timed replays: the harness's quantiles (common/stats: linear interpolation), every round kept.
+TimeStats timed_stats(std::vector<double> rounds_s) {
+  const Summary sum = summarize(std::move(rounds_s));
+  TimeStats t;
+  t.median_s = sum.median;
+  t.p10_s = sum.p10;
+  t.p90_s = sum.p90;
+  t.samples_s = sum.samples;
+  return t;
+}
+
 class Stream {
  public:
   Stream() { XS_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
@@ -43,76 +55,6 @@ class Stream {
  private:
   cudaStream_t s_ = nullptr;
 };
-
-// Captures `launches` repetitions of `enqueue` into a graph, replays it, and returns seconds per launch
-// for each timed replay.
-// One captured graph of `launches` back-to-back launches of a variant.
-class VariantGraph {
- public:
-  VariantGraph(const std::function<void(cudaStream_t)>& enqueue, int launches, cudaStream_t stream)
-      : launches_(launches) {
-    XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      for (int i = 0; i < launches; ++i) enqueue(stream);
-    } catch (...) {
-      cudaGraph_t g = nullptr;
-      (void)cudaStreamEndCapture(stream, &g);
-      if (g != nullptr) (void)cudaGraphDestroy(g);
-      throw;
-    }
-    XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    XS_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  ~VariantGraph() {
-    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
-    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
-  }
-  VariantGraph(const VariantGraph&) = delete;
-  VariantGraph& operator=(const VariantGraph&) = delete;
-  // One replay timed with events: seconds per launch.
-  double replay_s(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop) const {
-    XS_CUDA_CHECK(cudaEventRecord(start, stream));
-    XS_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
-    XS_CUDA_CHECK(cudaEventRecord(stop, stream));
-    sync_checked(stream, "graph replay");
-    float ms = 0;
-    XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms * 1e-3 / launches_;
-  }
-
- private:
-  int launches_;
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
-// Times every variant round-robin: each round replays all variants once, starting at a rotating offset,
-// so clock drift (DVFS) and other tenants affect every variant alike and same-round differences (the
-// residuals) pair measurements taken seconds, not minutes, apart. Returns [variant][round] seconds.
-std::vector<std::vector<double>> time_rotated(const std::vector<std::function<void(cudaStream_t)>>& variants,
-                                              int launches, int warmup, int repetitions, cudaStream_t stream) {
-  std::vector<std::unique_ptr<VariantGraph>> graphs;
-  for (const auto& v : variants) graphs.push_back(std::make_unique<VariantGraph>(v, launches, stream));
-  cudaEvent_t start = nullptr, stop = nullptr;
-  XS_CUDA_CHECK(cudaEventCreate(&start));
-  XS_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<std::vector<double>> seconds(variants.size());
-  try {
-    for (int round = 0; round < warmup + repetitions; ++round)
-      for (std::size_t i = 0; i < graphs.size(); ++i) {
-        const std::size_t v = (i + static_cast<std::size_t>(round)) % graphs.size();
-        const double t = graphs[v]->replay_s(stream, start, stop);
-        if (round >= warmup) seconds[v].push_back(t);
-      }
-  } catch (...) {
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
-    throw;
-  }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
-  return seconds;
-}
 
 // Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
 enum class Instrumented { kFaOnly, kFused, kCompletionCoupled };
@@ -296,24 +238,19 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     }
   }
 
-  // ---- Timing: CUDA Graph replay, events, medians ----
+  // ---- Timing: CUDA Graph replay, rotating round-robin, medians (runtime/variant_timer.hpp) ----
   const int L = std::max(1, spec.launches_per_graph);
   enum { kFa, kA2a, kBulk, kSerial, kFused, kCc, kNumVariants };
-  const auto t = time_rotated({enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc}, L,
-                              spec.warmup_replays, spec.repetitions, s);
-  r.t_fa = stats_of(t[kFa]);
-  r.t_a2a = stats_of(t[kA2a]);
-  r.t_a2a_bulk = stats_of(t[kBulk]);
-  r.t_serial = stats_of(t[kSerial]);
-  r.t_fused = stats_of(t[kFused]);
-  r.t_cc = stats_of(t[kCc]);
-  std::vector<double> e_res, e_cc;  // same-round differences
-  for (std::size_t i = 0; i < t[kFa].size(); ++i) {
-    e_res.push_back(t[kFused][i] - t[kFa][i]);
-    e_cc.push_back(t[kCc][i] - t[kFa][i]);
-  }
-  r.e_res_paired = stats_of(e_res);
-  r.e_cc_paired = stats_of(e_cc);
+  const auto t = runtime::time_variants({enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc},
+                                        L, spec.warmup_replays, spec.repetitions, s, sync_checked);
+  r.t_fa = timed_stats(t[kFa]);
+  r.t_a2a = timed_stats(t[kA2a]);
+  r.t_a2a_bulk = timed_stats(t[kBulk]);
+  r.t_serial = timed_stats(t[kSerial]);
+  r.t_fused = timed_stats(t[kFused]);
+  r.t_cc = timed_stats(t[kCc]);
+  r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
+  r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);
   const double flops = 4.0 * spec.seq_len * static_cast<double>(spec.seq_len) * spec.head_dim * spec.num_heads;
   r.fa_tflops = r.t_fa.median_s > 0 ? flops / r.t_fa.median_s * 1e-12 : 0;
   if (spec.verify && !ok) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace xs::attention {
 
@@ -27,6 +28,7 @@ struct FaA2aPointSpec {
 
 struct TimeStats {
   double median_s = 0, p10_s = 0, p90_s = 0;
+  std::vector<double> samples_s;  // timed variants and paired differences: one per round; else empty
 };
 
 struct FaA2aPointResult {
@@ -37,7 +39,7 @@ struct FaA2aPointResult {
   int num_tiles = 0;
   double volume_bytes = 0;       // A2A volume this sender writes = H M d 2
   // Per launch, median over repetitions (p10/p90 alongside).
-  // The variants are timed round-robin with a rotating start (fa_runner.cpp), so e_*_paired are
+  // The variants are timed round-robin with a rotating start (runtime/variant_timer.hpp), so e_*_paired are
   // same-round differences: E_res = T_fused - T_FA and T_cc - T_FA per round, then median/p10/p90.
   TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;
   TimeStats e_res_paired, e_cc_paired;

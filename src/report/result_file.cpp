@@ -67,16 +67,35 @@ void check_unique_points(const std::vector<PointRecord>& points) {
   }
 }
 
+// The same for application points (id and axes); `first_index` is the first one's index in points[].
+void check_unique_app_points(const std::vector<AppPoint>& points, std::size_t first_index) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto [it, inserted] = first.emplace(app_point_key(points[i].id, points[i].axes), first_index + i);
+    if (!inserted)
+      throw input_error(index_path("points", first_index + i),
+                        fmt::format("duplicate point: same id and axes as points[{}] ({})", it->second, points[i].id));
+  }
+}
+
 }  // namespace
 
 json to_json(const ResultFile& file) {
   check_unique_points(file.points);
+  check_unique_app_points(file.app_points, file.points.size());
   json points = json::array();
   for (std::size_t i = 0; i < file.points.size(); ++i) {
     try {
       points.push_back(to_json(file.points[i]));
     } catch (const Error& e) {
       throw nest_error(e, index_path("points", i));
+    }
+  }
+  for (std::size_t i = 0; i < file.app_points.size(); ++i) {
+    try {
+      points.push_back(to_json(file.app_points[i]));
+    } catch (const Error& e) {
+      throw nest_error(e, index_path("points", file.points.size() + i));
     }
   }
   check_section(file.meta, "meta", false);
@@ -113,9 +132,13 @@ ResultFile result_from_json(const json& j) {
   const json& points = read_array(r.required("points"), "points");
   file.points.reserve(points.size());
   for (std::size_t i = 0; i < points.size(); ++i) {
-    file.points.push_back(record_from_json(points[i], index_path("points", i)));
+    if (is_app_point_json(points[i]))
+      file.app_points.push_back(app_point_from_json(points[i], index_path("points", i)));
+    else
+      file.points.push_back(record_from_json(points[i], index_path("points", i)));
   }
   check_unique_points(file.points);
+  check_unique_app_points(file.app_points, file.points.size());
   return file;
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/app_point.hpp"
 #include "report/journal.hpp"
 #include "report/records.hpp"
 
@@ -33,6 +34,9 @@ struct ResultFile {
   nlohmann::json meta = nlohmann::json::object();        // see make_meta
   nlohmann::json config = nlohmann::json::object();      // the expanded sweep
   std::vector<PointRecord> points;
+  // Application-suite points (report/app_point.hpp), written into points[] after `points`; a reader puts
+  // every points[i] that has "axes" here.
+  std::vector<AppPoint> app_points;
   nlohmann::json model = nlohmann::json();               // null or the fitted model section
   nlohmann::json validation = nlohmann::json();          // null or validation section
   nlohmann::json extra = nlohmann::json::object();       // suite-specific sections (e.g. "reference")

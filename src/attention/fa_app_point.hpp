@@ -1,0 +1,30 @@
+// xstage attention host layer: one fa_a2a point in the common application-point form of every application
+// suite (report/app_point.hpp: points[] of the result file, the journal's lines), and back to the per-point
+// object of fa_point_json (extra.fa_a2a, the Table-3 printout, scripts/plot_fa_a2a.py). Plain C++.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attention/fa_runner.hpp"
+#include "report/app_point.hpp"
+
+namespace xs::attention {
+
+inline constexpr const char* kFaSuiteId = "fa_a2a";
+
+// Everything that shapes a point's measurement: M, heads, head_dim, P, target, num_ctas,
+// launches_per_graph, repetitions, verify. The journal key and (in sweep order) the config hash.
+nlohmann::json fa_canonical_spec(const FaA2aPointSpec& spec);
+std::string fa_point_id(const FaA2aPointSpec& spec);  // "fa_a2a.<target>"
+
+// axes = fa_canonical_spec; variants fa, a2a, a2a_bulk, serial, fused, completion_coupled (seconds per
+// launch, one sample per round); paired fused_minus_fa (E_res) and completion_coupled_minus_fa (E_cc,meas);
+// verification (checked = spec.verify on a point that ran); prediction and, in extra, measured, agreement
+// and prediction_note from `legacy` (fa_point_json of the same spec and result).
+report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult& result,
+                              const nlohmann::json& legacy);
+// The fa_point_json object of a point (measured or read back from a journal).
+nlohmann::json fa_legacy_json(const report::AppPoint& point);
+
+}  // namespace xs::attention

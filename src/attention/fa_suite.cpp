@@ -1,0 +1,110 @@
+// xstage attention layer: the fa_a2a suite's flags, dry run and run (see fa_suite.hpp). The run itself is
+// attention/fa_bench.cpp, linked only where the CUDA part (xs_attention) is built.
+#include "attention/fa_suite.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "common/error.hpp"
+#include "common/range.hpp"
+#if defined(XS_HAVE_ATTENTION_RUNNER)
+#include "attention/fa_bench.hpp"
+#endif
+
+namespace xs::attention {
+namespace {
+
+constexpr const char* kSuiteId = "fa_a2a";
+
+struct FaFlags {
+  std::string M = "8192,16384,32768,49152,65536";
+  std::string heads = "8";
+  int P = 8, ctas = 0, launches_per_graph = 5;
+  bool no_verify = false;
+};
+
+struct FaSweep {
+  std::vector<long long> seq_lens, heads;
+  std::vector<std::string> targets;
+};
+
+// The shared flags' checks and the sweep's axes, for the dry run and the run alike.
+FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
+  if (c.backend == "sim")
+    throw input_error("--backend", "fa_a2a has no simulator: it runs real FlashAttention and All-to-All "
+                                   "kernels on a GPU (drop --backend sim; try remote_store.periodic with sim)");
+  if (!c.table_flag.empty())
+    throw input_error(c.table_flag, "not available for fa_a2a (its table is printed by the suite itself)");
+  FaSweep s;
+  s.seq_lens = parse_integer_range(f.M, "--M");
+  s.heads = parse_integer_range(f.heads, "--heads");
+  const std::string target_list = c.target.empty() ? "local,host" : c.target;
+  for (std::size_t start = 0; start <= target_list.size();) {
+    const std::size_t end = std::min(target_list.find(',', start), target_list.size());
+    s.targets.push_back(target_list.substr(start, end - start));
+    start = end + 1;
+  }
+  return s;
+}
+
+int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
+  const FaSweep s = expand(f, c);
+  for (const auto& t : s.targets)
+    for (long long h : s.heads)
+      for (long long m : s.seq_lens) fmt::print("fa_a2a M={} heads={} P={} target={}\n", m, h, f.P, t);
+  fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
+  return 0;
+}
+
+int run(const FaFlags& f, const bench::SuiteContext& c) {
+  const FaSweep s = expand(f, c);
+#if defined(XS_HAVE_ATTENTION_RUNNER)
+  FaBenchOptions o;
+  o.seq_lens = s.seq_lens;
+  o.targets = s.targets;
+  o.num_heads = s.heads;
+  o.num_ranks = f.P;
+  o.num_ctas = f.ctas;
+  o.launches_per_graph = f.launches_per_graph;
+  if (c.repetitions) o.repetitions = *c.repetitions;
+  o.verify = !f.no_verify;
+  o.resume = c.resume;
+  o.progress = c.progress;
+  o.json = c.json;
+  o.model_path = c.model_path;
+  o.out_path = c.out_path.empty() ? "out/bench-fa_a2a.json" : c.out_path;
+  o.argv = c.argv;
+  return run_fa_bench(o);
+#else
+  (void)s;
+  throw no_gpu_error("fa_a2a needs the CUDA build (nvcc was not found at configure time): not built");
+#endif
+}
+
+}  // namespace
+
+void register_attention_suites(bench::SuiteRegistry& registry) {
+  auto flags = std::make_shared<FaFlags>();
+  bench::SuiteDefinition d;
+  d.id = kSuiteId;
+  d.description = "FlashAttention + Ulysses post-attention All-to-All: FA-only, A2A, serial, fused, completion-coupled";
+  d.example = "--M 8192:65536:x2 --target local,host --model out/calibration-gpu-host.json";
+  d.options_title = "Options of the fa_a2a suite (--target takes a list: local,host)";
+  d.add_options = [flags](bench::OptionSink& sink) {
+    sink.add_text("--M", flags->M, "Sequence lengths, range grammar (multiples of 128)");
+    sink.add_text("--heads", flags->heads, "Heads per rank (after the pre-attention All-to-All), range grammar "
+                                          "(e.g. 4,8,16)");
+    sink.add_integer("--P", flags->P, "Ulysses ranks the output is split over", 1, 1024);
+    sink.add_integer("--ctas", flags->ctas, "Persistent CTAs (0: one per SM)", 0, 1 << 20);
+    sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
+                     1, 100);
+    sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");
+  };
+  d.dry_run = [flags](const bench::SuiteContext& c) { return dry_run(*flags, c); };
+  d.run = [flags](const bench::SuiteContext& c) { return run(*flags, c); };
+  registry.add(std::move(d));
+}
+
+}  // namespace xs::attention

@@ -1,0 +1,81 @@
+// xstage bench layer: the point loop every application suite (fa_a2a, megamoe) shares. Each point has a
+// canonical JSON spec (its axes: the journal key and, hashed in order, the run's config hash); the suite's
+// callback measures one point (variants timed round-robin, runtime/variant_timer.hpp) and returns it in the
+// common application-point form (report/app_point.hpp). The loop owns what the micro runner owns: journal
+// and --resume (bench/run_journal.hpp), the progress line, SIGINT/SIGTERM (bench/run_control.hpp), the
+// result file's points[] written atomically, and exit 1 when a point failed verification.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/stats.hpp"
+#include "report/app_point.hpp"
+#include "report/journal.hpp"
+
+namespace xs::bench {
+
+// Same-round differences a[i] - b[i] of two variants timed in one round-robin (the residual E_res =
+// T_fused - T_FA per round), summarized with signed values: median, p10, p90, min, max, samples.
+// input_error when the rounds differ in number.
+Summary paired_difference(const std::vector<double>& a_s, const std::vector<double>& b_s);
+
+struct AppPointSpec {
+  std::string id;        // stable dotted id "<suite>.<target>", e.g. "fa_a2a.host"
+  std::string target;    // listed in the journal header
+  nlohmann::json axes;   // canonical spec: every value that shapes the measurement (repetitions, verify ...)
+  std::string label;     // progress and failure text, e.g. "M=8192 heads=8 target=host"
+};
+
+struct AppBenchPlan {
+  std::string suite;                                   // "fa_a2a"
+  std::vector<AppPointSpec> points;                    // in run order
+  // Hashed ahead of the axes: what else shapes every record (e.g. {"model": path}: the journaled points
+  // carry that model's predictions). A journal of another identity is refused on --resume.
+  nlohmann::json run_identity = nlohmann::json::object();
+  // Backend, device and git sha of the run (bench::journal_header_for(backend, {})); target, config_hash
+  // and num_points are filled from the points.
+  report::JournalHeader identity;
+  std::string output_path;                             // result file; the journal sits beside it
+  bool resume = false;
+  bool progress = true;                                // drawn only when stderr is a terminal
+  bool point_polls_stop = false;                       // the callback calls throw_if_stopping()
+};
+
+struct AppBenchOutcome {
+  std::vector<report::AppPoint> points;                // plan order, resumed points included
+  std::size_t num_resumed = 0;
+  std::size_t num_failed = 0;                          // report::failed_verification
+  bool interrupted = false;                            // stopped by a signal: points hold the finished ones
+  double wall_s = 0;
+  std::shared_ptr<report::Journal> journal;            // locked until the outcome is destroyed
+};
+
+// Measures plan.points[point_index]; returns the point with that spec's id and axes.
+using AppPointRunner = std::function<report::AppPoint(std::size_t point_index, const AppPointSpec& spec)>;
+
+// The header --resume compares: plan.identity with the points' targets, hash and count.
+report::JournalHeader app_journal_header(const AppBenchPlan& plan);
+
+// Checks the output paths, opens the journal (created, restarted or resumed: run_journal's rules; a line
+// that is not an application point is input_error "<journal>:<line>"), then runs every point the journal
+// does not hold, appending each as it ends. The first SIGINT stops before the next point (a point that
+// polls is abandoned after kStopGraceS); the callback's xs::Error propagates (finished points stay
+// journaled). A returned point whose id differs from its spec's is input_error (a suite bug).
+AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& run_point);
+
+struct AppResultSections {
+  nlohmann::json meta = nlohmann::json::object();      // report::make_meta(...); "suite", "wall_s" added
+  nlohmann::json config = nlohmann::json::object();    // the suite's config section
+  nlohmann::json extra = nlohmann::json::object();     // suite-specific sections
+};
+
+// Ends the run: interrupted -> message naming the journal on stderr, no result file, kInterruptedExitCode;
+// otherwise writes the result file atomically (points[] = outcome.points) and returns 1 when any point
+// failed verification, else 0.
+int write_app_result(const AppBenchPlan& plan, const AppBenchOutcome& outcome, AppResultSections sections);
+
+}  // namespace xs::bench

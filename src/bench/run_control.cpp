@@ -1,0 +1,94 @@
+// xstage bench layer: stop signals and the progress line (see run_control.hpp).
+#include "bench/run_control.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+
+#include "bench/backend.hpp"
+
+namespace xs::bench {
+namespace {
+
+// Shared with the signal handler: lock-free atomics only.
+std::atomic<int> g_num_signals{0};
+std::atomic<std::size_t> g_point_number{0};  // 1-based number of the point in progress
+std::atomic<std::size_t> g_num_points{0};
+std::atomic<bool> g_abandons_long_points{true};
+
+// Appends the decimal digits of `n` (no snprintf: it is not async-signal-safe).
+char* put_number(char* out, std::size_t n) {
+  char digits[24];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0);
+  while (count > 0) *out++ = digits[--count];
+  return out;
+}
+
+char* put_text(char* out, const char* text) {
+  while (*text) *out++ = *text++;
+  return out;
+}
+
+extern "C" void on_stop_signal(int sig) {
+  const int saved_errno = errno;
+  if (g_num_signals.fetch_add(1) == 0) {
+    g_stop_requested_ns.store(monotonic_ns());
+    char message[256];
+    char* p = put_text(message, "\nxstage: stopping: finishing point ");
+    p = put_number(p, g_point_number.load());
+    p = put_text(p, "/");
+    p = put_number(p, g_num_points.load());
+    p = put_text(p, g_abandons_long_points.load() ? " (abandoned if it needs more than 1 s more), Ctrl-C again to abort\n"
+                                                  : ", Ctrl-C again to abort\n");
+    (void)!::write(STDERR_FILENO, message, static_cast<std::size_t>(p - message));
+  } else {
+    static const char kAbort[] = "\nxstage: aborted; finished points are in the journal\n";
+    (void)!::write(STDERR_FILENO, kAbort, sizeof kAbort - 1);
+    std::signal(sig, SIG_DFL);  // die of the signal, as the shell expects (130/143)
+    std::raise(sig);
+  }
+  errno = saved_errno;
+}
+
+}  // namespace
+
+StopSignalScope::StopSignalScope(std::size_t num_points, bool abandons_long_points) {
+  g_num_signals.store(0);
+  g_stop_requested_ns.store(0);
+  g_point_number.store(0);
+  g_num_points.store(num_points);
+  g_abandons_long_points.store(abandons_long_points);
+  old_int_ = std::signal(SIGINT, on_stop_signal);
+  old_term_ = std::signal(SIGTERM, on_stop_signal);
+}
+
+StopSignalScope::~StopSignalScope() {
+  std::signal(SIGINT, old_int_);
+  std::signal(SIGTERM, old_term_);
+  g_stop_requested_ns.store(0);
+}
+
+bool StopSignalScope::stopping() const { return g_stop_requested_ns.load() != 0; }
+
+void StopSignalScope::set_point_number(std::size_t number) const { g_point_number.store(number); }
+
+void draw_progress(bool enabled, std::size_t done, std::size_t total, const std::string& what, double elapsed_s,
+                   double eta_s) {
+  if (!enabled) return;
+  std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.1fs elapsed, ~%.0fs left", done, total, what.c_str(), elapsed_s,
+               eta_s);
+  std::fflush(stderr);
+}
+
+void clear_progress(bool enabled) {
+  if (enabled) std::fprintf(stderr, "\r\033[K");
+}
+
+}  // namespace xs::bench

@@ -1,0 +1,61 @@
+// xstage bench layer: the journal-opening rules (see run_journal.hpp).
+#include "bench/run_journal.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "common/error.hpp"
+#include "report/file_io.hpp"
+
+namespace xs::bench {
+namespace {
+
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool exists_no_follow(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+std::shared_ptr<report::Journal> open_run_journal(
+    const std::string& journal_path, const std::string& output_path, bool resume,
+    const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing) {
+  if (!exists_no_follow(journal_path)) {
+    if (resume) {
+      throw input_error("--resume", fmt::format("no journal '{}' to resume from (run without --resume to start)",
+                                                journal_path));
+    }
+    report::prepare_output_path(output_path, "--out");
+    return report::Journal::create(journal_path, header);
+  }
+  std::shared_ptr<report::Journal> journal = report::Journal::open_existing(journal_path);  // locks
+  const JournalState state = read_existing(*journal);
+  if (!resume) {
+    const bool finished_run = state.num_finished >= state.header.num_points && is_regular_file(output_path);
+    if (!finished_run) {
+      throw report::io_error(journal_path,
+                             fmt::format("a journal of an unfinished run ({} of {} points) is here: use --resume "
+                                         "or remove it", state.num_finished, state.header.num_points));
+    }
+    std::fprintf(stderr, "xstage: starting over: %s holds the finished run that wrote %s\n", journal_path.c_str(),
+                 output_path.c_str());
+    journal->restart(header);
+    return journal;
+  }
+  if (auto difference = report::header_mismatch(state.header, header)) {
+    throw input_error("--resume", fmt::format("{} was written by another run: {} differs; resume with the same "
+                                              "command and build, or remove the journal to start over",
+                                              journal_path, *difference));
+  }
+  journal->drop_partial_tail();
+  return journal;
+}
+
+}  // namespace xs::bench

@@ -1,0 +1,29 @@
+// xstage bench layer: opening the journal of a run, with the rules every suite shares (docs/result-schema.md
+// "Journal"): create it when absent, refuse --resume without one, refuse an unfinished run's journal without
+// --resume ("use --resume or remove it"), start a finished run's journal over, and on --resume refuse another
+// run's header (naming the first difference) and cut a partial last line off.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "report/journal.hpp"
+
+namespace xs::bench {
+
+// What an existing journal holds, as the suite reads its own point lines.
+struct JournalState {
+  report::JournalHeader header;
+  std::size_t num_finished = 0;  // distinct finished points
+};
+
+// Opens, creates or restarts `journal_path` (beside `output_path`) for a run described by `header`.
+// `read_existing` is called (with the locked journal) only when the file exists; the caller keeps what it
+// parsed and, after a --resume return, takes its finished points from it. Throws input_error / io_error
+// (exit 2); creates the output's folders only when it creates the journal.
+std::shared_ptr<report::Journal> open_run_journal(
+    const std::string& journal_path, const std::string& output_path, bool resume,
+    const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing);
+
+}  // namespace xs::bench

@@ -1,0 +1,64 @@
+// xstage bench layer: the registry of xstage-bench suites. A suite is plain data: its id, one line for
+// --list, the options it adds (through OptionSink, so this layer stays free of CLI11), a dry run and a run.
+// Each suite library exposes one `register_*_suites(SuiteRegistry&)` that the executable calls: explicit
+// calls, because a static registrar object in a static library is dropped by the linker unless something
+// references its object file.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xs::bench {
+
+// Flags xstage-bench owns for every suite, filled before dry_run/run is called.
+struct SuiteContext {
+  std::string suite_id;
+  std::string backend = "gpu";          // --backend: gpu | sim
+  std::string target;                   // --target as given; "" = the suite's default
+  std::optional<int> repetitions;       // --reps
+  std::string model_path;               // --model
+  std::string out_path;                 // --out as given; "" = the suite's default
+  bool resume = false, progress = true, json = false;
+  std::string table_flag;               // "--csv" or "--md" when one was given, else ""
+  std::vector<std::string> argv;
+};
+
+// Where a suite declares its flags. The CLI's implementation puts them in an option group titled by the
+// suite; a flag two suites declare with the same kind is one flag that sets both suites' values.
+class OptionSink {
+ public:
+  virtual ~OptionSink() = default;
+  virtual void add_text(const std::string& flag, std::string& value, const std::string& help) = 0;
+  virtual void add_integer(const std::string& flag, int& value, const std::string& help, int min_value,
+                           int max_value) = 0;
+  virtual void add_number(const std::string& flag, double& value, const std::string& help) = 0;
+  virtual void add_flag(const std::string& flag, bool& value, const std::string& help) = 0;
+};
+
+struct SuiteDefinition {
+  std::string id;                                          // stable dotted id: "fa_a2a"
+  std::string description;                                 // one line for --list
+  std::string example;                                     // flags of a --help example after the id; may be ""
+  std::string options_title;                               // --help group; "" when it adds no options
+  std::function<void(OptionSink&)> add_options;            // may be empty
+  std::function<int(const SuiteContext&)> dry_run;         // prints the expanded sweep; no device call
+  std::function<int(const SuiteContext&)> run;            // returns the exit code; throws xs::Error
+};
+
+class SuiteRegistry {
+ public:
+  // Refuses an empty id, a missing dry_run/run, options without a title and an id already registered
+  // (std::logic_error: a build that registers a suite twice is a bug, not bad input; run_main exits 3).
+  void add(SuiteDefinition suite);
+  // The suite, or input_error("suite", "unknown suite 'x'; accepted: a, b (see --list)") (exit 2).
+  const SuiteDefinition& at(const std::string& id) const;
+  const std::vector<SuiteDefinition>& suites() const { return suites_; }  // registration order
+  // "<id padded to 30> <description>\n" per suite: the --list output.
+  std::string list_text() const;
+
+ private:
+  std::vector<SuiteDefinition> suites_;
+};
+
+}  // namespace xs::bench

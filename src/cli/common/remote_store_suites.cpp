@@ -1,0 +1,110 @@
+// xstage cli layer: the remote_store.* suites of xstage-bench (see remote_store_suites.hpp).
+#include "cli/common/remote_store_suites.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "bench/calibration.hpp"
+#include "bench/runner.hpp"
+#include "bench/sweep.hpp"
+#include "common/error.hpp"
+#include "fit/fit.hpp"
+#include "model/platform_model.hpp"
+#include "report/file_io.hpp"
+#include "report/result_file.hpp"
+
+namespace xs::cli {
+namespace {
+
+// The expanded sweep of one suite: the shared flags over an empty config of that suite. `show_sweep_rules`
+// (--dry-run) also names the values the sweep rules change.
+std::vector<bench::ExpandedPoint> expand(Suite suite, const RemoteStoreFlags& f, bool show_sweep_rules,
+                                         bench::SweepConfig& config) {
+  SweepOverrides sweep = f.sweep;
+  sweep.suite = suite_name(suite);
+  config.target = f.backend.target.empty() ? "host" : f.backend.target;
+  for (const auto& note : apply_overrides(config, sweep, show_sweep_rules))
+    std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
+  return bench::expand(config);
+}
+
+int dry_run(Suite suite, const RemoteStoreFlags& f) {
+  bench::SweepConfig config;
+  print_dry_run(expand(suite, f, /*show_sweep_rules=*/true, config), stdout);  // no backend: works without a GPU
+  return 0;
+}
+
+int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
+  bench::SweepConfig config;
+  const auto points = expand(suite, f, /*show_sweep_rules=*/false, config);
+  // Load the model before measuring so a bad --model fails before any launch.
+  std::optional<model::PlatformModel> platform;
+  if (!c.model_path.empty()) platform = model::PlatformModel::load(c.model_path);
+
+  const std::string out =
+      c.out_path.empty() ? fmt::format("out/bench-{}-{}.json", c.suite_id, file_safe(config.target)) : c.out_path;
+  // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
+  report::check_output_path(out, "--out");
+  if (!f.tables.csv_path.empty()) report::check_output_path(f.tables.csv_path, "--csv");
+  auto backend = make_backend(f.backend);
+  auto outcome = bench::run_sweep(*backend, points, {out, c.resume, c.progress});
+  if (outcome.interrupted) {
+    std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",
+                 report::journal_path_for(out).c_str());
+    return bench::kInterruptedExitCode;
+  }
+  report::ResultFile file;
+  file.meta = report::make_meta(c.argv, backend->name(), backend->describe());
+  file.meta["suite"] = c.suite_id;
+  file.meta["wall_s"] = outcome.wall_s;
+  file.config = bench::to_json(config);
+  file.points = std::move(outcome.records);
+  if (platform) {
+    fit::attach_predictions(file.points, *platform);
+    file.validation = fit::validate(file.points, *platform).to_json();
+    file.extra["model_from"] = c.model_path;
+  }
+  report::write_json_atomic(out, report::to_json(file));
+  const report::Table table = points_table(file.points);
+  write_table_outputs(table, f.tables);
+  if (c.json) {
+    fmt::print("{}\n", report::to_json(file).dump(1));
+  } else if (f.tables.markdown) {
+    fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
+  } else {
+    bench::print_points_table(file.points, stdout);
+    fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteStoreFlags& flags) {
+  struct Info {
+    Suite suite;
+    const char* what;
+    const char* example;
+  };
+  const Info suites[] = {
+      {Suite::kPeriodic, "K producers x B bytes, gap G, N bursts (Fig. 3a/b/d)",
+       "--target host --K 132 --B 32KiB --G 0:200us:+10us"},
+      {Suite::kIsolated, "one burst after recovery: the capacity knee (Fig. 3c)",
+       "--K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json"},
+      {Suite::kLocalControl, "the periodic loop into local HBM (control)", ""},
+  };
+  for (const Info& info : suites) {
+    const Suite suite = info.suite;
+    bench::SuiteDefinition d;
+    d.id = std::string("remote_store.") + suite_name(suite);
+    d.description = info.what;
+    d.example = info.example;
+    d.dry_run = [suite, &flags](const bench::SuiteContext&) { return dry_run(suite, flags); };
+    d.run = [suite, &flags](const bench::SuiteContext& c) { return run(suite, flags, c); };
+    registry.add(std::move(d));
+  }
+}
+
+}  // namespace xs::cli

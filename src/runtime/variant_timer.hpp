@@ -1,0 +1,30 @@
+// xstage runtime layer (CUDA): times the variants of an application point against each other. Each variant
+// is captured once as a CUDA graph of back-to-back launches; rounds replay every variant once, starting at
+// a rotating offset, so clock drift (DVFS) and other tenants affect every variant alike and same-round
+// differences (bench::paired_difference: E_res = T_fused - T_FA per round) pair measurements taken
+// seconds, not minutes, apart.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "bench/app_bench.hpp"
+
+namespace xs::runtime {
+
+// Enqueues one launch of a variant (kernels, copies) on the stream; must be capturable into a graph.
+using VariantEnqueue = std::function<void(cudaStream_t)>;
+// Waits for the stream and turns a failure into xs::Error (a suite may add its kernels' timeout report).
+using StreamSync = std::function<void(cudaStream_t, const char* what)>;
+
+// Returns [variant][round] seconds per launch (event time of one replay / launches_per_graph), the
+// `warmup` leading rounds dropped, `repetitions` rounds kept. Throws xs::Error (exit 3) on CUDA failures;
+// input_error for launches_per_graph < 1, warmup < 0, repetitions < 1 or no variant.
+std::vector<std::vector<double>> time_variants(const std::vector<VariantEnqueue>& variants, int launches_per_graph,
+                                               int warmup, int repetitions, cudaStream_t stream,
+                                               const StreamSync& synchronize = {});
+
+using bench::paired_difference;  // same-round differences of two variants' rounds, summarized
+
+}  // namespace xs::runtime
