@@ -216,6 +216,14 @@ TEST(MoeReferenceArgs, RejectsBadShapesAndRanges) {
   }
   a.row_end = -1;  // all rows: now the null pointers are the problem
   EXPECT_THROW(km::validate_moe_reference(a), Error);
+  km::MegaMoeArgs fp8;
+  fp8.precision = km::Precision::kFp8;  // e4m3 inputs: the bf16 reference must refuse them
+  try {
+    (void)km::reference_args_for(fp8);
+    FAIL() << "fp8 launch accepted by the bf16 reference";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "precision");
+  }
 }
 
 }  // namespace
