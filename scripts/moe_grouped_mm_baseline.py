@@ -236,9 +236,9 @@ def main():
         except torch.cuda.OutOfMemoryError as e:
             doc["skipped"].append({"precision": p, "reason": f"out of device memory: {e}"})
             continue
-        except RuntimeError as e:  # torch reports CUDA and argument failures as RuntimeError
+        except Exception as e:  # noqa: BLE001 (torch raises RuntimeError, TypeError, ValueError): report, go on
             doc["status"] = "error"
-            doc.setdefault("errors", []).append({"precision": p, "reason": str(e)})
+            doc.setdefault("errors", []).append({"precision": p, "reason": f"{type(e).__name__}: {e}"})
             continue
         doc["phases"].append(phase_entry("l1", p, op, t1, flops_l1))
         doc["phases"].append(phase_entry("l2", p, op, t2, flops_l2))

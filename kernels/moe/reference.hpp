@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include "common/error.hpp"
 #include "moe/config.hpp"
 #include "moe/layout.cuh"
 #include "moe/megamoe.hpp"
@@ -53,8 +54,11 @@ struct MoeReferenceArgs {
 };
 
 // The reference's view of a kernel launch's inputs (shape, arrival, weights, routing); dst, act_scratch
-// and the row range are left for the caller (the reference writes its own destinations).
+// and the row range are left for the caller (the reference writes its own destinations). Throws
+// xs::input_error for an fp8 launch: its arrival/w1/w2 hold e4m3 bytes this bf16 reference cannot read.
 inline MoeReferenceArgs reference_args_for(const MegaMoeArgs& k) {
+  if (k.precision != Precision::kBf16)
+    throw input_error("precision", "the fp32 moe reference reads bf16 inputs; an fp8 (W8A8) reference is not built");
   MoeReferenceArgs r;
   r.hidden = k.hidden;
   r.intermediate = k.intermediate;

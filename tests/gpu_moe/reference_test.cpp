@@ -20,14 +20,16 @@ namespace km = xs::kernels::moe;
 [[maybe_unused]] auto* const kEnv = ::testing::AddGlobalTestEnvironment(new xs::test::Sm90Environment);
 
 // The GPU reference differs from the float64 loop by (1) the bf16 rounding of the output, at most 2^-9
-// relative; (2) fp32 accumulation, ~1e-7 relative; (3) an act element whose fp32 value rounds to the
-// other bf16 neighbour than the float64 one (probability ~1e-7 / 2^-8 per element, so rarely more than
-// one in a row), moving output c by at most 2^-7 |act_j w2[c][j]|. Tolerance: 2^-8 |f64| + two such flips
-// (2^-6 max_j |act_j w2[c][j]|) + 1e-6. A bug in indexing or weights moves outputs by O(their rms); a
-// misplaced rounding point (act left in fp32) stays inside this tolerance but changes ~30% of the outputs'
-// bf16 bits, so at least 95% must also equal bf16(f64) bit for bit.
+// relative; (2) fp32 accumulation and expf, a few 1e-7 relative; (3) act elements whose fp32 value rounds
+// to the other bf16 neighbour than the float64 one (about one per row at h 2048, I 1024), each moving
+// output c by at most 2^-7 |act_j w2[c][j]|. Tolerance: 2^-8 |f64| + four such flips at their largest
+// (2^-5 max_j |act_j w2[c][j]|, ~1.5% of the output rms) + 1e-6; a CPU emulation of the kernels gave a
+// worst excess of 0.57-0.76 of a 2^-6 flip budget. A bug in indexing or weights moves outputs by O(their
+// rms); a misplaced rounding point (act left unrounded) stays inside this tolerance but changes ~40% of the
+// outputs' bf16 bits (emulated: 58% bitwise equal), so at least 95% must also equal bf16(f64) bit for bit
+// (99.5-99.99% in emulation).
 constexpr double kRelTol = 1.0 / 256;
-constexpr double kFlipTol = 1.0 / 64;
+constexpr double kFlipTol = 1.0 / 32;
 constexpr double kAbsTol = 1e-6;
 constexpr double kMinBitwiseShare = 0.95;
 
@@ -214,6 +216,14 @@ TEST(MoeReferenceArgs, RejectsBadShapesAndRanges) {
   }
   a.row_end = -1;  // all rows: now the null pointers are the problem
   EXPECT_THROW(km::validate_moe_reference(a), Error);
+  km::MegaMoeArgs fp8;
+  fp8.precision = km::Precision::kFp8;  // e4m3 inputs: the bf16 reference must refuse them
+  try {
+    (void)km::reference_args_for(fp8);
+    FAIL() << "fp8 launch accepted by the bf16 reference";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "precision");
+  }
 }
 
 }  // namespace
