@@ -160,8 +160,9 @@ void validate_moe_reference(const MoeReferenceArgs& a) {
     if (a.dst[r] == nullptr || misaligned(a.dst[r]) || a.dst_bytes[r] < per_rank)
       throw input_error("dst[" + std::to_string(r) + "]", "needs a 2-byte aligned buffer of at least " +
                                                               std::to_string(per_rank) + " bytes (T * top_k * h * 2)");
-  if (a.act_scratch == nullptr || misaligned(a.act_scratch) || a.act_scratch_bytes < a.act_scratch_bytes_needed())
-    throw input_error("act_scratch", "needs a 2-byte aligned buffer of at least " +
+  if (a.act_scratch == nullptr || misaligned(a.act_scratch) || a.act_scratch_bytes < a.act_scratch_bytes_needed() ||
+      (fp8 && reinterpret_cast<std::uintptr_t>(a.act_scratch) % 4 != 0))
+    throw input_error("act_scratch", std::string("needs a ") + (fp8 ? "4" : "2") + "-byte aligned buffer of at least " +
                                          std::to_string(a.act_scratch_bytes_needed()) +
                                          (fp8 ? " bytes ((row_end - row_begin) * (5 I + I / 16))"
                                               : " bytes ((row_end - row_begin) * I * 2)"));

@@ -162,7 +162,7 @@ TEST_P(GpuMoeReferenceFp8, MatchesTheFloat64Fp8Reference) {
   spec.test = &dst;
   spec.ref = &cpu_dst;
   spec.slot_mask = &mask;
-  spec.abs_tol = 1e-2f;
+  spec.abs_tol = 5e-2f;  // ~10 act flips' worth (output rms ~0.25): the elementwise check is the one above
   spec.rel_tol = 1e-1f;
   const CombineCheck check = compare_combine(spec, nullptr);
   EXPECT_TRUE(check.clean()) << check.summary();
@@ -359,7 +359,7 @@ TEST(CompareCombineRelativeDifference, SumsAndMeasureOnPlantedData) {
   for (int k = 0; k < sh.num_ranks; ++k)
     XS_CUDA_CHECK(cudaMemcpy(test.ranks[k].get(), ref.ranks[k].get(), ref.bytes_per_rank(), cudaMemcpyDeviceToDevice));
   const CombineCheck same = compare_combine(spec, nullptr);
-  EXPECT_LT(std::fabs(same.counts.relative_difference), 1e-14);
+  EXPECT_LT(std::fabs(same.counts.relative_difference), 1e-12);
   EXPECT_GT(same.counts.sum_ref_sq, 0.0);
 }
 
