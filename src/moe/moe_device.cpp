@@ -88,7 +88,12 @@ std::vector<std::uint16_t> CombineDestinations::download(int rank) const {
 }
 
 void run_moe_reference(km::MoeReferenceArgs args, cudaStream_t stream) {
-  km::validate_moe_reference(args);  // before the scratch size is trusted
+  // Validate everything but the scratch first (a bad shape is exit 2, not a failed cudaMalloc): the probe
+  // stands in a scratch of exactly the needed size.
+  km::MoeReferenceArgs probe = args;
+  probe.act_scratch = reinterpret_cast<void*>(std::uintptr_t{256});
+  probe.act_scratch_bytes = probe.act_scratch_bytes_needed();
+  km::validate_moe_reference(probe);
   DeviceBuffer scratch(args.act_scratch_bytes_needed());
   args.act_scratch = scratch.get();
   args.act_scratch_bytes = scratch.bytes();

@@ -82,6 +82,7 @@ struct MoePointResult {
   std::uint64_t received_pairs = 0, remote_pairs = 0;
   int num_row_blocks = 0, num_arrivals = 0;
   double load_imbalance = 0;      // max over ranks / mean of received pairs
+  std::vector<std::uint64_t> pairs_per_local_expert;  // m_e: rows each local expert received (baselines)
   double remote_bytes = 0;        // Combine bytes this rank sends to other ranks
   double flops = 0;               // useful GEMM flops of the launch
   std::vector<VariantResult> variants;
