@@ -58,7 +58,9 @@ __global__ void __launch_bounds__(kThreads) quantize_blocks_fp8_kernel(QuantizeB
       (matrix * a.n + block_row * kQuantBlock) * static_cast<std::int64_t>(a.k) + block_col * kQuantBlock;
   const auto* in = static_cast<const __nv_bfloat16*>(a.input);
   auto* out = static_cast<std::uint8_t*>(a.output);
-  const auto offset = [&](int i) { return origin + static_cast<std::int64_t>(i / kQuantBlock) * a.k + i % kQuantBlock; };
+  const auto offset = [&](int i) {
+    return origin + static_cast<std::int64_t>(i / kQuantBlock) * a.k + i % kQuantBlock;
+  };
   float amax = 0.0f;
   for (int i = static_cast<int>(threadIdx.x); i < kQuantBlock * kQuantBlock; i += kThreads)
     amax = fmaxf(amax, fabsf(__bfloat162float(in[offset(i)])));
@@ -115,10 +117,13 @@ __global__ void __launch_bounds__(kThreads) e4m3_conversion_check_kernel(E4m3Con
 
 // A second pass only to report the hardware code of the first mismatch (cheap, one thread).
 __global__ void first_mismatch_code_kernel(E4m3ConversionCheck* r) {
-  if (r->first_mismatch_bits != ~0u) r->first_mismatch_hw = cvt_e4m3_rn_satfinite(__uint_as_float(r->first_mismatch_bits));
+  if (r->first_mismatch_bits != ~0u)
+    r->first_mismatch_hw = cvt_e4m3_rn_satfinite(__uint_as_float(r->first_mismatch_bits));
 }
 
-bool misaligned(const void* p, std::uintptr_t alignment) { return reinterpret_cast<std::uintptr_t>(p) % alignment != 0; }
+bool misaligned(const void* p, std::uintptr_t alignment) {
+  return reinterpret_cast<std::uintptr_t>(p) % alignment != 0;
+}
 
 }  // namespace
 

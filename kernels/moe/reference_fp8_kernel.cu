@@ -135,7 +135,8 @@ __global__ void __launch_bounds__(kThreads) reference_act_quantize_kernel(MoeRef
     if (!row_computed(a, row_end, a.row_begin + static_cast<int>(i))) continue;  // uniform per warp
     const long long base = i * a.intermediate + static_cast<long long>(g) * kActGroup;
     const float scale = warp_quantize_group(
-        kActGroup, lane, [&](int k) { return in[base + k]; }, [&](int k, std::uint8_t code) { codes[base + k] = code; });
+        kActGroup, lane, [&](int k) { return in[base + k]; },
+        [&](int k, std::uint8_t code) { codes[base + k] = code; });
     if (lane == 0) scales[static_cast<long long>(g) * rows + i] = scale;
   }
 }

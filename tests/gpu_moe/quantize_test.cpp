@@ -42,7 +42,8 @@ TEST(E4m3Hardware, EncoderAndDecoderMatchTheHardwareOnEveryPattern) {
                                      << ", hardware code 0x" << r.first_mismatch_hw;
   EXPECT_EQ(r.nan_not_nan, 0u) << "a NaN input encoded as a number";
   EXPECT_EQ(r.decode_mismatches, 0u) << "first mismatching code " << r.first_decode_mismatch;
-  std::printf("hardware NaN codes seen: %s%s\n", r.nan_codes_seen & 1 ? "0x7F " : "", r.nan_codes_seen & 2 ? "0xFF" : "");
+  std::printf("hardware NaN codes seen: %s%s\n", r.nan_codes_seen & 1 ? "0x7F " : "",
+              r.nan_codes_seen & 2 ? "0xFF" : "");
 }
 
 // CUDA's host emulation of the conversions (cuda_fp8.hpp, compiled here without __CUDA_ARCH__) as a second
@@ -95,10 +96,12 @@ TEST_P(QuantizeRowsDevice, BitExactWithTheHostRule) {
   const int group = GetParam(), rows = 333, cols = 1024;
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  DeviceBuffer in(std::size_t(rows) * cols * 2), codes(std::size_t(rows) * cols), scales(std::size_t(rows) * (cols / group) * 4);
+  DeviceBuffer in(std::size_t(rows) * cols * 2), codes(std::size_t(rows) * cols),
+      scales(std::size_t(rows) * (cols / group) * 4);
   std::vector<std::uint16_t> host_in = fill_bf16(in, seed, 2.5f);
   // Row 7 scaled down to ~1e-30 (tiny scales), group 0 of row 9 all zeros (the scale-1 rule).
-  for (int c = 0; c < cols; ++c) host_in[std::size_t(7) * cols + c] = float_to_bf16(bf16_to_float(host_in[7 * cols + c]) * 1e-30f);
+  for (int c = 0; c < cols; ++c)
+    host_in[std::size_t(7) * cols + c] = float_to_bf16(bf16_to_float(host_in[7 * cols + c]) * 1e-30f);
   for (int c = 0; c < group; ++c) host_in[std::size_t(9) * cols + c] = 0;
   runtime::copy_to_device(in.get(), host_in.data(), in.bytes());
   km::QuantizeRowsFp8Args a;

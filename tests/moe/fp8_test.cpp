@@ -117,8 +117,9 @@ TEST(E4m3, SaturatesAt448AndMapsNanToTheCanonicalNan) {
     EXPECT_EQ(km::float_to_e4m3(x), 0x7E) << x;
     EXPECT_EQ(km::float_to_e4m3(-x), 0xFE) << -x;
   }
-  EXPECT_EQ(km::float_to_e4m3(440.0f), 0x7E);  // tie between 416 (0x7D) and 448 (0x7E): even
+  EXPECT_EQ(km::float_to_e4m3(432.0f), 0x7E);  // tie between 416 (0x7D) and 448 (0x7E): even
   EXPECT_EQ(km::float_to_e4m3(431.0f), 0x7D);
+  EXPECT_EQ(km::float_to_e4m3(440.0f), 0x7E);
   EXPECT_EQ(km::float_to_e4m3(std::numeric_limits<float>::quiet_NaN()), km::kE4m3NanCode);
   EXPECT_EQ(km::float_to_e4m3(-std::numeric_limits<float>::quiet_NaN()), km::kE4m3NanCode);
   EXPECT_EQ(km::float_to_e4m3(std::numeric_limits<float>::signaling_NaN()), km::kE4m3NanCode);
@@ -163,7 +164,8 @@ TEST(Fp8Quantize, RowGroupsUseAmaxOver448AndRoundEachElementToNearest) {
   for (int r = 0; r < rows; ++r)
     for (int g = 0; g < 3; ++g) {
       float amax = 0;
-      for (int c = g * group; c < (g + 1) * group; ++c) amax = std::max(amax, std::fabs(bf16_to_float(in[r * cols + c])));
+      for (int c = g * group; c < (g + 1) * group; ++c)
+        amax = std::max(amax, std::fabs(bf16_to_float(in[r * cols + c])));
       const float s = q.scales[r * 3 + g];
       if (amax == 0) {
         EXPECT_EQ(s, 1.0f);
@@ -322,7 +324,8 @@ TEST(MoeCpuReferenceFp8, MatchesANaiveComputationFromTheRouting) {
   const std::uint64_t rows = p.num_pool_rows();
   std::vector<int> pool_row_of(std::size_t(p.num_ranks) * p.slots_per_rank(), -1);
   for (std::uint64_t r = 0; r < rows; ++r)
-    if (p.pool_arrival[r] >= 0) pool_row_of[std::size_t(p.pool_dst_rank[r]) * p.slots_per_rank() + p.pool_dst_slot[r]] = int(r);
+    if (p.pool_arrival[r] >= 0)
+      pool_row_of[std::size_t(p.pool_dst_rank[r]) * p.slots_per_rank() + p.pool_dst_slot[r]] = int(r);
   int checked = 0;
   double max_abs = 0;
   for (int src = 0; src < p.num_ranks; ++src)
