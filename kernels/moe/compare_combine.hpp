@@ -55,6 +55,13 @@ struct CombineCompareResult {
   std::uint32_t reserved = 0;
   std::uint64_t worst_index = ~0ull;         // (rank * slots_per_rank + slot) * hidden + col of the worst
                                              // compared element (smallest index on ties); ~0 if none
+  // The fp8 accuracy measure (DeepGEMM's tests) over the compared elements whose test and reference
+  // values are both finite (a non-finite pair is already counted wrong unless bitwise equal): sums in
+  // double, and 1 - 2<t,r> / (|t|^2 + |r|^2) from them (fp8.hpp; 0 when nothing was summed).
+  double sum_test_ref = 0.0;                 // <t, r>
+  double sum_test_sq = 0.0;                  // |t|^2
+  double sum_ref_sq = 0.0;                   // |r|^2
+  double relative_difference = 0.0;
 };
 
 struct CombineCompareArgs {

@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "moe/compare_combine.hpp"
+#include "moe/fp8.hpp"
 #include "runtime/check.hpp"
 
 namespace xs::kernels::moe {
@@ -61,6 +62,13 @@ __device__ __forceinline__ std::uint64_t warp_sum(std::uint64_t v) {
   for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xFFFFFFFFu, v, off);
   return v;
 }
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xFFFFFFFFu, v, off);
+  return v;
+}
+__device__ __forceinline__ void add_if(double* dst, double v) {
+  if (v != 0.0) atomicAdd(dst, v);
+}
 __device__ __forceinline__ float warp_max(float v) {
   for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_down_sync(0xFFFFFFFFu, v, off));
   return v;
@@ -84,6 +92,7 @@ __global__ void __launch_bounds__(kThreads) compare_combine_kernel(CombineCompar
   std::uint64_t equal = 0, compared = 0, wrong = 0, unwritten_el = 0, unexpected_el = 0;
   std::uint64_t unwritten_slots = 0, unexpected_slots = 0, multi_slots = 0;  // thread 0 only
   float max_abs = 0.0f, max_rel = 0.0f, max_excess = 0.0f;
+  double sum_tr = 0.0, sum_tt = 0.0, sum_rr = 0.0;  // relative-difference sums (finite compared pairs)
   for (std::uint64_t s = blockIdx.x; s < num_slots; s += gridDim.x) {
     const auto rank = static_cast<int>(s / a.slots_per_rank);
     const auto slot = static_cast<std::uint32_t>(s % a.slots_per_rank);
@@ -112,6 +121,12 @@ __global__ void __launch_bounds__(kThreads) compare_combine_kernel(CombineCompar
         max_abs = fmaxf(max_abs, abs_err);
         max_rel = fmaxf(max_rel, rel_err);
         max_excess = fmaxf(max_excess, excess);
+        const double tv = bf16_bits_to_float(tb), rv = bf16_bits_to_float(rb);
+        if (isfinite(tv) && isfinite(rv)) {
+          sum_tr += tv * rv;
+          sum_tt += tv * tv;
+          sum_rr += rv * rv;
+        }
       }
     }
     const int any_poisoned = __syncthreads_or(poisoned_here);
@@ -132,7 +147,13 @@ __global__ void __launch_bounds__(kThreads) compare_combine_kernel(CombineCompar
   max_abs = warp_max(max_abs);
   max_rel = warp_max(max_rel);
   max_excess = warp_max(max_excess);
+  sum_tr = warp_sum(sum_tr);
+  sum_tt = warp_sum(sum_tt);
+  sum_rr = warp_sum(sum_rr);
   if (threadIdx.x % 32 == 0) {
+    add_if(&out->sum_test_ref, sum_tr);
+    add_if(&out->sum_test_sq, sum_tt);
+    add_if(&out->sum_ref_sq, sum_rr);
     add_if(u64(&out->bitwise_equal_elements), equal);
     add_if(u64(&out->compared_elements), compared);
     add_if(u64(&out->wrong_elements), wrong);
@@ -173,6 +194,10 @@ __global__ void __launch_bounds__(kThreads) locate_worst_kernel(CombineCompareAr
                   static_cast<unsigned long long>(s * static_cast<std::uint64_t>(a.hidden) + c));
     }
   }
+}
+
+__global__ void relative_difference_kernel(CombineCompareResult* out) {
+  out->relative_difference = relative_difference_from_sums(out->sum_test_ref, out->sum_test_sq, out->sum_ref_sq);
 }
 
 bool bad_pointer(const void* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 2 != 0; }
@@ -225,6 +250,8 @@ void launch_compare_combine(const CombineCompareArgs& a, cudaStream_t stream) {
   compare_combine_kernel<<<blocks, kThreads, 0, stream>>>(a);
   XS_CUDA_CHECK_LAUNCH();
   locate_worst_kernel<<<blocks, kThreads, 0, stream>>>(a);
+  XS_CUDA_CHECK_LAUNCH();
+  relative_difference_kernel<<<1, 1, 0, stream>>>(a.result);
   XS_CUDA_CHECK_LAUNCH();
 }
 

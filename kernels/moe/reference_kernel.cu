@@ -1,5 +1,6 @@
-// xstage kernels layer (moe): the fp32 SIMT reference of the MegaMoE data path (see reference.hpp).
-// Two launches, each a plain shared-memory tiled GEMM C = A * B^T with B = [N][K] row-major weights:
+// xstage kernels layer (moe): the fp32 SIMT reference of the MegaMoE data path (see reference.hpp): the
+// bf16 path, the argument checks and the launcher (the fp8 path: reference_fp8_kernel.cu). bf16: two
+// launches, each a plain shared-memory tiled GEMM C = A * B^T with B = [N][K] row-major weights:
 //   Linear-1: A = gathered arrival rows [.., h], B = w1[e] [2I][h]; epilogue SwiGLU x weight -> act_scratch
 //   Linear-2: A = act_scratch rows [.., I],     B = w2[e] [h][I];  epilogue bf16 -> Combine slot
 // Tile 64 x 64 x 16, 256 threads, each thread a 4 x 4 register block of consecutive rows and columns
@@ -14,34 +15,13 @@
 
 #include "common/error.hpp"
 #include "moe/reference.hpp"
+#include "moe/reference_tile.cuh"
 #include "runtime/check.hpp"
 
 namespace xs::kernels::moe {
 namespace {
 
-constexpr int kTileM = 64;  // divides b_m = 128: a row tile never spans two row blocks (one expert)
-constexpr int kTileN = 64;
-constexpr int kTileK = 16;
-constexpr int kMicro = 4;
-constexpr int kThreads = (kTileM / kMicro) * (kTileN / kMicro);  // 256
-constexpr int kPad = 4;  // keeps rows 16-byte aligned for float4 reads
-static_assert(kThreads == kTileM * kTileK / 4 && kThreads == kTileN * kTileK / 4, "one 4-element k chunk per thread");
-static_assert(TileShape<128>::kBlockM % kTileM == 0, "row tiles stay inside one row block");
-
-__device__ __forceinline__ bool row_computed(const MoeReferenceArgs& a, int row_end, int r) {
-  return r >= a.row_begin && r < row_end && a.routing.pool_arrival[r] >= 0;
-}
-
-__device__ __forceinline__ int expert_of_tile(const MoeReferenceArgs& a, int tile_row0) {
-  const auto e = a.routing.row_block_expert[tile_row0 / TileShape<128>::kBlockM];
-  if (e >= static_cast<std::uint32_t>(a.num_experts)) {
-    if (threadIdx.x == 0)
-      printf("moe reference: row_block_expert[%d] = %u, not below num_experts %d\n",
-             tile_row0 / TileShape<128>::kBlockM, e, a.num_experts);
-    __trap();
-  }
-  return static_cast<int>(e);
-}
+using namespace reference_detail;
 
 // acc[i][j] += sum_k A[row i][k] * B[col j][k] over k in [0, k_total), ascending. Thread `tid` loads
 // k-chunk (tid % 4) * 4 of A row tid / 4 (a_row; nullptr = a masked row, loaded as zeros) and of B row
@@ -82,14 +62,8 @@ __global__ void __launch_bounds__(kThreads) reference_linear1_kernel(MoeReferenc
   const int h = a.hidden, inter = a.intermediate;
   const int load_r = tile_row0 + tid / 4;  // threads 4i..4i+3 load row i: the 64 loaders cover the tile
   const __nv_bfloat16* a_row = nullptr;
-  if (row_computed(a, row_end, load_r)) {
-    const int arrival_row = a.routing.pool_arrival[load_r];
-    if (arrival_row >= a.num_arrivals) {
-      printf("moe reference: pool_arrival[%d] = %d, not below num_arrivals %d\n", load_r, arrival_row, a.num_arrivals);
-      __trap();
-    }
-    a_row = static_cast<const __nv_bfloat16*>(a.arrival) + static_cast<long long>(arrival_row) * h;
-  }
+  if (row_computed(a, row_end, load_r))
+    a_row = static_cast<const __nv_bfloat16*>(a.arrival) + static_cast<long long>(checked_arrival_row(a, load_r)) * h;
   if (!__syncthreads_or(a_row != nullptr)) return;  // all padding or outside the range: nothing to write
   const int expert = expert_of_tile(a, tile_row0);
   const __nv_bfloat16* b_row =
@@ -130,27 +104,7 @@ __global__ void __launch_bounds__(kThreads) reference_linear2_kernel(MoeReferenc
   float acc[kMicro][kMicro] = {};
   accumulate_tile(a_row, b_row, inter, tid, ty, tx, acc);
 
-  const std::uint32_t num_slots = static_cast<std::uint32_t>(a.tokens_per_rank) * static_cast<std::uint32_t>(a.top_k);
-#pragma unroll
-  for (int i = 0; i < kMicro; ++i) {
-    const int r = tile_row0 + ty * kMicro + i;
-    if (!row_computed(a, row_end, r)) continue;
-    const int rank = a.routing.pool_dst_rank[r];
-    const int slot = a.routing.pool_dst_slot[r];
-    if (rank < 0 || rank >= a.num_ranks || slot < 0 || static_cast<std::uint32_t>(slot) >= num_slots) {
-      printf("moe reference: pool row %d routes to rank %d slot %d (ranks %d, slots per rank %u)\n", r, rank, slot,
-             a.num_ranks, num_slots);
-      __trap();
-    }
-    auto* base = static_cast<unsigned char*>(a.dst[rank]);
-#pragma unroll
-    for (int j = 0; j < kMicro; ++j) {
-      const int c = n0 + tx * kMicro + j;
-      const std::uint64_t offset = combine_byte_offset(static_cast<std::uint32_t>(slot), static_cast<std::uint32_t>(h),
-                                                       static_cast<std::uint32_t>(c));
-      *reinterpret_cast<__nv_bfloat16*>(base + offset) = __float2bfloat16_rn(acc[i][j]);
-    }
-  }
+  store_combine_block(a, row_end, tile_row0, n0, ty, tx, acc);
 }
 
 bool misaligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 2 != 0; }
@@ -163,6 +117,13 @@ void validate_moe_reference(const MoeReferenceArgs& a) {
   if (a.intermediate <= 0 || a.intermediate % (kTileN / 2) != 0)
     throw input_error("intermediate",
                       "the moe reference needs I > 0 and a multiple of 32, got " + std::to_string(a.intermediate));
+  if (a.precision != Precision::kBf16 && a.precision != Precision::kFp8)
+    throw input_error("precision", "the moe reference runs bf16 or fp8, got precision " +
+                                       std::to_string(static_cast<int>(a.precision)));
+  const bool fp8 = a.precision == Precision::kFp8;
+  if (fp8 && (a.hidden % 128 != 0 || a.intermediate % 128 != 0))
+    throw input_error("hidden", "the fp8 moe reference needs h and I multiples of 128 (128 x 128 weight blocks), "
+                                "got h " + std::to_string(a.hidden) + ", I " + std::to_string(a.intermediate));
   if (a.num_experts < 1 || a.num_experts > kMaxLocalExperts)
     throw input_error("num_experts", "needs 1.." + std::to_string(kMaxLocalExperts) + " local experts, got " +
                                          std::to_string(a.num_experts));
@@ -182,9 +143,12 @@ void validate_moe_reference(const MoeReferenceArgs& a) {
   if (row_end == a.row_begin) return;  // nothing is read or written
   if ((row_end + kTileM - 1) / kTileM - a.row_begin / kTileM > 65535)
     throw input_error("row_end", "the moe reference runs at most 65535 * 64 pool rows per launch");
-  if (a.arrival == nullptr || a.w1 == nullptr || a.w2 == nullptr || misaligned(a.arrival) || misaligned(a.w1) ||
-      misaligned(a.w2))
-    throw input_error("arrival/w1/w2", "the moe reference needs 2-byte aligned device pointers");
+  if (a.arrival == nullptr || a.w1 == nullptr || a.w2 == nullptr ||
+      (!fp8 && (misaligned(a.arrival) || misaligned(a.w1) || misaligned(a.w2))))
+    throw input_error("arrival/w1/w2", "the moe reference needs device pointers (bf16: 2-byte aligned)");
+  const auto bad_scale = [](const float* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 4 != 0; };
+  if (fp8 && (bad_scale(a.arrival_scale) || bad_scale(a.w1_scale) || bad_scale(a.w2_scale)))
+    throw input_error("arrival_scale/w1_scale/w2_scale", "the fp8 moe reference needs 4-byte aligned device scales");
   const RoutingTables& t = a.routing;
   if (!t.pool_arrival || !t.pool_dst_rank || !t.pool_dst_slot || !t.pool_weight || !t.row_block_expert)
     throw input_error("routing", "the moe reference needs pool_arrival, pool_dst_rank, pool_dst_slot, pool_weight "
@@ -196,10 +160,12 @@ void validate_moe_reference(const MoeReferenceArgs& a) {
     if (a.dst[r] == nullptr || misaligned(a.dst[r]) || a.dst_bytes[r] < per_rank)
       throw input_error("dst[" + std::to_string(r) + "]", "needs a 2-byte aligned buffer of at least " +
                                                               std::to_string(per_rank) + " bytes (T * top_k * h * 2)");
-  if (a.act_scratch == nullptr || misaligned(a.act_scratch) || a.act_scratch_bytes < a.act_scratch_bytes_needed())
-    throw input_error("act_scratch", "needs a 2-byte aligned buffer of at least " +
+  if (a.act_scratch == nullptr || misaligned(a.act_scratch) || a.act_scratch_bytes < a.act_scratch_bytes_needed() ||
+      (fp8 && reinterpret_cast<std::uintptr_t>(a.act_scratch) % 4 != 0))
+    throw input_error("act_scratch", std::string("needs a ") + (fp8 ? "4" : "2") + "-byte aligned buffer of at least " +
                                          std::to_string(a.act_scratch_bytes_needed()) +
-                                         " bytes ((row_end - row_begin) * I * 2)");
+                                         (fp8 ? " bytes ((row_end - row_begin) * (5 I + I / 16))"
+                                              : " bytes ((row_end - row_begin) * I * 2)"));
 }
 
 void launch_moe_reference(const MoeReferenceArgs& a, cudaStream_t stream) {
@@ -208,6 +174,10 @@ void launch_moe_reference(const MoeReferenceArgs& a, cudaStream_t stream) {
   if (row_end == a.row_begin) return;
   const int first_tile = a.row_begin / kTileM;
   const unsigned num_row_tiles = static_cast<unsigned>((row_end + kTileM - 1) / kTileM - first_tile);
+  if (a.precision == Precision::kFp8) {
+    launch_moe_reference_fp8(a, first_tile, num_row_tiles, row_end, stream);
+    return;
+  }
   const dim3 l1_grid(static_cast<unsigned>(2 * a.intermediate / kTileN), num_row_tiles);
   reference_linear1_kernel<<<l1_grid, kThreads, 0, stream>>>(a, first_tile, row_end);
   XS_CUDA_CHECK_LAUNCH();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "moe/fp8_host.hpp"
 #include "moe/problem.hpp"
 
 namespace xs::moe {
@@ -25,5 +26,38 @@ struct MoeReference {
 // whose size does not match the problem.
 MoeReference cpu_moe_reference(const MoeProblem& problem, const std::vector<std::uint16_t>& arrival,
                                const std::vector<std::uint16_t>& w1, const std::vector<std::uint16_t>& w2);
+
+// ---- fp8 W8A8 (megamoe.hpp's fp8 block) ------------------------------------------------------------------
+// Inputs as e4m3 codes with fp32 scales: arrival [num_arrivals][h] with scales [num_arrivals][h/128];
+// w1 [E/P][2I][h] with [E/P][2I/128][h/128]; w2 [E/P][h][I] with [E/P][h/128][I/128].
+struct Fp8Operands {
+  Fp8Tensor arrival, w1, w2;
+};
+
+// Activations are quantized per row per kActGroupCols intermediate columns (one L1 tile's b_n / 2).
+inline constexpr int kActGroupCols = 64;
+
+struct MoeReferenceFp8 {
+  // [num_pool_rows][I] e4m3 and [I/64][num_pool_rows] fp32 (the kernel's act / act_scale layouts); padding
+  // rows hold what quantizing zeros gives (codes 0, scale 1).
+  std::vector<std::uint8_t> act_e4m3;
+  std::vector<float> act_scale;
+  // As MoeReference: float64 Combine rows (NaN where nothing is written) and their bf16 rounding.
+  std::vector<std::vector<double>> combine;
+  std::vector<std::vector<std::uint16_t>> combine_bf16;
+};
+
+// The fp8 data path in float64: x = deq(arrival row), gate/up = exact dot products with deq(w1),
+// a = silu(gate) * up * weight, act quantized per 64 columns with the contract's rule evaluated in double
+// (s = amax / 448, 1 if amax = 0; code = e4m3 round-to-nearest-even satfinite of a / s, rounded once from
+// double; the stored scale is float(s)), out = dot(deq(act), deq(w2 row)) with deq(act) = code x float(s).
+// The device computes a, amax and a / s in fp32, so where a / s lies within fp32 rounding of an e4m3
+// rounding boundary (about 1e-6 of the elements) its code can be the neighbour of this one; tests allow
+// for such flips. Throws input_error naming the tensor whose size does not match the problem
+// (h and I must be multiples of 128).
+MoeReferenceFp8 cpu_moe_reference_fp8(const MoeProblem& problem, const Fp8Operands& operands);
+
+// e4m3 code of a double, rounded once (nearest, ties to even; |x| > 448 -> +-448; NaN -> 0x7F).
+std::uint8_t double_to_e4m3(double x);
 
 }  // namespace xs::moe
