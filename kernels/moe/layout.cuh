@@ -100,7 +100,7 @@ struct SyncLayout {
   XS_HD std::uint32_t l1_done_word(std::uint32_t p) const { return 2u + num_row_blocks + p; }
 };
 
-// ---- Instrumentation: one record per tile (72 B), indexed by TileSpace::tile_index --------------------
+// ---- Instrumentation: one record per tile (80 B), indexed by TileSpace::tile_index --------------------
 // Cycle stamps are clock64 of the SM the CTA runs on (comparable within a CTA); start_ns is %globaltimer
 // at the mainloop start, to align SMs on one time axis.
 struct TileRecord {
@@ -119,7 +119,11 @@ struct TileRecord {
   std::uint32_t first_stage_wait_cycles = 0;  // MMA side: wait for the tile's first k-block (the exposed
                                               // part of the dependency spin and of the load latency)
   std::uint32_t reserved = 0;
+  // %globaltimer at kernel entry (the CTA's first tile) and at kernel exit (its last tile); 0 elsewhere.
+  // Entry -> first mainloop start is the start-up (Dispatch of the first row block, the first flags);
+  // last store end -> exit is the end fence and the final barrier.
+  std::uint64_t cta_boundary_ns = 0;
 };
-static_assert(sizeof(TileRecord) == 72, "TileRecord is 72 bytes");
+static_assert(sizeof(TileRecord) == 80, "TileRecord is 80 bytes");
 
 }  // namespace xs::kernels::moe

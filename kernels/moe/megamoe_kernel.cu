@@ -31,7 +31,7 @@ namespace xs::kernels::moe {
 
 template <int kBlockN, class Params>
 __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& bars, std::uint32_t cta,
-                          std::uint32_t warpgroup, std::uint32_t thread) {
+                          std::uint32_t warpgroup, std::uint32_t thread, std::uint64_t entry_ns) {
   using Smem = SmemLayout<kBlockN>;
   const std::uint32_t smem_base = ptx::smem_u32(smem);
   const std::uint32_t staging_addr = smem_base + Smem::kStagingOffset;
@@ -69,6 +69,8 @@ __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& b
       rec.mainloop_end_cycles = end_cycles;
       rec.staging_wait_cycles = static_cast<std::uint32_t>(wait);
       rec.first_stage_wait_cycles = static_cast<std::uint32_t>(first_wait);
+      if (seq == 0) rec.cta_boundary_ns = entry_ns;
+      *reinterpret_cast<volatile std::uint32_t*>(smem + Smem::kLastTileOffset) = tile_idx;
     }
     ++seq;
   }
@@ -88,7 +90,9 @@ __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
   const std::uint32_t warpgroup = threadIdx.x / 128;
   const std::uint32_t thread = threadIdx.x % 128;
   const std::uint32_t cta = blockIdx.x;
+  const std::uint64_t entry_ns = p.records != nullptr ? ptx::globaltimer_ns() : 0;
   if (threadIdx.x == 0) {
+    *reinterpret_cast<std::uint32_t*>(smem + Smem::kLastTileOffset) = 0xFFFFFFFFu;
     init_barriers<kBlockN>(bars);
     ptx::prefetch_tensormap(&tm_pool);
     ptx::prefetch_tensormap(&tm_act);
@@ -120,10 +124,12 @@ __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
     }
   } else {
     if constexpr (kBlockN == 256) ptx::setmaxnreg_inc<TileShape<kBlockN>::kMathRegisters>();
-    math_loop<kBlockN>(p, smem, bars, cta, warpgroup - 1, thread);
+    math_loop<kBlockN>(p, smem, bars, cta, warpgroup - 1, thread, entry_ns);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
+    const std::uint32_t last_tile = *reinterpret_cast<volatile std::uint32_t*>(smem + Smem::kLastTileOffset);
+    if (p.records != nullptr && last_tile != 0xFFFFFFFFu) p.records[last_tile].cta_boundary_ns = ptx::globaltimer_ns();
     ptx::fence_acq_rel_gpu();
     if (atomicAdd(p.sync + p.sync_layout.finished_word(), 1u) == p.num_ctas - 1) {
       atomicExch(p.sync + p.sync_layout.finished_word(), 0u);

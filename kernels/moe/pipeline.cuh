@@ -29,7 +29,8 @@ struct SmemLayout {
   static constexpr std::uint32_t kDispatchMetaOffset = kRowMetaOffset + Shape::kBlockM * 8;
   static constexpr std::uint32_t kStampOffset = kDispatchMetaOffset + Shape::kBlockM * 4;
   static constexpr std::uint32_t kEpochOffset = kStampOffset + 16;
-  static constexpr std::uint32_t kBarrierOffset = (kEpochOffset + 4 + 7u) & ~7u;
+  static constexpr std::uint32_t kLastTileOffset = kEpochOffset + 4;  // the CTA's last tile (instrumentation)
+  static constexpr std::uint32_t kBarrierOffset = (kLastTileOffset + 4 + 7u) & ~7u;
   static constexpr std::uint32_t kNumBarriers = 2 * Shape::kStages + 2;
   static constexpr std::uint32_t kUsedBytes = kBarrierOffset + kNumBarriers * 8;
   static constexpr std::uint32_t kDynamicBytes = kUsedBytes + 1024;  // + slack to round the base up

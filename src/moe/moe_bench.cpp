@@ -56,6 +56,10 @@ json tiles_json(const TileDistributions& d) {
           {"l1_first_wait_per_cta_s", d.l1_first_wait_total_s}, {"l2_first_wait_per_cta_s", d.l2_first_wait_total_s},
           {"queue_median_s", d.queue_median_s}, {"eq15_predicted_stall_per_cta_s", d.eq15_predicted_stall_s},
           {"eq15_measured_wait_per_cta_s", d.eq15_measured_wait_s}, {"kernel_span_s", d.kernel_span_s},
+          {"entry_to_first_start_median_s", d.entry_to_first_start_median_s},
+          {"entry_to_first_start_max_s", d.entry_to_first_start_max_s},
+          {"last_store_to_exit_median_s", d.last_store_to_exit_median_s},
+          {"last_store_to_exit_max_s", d.last_store_to_exit_max_s}, {"cta_busy_median_s", d.cta_busy_median_s},
           {"timeline_cta0", d.timeline}};
 }
 

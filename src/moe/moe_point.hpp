@@ -57,6 +57,9 @@ struct TileDistributions {
   // (mean over CTAs), against the measured staging waits summed the same way.
   double eq15_predicted_stall_s = 0, eq15_measured_wait_s = 0;
   double kernel_span_s = 0;       // first mainloop start to last store end over all CTAs (globaltimer)
+  double entry_to_first_start_median_s = 0, entry_to_first_start_max_s = 0;  // start-up per CTA
+  double last_store_to_exit_median_s = 0, last_store_to_exit_max_s = 0;      // end fence + barrier per CTA
+  double cta_busy_median_s = 0;   // per CTA: sum of its mainloops
   // A sampled timeline: up to 64 tiles of CTA 0 (kind, start, mainloop, store span, wait) for plots.
   std::vector<std::map<std::string, double>> timeline;
 };

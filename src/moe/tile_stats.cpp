@@ -51,7 +51,21 @@ TileDistributions summarize_tiles(const std::vector<km::TileRecord>& records, co
   double wait_total = 0, spin_total = 0, predicted_total = 0, measured_total = 0;
   double first_wait_l1 = 0, first_wait_l2 = 0;
   double t_begin = 1e300, t_end = 0;
+  std::vector<double> startup, teardown, busy;
   for (auto& [cta, list] : by_cta) {
+    const km::TileRecord& first = *list.front().rec;
+    const km::TileRecord& last = *list.back().rec;
+    if (first.cta_boundary_ns != 0 && first.start_ns >= first.cta_boundary_ns)
+      startup.push_back(static_cast<double>(first.start_ns - first.cta_boundary_ns) * 1e-9);
+    if (last.cta_boundary_ns != 0) {
+      const double end_s = static_cast<double>(last.start_ns) * 1e-9 +
+                           static_cast<double>(last.store_end_cycles - last.mainloop_start_cycles) * s_per_cycle;
+      teardown.push_back(std::max(0.0, static_cast<double>(last.cta_boundary_ns) * 1e-9 - end_s));
+    }
+    double busy_s = 0;
+    for (const auto& t : list)
+      busy_s += static_cast<double>(t.rec->mainloop_end_cycles - t.rec->mainloop_start_cycles) * s_per_cycle;
+    busy.push_back(busy_s);
     for (std::size_t i = 0; i < list.size(); ++i) {
       const km::TileRecord& r = *list[i].rec;
       const double main_s = static_cast<double>(r.mainloop_end_cycles - r.mainloop_start_cycles) * s_per_cycle;
@@ -98,6 +112,11 @@ TileDistributions summarize_tiles(const std::vector<km::TileRecord>& records, co
   d.eq15_predicted_stall_s = predicted_total / num_ctas;
   d.eq15_measured_wait_s = measured_total / num_ctas;
   d.kernel_span_s = t_end > t_begin ? t_end - t_begin : 0;
+  d.entry_to_first_start_median_s = quantile(startup, 0.5);
+  d.entry_to_first_start_max_s = quantile(startup, 1.0);
+  d.last_store_to_exit_median_s = quantile(teardown, 0.5);
+  d.last_store_to_exit_max_s = quantile(teardown, 1.0);
+  d.cta_busy_median_s = quantile(busy, 0.5);
   const auto& cta0 = by_cta.begin()->second;
   const double t0 = static_cast<double>(cta0.front().rec->start_ns) * 1e-9;
   for (std::size_t i = 0; i < cta0.size() && i < 64; ++i) {

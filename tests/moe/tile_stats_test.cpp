@@ -30,6 +30,8 @@ std::vector<km::TileRecord> synthetic(const km::TileSpace& tiles, int num_pairs,
     r.staging_wait_cycles = l2 ? 0 : 1200;  // the L1 after an L2 waits for the L2's storers
     r.dependency_spin_cycles = l2 ? 200 : 999999;  // L1 spins are not Linear-2 dependency spins
     r.first_stage_wait_cycles = l2 ? 100 : 20;
+    if (i == 0) r.cta_boundary_ns = ns - 3000;  // kernel entry 3 us before the first mainloop
+    if (i == 2 * num_pairs - 1) r.cta_boundary_ns = ns + (400 + 10 + 1600) / 2 + 500;  // exit 0.5 us after the last store
     const std::uint64_t step = l2 ? 400 : 1000;
     cycle += step + 50;
     ns += (step + 50) / 2;  // 2 cycles per ns
@@ -54,6 +56,9 @@ TEST(TileStats, ClockMediansAndEq15FromKnownRecords) {
   EXPECT_NEAR(d.eq15_predicted_stall_s, 199 * 0.3e-6, 1e-9);
   // Measured: the successor's wait; L1 successors wait 1200 cycles = 0.6 us, 199 of them after an L2.
   EXPECT_NEAR(d.eq15_measured_wait_s, 199 * 0.6e-6, 1e-9);
+  EXPECT_NEAR(d.entry_to_first_start_median_s, 3e-6, 1e-12);
+  EXPECT_NEAR(d.last_store_to_exit_median_s, 0.5e-6, 1e-9);
+  EXPECT_NEAR(d.cta_busy_median_s, 200 * 0.5e-6 + 200 * 0.2e-6, 1e-9);
   ASSERT_FALSE(d.timeline.empty());
   EXPECT_EQ(d.timeline.front().at("l2"), 0.0);
   EXPECT_EQ(d.timeline.at(1).at("l2"), 1.0);
