@@ -7,7 +7,9 @@
 #pragma once
 #include <cstdint>
 
+#include "moe/fp8.hpp"
 #include "moe/mainloop.cuh"
+#include "moe/quantize.cuh"
 
 namespace xs::kernels::moe {
 
@@ -37,6 +39,37 @@ __device__ __forceinline__ void stage_l1_tile(const Accumulator<kBlockN>& acc, c
   }
 }
 
+// fp8 (b_n = 128): the same 64 intermediate columns, quantized per row over those 64 columns (one act scale
+// group): s = amax / 448 (1 if amax is 0), code = cvt.rn.satfinite.e4m3(a / s). A row's 64 values live in
+// the 4 threads of a quad (16 each); the quad-leader writes the row's scale to shared memory.
+__device__ __forceinline__ void stage_l1_tile_fp8(const float (&acc)[64], const float* pool_weight,
+                                                  std::uint32_t row_block, std::uint32_t staging_addr,
+                                                  float* smem_act_scale, std::uint32_t warpgroup,
+                                                  std::uint32_t thread) {
+  const std::uint32_t warp = thread / 32, lane = thread % 32;
+#pragma unroll
+  for (int rh = 0; rh < 2; ++rh) {
+    const std::uint32_t row = warpgroup * 64 + warp * 16 + lane / 4 + 8 * rh;
+    const float weight = pool_weight[row_block * 128 + row];
+    float a[16];
+    float amax = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const float gate = acc[4 * j + 2 * rh];
+      const float up = acc[4 * j + 2 * rh + 1];
+      a[j] = gate / (1.0f + expf(-gate)) * up * weight;
+      amax = fmaxf(amax, fabsf(a[j]));
+    }
+    amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+    amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
+    const float scale = e4m3_scale_for_amax(amax);
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+      ptx::st_shared_b8(staging_addr + staging_offset_fp8(row, 4 * j + lane % 4), cvt_e4m3_rn_satfinite(a[j] / scale));
+    if (lane % 4 == 0) smem_act_scale[row] = scale;
+  }
+}
+
 template <int kBlockN>
 __device__ __forceinline__ void stage_l2_tile(const Accumulator<kBlockN>& acc, std::uint32_t staging_addr,
                                               std::uint32_t warpgroup, std::uint32_t thread) {
@@ -62,9 +95,9 @@ __device__ __forceinline__ void stage_l2_tile(const Accumulator<kBlockN>& acc, s
 template <int kInFlight, class Params>
 __device__ __forceinline__ void copy_row_block(const Params& p, std::uint32_t rb, const volatile std::int32_t* src_rows,
                                                std::uint32_t tid, std::uint32_t num_threads) {
-  const std::uint32_t chunks_per_row = p.hidden / 8;  // 16-B chunks of a bf16 row
+  const std::uint32_t chunks_per_row = p.row_bytes_in / 16;  // 16-B chunks of a row (bf16 or e4m3)
   const std::uint32_t total = 128 * chunks_per_row;
-  const std::uint64_t row_bytes = std::uint64_t{p.hidden} * 2;
+  const std::uint64_t row_bytes = p.row_bytes_in;
   for (std::uint32_t base = 0; base < total; base += num_threads * kInFlight) {
     uint4 v[kInFlight];
 #pragma unroll
@@ -85,6 +118,15 @@ __device__ __forceinline__ void copy_row_block(const Params& p, std::uint32_t rb
                               (idx % chunks_per_row) * 16, v[j]);
     }
   }
+  if (p.pool_scale != nullptr) {  // fp8: the rows' 128-K group scales, group-major (padding rows: 0)
+    const std::uint32_t groups = p.hidden / 128;
+    for (std::uint32_t idx = tid; idx < 128 * groups; idx += num_threads) {
+      const std::uint32_t r = idx % 128, g = idx / 128;
+      const std::int32_t src = src_rows[r];
+      p.pool_scale[std::uint64_t{g} * p.pool_rows + rb * 128 + r] =
+          src >= 0 ? __ldg(p.arrival_scale + static_cast<std::uint64_t>(src) * groups + g) : 0.0f;
+    }
+  }
   // The rows are read by other CTAs' TMA (async proxy) after they acquire dispatch_flag[rb].
   ptx::fence_proxy_async_global();
   ptx::fence_acq_rel_gpu();
@@ -93,14 +135,16 @@ __device__ __forceinline__ void copy_row_block(const Params& p, std::uint32_t rb
 // Background Dispatch by the otherwise idle warp 3: this CTA's row blocks cta + K_SM, cta + 2 K_SM, ...
 // (the first, `cta`, is copied by the whole CTA at kernel start). Row block j of a CTA is needed about
 // j x K_SM / (tiles per row) tile times after the start, so one warp keeps ahead of the consumers.
-template <class Params>
+// kInFlight loads per lane: 16 where registers allow (b_n = 128); 8 at b_n = 256, where the math
+// warpgroups' 128 accumulators leave no room (the register allocation is uniform over the CTA's warps).
+template <int kInFlight, class Params>
 __device__ void dispatch_background(const Params& p, std::uint8_t* smem_dispatch_meta, std::uint32_t cta,
                                     std::uint32_t lane, std::uint32_t epoch) {
   auto* src_rows = reinterpret_cast<volatile std::int32_t*>(smem_dispatch_meta);
   for (std::uint32_t rb = cta + p.num_ctas; rb < p.problem.tiles.num_row_blocks; rb += p.num_ctas) {
     for (std::uint32_t r = lane; r < 128; r += 32) src_rows[r] = p.routing.pool_arrival[rb * 128 + r];
     __syncwarp();
-    copy_row_block<8>(p, rb, src_rows, lane, 32);
+    copy_row_block<kInFlight>(p, rb, src_rows, lane, 32);
     __syncwarp();
     if (lane == 0) ptx::st_release_gpu_u32(p.sync + p.sync_layout.dispatch_word(rb), epoch);
   }
@@ -135,7 +179,21 @@ __device__ void storer_loop(const Params& p, std::uint8_t* smem, const Barriers&
     wait_barrier(p, bars.slot_full, seq & 1, WaitFlag::kSlotFull, tile_idx);
     std::uint64_t start = 0;
     if (storer == 0) start = ptx::clock64_cycles();
-    if (t.kind == TileKind::kL1) {
+    if (t.kind == TileKind::kL1 && p.act_scale != nullptr) {
+      // fp8: [128 rows][64 e4m3] -> act rows (64 B each, 4 chunks) and the 128 row scales of group n1.
+      const std::uint64_t act_row_bytes = p.intermediate;
+      std::uint8_t* base = p.act + row0 * act_row_bytes + t.n_block * 64;
+      for (std::uint32_t idx = storer; idx < 128 * 4; idx += kThreads) {
+        const std::uint32_t r = idx / 4, ch = idx % 4;
+        const uint4 v = ptx::ld_shared_v4(staging_addr + staging_offset_fp8(r, ch * 16));
+        ptx::st_global_v4(base + r * act_row_bytes + ch * 16, v);
+      }
+      const auto* scales = reinterpret_cast<const volatile float*>(smem + Smem::kActScaleOffset);
+      for (std::uint32_t r = storer; r < 128; r += kThreads)
+        p.act_scale[std::uint64_t{t.n_block} * p.pool_rows + row0 + r] = scales[r];
+      ptx::fence_proxy_async_global();
+      ptx::fence_acq_rel_gpu();
+    } else if (t.kind == TileKind::kL1) {
       // [128 rows][b_n/2 cols] -> act rows, columns [n1 * b_n/2, ...): b_n/16 chunks per row.
       constexpr std::uint32_t kChunks = kBlockN / 16;
       const std::uint64_t act_row_bytes = std::uint64_t{p.intermediate} * 2;

@@ -14,16 +14,16 @@ namespace xs::kernels::moe {
 // The k extent and the B row of a tile (A row = row_block * 128 in both GEMMs).
 //   L1: K = h, B = W1 viewed as [E * 2I][h]: rows e * 2I + n1 * b_n
 //   L2: K = I, B = W2 viewed as [E * h][I]:  rows e * h + n2 * b_n
-template <int kBlockN, class Params>
+template <Precision kPrec, class Params>
 __device__ __forceinline__ std::uint32_t num_k_blocks(const Params& p, const TileId& t) {
-  return (t.kind == TileKind::kL1 ? p.hidden : p.intermediate) / TileShape<kBlockN>::kBlockK;
+  return (t.kind == TileKind::kL1 ? p.hidden : p.intermediate) / kBlockKElems<kPrec>;
 }
 
 // ---- Producer (one thread) -------------------------------------------------------------------------------
 // Ring slot of k-block iteration i (counted over all tiles of the CTA): s = i % kStages, full parity
 // (i / kStages) & 1; the producer waits on empty with the opposite parity (a fresh barrier's previous
 // phase counts as complete).
-template <int kBlockN, class Params>
+template <int kBlockN, Precision kPrec, class Params>
 __device__ void producer_loop(const Params& p, const void* tm_pool, const void* tm_act, const void* tm_w1,
                               const void* tm_w2, std::uint8_t* smem, const Barriers& bars, std::uint32_t cta,
                               std::uint32_t epoch) {
@@ -58,12 +58,12 @@ __device__ void producer_loop(const Params& p, const void* tm_pool, const void* 
     ptx::fence_proxy_async_global();
     if (p.records != nullptr) p.records[tile_idx].dependency_spin_cycles = static_cast<std::uint32_t>(spin);
     const auto a_row = static_cast<std::int32_t>(t.row_block * Shape::kBlockM);
-    const std::uint32_t kbs = num_k_blocks<kBlockN>(p, t);
+    const std::uint32_t kbs = num_k_blocks<kPrec>(p, t);
     for (std::uint32_t kb = 0; kb < kbs; ++kb, ++it) {
       const std::uint32_t s = it % S;
       wait_barrier(p, bars.empty + s, ((it / S) & 1) ^ 1, WaitFlag::kStageEmpty, tile_idx);
       ptx::mbarrier_arrive_expect_tx(bars.full + s, Smem::kStageBytes);
-      const auto k = static_cast<std::int32_t>(kb * Shape::kBlockK);
+      const auto k = static_cast<std::int32_t>(kb * kBlockKElems<kPrec>);
       ptx::tma_load_2d(smem + Smem::a_offset(s), tm_a, bars.full + s, k, a_row);
       ptx::tma_load_2d(smem + Smem::b_offset(s), tm_b, bars.full + s, k, b_row);
     }
@@ -131,6 +131,82 @@ __device__ __forceinline__ std::uint64_t mainloop(const Params& p, Accumulator<k
   ptx::wgmma_wait_group<0>();
   acc.fence();
   ptx::mbarrier_arrive(bars.empty + prev);
+  return first_wait;
+}
+
+}  // namespace xs::kernels::moe
+
+namespace xs::kernels::moe {
+
+// ---- fp8 W8A8 math mainloop (b_n = 128) -------------------------------------------------------------------
+// Per k-block (128 e4m3 = 128 B of K) in two 64-K halves: two wgmma m64n128k32 into a temporary, then the
+// promotion acc += tmp x (row scale x weight block scale) in fp32 registers. Linear-1: the row scale is the
+// pool row's 128-K group scale (both halves); Linear-2: the act scale of each 64-column half. Scales are
+// read with ld.global.cg (written this launch by other SMs' Dispatch / storers; never from a stale L1).
+template <class Params>
+__device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&acc)[64], const TileId& t,
+                                                      std::uint32_t expert, std::uint32_t smem_base,
+                                                      const Barriers& bars, std::uint32_t warpgroup,
+                                                      std::uint32_t thread, std::uint32_t& it,
+                                                      std::uint32_t tile_idx) {
+  using Smem = SmemLayout<128>;
+  constexpr std::uint32_t S = TileShape<128>::kStages;
+  const bool l1 = t.kind == TileKind::kL1;
+  const std::uint32_t kbs = num_k_blocks<Precision::kFp8>(p, t);
+  const std::uint32_t warp = thread / 32, lane = thread % 32;
+  const std::uint32_t row0 = t.row_block * 128 + warpgroup * 64 + warp * 16 + lane / 4;  // and row0 + 8
+  // Weight block scales of this tile's 128 output rows: [E][N/128][K/128].
+  const float* w_scale = l1 ? p.w1_scale + (std::uint64_t{expert} * (2 * p.intermediate / 128) + t.n_block) * (p.hidden / 128)
+                            : p.w2_scale + (std::uint64_t{expert} * (p.hidden / 128) + t.n_block) * (p.intermediate / 128);
+  float tmp[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  std::uint64_t first_wait = 0;
+  for (std::uint32_t kb = 0; kb < kbs; ++kb, ++it) {
+    const std::uint32_t s = it % S;
+    const float wsc = __ldg(w_scale + kb);
+    float row_scale[2][2];  // [half][row_half]
+    if (l1) {
+      const float* ps = p.pool_scale + std::uint64_t{kb} * p.pool_rows;
+      row_scale[0][0] = row_scale[1][0] = __ldcg(ps + row0);
+      row_scale[0][1] = row_scale[1][1] = __ldcg(ps + row0 + 8);
+    } else {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float* as = p.act_scale + std::uint64_t{2 * kb + h} * p.pool_rows;
+        row_scale[h][0] = __ldcg(as + row0);
+        row_scale[h][1] = __ldcg(as + row0 + 8);
+      }
+    }
+    const std::uint64_t waited = wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
+    if (kb == 0) first_wait = waited;
+    const std::uint32_t a_addr = smem_base + Smem::a_offset(s) + warpgroup * 64 * 128;
+    const std::uint32_t b_addr = smem_base + Smem::b_offset(s);
+    // Linear-1: one promotion per 128-K group (4 x k32); Linear-2: one per 64-column act group (2 x k32).
+    const int groups = l1 ? 1 : 2;
+    const int steps = l1 ? 4 : 2;
+    for (int h = 0; h < groups; ++h) {
+      ptx::fence_operands(tmp);
+      ptx::wgmma_fence();
+      for (int kk = 0; kk < steps; ++kk) {
+        const std::uint32_t off = (h * steps + kk) * 32;
+        ptx::wgmma_m64n128k32_f32_e4m3_ss(tmp, ptx::make_smem_desc_sw128(a_addr + off, 16, 1024),
+                                         ptx::make_smem_desc_sw128(b_addr + off, 16, 1024), kk > 0 ? 1u : 0u);
+      }
+      ptx::wgmma_commit_group();
+      ptx::wgmma_wait_group<0>();
+      ptx::fence_operands(tmp);
+      const float s0 = row_scale[h][0] * wsc, s1 = row_scale[h][1] * wsc;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        acc[4 * j] = fmaf(tmp[4 * j], s0, acc[4 * j]);
+        acc[4 * j + 1] = fmaf(tmp[4 * j + 1], s0, acc[4 * j + 1]);
+        acc[4 * j + 2] = fmaf(tmp[4 * j + 2], s1, acc[4 * j + 2]);
+        acc[4 * j + 3] = fmaf(tmp[4 * j + 3], s1, acc[4 * j + 3]);
+      }
+    }
+    ptx::mbarrier_arrive(bars.empty + s);
+  }
   return first_wait;
 }
 

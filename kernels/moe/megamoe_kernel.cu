@@ -29,7 +29,7 @@
 
 namespace xs::kernels::moe {
 
-template <int kBlockN, class Params>
+template <int kBlockN, Precision kPrec, class Params>
 __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& bars, std::uint32_t cta,
                           std::uint32_t warpgroup, std::uint32_t thread, std::uint64_t entry_ns) {
   using Smem = SmemLayout<kBlockN>;
@@ -49,11 +49,21 @@ __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& b
       start_cycles = ptx::clock64_cycles();
       start_ns = ptx::globaltimer_ns();
     }
-    const std::uint64_t first_wait =
-        mainloop<kBlockN>(p, acc, num_k_blocks<kBlockN>(p, t), smem_base, bars, warpgroup, it, tile_idx);
+    std::uint64_t first_wait;
+    if constexpr (kPrec == Precision::kFp8 && kBlockN == 128)
+      first_wait = mainloop_fp8(p, acc.d, t, p.routing.row_block_expert[t.row_block], smem_base, bars, warpgroup,
+                                thread, it, tile_idx);
+    else
+      first_wait = mainloop<kBlockN>(p, acc, num_k_blocks<kPrec>(p, t), smem_base, bars, warpgroup, it, tile_idx);
     const std::uint64_t end_cycles = recorder ? ptx::clock64_cycles() : 0;
     const std::uint64_t wait = wait_barrier(p, bars.slot_empty, (seq & 1) ^ 1, WaitFlag::kSlotEmpty, tile_idx);
-    if (t.kind == TileKind::kL1)
+    if constexpr (kPrec == Precision::kFp8) {
+      if (t.kind == TileKind::kL1)
+        stage_l1_tile_fp8(acc.d, p.routing.pool_weight, t.row_block, staging_addr,
+                          reinterpret_cast<float*>(smem + Smem::kActScaleOffset), warpgroup, thread);
+      else
+        stage_l2_tile<kBlockN>(acc, staging_addr, warpgroup, thread);
+    } else if (t.kind == TileKind::kL1)
       stage_l1_tile<kBlockN>(acc, p.routing.pool_weight, t.row_block, staging_addr, warpgroup, thread);
     else
       stage_l2_tile<kBlockN>(acc, staging_addr, warpgroup, thread);
@@ -76,7 +86,7 @@ __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& b
   }
 }
 
-template <class Schedule, EpilogueMode kMode, int kBlockN>
+template <class Schedule, EpilogueMode kMode, int kBlockN, Precision kPrec>
 __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
     megamoe_kernel(const __grid_constant__ KernelParams<Schedule> p, const __grid_constant__ CUtensorMap tm_pool,
                    const __grid_constant__ CUtensorMap tm_act, const __grid_constant__ CUtensorMap tm_w1,
@@ -116,15 +126,15 @@ __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
     if constexpr (kBlockN == 256) ptx::setmaxnreg_dec<TileShape<kBlockN>::kSideRegisters>();
     const std::uint32_t warp = thread / 32;
     if (warp == 0) {
-      if (thread == 0) producer_loop<kBlockN>(p, &tm_pool, &tm_act, &tm_w1, &tm_w2, smem, bars, cta, epoch);
+      if (thread == 0) producer_loop<kBlockN, kPrec>(p, &tm_pool, &tm_act, &tm_w1, &tm_w2, smem, bars, cta, epoch);
     } else if (warp <= 2) {
       storer_loop<kBlockN, kMode>(p, smem, bars, cta, thread - 32, epoch);
     } else {
-      dispatch_background(p, smem + Smem::kDispatchMetaOffset, cta, thread % 32, epoch);
+      dispatch_background<kBlockN == 128 ? 16 : 8>(p, smem + Smem::kDispatchMetaOffset, cta, thread % 32, epoch);
     }
   } else {
     if constexpr (kBlockN == 256) ptx::setmaxnreg_inc<TileShape<kBlockN>::kMathRegisters>();
-    math_loop<kBlockN>(p, smem, bars, cta, warpgroup - 1, thread, entry_ns);
+    math_loop<kBlockN, kPrec>(p, smem, bars, cta, warpgroup - 1, thread, entry_ns);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -149,16 +159,22 @@ namespace {
 template <class Schedule>
 using KernelFn = void (*)(KernelParams<Schedule>, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap);
 
-// Runtime-to-template dispatch: one table per schedule type, indexed by [b_n == 256][EpilogueMode].
+// Runtime-to-template dispatch: one table per schedule type, indexed by [variant][EpilogueMode], variant
+// 0 = bf16 b_n 128, 1 = bf16 b_n 256, 2 = fp8 b_n 128 (the instantiations that run; fp8 at b_n 256 would
+// need 256 accumulator registers per thread).
 template <class Schedule>
-KernelFn<Schedule> kernel_for(EpilogueMode mode, int block_n) {
-  static constexpr KernelFn<Schedule> kTable[2][kNumEpilogueModes] = {
-      {&megamoe_kernel<Schedule, EpilogueMode::kFused, 128>,
-       &megamoe_kernel<Schedule, EpilogueMode::kCompletionCoupled, 128>},
-      {&megamoe_kernel<Schedule, EpilogueMode::kFused, 256>,
-       &megamoe_kernel<Schedule, EpilogueMode::kCompletionCoupled, 256>},
+KernelFn<Schedule> kernel_for(EpilogueMode mode, int block_n, Precision precision) {
+  using E = EpilogueMode;
+  static constexpr KernelFn<Schedule> kTable[3][kNumEpilogueModes] = {
+      {&megamoe_kernel<Schedule, E::kFused, 128, Precision::kBf16>,
+       &megamoe_kernel<Schedule, E::kCompletionCoupled, 128, Precision::kBf16>},
+      {&megamoe_kernel<Schedule, E::kFused, 256, Precision::kBf16>,
+       &megamoe_kernel<Schedule, E::kCompletionCoupled, 256, Precision::kBf16>},
+      {&megamoe_kernel<Schedule, E::kFused, 128, Precision::kFp8>,
+       &megamoe_kernel<Schedule, E::kCompletionCoupled, 128, Precision::kFp8>},
   };
-  return kTable[block_n == 256 ? 1 : 0][static_cast<int>(mode)];
+  const int variant = precision == Precision::kFp8 ? 2 : block_n == 256 ? 1 : 0;
+  return kTable[variant][static_cast<int>(mode)];
 }
 struct LaunchShape {
   int threads;
@@ -228,6 +244,16 @@ void launch_typed(const Schedule& schedule, const MegaMoeConfig& config, const M
   p.hidden = static_cast<std::uint32_t>(a.hidden);
   p.intermediate = static_cast<std::uint32_t>(a.intermediate);
   p.num_ctas = static_cast<std::uint32_t>(grid);
+  const bool fp8 = a.precision == Precision::kFp8;
+  p.pool_rows = static_cast<std::uint32_t>(128 * a.num_row_blocks);
+  p.row_bytes_in = static_cast<std::uint32_t>(a.hidden * (fp8 ? 1 : 2));
+  if (fp8) {
+    p.arrival_scale = a.arrival_scale;
+    p.pool_scale = a.pool_scale;
+    p.w1_scale = a.w1_scale;
+    p.w2_scale = a.w2_scale;
+    p.act_scale = a.act_scale;
+  }
   p.arrival = static_cast<const std::uint8_t*>(a.arrival);
   p.pool = static_cast<std::uint8_t*>(a.pool);
   p.act = static_cast<std::uint8_t*>(a.act);
@@ -238,14 +264,16 @@ void launch_typed(const Schedule& schedule, const MegaMoeConfig& config, const M
   p.timeout_cycles = config.timeout_cycles;
   p.timeout_report = timeout_report_device();
   const std::uint64_t pool_rows = std::uint64_t{128} * a.num_row_blocks;
-  const auto bf16 = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const CUtensorMap tm_pool = make_tile_map_2d(a.pool, bf16, 2, pool_rows, a.hidden, 128, 64, "pool");
-  const CUtensorMap tm_act = make_tile_map_2d(a.act, bf16, 2, pool_rows, a.intermediate, 128, 64, "act");
-  const CUtensorMap tm_w1 = make_tile_map_2d(a.w1, bf16, 2, std::uint64_t{2} * a.intermediate * a.num_experts,
-                                             a.hidden, a.block_n, 64, "w1");
-  const CUtensorMap tm_w2 = make_tile_map_2d(a.w2, bf16, 2, std::uint64_t{1} * a.hidden * a.num_experts,
-                                             a.intermediate, a.block_n, 64, "w2");
-  const KernelFn<Schedule> kernel = kernel_for<Schedule>(a.mode, a.block_n);
+  // Boxes of [rows][128 B]: 64 bf16 or 128 e4m3 columns (the 128B swizzle span).
+  const auto dtype = fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const std::uint32_t eb = fp8 ? 1 : 2, box_cols = 128 / eb;
+  const CUtensorMap tm_pool = make_tile_map_2d(a.pool, dtype, eb, pool_rows, a.hidden, 128, box_cols, "pool");
+  const CUtensorMap tm_act = make_tile_map_2d(a.act, dtype, eb, pool_rows, a.intermediate, 128, box_cols, "act");
+  const CUtensorMap tm_w1 = make_tile_map_2d(a.w1, dtype, eb, std::uint64_t{2} * a.intermediate * a.num_experts,
+                                             a.hidden, a.block_n, box_cols, "w1");
+  const CUtensorMap tm_w2 = make_tile_map_2d(a.w2, dtype, eb, std::uint64_t{1} * a.hidden * a.num_experts,
+                                             a.intermediate, a.block_n, box_cols, "w2");
+  const KernelFn<Schedule> kernel = kernel_for<Schedule>(a.mode, a.block_n, a.precision);
   const LaunchShape shape = launch_shape(a.block_n);
   prepare_kernel_once(kernel, grid, shape);
   kernel<<<grid, shape.threads, shape.smem_bytes, stream>>>(p, tm_pool, tm_act, tm_w1, tm_w2);
@@ -265,8 +293,16 @@ int megamoe_grid_size(const MegaMoeConfig& config) {
 void validate_megamoe(const MegaMoeConfig& config, const MegaMoeArgs& a) {
   if (a.block_n != 128 && a.block_n != 256)
     throw input_error("block_n", "b_n = " + num(a.block_n) + " is not built; use 128 or 256");
-  if (a.precision != Precision::kBf16)
-    throw input_error("precision", std::string(precision_name(a.precision)) + " is not built yet; use bf16");
+  if (a.precision != Precision::kBf16 && a.precision != Precision::kFp8)
+    throw input_error("precision", "unknown precision; accepted: bf16, fp8");
+  if (a.precision == Precision::kFp8) {
+    if (a.block_n != 128) throw input_error("block_n", "fp8 W8A8 is built for b_n = 128 only");
+    if (a.hidden % 128 != 0 || a.intermediate % 128 != 0)
+      throw input_error("hidden", "fp8 W8A8 needs h and I multiples of 128 (128-K scale groups)");
+    if (!a.arrival_scale || !a.pool_scale || !a.w1_scale || !a.w2_scale || !a.act_scale)
+      throw input_error("arrival_scale/pool_scale/w1_scale/w2_scale/act_scale",
+                        "an fp8 launch needs every scale tensor (megamoe.hpp)");
+  }
   if (a.hidden <= 0 || a.hidden % a.block_n != 0)
     throw input_error("hidden", "h = " + num(a.hidden) + " must be a positive multiple of the tile width b_n = " +
                                     num(a.block_n));

@@ -15,6 +15,7 @@ namespace xs::kernels::moe {
 //             by row % 8 (conflict-free fragment writes and 16-B row reads)          32 or 64 KiB
 //   row_meta  the staged L2 tile's 128 (dst rank, slot) pairs, filled by the storers           1 KiB
 //   dispatch  the 128 arrival rows of the row block being dispatched                          512 B
+//   act scale fp8 only: the staged L1 tile's 128 per-row act scales (math -> storers)          512 B
 //   stamps    math warpgroups' "slot full" clock64 stamps (2 x 8 B); the launch epoch (4 B)
 //   barriers  full[s], empty[s], slot_full, slot_empty
 template <int kBlockN>
@@ -27,7 +28,8 @@ struct SmemLayout {
   static constexpr std::uint32_t kStagingOffset = Shape::kStages * kStageBytes;
   static constexpr std::uint32_t kRowMetaOffset = kStagingOffset + kStagingBytes;
   static constexpr std::uint32_t kDispatchMetaOffset = kRowMetaOffset + Shape::kBlockM * 8;
-  static constexpr std::uint32_t kStampOffset = kDispatchMetaOffset + Shape::kBlockM * 4;
+  static constexpr std::uint32_t kActScaleOffset = kDispatchMetaOffset + Shape::kBlockM * 4;
+  static constexpr std::uint32_t kStampOffset = kActScaleOffset + Shape::kBlockM * 4;
   static constexpr std::uint32_t kEpochOffset = kStampOffset + 16;
   static constexpr std::uint32_t kLastTileOffset = kEpochOffset + 4;  // the CTA's last tile (instrumentation)
   static constexpr std::uint32_t kBarrierOffset = (kLastTileOffset + 4 + 7u) & ~7u;
@@ -42,11 +44,19 @@ static_assert(SmemLayout<256>::kDynamicBytes <= 227 * 1024, "b_n = 256 shared me
 static_assert(SmemLayout<128>::kStageBytes % 1024 == 0 && SmemLayout<256>::kStageBytes % 1024 == 0,
               "128B-swizzled TMA tiles need 1024-byte alignment");
 
-// Byte offset of element (row, col) in the staging tile of `row_bytes` per row (a multiple of 128).
+// Byte offset of bf16 element (row, col) in the staging tile of `row_bytes` per row (a multiple of 128).
 XS_HD std::uint32_t staging_offset(std::uint32_t row, std::uint32_t col, std::uint32_t row_bytes) {
   const std::uint32_t chunk = col / 8;
   return row * row_bytes + ((chunk ^ (row % 8)) * 16) + (col % 8) * 2;
 }
+// fp8 L1 staging: [128 rows][64 e4m3] = 64 B per row, 16-B chunks XOR-swizzled by row % 4.
+XS_HD std::uint32_t staging_offset_fp8(std::uint32_t row, std::uint32_t col) {
+  return row * 64 + (((col / 16) ^ (row % 4)) * 16) + col % 16;
+}
+
+// Elements per k-block: one 128-byte swizzle row of A and B (64 bf16 or 128 e4m3).
+template <Precision kPrec>
+inline constexpr std::uint32_t kBlockKElems = kPrec == Precision::kBf16 ? 64 : 128;
 
 template <class Schedule>
 struct KernelParams {
@@ -56,6 +66,14 @@ struct KernelParams {
   std::uint32_t hidden = 0;        // h
   std::uint32_t intermediate = 0;  // I
   std::uint32_t num_ctas = 0;      // K_SM: scheduler instances
+  std::uint32_t pool_rows = 0;     // num_row_blocks * 128
+  std::uint32_t row_bytes_in = 0;  // bytes of an arrival / pool row: h x element size (2 bf16, 1 e4m3)
+  // fp8 W8A8 scales (megamoe.hpp); null in bf16 launches.
+  const float* arrival_scale = nullptr;
+  float* pool_scale = nullptr;
+  const float* w1_scale = nullptr;
+  const float* w2_scale = nullptr;
+  float* act_scale = nullptr;
   const std::uint8_t* arrival = nullptr;
   std::uint8_t* pool = nullptr;
   std::uint8_t* act = nullptr;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# MegaMoE speed study on the H200 (one device call): build, the MoE GPU tests, then `xstage-bench megamoe`
-# for each tile width given in $BLOCK_NS (default "128 256") on the points given in $POINT_ARGS, each file
-# with the PyTorch grouped_mm baseline attached. Results in $OUT, logs in $OUT/logs.tar.gz.
-# Usage there: BLOCK_NS="128 256" POINT_ARGS="--shapes dsv4_flash --ksm 132 --target local" bash scripts/device/h200_moe_perf.sh
+# MegaMoE speed study on the H200 (one device call): build, the MoE GPU tests, compute-sanitizer on the
+# runner's small points (both precisions), then `xstage-bench megamoe` for each "b_n:precisions" run in
+# $RUNS (default "128:bf16,fp8 256:bf16") on the points given in $POINT_ARGS, each file with the PyTorch
+# grouped_mm baseline attached. Results in $OUT, logs in $OUT/logs.tar.gz.
+# Usage there: RUNS="128:bf16 256:bf16" POINT_ARGS="--shapes dsv4_flash --ksm 132 --target local" bash scripts/device/h200_moe_perf.sh
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"
@@ -11,7 +12,7 @@ CMAKE=${CMAKE:-/opt/torch/.venv/bin/cmake}
 PY=${PY:-/opt/torch/.venv/bin/python3}
 [[ -x "$CMAKE" ]] || CMAKE=cmake
 [[ -x "$PY" ]] || PY=python3
-BLOCK_NS=${BLOCK_NS:-"128 256"}
+RUNS=${RUNS:-"128:bf16,fp8 256:bf16"}
 POINT_ARGS=${POINT_ARGS:-"--shapes dsv4_flash --T 6976 --ksm 132 --target local"}
 MOE_MODEL=${MOE_MODEL:-results/h200/megamoe/calibration-moe-pattern.json}
 SECONDS=0
@@ -26,12 +27,19 @@ stamp build
 "$CMAKE" --build build -j16 --target xstage-bench xs_gpu_moe_tests >"$LOGS/build.txt" 2>&1 || { grep error "$LOGS/build.txt" | head -30; exit 1; }
 stamp "gpu moe tests"
 timeout 300 build/bin/xs_gpu_moe_tests >"$LOGS/gpu_moe.txt" 2>&1
-echo "moe rc=$?"; grep -E "^\[  (FAILED|PASSED) |Failure" "$LOGS/gpu_moe.txt" | head -10
-for bn in $BLOCK_NS; do
+echo "moe rc=$?"; grep -E "^\[  (FAILED|PASSED) |Failure|Expected|verified|wrong" "$LOGS/gpu_moe.txt" | head -20
+SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for tool in memcheck racecheck; do
+  timeout 240 "$SANITIZER" --tool $tool --error-exitcode 9 build/bin/xs_gpu_moe_tests \
+    --gtest_filter='Small/MoeRunner.*/2:Small/MegaMoeKernel.*/3' >"$LOGS/$tool.txt" 2>&1
+  echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$LOGS/$tool.txt" | head -4
+done
+for run in $RUNS; do
+  bn=${run%%:*}; precisions=${run#*:}
   stamp "bench b_n=$bn"
   clocks "before b_n=$bn"
   # shellcheck disable=SC2086
-  build/bin/xstage-bench megamoe $POINT_ARGS --block-n "$bn" --model "$MOE_MODEL" --out "$OUT/megamoe-bn$bn.json" \
+  build/bin/xstage-bench megamoe $POINT_ARGS --block-n "$bn" --precision "$precisions" --model "$MOE_MODEL" --out "$OUT/megamoe-bn$bn.json" \
     --no-progress >"$LOGS/bench-bn$bn.txt" 2>&1
   echo "bench rc=$?"; tail -6 "$LOGS/bench-bn$bn.txt"
   clocks "after b_n=$bn"

@@ -119,7 +119,8 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
   for (const auto& v : r.variants) {
     per_variant[v.name] = {{"verified", v.verified}, {"wrong_elements", v.wrong_elements},
                            {"unwritten_slots", v.unwritten_slots}, {"unexpected_slots", v.unexpected_slots},
-                           {"bitwise_differences_vs_first", v.bitwise_differences}, {"detail", v.verification_detail}};
+                           {"bitwise_differences_vs_first", v.bitwise_differences},
+                           {"relative_difference", v.relative_difference}, {"detail", v.verification_detail}};
     if (!v.verified && detail.empty()) detail = v.name + ": " + v.verification_detail;
   }
   p.verification.detail = detail;

@@ -14,7 +14,7 @@ namespace xs::moe {
 
 struct MoePointSpec {
   MoeShape shape;                 // h, I, E, top_k (configs/moe/models.json)
-  std::string precision = "bf16"; // bf16 | fp8 (fp8 not built yet: the point is skipped with the reason)
+  std::string precision = "bf16"; // bf16 | fp8 (W8A8, b_n = 128)
   std::string routing = "skewed"; // balanced (alpha 0) | skewed (alpha) — recorded with alpha, gain, seed
   double zipf_alpha = 0.5;
   double gain = 1.0;
@@ -73,6 +73,7 @@ struct VariantResult {
   double tflops = 0;              // 2 * pairs * 3 h I / median time (L1 gate+up and L2 of every valid row)
   bool verified = false;
   std::uint64_t wrong_elements = 0, unwritten_slots = 0, unexpected_slots = 0, bitwise_differences = 0;
+  double relative_difference = 0;  // 1 - 2<x,y>/(|x|^2 + |y|^2) against the reference (fp8's measure)
   std::string verification_detail;
   TileDistributions tiles;
 };

@@ -156,7 +156,8 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
   d.add_options = [flags](bench::OptionSink& sink) {
     sink.add_text("--shapes", flags->shapes, "Model shapes from --models-file, comma list or 'all'");
     sink.add_text("--models-file", flags->models_file, "Shape table (JSON)");
-    sink.add_text("--precision", flags->precision, "bf16 and/or fp8 (fp8 W8A8 points are skipped: not built yet)");
+    sink.add_text("--precision", flags->precision, "bf16 and/or fp8 (W8A8: e4m3, per-token 128-K and 128x128 "
+                  "weight scales; b_n 128)");
     sink.add_text("--routing", flags->routing, "balanced and/or skewed (Zipf alpha, gain)");
     sink.add_number("--alpha", flags->alpha, "Zipf exponent of the skewed routing");
     sink.add_number("--gain", flags->gain, "Weight of the popularity bias in the router scores");

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime.h>
 
+#include "../gpu_common/sm90_environment.hpp"
 #include "common/error.hpp"
 #include "moe/megamoe.hpp"
 #include "runtime/check.hpp"
@@ -20,23 +21,7 @@
 namespace xs::kernels::moe {
 namespace {
 
-class Sm90Environment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      std::printf("no CUDA device: skipping (exit 77)\n");
-      std::exit(77);
-    }
-    int major = 0;
-    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-    if (major != 9) {
-      std::printf("GPU 0 is not sm_90: skipping (exit 77)\n");
-      std::exit(77);
-    }
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new Sm90Environment);
+[[maybe_unused]] auto* const kEnv = ::testing::AddGlobalTestEnvironment(new xs::test::Sm90Environment);
 
 constexpr std::uint16_t kPoison = 0xFFFF;
 float bf16_to_float(std::uint16_t b) {
