@@ -217,13 +217,16 @@ TEST(MoeReferenceArgs, RejectsBadShapesAndRanges) {
   a.row_end = -1;  // all rows: now the null pointers are the problem
   EXPECT_THROW(km::validate_moe_reference(a), Error);
   km::MegaMoeArgs fp8;
-  fp8.precision = km::Precision::kFp8;  // e4m3 inputs: the bf16 reference must refuse them
-  try {
-    (void)km::reference_args_for(fp8);
-    FAIL() << "fp8 launch accepted by the bf16 reference";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.field(), "precision");
-  }
+  fp8.precision = km::Precision::kFp8;  // e4m3 inputs: the reference must run the W8A8 recipe on them
+  float scales[3] = {1.0f, 2.0f, 3.0f};
+  fp8.arrival_scale = &scales[0];
+  fp8.w1_scale = &scales[1];
+  fp8.w2_scale = &scales[2];
+  const km::MoeReferenceArgs r = km::reference_args_for(fp8);
+  EXPECT_EQ(r.precision, km::Precision::kFp8);
+  EXPECT_EQ(r.arrival_scale, &scales[0]);
+  EXPECT_EQ(r.w1_scale, &scales[1]);
+  EXPECT_EQ(r.w2_scale, &scales[2]);
 }
 
 }  // namespace
