@@ -141,7 +141,8 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& r
         throw input_error(plan.suite, fmt::format("point {} came back as {} {} (expected {} {})", i, point.id,
                                                   point.axes.dump(), spec.id, spec.axes.dump()));
       if (report::failed_verification(point)) {
-        const std::string why = point.status == "failed" ? point.reason : point.verification.detail;
+        std::string why = point.status == "failed" ? point.reason : point.verification.detail;
+        if (why.empty()) why = "no detail given";
         std::fprintf(stderr, "\nxstage-bench: %s %s FAILED verification: %s\n", plan.suite.c_str(),
                      spec.label.c_str(), why.c_str());
       }
