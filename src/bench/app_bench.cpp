@@ -93,13 +93,14 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& r
 
   AppJournalText contents;
   AppBenchOutcome outcome;
-  outcome.journal = open_run_journal(journal_path, plan.output_path, plan.resume, app_journal_header(plan),
-                                     [&](const report::Journal& j) {
-                                       contents = read_app_journal(j.path(), plan.suite);
-                                       std::set<std::string> keys;
-                                       for (const auto& p : contents.points) keys.insert(report::app_point_key(p.id, p.axes));
-                                       return JournalState{contents.header, keys.size()};
-                                     });
+  auto read_existing = [&](const report::Journal& j) {
+    contents = read_app_journal(j.path(), plan.suite);
+    std::set<std::string> keys;
+    for (const auto& p : contents.points) keys.insert(report::app_point_key(p.id, p.axes));
+    return JournalState{contents.header, keys.size()};
+  };
+  outcome.journal =
+      open_run_journal(journal_path, plan.output_path, plan.resume, app_journal_header(plan), read_existing);
   std::map<std::string, report::AppPoint> finished;
   if (plan.resume) {
     for (auto& p : contents.points) {
