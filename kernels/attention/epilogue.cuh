@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "attention/params.cuh"
-#include "attention/ptx_hopper.cuh"
+#include "common/ptx_hopper.cuh"
 
 namespace xs::kernels::attention {
 

@@ -19,11 +19,11 @@
 #include <utility>
 
 #include <cuda.h>
-#include <cudaTypedefs.h>
 
 #include "attention/epilogue.cuh"
 #include "attention/flash_attention.hpp"
 #include "attention/mainloop.cuh"
+#include "common/tensor_map.hpp"
 #include "common/error.hpp"
 #include "runtime/check.hpp"
 
@@ -152,34 +152,10 @@ WaitTimeoutReport*& timeout_report_host() {
   return host;
 }
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-    XS_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status));
-    if (status != cudaDriverEntryPointSuccess || ptr == nullptr)
-      throw Error(ExitCode::kDeviceFailure, "cuda", "cuTensorMapEncodeTiled",
-                  "driver entry point cuTensorMapEncodeTiled not found (driver older than CUDA 12.0?)");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
-  }();
-  return fn;
-}
-
 // [rows][d] bf16, box [128 rows][64 cols], 128B swizzle (matches SmemLayout and the wgmma descriptors).
 CUtensorMap make_tile_map(const void* base, std::uint64_t rows, const char* name) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(TileShape::kHeadDim), rows};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(TileShape::kHeadDim * TileShape::kElemBytes)};
-  const cuuint32_t box[2] = {TileShape::kSwizzleCols, 128};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult res = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims,
-                                            strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (res != CUDA_SUCCESS)
-    throw Error(ExitCode::kDeviceFailure, "cuda", "cuTensorMapEncodeTiled",
-                std::string("cuTensorMapEncodeTiled for ") + name + " failed with CUresult " + std::to_string(res));
-  return map;
+  return make_tile_map_2d(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, TileShape::kElemBytes, rows, TileShape::kHeadDim,
+                          128, TileShape::kSwizzleCols, name);
 }
 
 // One report per process, in mapped pinned host memory (allocated by the first launch; launch once

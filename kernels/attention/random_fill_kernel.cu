@@ -2,22 +2,16 @@
 #include <cuda_bf16.h>
 
 #include "attention/random_fill.hpp"
+#include "common/counter_hash.cuh"
 #include "runtime/check.hpp"
 
 namespace xs::kernels::attention {
 namespace {
 
-__device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 __global__ void fill_random_bf16_kernel(__nv_bfloat16* dst, std::size_t count, std::uint64_t seed, float stddev) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const std::uint64_t h = splitmix64(seed ^ splitmix64(i));
+    const std::uint64_t h = counter_hash(seed, i);
     // Two 24-bit uniforms in (0, 1], Box-Muller.
     const float u1 = (static_cast<float>(h & 0xFFFFFF) + 1.0f) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((h >> 24) & 0xFFFFFF) * (1.0f / 16777216.0f);

@@ -31,7 +31,7 @@ struct TileShape {
   static constexpr int kBlockM = 128;            // b_m
   static constexpr int kBlockN = kBlockNCols;    // b_n (128 or 256)
   static constexpr int kBlockK = 64;             // bf16 elements per k-block (128 B)
-  static constexpr int kStages = kBlockN == 128 ? 5 : 4;  // TMA ring depth
+  static constexpr int kStages = kBlockN == 128 ? 5 : 3;  // TMA ring depth (227 KiB budget)
   static constexpr int kNumMathWarpgroups = 2;   // cooperative: rows [64c, 64c + 64) each (wgmma M = 64)
   static constexpr int kNumStorerWarps = 2;
   // Threads: warpgroup 0 = producer warp (TMA) + 2 storer warps + 1 idle warp; warpgroups 1, 2 = math.
@@ -41,6 +41,10 @@ struct TileShape {
   static constexpr int kElemBytes = 2;
   static constexpr int kL1OutCols = kBlockN / 2;  // intermediate columns one L1 tile produces
   static constexpr int kRowSegmentBytes = kBlockN * kElemBytes;  // one Combine row segment per tile row
+  // setmaxnreg budget at b_n = 256 (128 fp32 accumulators per math thread): 40 x 128 + 232 x 256 = 64512
+  // <= 65536 registers per SM; b_n = 128 keeps the uniform launch-bounds allocation.
+  static constexpr int kSideRegisters = 40;
+  static constexpr int kMathRegisters = 232;
 };
 
 inline constexpr int kMaxRanks = 16;        // P, emulated or real EP degree

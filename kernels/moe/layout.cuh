@@ -100,7 +100,7 @@ struct SyncLayout {
   XS_HD std::uint32_t l1_done_word(std::uint32_t p) const { return 2u + num_row_blocks + p; }
 };
 
-// ---- Instrumentation: one record per tile (64 B), indexed by TileSpace::tile_index --------------------
+// ---- Instrumentation: one record per tile (80 B), indexed by TileSpace::tile_index --------------------
 // Cycle stamps are clock64 of the SM the CTA runs on (comparable within a CTA); start_ns is %globaltimer
 // at the mainloop start, to align SMs on one time axis.
 struct TileRecord {
@@ -112,10 +112,18 @@ struct TileRecord {
   std::uint64_t store_start_cycles = 0;  // storer span T_RS: stamp, all storer threads issue, sync, stamp
   std::uint64_t store_end_cycles = 0;
   std::uint32_t staging_wait_cycles = 0; // MMA side: wait on the staging slot's `empty` barrier
-  std::uint32_t dependency_spin_cycles = 0;  // producer: wait on dispatch_flag (L1) or l1_done (L2)
+  std::uint32_t dependency_spin_cycles = 0;  // producer: wait on dispatch_flag (L1) or l1_done (L2); the
+                                             // producer runs ahead, so part of it overlaps earlier tiles
   std::uint32_t queue_cycles = 0;        // staging slot full -> first store issued
   std::uint32_t sm = 0;                  // %smid
+  std::uint32_t first_stage_wait_cycles = 0;  // MMA side: wait for the tile's first k-block (the exposed
+                                              // part of the dependency spin and of the load latency)
+  std::uint32_t reserved = 0;
+  // %globaltimer at kernel entry (the CTA's first tile) and at kernel exit (its last tile); 0 elsewhere.
+  // Entry -> first mainloop start is the start-up (Dispatch of the first row block, the first flags);
+  // last store end -> exit is the end fence and the final barrier.
+  std::uint64_t cta_boundary_ns = 0;
 };
-static_assert(sizeof(TileRecord) == 64, "TileRecord is 64 bytes");
+static_assert(sizeof(TileRecord) == 80, "TileRecord is 80 bytes");
 
 }  // namespace xs::kernels::moe

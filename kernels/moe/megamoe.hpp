@@ -59,6 +59,16 @@ struct MegaMoeArgs {
   const void* w1 = nullptr;       // [E][2I][h]  row 2j = gate_j, row 2j+1 = up_j (pre-interleaved)
   const void* w2 = nullptr;       // [E][h][I]
   void* act = nullptr;            // [num_row_blocks*128][I]   SwiGLU x weight, bf16 (L1 output)
+  // fp8 W8A8 (precision kFp8, b_n = 128): arrival, pool, w1, w2 and act hold e4m3 (1 byte per element)
+  // instead of bf16; an element's value is e4m3 x its fp32 scale. The Combine rows stay bf16.
+  const float* arrival_scale = nullptr;  // [num_arrivals][h/128]  per token, per 128-K group
+  float* pool_scale = nullptr;           // [h/128][pool rows]     written by Dispatch (group-major: one
+                                         //                        k-block's 128 row scales are contiguous)
+  const float* w1_scale = nullptr;       // [E][2I/128][h/128]     per 128 x 128 block of the interleaved W1
+  const float* w2_scale = nullptr;       // [E][h/128][I/128]      per 128 x 128 block of W2
+  float* act_scale = nullptr;            // [I/64][pool rows]      per row, per 64 intermediate columns (one
+                                         //                        L1 tile's b_n/2): s = amax/448 (1 if amax is
+                                         //                        0), q = e4m3_rn_satfinite(a / s)
   RoutingTables routing;          // device arrays, layout.cuh
   void* dst[kMaxRanks] = {};      // Combine destination of each rank: local HBM, mapped host, peer
   std::uint64_t dst_bytes[kMaxRanks] = {};

@@ -1,8 +1,6 @@
 // xstage attention layer (CUDA): device buffers, random problems and single-variant runs (fa_device.hpp).
 #include "attention/fa_device.hpp"
 
-#include <random>
-
 #include "attention/random_fill.hpp"
 #include "attention/reference_attention.hpp"
 #include "common/error.hpp"
@@ -11,23 +9,6 @@
 namespace xs::attention {
 
 namespace ka = xs::kernels::attention;
-
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (const cudaError_t err = cudaMalloc(&ptr_, bytes); err != cudaSuccess) {
-    (void)cudaGetLastError();
-    ptr_ = nullptr;
-    throw Error(ExitCode::kDeviceFailure, "cuda", "cudaMalloc",
-                "cudaMalloc of " + std::to_string(bytes) + " bytes failed: " + cudaGetErrorString(err));
-  }
-}
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != nullptr) (void)cudaFree(ptr_);
-}
-
-std::uint64_t fresh_seed() {
-  std::random_device rd;
-  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-}
 
 FaProblem::FaProblem(int heads, int len, int dim, std::uint64_t s, float q_stddev)
     : num_heads(heads), seq_len(len), head_dim(dim), seed(s), q(bytes()), k(bytes()), v(bytes()) {

@@ -11,29 +11,13 @@
 #include <cuda_runtime.h>
 
 #include "attention/flash_attention.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace xs::attention {
 
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; o.bytes_ = 0; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(bytes_, o.bytes_);
-    return *this;
-  }
-  void* get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+// Owned device memory and the fresh-input seed live in the runtime layer (shared with moe).
+using runtime::DeviceBuffer;
+using runtime::fresh_seed;
 
 // Q, K, V: [num_heads][seq_len][head_dim] bf16, normal(0, stddev) from `seed` (q_stddev scales Q only:
 // > 1 sharpens the softmax and exercises the running-max rescale).
@@ -56,8 +40,6 @@ struct FaProblem {
     a.head_dim = head_dim;
   }
 };
-
-std::uint64_t fresh_seed();  // from std::random_device; tests print it
 
 // cudaStreamSynchronize that names a timed-out mbarrier (flash_attention_timeout_message) on failure.
 void sync_checked(cudaStream_t stream, const char* what);

@@ -12,6 +12,7 @@
 #include "cli/common/remote_store_suites.hpp"
 #include "cli/common/suite_options.hpp"
 #include "common/error.hpp"
+#include "moe/moe_suite.hpp"
 
 namespace {
 
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
     xs::bench::SuiteRegistry registry;
     xs::cli::register_remote_store_suites(registry, o.flags);
     xs::attention::register_attention_suites(registry);
+    xs::moe::register_moe_suites(registry);
     CLI::App app{
         "xstage-bench: run one benchmark suite over a sweep; each point is stored with its measured times\n"
         "(median, p10/p90, every sample) and, with --model, the Burst-Gap prediction beside it.\n\n"

@@ -6,7 +6,7 @@
 
 #include "attention/cpu_reference.hpp"
 #include "attention/fa_device.hpp"
-#include "gpu_attention_env.hpp"
+#include "../gpu_common/sm90_environment.hpp"
 
 namespace xs::attention {
 namespace {

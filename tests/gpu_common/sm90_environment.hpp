@@ -1,5 +1,6 @@
-// xstage GPU attention tests: a gtest global environment that exits 77 (CTest "Not Run") without an
-// sm_90 GPU, and small helpers shared by the test files.
+// xstage GPU tests (shared by gpu_attention and gpu_moe): a gtest global environment that exits 77
+// (CTest "Not Run") where there is no CUDA device or GPU 0 is not sm_90 (the kernels are built for
+// sm_90a only). No *_test.cpp here: this folder is no test executable of its own.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -20,7 +21,7 @@ class Sm90Environment : public ::testing::Environment {
     int major = 0;
     (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
     if (major != 9) {
-      std::printf("GPU 0 is not sm_90 (the attention kernel is built for sm_90a): skipping (exit 77)\n");
+      std::printf("GPU 0 is not sm_90 (the xstage kernels are built for sm_90a): skipping (exit 77)\n");
       std::exit(77);
     }
   }

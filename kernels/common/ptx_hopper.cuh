@@ -1,5 +1,6 @@
-// xstage kernels layer (attention): thin inline-PTX wrappers for the Hopper FlashAttention kernel:
-// mbarrier, TMA (cp.async.bulk.tensor), wgmma, named barriers, setmaxnreg, fences. Device code only.
+// xstage kernels layer (common): thin inline-PTX wrappers for the Hopper (sm_90a) kernels, FlashAttention
+// and MegaMoE: mbarrier, TMA (cp.async.bulk.tensor), wgmma, named barriers, setmaxnreg, fences, flags.
+// Device code only.
 // Each cites its PTX ISA 9.0 section (https://docs.nvidia.com/cuda/parallel-thread-execution/, anchors
 // given because section numbers shift between ISA versions). wgmma/setmaxnreg need sm_90a.
 #pragma once
@@ -7,7 +8,7 @@
 
 #include "common/ptx.cuh"
 
-namespace xs::kernels::attention::ptx {
+namespace xs::ptx {
 
 __device__ __forceinline__ std::uint32_t smem_u32(const void* ptr) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(ptr));
@@ -129,6 +130,44 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_ss(float (&d)[64], std
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// D[64x256] (+)= A[64x16] * B[16x256]; both K-major in shared memory (the b_n = 256 MegaMoE tile). Same
+// fragment layout as m64n128 with j running to 31: d[4j + 2*row_half + col_odd], columns 8j + 2(t%4).
+__device__ __forceinline__ void wgmma_m64n256k16_f32_bf16_ss(float (&d)[128], std::uint64_t desc_a,
+                                                            std::uint64_t desc_b, std::uint32_t scale_d) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+      "%128, %129, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // D[64x128] (+)= A[64x16] * B[16x128]; A from registers (4 x bf16x2 per thread, the accumulator layout
 // of a 64x16 slice), B from shared memory MN-major (imm-tnsp-b = 1: V stored [kv][d], d contiguous).
 __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_rs_tb(float (&d)[64], const std::uint32_t (&a)[4],
@@ -155,6 +194,49 @@ __device__ __forceinline__ void wgmma_m64n128k16_f32_bf16_rs_tb(float (&d)[64], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
 }
 
+
+// --- Cross-CTA flags (global memory) ----------------------------------------------------------------
+// PTX ISA "ld" / "red" / "st" with .acquire / .release at .gpu scope (#data-movement-and-conversion-instructions-ld,
+// #parallel-synchronization-and-communication-instructions-red) and "Memory Consistency Model: Release and
+// Acquire Patterns" (#release-acquire-patterns): a consumer that acquires the value a producer released
+// sees every write the producer made before the release (cumulativity covers writes ordered before it by
+// a CTA barrier).
+__device__ __forceinline__ std::uint32_t ld_acquire_gpu_u32(const std::uint32_t* ptr) {
+  std::uint32_t value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(ptr) : "memory");
+  return value;
+}
+__device__ __forceinline__ void st_release_gpu_u32(std::uint32_t* ptr, std::uint32_t value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(ptr), "r"(value) : "memory");
+}
+__device__ __forceinline__ void red_release_gpu_add_u32(std::uint32_t* ptr, std::uint32_t value) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(ptr), "r"(value) : "memory");
+}
+// "fence.acq_rel.gpu" (#parallel-synchronization-and-communication-instructions-membar).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+// "fence.proxy.async.global" (#parallel-synchronization-and-communication-instructions-membar): orders
+// generic-proxy global accesses against async-proxy (TMA) accesses of the same memory. Writers run it after
+// their st.global of data another CTA will TMA-load; readers after the acquire that observed the flag.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+// "ld.global.nc" (#data-movement-and-conversion-instructions-ld-global-nc): 16 B through the read-only
+// path, for inputs no thread of the launch writes (the arrival buffer).
+__device__ __forceinline__ uint4 ld_global_nc_v4(const void* ptr) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(ptr));
+  return v;
+}
+__device__ __forceinline__ void st_shared_b16(std::uint32_t addr, std::uint16_t v) {
+  asm volatile("st.shared.b16 [%0], %1;" ::"r"(addr), "h"(v) : "memory");
+}
+// "cvt.rn.bf16.f32" (#data-movement-and-conversion-instructions-cvt): one bf16, round to nearest even.
+__device__ __forceinline__ std::uint16_t to_bf16_bits(float x) {
+  std::uint16_t r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
 
 // --- Warpgroup roles and CTA barriers -------------------------------------------------------------
 // "setmaxnreg" (#miscellaneous-instructions-setmaxnreg): moves registers between warpgroups; needs a
@@ -201,12 +283,8 @@ __device__ __forceinline__ uint4 ld_shared_v4(std::uint32_t addr) {
                : "memory");
   return v;
 }
-// Stores, fences and timers shared with the remote-store microbenchmarks (kernels/common/ptx.cuh, each
-// citing its PTX ISA section), so both measure with the same instructions.
-__device__ __forceinline__ void st_global_v4(void* ptr, uint4 v) { xs::ptx::st_global_v4_b32(ptr, v.x, v.y, v.z, v.w); }
-using xs::ptx::clock64_cycles;
-using xs::ptx::fence_sc_sys;
-using xs::ptx::globaltimer_ns;
-using xs::ptx::smid;
+// The 16-byte store of kernels/common/ptx.cuh (the remote-store microbenchmarks' instruction), so the
+// application kernels and the calibration issue the same STG.E.128.
+__device__ __forceinline__ void st_global_v4(void* ptr, uint4 v) { st_global_v4_b32(ptr, v.x, v.y, v.z, v.w); }
 
-}  // namespace xs::kernels::attention::ptx
+}  // namespace xs::ptx

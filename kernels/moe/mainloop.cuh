@@ -1,0 +1,137 @@
+// xstage kernels layer (moe): the GEMM mainloop of one MegaMoE tile. The producer thread streams A (pool
+// rows for Linear-1, intermediate rows for Linear-2) and B (the expert's W1 or W2 rows) with TMA through a
+// kStages ring; the two math warpgroups run wgmma m64n{b_n}k16 on rows [64c, 64c + 64) of the tile.
+// The producer also owns the cross-CTA dependency waits: a Linear-1 tile waits for its row block's
+// Dispatch flag, a Linear-2 tile for all Linear-1 tiles of its row block (l1_done). Device code only.
+#pragma once
+#include <cstdint>
+
+#include "moe/pipeline.cuh"
+#include "moe/scheduler.cuh"
+
+namespace xs::kernels::moe {
+
+// The k extent and the B row of a tile (A row = row_block * 128 in both GEMMs).
+//   L1: K = h, B = W1 viewed as [E * 2I][h]: rows e * 2I + n1 * b_n
+//   L2: K = I, B = W2 viewed as [E * h][I]:  rows e * h + n2 * b_n
+template <int kBlockN, class Params>
+__device__ __forceinline__ std::uint32_t num_k_blocks(const Params& p, const TileId& t) {
+  return (t.kind == TileKind::kL1 ? p.hidden : p.intermediate) / TileShape<kBlockN>::kBlockK;
+}
+
+// ---- Producer (one thread) -------------------------------------------------------------------------------
+// Ring slot of k-block iteration i (counted over all tiles of the CTA): s = i % kStages, full parity
+// (i / kStages) & 1; the producer waits on empty with the opposite parity (a fresh barrier's previous
+// phase counts as complete).
+template <int kBlockN, class Params>
+__device__ void producer_loop(const Params& p, const void* tm_pool, const void* tm_act, const void* tm_w1,
+                              const void* tm_w2, std::uint8_t* smem, const Barriers& bars, std::uint32_t cta,
+                              std::uint32_t epoch) {
+  using Shape = TileShape<kBlockN>;
+  using Smem = SmemLayout<kBlockN>;
+  constexpr std::uint32_t S = Shape::kStages;
+  const TileSpace& tiles = p.problem.tiles;
+  ScheduleCursor cur = p.schedule.begin(p.problem, cta, p.num_ctas);
+  TileId t;
+  std::uint32_t it = 0;
+  while (p.schedule.next(p.problem, cur, t)) {
+    const std::uint32_t tile_idx = tiles.tile_index(t);
+    const std::uint32_t expert = p.routing.row_block_expert[t.row_block];
+    std::uint64_t spin;
+    const void* tm_a;
+    const void* tm_b;
+    std::int32_t b_row;
+    if (t.kind == TileKind::kL1) {
+      spin = wait_counter(p, p.sync + p.sync_layout.dispatch_word(t.row_block), epoch, WaitFlag::kDispatchFlag,
+                          t.row_block);
+      tm_a = tm_pool;
+      tm_b = tm_w1;
+      b_row = static_cast<std::int32_t>(expert * 2u * p.intermediate + t.n_block * kBlockN);
+    } else {
+      spin = wait_counter(p, p.sync + p.sync_layout.l1_done_word(t.row_block), epoch * tiles.l1_tiles_per_row,
+                          WaitFlag::kL1Done, t.row_block);
+      tm_a = tm_act;
+      tm_b = tm_w2;
+      b_row = static_cast<std::int32_t>(expert * p.hidden + t.n_block * kBlockN);
+    }
+    // The rows were written with generic-proxy stores by other CTAs; TMA reads through the async proxy.
+    ptx::fence_proxy_async_global();
+    if (p.records != nullptr) p.records[tile_idx].dependency_spin_cycles = static_cast<std::uint32_t>(spin);
+    const auto a_row = static_cast<std::int32_t>(t.row_block * Shape::kBlockM);
+    const std::uint32_t kbs = num_k_blocks<kBlockN>(p, t);
+    for (std::uint32_t kb = 0; kb < kbs; ++kb, ++it) {
+      const std::uint32_t s = it % S;
+      wait_barrier(p, bars.empty + s, ((it / S) & 1) ^ 1, WaitFlag::kStageEmpty, tile_idx);
+      ptx::mbarrier_arrive_expect_tx(bars.full + s, Smem::kStageBytes);
+      const auto k = static_cast<std::int32_t>(kb * Shape::kBlockK);
+      ptx::tma_load_2d(smem + Smem::a_offset(s), tm_a, bars.full + s, k, a_row);
+      ptx::tma_load_2d(smem + Smem::b_offset(s), tm_b, bars.full + s, k, b_row);
+    }
+  }
+  // Tail: wait until the math warpgroups released every slot, so no TMA write is outstanding at exit.
+  for (std::uint32_t i = 0; i < S; ++i, ++it)
+    wait_barrier(p, bars.empty + it % S, ((it / S) & 1) ^ 1, WaitFlag::kStageEmpty, 0xFFFFFFFFu);
+}
+
+// ---- Math warpgroup: one tile's mainloop -------------------------------------------------------------------
+// acc[64 x b_n] (this warpgroup's rows) = A[64 x K] * B[b_n x K]^T, both K-major with 128B swizzle:
+// SBO = 8 rows x 128 B = 1024; k-step kk (16 elements) is +32 B inside the swizzle row.
+template <int kBlockN>
+struct Accumulator;
+template <>
+struct Accumulator<128> {
+  float d[64];
+  __device__ __forceinline__ void mma(std::uint64_t da, std::uint64_t db, std::uint32_t scale_d) {
+    ptx::wgmma_m64n128k16_f32_bf16_ss(d, da, db, scale_d);
+  }
+  __device__ __forceinline__ void fence() { ptx::fence_operands(d); }
+};
+template <>
+struct Accumulator<256> {
+  float d[128];
+  __device__ __forceinline__ void mma(std::uint64_t da, std::uint64_t db, std::uint32_t scale_d) {
+    ptx::wgmma_m64n256k16_f32_bf16_ss(d, da, db, scale_d);
+  }
+  __device__ __forceinline__ void fence() { ptx::fence_operands(d); }
+};
+
+// Returns the cycles spent waiting for the tile's first k-block (the exposed dependency wait).
+template <int kBlockN, class Params>
+__device__ __forceinline__ std::uint64_t mainloop(const Params& p, Accumulator<kBlockN>& acc, std::uint32_t kbs,
+                                                  std::uint32_t smem_base, const Barriers& bars,
+                                                  std::uint32_t warpgroup, std::uint32_t& it, std::uint32_t tile_idx) {
+  using Shape = TileShape<kBlockN>;
+  using Smem = SmemLayout<kBlockN>;
+  constexpr std::uint32_t S = Shape::kStages;
+  std::uint32_t prev = 0;
+  std::uint64_t first_wait = 0;
+  for (std::uint32_t kb = 0; kb < kbs; ++kb, ++it) {
+    const std::uint32_t s = it % S;
+    const std::uint64_t waited = wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
+    if (kb == 0) first_wait = waited;
+    const std::uint32_t a_addr = smem_base + Smem::a_offset(s) + warpgroup * 64 * 128;
+    const std::uint32_t b_addr = smem_base + Smem::b_offset(s);
+    acc.fence();
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Shape::kBlockK / 16; ++kk) {
+      const std::uint64_t da = ptx::make_smem_desc_sw128(a_addr + kk * 32, 16, 1024);
+      const std::uint64_t db = ptx::make_smem_desc_sw128(b_addr + kk * 32, 16, 1024);
+      acc.mma(da, db, (kb > 0 || kk > 0) ? 1u : 0u);
+    }
+    ptx::wgmma_commit_group();
+    acc.fence();
+    if (kb > 0) {
+      ptx::wgmma_wait_group<1>();  // k-block kb-1 retired: its stage may be refilled
+      acc.fence();
+      ptx::mbarrier_arrive(bars.empty + prev);
+    }
+    prev = s;
+  }
+  ptx::wgmma_wait_group<0>();
+  acc.fence();
+  ptx::mbarrier_arrive(bars.empty + prev);
+  return first_wait;
+}
+
+}  // namespace xs::kernels::moe

@@ -1,0 +1,99 @@
+// xstage moe host layer: one point of the megamoe sweep as plain data. The spec names everything that
+// shapes the measurement; the result holds each variant's times, its per-tile distributions, the
+// verification counts and the routing facts. The CUDA runner (moe_runner) fills it; the bench suite and
+// the tests read it. Times in seconds, sizes in bytes.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moe/shapes.hpp"
+
+namespace xs::moe {
+
+struct MoePointSpec {
+  MoeShape shape;                 // h, I, E, top_k (configs/moe/models.json)
+  std::string precision = "bf16"; // bf16 | fp8 (fp8 not built yet: the point is skipped with the reason)
+  std::string routing = "skewed"; // balanced (alpha 0) | skewed (alpha) — recorded with alpha, gain, seed
+  double zipf_alpha = 0.5;
+  double gain = 1.0;
+  std::uint64_t routing_seed = 1;
+  int tokens_per_rank = 6976;     // T
+  int num_ranks = 8;              // P (emulated EP degree)
+  int num_ctas = 66;              // K_SM
+  int block_n = 128;              // b_n
+  std::string target = "host";    // local | host | peer:N | nccl:N
+  int lead_rows = 0;              // Interleaved D; 0 = auto: max(1, ceil(D_knee))
+  int experts_per_wave = 0;       // ExpertWave; 0 = auto: 1
+  int device = 0;
+  int launches_per_graph = 3;     // back-to-back launches per timed replay
+  int warmup_rounds = 2;
+  int repetitions = 10;           // timed rounds (each variant once per round, rotating order)
+  bool verify = true;
+  bool instrument = true;         // one extra untimed launch per variant with per-tile records
+  std::uint64_t input_seed = 0;   // 0: fresh
+};
+
+struct TimeSummary {
+  double median_s = 0, p10_s = 0, p90_s = 0;
+  std::vector<double> samples_s;
+};
+
+// Per-tile distributions of one variant's instrumented launch (tile_stats.hpp computes them).
+struct TileDistributions {
+  int num_tiles = 0;
+  double sm_clock_hz = 0;
+  // Medians / p90 over tiles, seconds. L2 store span T_RS and the staging wait are the eq. 15 quantities.
+  double l1_mainloop_median_s = 0, l2_mainloop_median_s = 0;
+  double l2_store_span_median_s = 0, l2_store_span_p90_s = 0;   // T_RS
+  double l1_store_span_median_s = 0;
+  double staging_wait_median_s = 0, staging_wait_p90_s = 0, staging_wait_total_s = 0;  // per CTA, summed
+  double l2_spin_median_s = 0, l2_spin_p90_s = 0, l2_spin_total_s = 0;               // dependency spin
+  // MMA side: waits for a tile's first k-block (the exposed part of the spins and of the load latency).
+  double l2_first_wait_total_s = 0, l1_first_wait_total_s = 0;  // per CTA, summed
+  double queue_median_s = 0;
+  // eq. 15 with each tile's measured successor: predicted [T_RS - T_cover]+ summed over tiles, per CTA
+  // (mean over CTAs), against the measured staging waits summed the same way.
+  double eq15_predicted_stall_s = 0, eq15_measured_wait_s = 0;
+  double kernel_span_s = 0;       // first mainloop start to last store end over all CTAs (globaltimer)
+  double entry_to_first_start_median_s = 0, entry_to_first_start_max_s = 0;  // start-up per CTA
+  double last_store_to_exit_median_s = 0, last_store_to_exit_max_s = 0;      // end fence + barrier per CTA
+  double cta_busy_median_s = 0;   // per CTA: sum of its mainloops
+  // A sampled timeline: up to 64 tiles of CTA 0 (kind, start, mainloop, store span, wait) for plots.
+  std::vector<std::map<std::string, double>> timeline;
+};
+
+struct VariantResult {
+  std::string name;               // expert_wave | interleaved | serial | interleaved_cc | expert_wave_cc | unfused
+  std::string schedule;           // expert_wave | interleaved | serial
+  std::string mode;               // fused | completion_coupled | unfused (serial, local rows + copy engine)
+  int lead_rows = 0, experts_per_wave = 0;
+  TimeSummary time;               // per launch
+  double tflops = 0;              // 2 * pairs * 3 h I / median time (L1 gate+up and L2 of every valid row)
+  bool verified = false;
+  std::uint64_t wrong_elements = 0, unwritten_slots = 0, unexpected_slots = 0, bitwise_differences = 0;
+  std::string verification_detail;
+  TileDistributions tiles;
+};
+
+struct MoePointResult {
+  std::string status = "ok";      // ok | skipped | failed
+  std::string reason;
+  std::uint64_t input_seed = 0;
+  int num_ctas = 0, lead_rows = 0, experts_per_wave = 0;
+  // Routing / problem facts.
+  int emulated_rank = 0;
+  std::uint64_t received_pairs = 0, remote_pairs = 0;
+  int num_row_blocks = 0, num_arrivals = 0;
+  double load_imbalance = 0;      // max over ranks / mean of received pairs
+  std::vector<std::uint64_t> pairs_per_local_expert;  // m_e: rows each local expert received (baselines)
+  double remote_bytes = 0;        // Combine bytes this rank sends to other ranks
+  double flops = 0;               // useful GEMM flops of the launch
+  std::vector<VariantResult> variants;
+  // Same-round paired ratios: wave / interleaved (> 1: interleaving is faster), unfused / interleaved.
+  TimeSummary speedup_interleaved_vs_wave, speedup_interleaved_vs_unfused, cc_vs_fused_interleaved;
+  bool verified = false;          // every variant verified and bitwise identical to the first
+};
+
+}  // namespace xs::moe

@@ -1,0 +1,386 @@
+// xstage moe layer (CUDA): the megamoe point runner (see moe_runner.hpp).
+#include "moe/moe_runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "common/error.hpp"
+#include "moe/combine_unpack.hpp"
+#include "moe/compare_combine.hpp"
+#include "moe/megamoe.hpp"
+#include "moe/moe_device.hpp"
+#include "moe/moe_model.hpp"
+#include "moe/problem.hpp"
+#include "moe/random_fill.hpp"
+#include "moe/routing.hpp"
+#include "moe/tile_stats.hpp"
+#include "runtime/check.hpp"
+#include "runtime/devices.hpp"
+#include "runtime/targets.hpp"
+#include "runtime/variant_timer.hpp"
+
+namespace xs::moe {
+namespace {
+
+namespace km = xs::kernels::moe;
+using runtime::DeviceBuffer;
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { XS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { (void)cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+};
+
+// Waits for the stream; a kernel trap becomes xs::Error naming the timed-out flag when there is one.
+void sync_checked(cudaStream_t s, const char* what) {
+  const cudaError_t err = cudaStreamSynchronize(s);
+  if (err == cudaSuccess) return;
+  (void)cudaGetLastError();
+  std::string why = km::megamoe_timeout_message();
+  throw Error(ExitCode::kDeviceFailure, "cuda", what,
+              std::string(cudaGetErrorString(err)) + (why.empty() ? "" : "; " + why));
+}
+
+TimeSummary summarize(std::vector<double> v) {
+  TimeSummary t;
+  t.samples_s = v;
+  if (v.empty()) return t;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)))]; };
+  t.median_s = at(0.5);
+  t.p10_s = at(0.1);
+  t.p90_s = at(0.9);
+  return t;
+}
+
+TimeSummary ratio(const std::vector<double>& num, const std::vector<double>& den) {
+  std::vector<double> r;
+  for (std::size_t i = 0; i < num.size() && i < den.size(); ++i)
+    if (den[i] > 0) r.push_back(num[i] / den[i]);
+  return summarize(r);
+}
+
+// Combine destinations of every rank: the emulated rank's own rows in HBM, the others through the target.
+struct Destinations {
+  std::vector<std::unique_ptr<runtime::TargetBuffer>> remote;
+  std::vector<DeviceBuffer> own;
+  std::vector<void*> ptrs;
+  std::uint64_t bytes_per_rank = 0;
+  Destinations(const runtime::Target& target, int device, int num_ranks, int own_rank, std::uint64_t bytes)
+      : bytes_per_rank(bytes) {
+    for (int r = 0; r < num_ranks; ++r) {
+      if (r == own_rank) {
+        own.emplace_back(bytes);
+        ptrs.push_back(own.back().get());
+      } else {
+        remote.push_back(std::make_unique<runtime::TargetBuffer>(target, device, bytes));
+        ptrs.push_back(remote.back()->device_ptr());
+      }
+    }
+  }
+  void poison(cudaStream_t s) {
+    for (void* p : ptrs) km::launch_fill_bits16(p, bytes_per_rank / 2, km::kPoisonBits, s);
+  }
+  template <class Args>
+  void fill(Args& a) const {
+    for (std::size_t r = 0; r < ptrs.size(); ++r) {
+      a.dst[r] = ptrs[r];
+      a.dst_bytes[r] = bytes_per_rank;
+    }
+  }
+};
+
+struct Variant {
+  std::string name;
+  km::ScheduleChoice schedule;
+  km::EpilogueMode mode;
+  bool unfused = false;
+};
+
+}  // namespace
+
+MoePointResult run_moe_point(const MoePointSpec& spec) {
+  MoePointResult r;
+  const runtime::Target target = runtime::parse_target(spec.target);
+  validate_tile_shape(spec.shape.hidden, spec.shape.intermediate, spec.block_n);
+  if (spec.precision != "bf16" && spec.precision != "fp8")
+    throw input_error("precision", "'" + spec.precision + "' is not a precision; accepted: bf16, fp8");
+  if (spec.precision == "fp8") {
+    r.status = "skipped";
+    r.reason = "fp8 W8A8 is not built yet (bf16 only)";
+    return r;
+  }
+  const int num_gpus = runtime::count_devices();
+  if (spec.device < 0 || spec.device >= num_gpus)
+    throw input_error("device", "GPU " + std::to_string(spec.device) + " does not exist here");
+  const runtime::DeviceInfo info = runtime::query_device(spec.device);
+  if (auto why = runtime::target_unavailable_reason(target, info, runtime::query_topology(num_gpus))) {
+    if (why->rfind("unavailable", 0) != 0) throw input_error("target", *why);
+    r.status = "skipped";
+    r.reason = *why;
+    return r;
+  }
+  if (info.cc_major != 9) {
+    r.status = "skipped";
+    r.reason = "unavailable: the kernel is built for sm_90a";
+    return r;
+  }
+  if (spec.num_ctas < 1 || spec.num_ctas > info.sm_count)
+    throw input_error("K_SM", "K_SM = " + std::to_string(spec.num_ctas) + " must be in [1, " +
+                                  std::to_string(info.sm_count) + "] on this device");
+  runtime::DeviceGuard guard(spec.device);
+
+  // ---- Problem ----
+  RoutingParams rp;
+  rp.num_ranks = spec.num_ranks;
+  rp.tokens_per_rank = spec.tokens_per_rank;
+  rp.num_experts = spec.shape.num_experts;
+  rp.top_k = spec.shape.top_k;
+  rp.zipf_alpha = spec.routing == "balanced" ? 0.0 : spec.zipf_alpha;
+  rp.gain = spec.gain;
+  rp.seed = spec.routing_seed;
+  const Routing routing = generate_routing(rp);
+  const MoeProblem prob = build_problem(routing, spec.shape.hidden, spec.shape.intermediate);
+  const km::TileSpace tiles = prob.tile_space(spec.block_n);
+  r.emulated_rank = prob.emulated_rank;
+  r.received_pairs = prob.num_received_pairs;
+  r.remote_pairs = prob.num_remote_pairs;
+  r.num_row_blocks = static_cast<int>(prob.num_row_blocks);
+  r.num_arrivals = prob.num_arrivals();
+  r.load_imbalance = rank_load_imbalance(routing);
+  r.pairs_per_local_expert = prob.pairs_per_local_expert;
+  const double h = spec.shape.hidden, inter = spec.shape.intermediate;
+  r.remote_bytes = static_cast<double>(prob.num_remote_pairs) * h * 2;
+  r.flops = static_cast<double>(prob.num_received_pairs) * 6.0 * h * inter;
+  r.num_ctas = spec.num_ctas;
+  const double d_knee = static_cast<double>(spec.block_n) * spec.num_ctas / (2.0 * inter);  // eq. 16
+  r.lead_rows = spec.lead_rows > 0 ? spec.lead_rows : std::max(1, static_cast<int>(std::ceil(d_knee)));
+  r.experts_per_wave = spec.experts_per_wave > 0 ? spec.experts_per_wave : 1;
+  if (prob.num_row_blocks == 0) {
+    r.status = "skipped";
+    r.reason = "no (token, top-k) pair is routed to the emulated rank";
+    return r;
+  }
+
+  // ---- Inputs (fresh random, never zeros) ----
+  r.input_seed = spec.input_seed != 0 ? spec.input_seed : runtime::fresh_seed();
+  Stream stream;
+  const cudaStream_t s = stream.s;
+  const std::uint64_t pool_rows = prob.num_pool_rows();
+  const int e_local = prob.num_local_experts;
+  DeviceBuffer arrival(static_cast<std::size_t>(prob.num_arrivals()) * spec.shape.hidden * 2);
+  DeviceBuffer w1(static_cast<std::size_t>(e_local) * 2 * spec.shape.intermediate * spec.shape.hidden * 2);
+  DeviceBuffer w2(static_cast<std::size_t>(e_local) * spec.shape.hidden * spec.shape.intermediate * 2);
+  DeviceBuffer pool(pool_rows * spec.shape.hidden * 2), act(pool_rows * spec.shape.intermediate * 2);
+  km::launch_fill_uniform_bf16(arrival.get(), arrival.bytes() / 2, r.input_seed, 1.0f, s);
+  km::launch_fill_uniform_bf16(w1.get(), w1.bytes() / 2, r.input_seed + 1, 1.0f / std::sqrt(static_cast<float>(h)), s);
+  km::launch_fill_uniform_bf16(w2.get(), w2.bytes() / 2, r.input_seed + 2, 1.0f / std::sqrt(static_cast<float>(inter)), s);
+  const DeviceRouting dev_routing(RoutingHostView{prob.pool_arrival, prob.pool_dst_rank, prob.pool_dst_slot,
+                                                  prob.pool_weight, prob.row_block_expert, prob.expert_first_block});
+  // Unfused twin: the same pool rows into per-rank packed send buffers (rows in pool order).
+  std::vector<std::int32_t> packed_row(prob.pool_dst_rank.size(), -1);
+  std::vector<std::int32_t> packed_count(spec.num_ranks, 0);
+  for (std::size_t i = 0; i < packed_row.size(); ++i)
+    if (prob.pool_dst_rank[i] >= 0) packed_row[i] = packed_count[prob.pool_dst_rank[i]]++;
+  std::vector<std::int32_t> packed_slot_table = packed_row;
+  for (auto& v : packed_slot_table) v = std::max(v, 0);
+  const DeviceRouting packed_routing(RoutingHostView{prob.pool_arrival, prob.pool_dst_rank, packed_slot_table,
+                                                     prob.pool_weight, prob.row_block_expert, prob.expert_first_block});
+  const DeviceBuffer packed_row_dev = runtime::upload(packed_row);
+
+  const std::uint64_t dst_bytes =
+      km::combine_bytes_per_rank(static_cast<std::uint32_t>(spec.tokens_per_rank), static_cast<std::uint32_t>(spec.shape.top_k),
+                                 static_cast<std::uint32_t>(spec.shape.hidden));
+  Destinations dst(target, spec.device, spec.num_ranks, prob.emulated_rank, dst_bytes);
+  DeviceBuffer sync(km::SyncLayout{prob.num_row_blocks}.bytes());
+  XS_CUDA_CHECK(cudaMemsetAsync(sync.get(), 0, sync.bytes(), s));
+  // Unfused: local packed buffers (kernel destinations) and the target-side copies.
+  std::vector<DeviceBuffer> packed_local;
+  std::vector<std::unique_ptr<runtime::TargetBuffer>> packed_remote;
+  for (int rank = 0; rank < spec.num_ranks; ++rank) {
+    packed_local.emplace_back(dst_bytes);
+    const std::uint64_t bytes = std::max<std::uint64_t>(16, static_cast<std::uint64_t>(packed_count[rank]) * h * 2);
+    packed_remote.push_back(rank == prob.emulated_rank ? nullptr
+                                                       : std::make_unique<runtime::TargetBuffer>(target, spec.device, bytes));
+  }
+
+  km::MegaMoeConfig config;
+  config.num_ctas = spec.num_ctas;
+  km::MegaMoeArgs base;
+  base.hidden = spec.shape.hidden;
+  base.intermediate = spec.shape.intermediate;
+  base.num_experts = e_local;
+  base.top_k = spec.shape.top_k;
+  base.tokens_per_rank = spec.tokens_per_rank;
+  base.num_ranks = spec.num_ranks;
+  base.num_row_blocks = static_cast<int>(prob.num_row_blocks);
+  base.num_arrivals = prob.num_arrivals();
+  base.block_n = spec.block_n;
+  base.arrival = arrival.get();
+  base.pool = pool.get();
+  base.w1 = w1.get();
+  base.w2 = w2.get();
+  base.act = act.get();
+  base.routing = dev_routing.tables();
+  base.sync_words = sync.as<std::uint32_t>();
+  base.sync_bytes = sync.bytes();
+  dst.fill(base);
+
+  const std::vector<Variant> variants = {
+      {"expert_wave", {km::ScheduleKind::kExpertWave, r.experts_per_wave, 1}, km::EpilogueMode::kFused},
+      {"interleaved", {km::ScheduleKind::kInterleaved, 1, r.lead_rows}, km::EpilogueMode::kFused},
+      {"serial", {km::ScheduleKind::kSerial, 1, 1}, km::EpilogueMode::kFused},
+      {"expert_wave_cc", {km::ScheduleKind::kExpertWave, r.experts_per_wave, 1}, km::EpilogueMode::kCompletionCoupled},
+      {"interleaved_cc", {km::ScheduleKind::kInterleaved, 1, r.lead_rows}, km::EpilogueMode::kCompletionCoupled},
+      {"unfused", {km::ScheduleKind::kSerial, 1, 1}, km::EpilogueMode::kFused, true},
+  };
+  auto args_of = [&](const Variant& v) {
+    km::MegaMoeArgs a = base;
+    a.schedule = v.schedule;
+    a.mode = v.mode;
+    if (v.unfused) {
+      a.routing = packed_routing.tables();
+      for (int rank = 0; rank < spec.num_ranks; ++rank) a.dst[rank] = packed_local[rank].get();
+    }
+    return a;
+  };
+  auto enqueue = [&](const Variant& v, const km::MegaMoeArgs& a, cudaStream_t st) {
+    km::launch_megamoe(config, a, st);
+    if (!v.unfused) return;
+    for (int rank = 0; rank < spec.num_ranks; ++rank)  // the copy-engine Combine of the remote rows
+      if (packed_remote[rank] && packed_count[rank] > 0)
+        XS_CUDA_CHECK(cudaMemcpyAsync(packed_remote[rank]->device_ptr(), packed_local[rank].get(),
+                                      static_cast<std::size_t>(packed_count[rank]) * spec.shape.hidden * 2,
+                                      cudaMemcpyDefault, st));
+  };
+
+  // ---- Reference and verification ----
+  CombineDestinations ref(spec.num_ranks, spec.tokens_per_rank, spec.shape.top_k, spec.shape.hidden);
+  CombineDestinations first(spec.num_ranks, spec.tokens_per_rank, spec.shape.top_k, spec.shape.hidden);
+  CombineDestinations unpacked(spec.num_ranks, spec.tokens_per_rank, spec.shape.top_k, spec.shape.hidden);
+  DeviceBuffer slot_mask;
+  DeviceBuffer compare_result(sizeof(km::CombineCompareResult));
+  if (spec.verify) {
+    ref.poison(s);
+    km::MoeReferenceArgs ra = km::reference_args_for(base);
+    ref.fill_args(ra);
+    run_moe_reference(ra, s);
+    slot_mask = build_slot_mask(dev_routing, spec.num_ranks, static_cast<std::uint32_t>(prob.slots_per_rank()), 0,
+                                -1, s);
+  }
+  auto check = [&](const std::vector<void*>& test, const CombineDestinations& against, float abs_tol,
+                   float rel_tol) {
+    km::CombineCompareArgs ca;
+    ca.num_ranks = spec.num_ranks;
+    ca.hidden = spec.shape.hidden;
+    ca.slots_per_rank = static_cast<std::uint32_t>(prob.slots_per_rank());
+    for (int rank = 0; rank < spec.num_ranks; ++rank) {
+      ca.test_dst[rank] = test[rank];
+      ca.ref_dst[rank] = against.ranks[rank].get();
+    }
+    ca.slot_mask = slot_mask.as<std::uint32_t>();
+    ca.abs_tol = abs_tol;
+    ca.rel_tol = rel_tol;
+    ca.result = compare_result.as<km::CombineCompareResult>();
+    km::launch_compare_combine(ca, s);
+    sync_checked(s, "compare_combine");
+    km::CombineCompareResult out;
+    runtime::copy_to_host(&out, compare_result.get(), sizeof out);
+    return out;
+  };
+
+  bool all_ok = true;
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    const Variant& v = variants[vi];
+    VariantResult vr;
+    vr.name = v.name;
+    vr.schedule = km::schedule_kind_name(v.schedule.kind);
+    vr.mode = v.unfused ? "unfused" : km::epilogue_mode_name(v.mode);
+    vr.lead_rows = v.schedule.kind == km::ScheduleKind::kInterleaved ? v.schedule.lead_rows : 0;
+    vr.experts_per_wave = v.schedule.kind == km::ScheduleKind::kExpertWave ? v.schedule.experts_per_wave : 0;
+    if (spec.verify) {
+      dst.poison(s);
+      for (int rank = 0; rank < spec.num_ranks; ++rank)
+        if (packed_remote[rank]) km::launch_fill_bits16(packed_remote[rank]->device_ptr(), packed_remote[rank]->bytes() / 2, km::kPoisonBits, s);
+      const km::MegaMoeArgs a = args_of(v);
+      enqueue(v, a, s);
+      sync_checked(s, "megamoe");
+      std::vector<void*> test = dst.ptrs;
+      if (v.unfused) {  // scatter the delivered packed rows (the own rank's stay in its local buffer)
+        unpacked.poison(s);
+        km::CombineUnpackArgs ua;
+        ua.hidden = spec.shape.hidden;
+        ua.num_pool_rows = static_cast<int>(pool_rows);
+        ua.num_ranks = spec.num_ranks;
+        ua.pool_dst_rank = dev_routing.tables().pool_dst_rank;
+        ua.pool_dst_slot = dev_routing.tables().pool_dst_slot;
+        ua.pool_packed_row = packed_row_dev.as<std::int32_t>();
+        for (int rank = 0; rank < spec.num_ranks; ++rank) {
+          ua.packed[rank] = packed_remote[rank] ? packed_remote[rank]->device_ptr() : packed_local[rank].get();
+          ua.dst[rank] = unpacked.ranks[rank].get();
+        }
+        km::launch_combine_unpack(ua, s);
+        sync_checked(s, "combine_unpack");
+        for (int rank = 0; rank < spec.num_ranks; ++rank) test[rank] = unpacked.ranks[rank].get();
+      }
+      const km::CombineCompareResult c = check(test, ref, 1e-2f, 1.6e-2f);
+      vr.wrong_elements = c.wrong_elements;
+      vr.unwritten_slots = c.unwritten_slots;
+      vr.unexpected_slots = c.unexpected_slots;
+      if (vi == 0) {
+        for (int rank = 0; rank < spec.num_ranks; ++rank)
+          XS_CUDA_CHECK(cudaMemcpyAsync(first.ranks[rank].get(), test[rank], dst_bytes, cudaMemcpyDefault, s));
+        sync_checked(s, "copy first variant");
+      } else {
+        const km::CombineCompareResult b = check(test, first, 0.0f, 0.0f);
+        vr.bitwise_differences = b.total_elements - b.bitwise_equal_elements;
+      }
+      vr.verified = c.wrong_elements == 0 && c.unwritten_slots == 0 && c.unexpected_slots == 0 &&
+                    c.multi_writer_slots == 0 && vr.bitwise_differences == 0;
+      vr.verification_detail = "max abs error " + std::to_string(c.max_abs_error) + ", max rel error " +
+                               std::to_string(c.max_rel_error) + ", compared " + std::to_string(c.compared_elements);
+      all_ok = all_ok && vr.verified;
+    }
+    if (spec.instrument) {
+      DeviceBuffer records(static_cast<std::size_t>(tiles.num_tiles()) * sizeof(km::TileRecord));
+      XS_CUDA_CHECK(cudaMemsetAsync(records.get(), 0, records.bytes(), s));
+      km::MegaMoeArgs a = args_of(v);
+      a.records = records.as<km::TileRecord>();
+      a.records_bytes = records.bytes();
+      enqueue(v, a, s);
+      sync_checked(s, "megamoe (instrumented)");
+      vr.tiles = summarize_tiles(runtime::download<km::TileRecord>(records), tiles, info.clock_rate_hz);
+    }
+    r.variants.push_back(std::move(vr));
+  }
+  r.verified = spec.verify && all_ok;
+
+  // ---- Timing: graphs of back-to-back launches, rotating round-robin ----
+  std::vector<runtime::VariantEnqueue> enqueues;
+  std::vector<km::MegaMoeArgs> variant_args;
+  for (const auto& v : variants) variant_args.push_back(args_of(v));
+  for (std::size_t vi = 0; vi < variants.size(); ++vi)
+    enqueues.push_back([&, vi](cudaStream_t st) { enqueue(variants[vi], variant_args[vi], st); });
+  const auto seconds = runtime::time_variants(enqueues, spec.launches_per_graph, spec.warmup_rounds, spec.repetitions,
+                                              s, [](cudaStream_t st, const char* what) { sync_checked(st, what); });
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    r.variants[vi].time = summarize(seconds[vi]);
+    r.variants[vi].tflops = r.variants[vi].time.median_s > 0 ? r.flops / r.variants[vi].time.median_s * 1e-12 : 0;
+  }
+  r.speedup_interleaved_vs_wave = ratio(seconds[0], seconds[1]);
+  r.speedup_interleaved_vs_unfused = ratio(seconds[5], seconds[1]);
+  r.cc_vs_fused_interleaved = ratio(seconds[4], seconds[1]);
+  if (spec.verify && !all_ok) {
+    r.status = "failed";
+    r.reason = "verification failed (see each variant)";
+  }
+  return r;
+}
+
+}  // namespace xs::moe

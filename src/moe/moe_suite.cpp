@@ -1,0 +1,182 @@
+// xstage moe host layer: the megamoe suite's flags, sweep expansion, dry run and registration.
+#include "moe/moe_suite.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "common/error.hpp"
+#include "common/range.hpp"
+#include "moe/moe_point.hpp"
+#include "moe/shapes.hpp"
+#if defined(XS_HAVE_MOE_RUNNER)
+#include "moe/moe_bench.hpp"
+#endif
+
+namespace xs::moe {
+namespace {
+
+constexpr const char* kSuiteId = "megamoe";
+
+struct MoeFlags {
+  std::string shapes = "dsv4_flash";
+  std::string models_file = "configs/moe/models.json";
+  std::string precision = "bf16";
+  std::string routing = "skewed";
+  double alpha = 0.5, gain = 1.0;
+  int routing_seed = 1;
+  std::string tokens = "6976";
+  int P = 8;
+  std::string ksm = "66";
+  int block_n = 128;
+  std::string lead = "0";
+  int experts_per_wave = 0;
+  int launches_per_graph = 3;
+  double tensor_tflops = 0;
+  bool no_verify = false, no_instrument = false;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// Locates configs/moe/models.json from the working directory or the repository the tool was built from.
+std::string models_path(const std::string& given) {
+  if (std::filesystem::exists(given)) return given;
+#if defined(XS_SOURCE_DIR)
+  const std::string in_source = std::string(XS_SOURCE_DIR) + "/" + given;
+  if (std::filesystem::exists(in_source)) return in_source;
+#endif
+  throw input_error("--models-file", "'" + given + "' not found (run from the repository root or pass the path)");
+}
+
+std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c) {
+  if (c.backend == "sim")
+    throw input_error("--backend", "megamoe has no simulator: it runs the MegaMoE kernel on a GPU (drop --backend sim)");
+  if (!c.table_flag.empty()) throw input_error(c.table_flag, "not available for megamoe (use --json or the result file)");
+  const auto shapes = load_moe_shapes(models_path(f.models_file));
+  std::vector<MoeShape> chosen;
+  for (const auto& name : split_list(f.shapes)) {
+    if (name == "all") {
+      chosen = shapes;
+      break;
+    }
+    chosen.push_back(find_moe_shape(shapes, name));
+  }
+  if (chosen.empty()) throw input_error("--shapes", "name at least one shape (or all)");
+  const auto precisions = split_list(f.precision);
+  for (const auto& p : precisions)
+    if (p != "bf16" && p != "fp8") throw input_error("--precision", "'" + p + "' is not a precision; accepted: bf16, fp8");
+  const auto routings = split_list(f.routing);
+  for (const auto& r : routings)
+    if (r != "balanced" && r != "skewed") throw input_error("--routing", "'" + r + "' is not a routing; accepted: balanced, skewed");
+  const auto tokens = parse_integer_range(f.tokens, "--T");
+  const auto ksms = parse_integer_range(f.ksm, "--ksm");
+  const auto leads = parse_integer_range(f.lead, "--D");
+  for (long long d : leads)
+    if (d < 0) throw input_error("--D", "D must be >= 1 (0 = auto: max(1, ceil(D_knee))); D = 0 as a lead can deadlock");
+  if (f.block_n != 128 && f.block_n != 256) throw input_error("--block-n", "b_n must be 128 or 256");
+  const std::vector<std::string> targets = split_list(c.target.empty() ? "host,local" : c.target);
+  std::vector<MoePointSpec> points;
+  for (const auto& target : targets)
+    for (const auto& shape : chosen)
+      for (const auto& precision : precisions)
+        for (const auto& routing : routings)
+          for (long long t : tokens)
+            for (long long k : ksms)
+              for (long long d : leads) {
+                MoePointSpec s;
+                s.shape = shape;
+                s.precision = precision;
+                s.routing = routing;
+                s.zipf_alpha = routing == "balanced" ? 0.0 : f.alpha;
+                s.gain = f.gain;
+                s.routing_seed = static_cast<std::uint64_t>(f.routing_seed);
+                s.tokens_per_rank = static_cast<int>(t);
+                s.num_ranks = f.P;
+                s.num_ctas = static_cast<int>(k);
+                s.block_n = f.block_n;
+                s.target = target;
+                s.lead_rows = static_cast<int>(d);
+                s.experts_per_wave = f.experts_per_wave;
+                s.launches_per_graph = f.launches_per_graph;
+                if (c.repetitions) s.repetitions = *c.repetitions;
+                s.verify = !f.no_verify;
+                s.instrument = !f.no_instrument;
+                points.push_back(s);
+              }
+  return points;
+}
+
+int dry_run(const MoeFlags& f, const bench::SuiteContext& c) {
+  const auto points = expand(f, c);
+  for (const auto& s : points)
+    fmt::print("megamoe shape={} precision={} routing={} T={} P={} K_SM={} b_n={} D={} target={}\n", s.shape.name,
+               s.precision, s.routing, s.tokens_per_rank, s.num_ranks, s.num_ctas, s.block_n,
+               s.lead_rows == 0 ? std::string("auto") : std::to_string(s.lead_rows), s.target);
+  fmt::print("{} points\n", points.size());
+  return 0;
+}
+
+int run(const MoeFlags& f, const bench::SuiteContext& c) {
+  const auto points = expand(f, c);
+#if defined(XS_HAVE_MOE_RUNNER)
+  MoeBenchOptions o;
+  o.points = points;
+  o.model_path = c.model_path;
+  o.tensor_tflops = f.tensor_tflops;
+  o.out_path = c.out_path.empty() ? "out/bench-megamoe.json" : c.out_path;
+  o.resume = c.resume;
+  o.progress = c.progress;
+  o.json = c.json;
+  o.argv = c.argv;
+  return run_moe_bench(o);
+#else
+  (void)points;
+  throw no_gpu_error("megamoe needs the CUDA build (nvcc was not found at configure time): not built");
+#endif
+}
+
+}  // namespace
+
+void register_moe_suites(bench::SuiteRegistry& registry) {
+  auto flags = std::make_shared<MoeFlags>();
+  bench::SuiteDefinition d;
+  d.id = kSuiteId;
+  d.description = "MegaMoE fused MoE: expert-wave vs interleaved (D), serial, completion-coupled, unfused";
+  d.example = "--shapes dsv4_flash --T 6976 --ksm 66,132 --target host,local --model out/calibration-gpu-host.json";
+  d.options_title = "Options of the megamoe suite (--target takes a list: host,local)";
+  d.add_options = [flags](bench::OptionSink& sink) {
+    sink.add_text("--shapes", flags->shapes, "Model shapes from --models-file, comma list or 'all'");
+    sink.add_text("--models-file", flags->models_file, "Shape table (JSON)");
+    sink.add_text("--precision", flags->precision, "bf16 and/or fp8 (fp8 W8A8 points are skipped: not built yet)");
+    sink.add_text("--routing", flags->routing, "balanced and/or skewed (Zipf alpha, gain)");
+    sink.add_number("--alpha", flags->alpha, "Zipf exponent of the skewed routing");
+    sink.add_number("--gain", flags->gain, "Weight of the popularity bias in the router scores");
+    sink.add_integer("--routing-seed", flags->routing_seed, "Seed of the routing (recorded)", 0, 1 << 30);
+    sink.add_text("--T", flags->tokens, "Tokens per source rank, range grammar");
+    sink.add_integer("--P", flags->P, "Emulated EP degree (ranks); the emulated rank is the most loaded", 1, 16);
+    sink.add_text("--ksm", flags->ksm, "Participating SMs K_SM (one persistent CTA each), range grammar");
+    sink.add_integer("--block-n", flags->block_n, "Tile width b_n: 128 or 256", 128, 256);
+    sink.add_text("--D", flags->lead, "Interleaved lead in rows, range grammar; 0 = max(1, ceil(D_knee))");
+    sink.add_integer("--experts-per-wave", flags->experts_per_wave, "Expert-wave width (0 = 1)", 0, 1 << 20);
+    sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
+                     1, 100);
+    sink.add_number("--tensor-tflops", flags->tensor_tflops,
+                    "Tensor throughput F for the prediction (0: from the measured mainloops)");
+    sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");
+    sink.add_flag("--no-instrument", flags->no_instrument, "Skip the instrumented launch (no per-tile figures)");
+  };
+  d.dry_run = [flags](const bench::SuiteContext& c) { return dry_run(*flags, c); };
+  d.run = [flags](const bench::SuiteContext& c) { return run(*flags, c); };
+  registry.add(std::move(d));
+}
+
+}  // namespace xs::moe
