@@ -241,8 +241,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   // ---- Timing: CUDA Graph replay, rotating round-robin, medians (runtime/variant_timer.hpp) ----
   const int L = std::max(1, spec.launches_per_graph);
   enum { kFa, kA2a, kBulk, kSerial, kFused, kCc, kNumVariants };
-  const auto t = runtime::time_variants({enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc},
-                                        L, spec.warmup_replays, spec.repetitions, s, sync_checked);
+  const auto t = runtime::time_variants(
+      {enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc}, L, spec.warmup_replays,
+      spec.repetitions, s, sync_checked);
   r.t_fa = timed_stats(t[kFa]);
   r.t_a2a = timed_stats(t[kA2a]);
   r.t_a2a_bulk = timed_stats(t[kBulk]);

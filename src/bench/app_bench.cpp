@@ -93,13 +93,14 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& r
 
   AppJournalText contents;
   AppBenchOutcome outcome;
-  outcome.journal = open_run_journal(journal_path, plan.output_path, plan.resume, app_journal_header(plan),
-                                     [&](const report::Journal& j) {
-                                       contents = read_app_journal(j.path(), plan.suite);
-                                       std::set<std::string> keys;
-                                       for (const auto& p : contents.points) keys.insert(report::app_point_key(p.id, p.axes));
-                                       return JournalState{contents.header, keys.size()};
-                                     });
+  auto read_existing = [&](const report::Journal& j) {
+    contents = read_app_journal(j.path(), plan.suite);
+    std::set<std::string> keys;
+    for (const auto& p : contents.points) keys.insert(report::app_point_key(p.id, p.axes));
+    return JournalState{contents.header, keys.size()};
+  };
+  outcome.journal =
+      open_run_journal(journal_path, plan.output_path, plan.resume, app_journal_header(plan), read_existing);
   std::map<std::string, report::AppPoint> finished;
   if (plan.resume) {
     for (auto& p : contents.points) {
@@ -141,7 +142,8 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& r
         throw input_error(plan.suite, fmt::format("point {} came back as {} {} (expected {} {})", i, point.id,
                                                   point.axes.dump(), spec.id, spec.axes.dump()));
       if (report::failed_verification(point)) {
-        const std::string why = point.status == "failed" ? point.reason : point.verification.detail;
+        std::string why = point.status == "failed" ? point.reason : point.verification.detail;
+        if (why.empty()) why = "no detail given";
         std::fprintf(stderr, "\nxstage-bench: %s %s FAILED verification: %s\n", plan.suite.c_str(),
                      spec.label.c_str(), why.c_str());
       }

@@ -45,8 +45,8 @@ extern "C" void on_stop_signal(int sig) {
     p = put_number(p, g_point_number.load());
     p = put_text(p, "/");
     p = put_number(p, g_num_points.load());
-    p = put_text(p, g_abandons_long_points.load() ? " (abandoned if it needs more than 1 s more), Ctrl-C again to abort\n"
-                                                  : ", Ctrl-C again to abort\n");
+    if (g_abandons_long_points.load()) p = put_text(p, " (abandoned if it needs more than 1 s more)");
+    p = put_text(p, ", Ctrl-C again to abort\n");
     (void)!::write(STDERR_FILENO, message, static_cast<std::size_t>(p - message));
   } else {
     static const char kAbort[] = "\nxstage: aborted; finished points are in the journal\n";

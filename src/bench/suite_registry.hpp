@@ -3,6 +3,18 @@
 // Each suite library exposes one `register_*_suites(SuiteRegistry&)` that the executable calls: explicit
 // calls, because a static registrar object in a static library is dropped by the linker unless something
 // references its object file.
+//
+// A new suite (see attention/fa_suite.cpp): one file in a library that is always built, defining
+//   void register_moe_suites(bench::SuiteRegistry& r) {
+//     auto flags = std::make_shared<MoeFlags>();  // shared by the option hook and the run
+//     r.add({.id = "megamoe", .description = "...", .options_title = "Options of the megamoe suite",
+//            .add_options = [flags](bench::OptionSink& s) { s.add_text("--tokens", flags->tokens, "..."); },
+//            .dry_run = [flags](const bench::SuiteContext& c) { ...print the points...; return 0; },
+//            .run = [flags](const bench::SuiteContext& c) { return run_moe_bench(*flags, c); }});
+//   }
+// whose run calls the CUDA library only where that exists (compiled with a definition the CMake sets when
+// the CUDA target exists, else throw no_gpu_error("... needs the CUDA build")), plus one call in
+// xstage_bench.cpp and that library linked into xstage-bench. The run goes through bench/app_bench.hpp.
 #pragma once
 #include <functional>
 #include <optional>

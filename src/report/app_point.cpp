@@ -58,8 +58,9 @@ json to_json(const AppPoint& p) {
   check_point(p, "");
   json variants = json::object(), paired = json::object();
   for (const auto& [name, s] : p.variants) {
-    for (double v : s.samples)
-      if (!(v >= 0)) throw input_error(join_path("variants", name), "expected times >= 0 s");
+    bool non_negative = s.median >= 0 && s.p10 >= 0 && s.p90 >= 0 && s.min >= 0 && s.max >= 0;
+    for (double v : s.samples) non_negative = non_negative && v >= 0;
+    if (!non_negative) throw input_error(join_path("variants", name), "expected times >= 0 s");
     variants[name] = to_json(s);
   }
   for (const auto& [name, s] : p.paired) paired[name] = to_json(s);

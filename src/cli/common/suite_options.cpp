@@ -29,9 +29,8 @@ void SuiteOptionSink::add_suites(const bench::SuiteRegistry& registry) {
 }
 
 template <class T>
-void SuiteOptionSink::add(
-    const std::string& flag, T& value, const std::string& help, const std::string& default_text,
-    const std::function<CLI::Option*(CLI::Option_group&, const std::string&, std::function<void(const T&)>)>& make) {
+void SuiteOptionSink::add(const std::string& flag, T& value, const std::string& help, const std::string& default_text,
+                          const MakeOption<T>& make) {
   if (group_ == nullptr) throw std::logic_error("suite options: " + flag + " added outside add_suites");
   if (auto it = bindings_.find(flag); it != bindings_.end()) {
     auto* shared = dynamic_cast<TypedBinding<T>*>(it->second.get());

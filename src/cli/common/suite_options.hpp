@@ -2,6 +2,7 @@
 // under the suite's own group. A flag two suites declare with the same kind is added once (in the first
 // suite's group, its help naming both suites) and sets both suites' values; a kind clash is a build bug.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,9 +32,12 @@ class SuiteOptionSink final : public bench::OptionSink {
   };
 
  private:
+  // Makes the CLI11 option in a group, given its flag and the setter of every bound value.
+  template <class T>
+  using MakeOption = std::function<CLI::Option*(CLI::Option_group&, const std::string&, std::function<void(const T&)>)>;
   template <class T>
   void add(const std::string& flag, T& value, const std::string& help, const std::string& default_text,
-           const std::function<CLI::Option*(CLI::Option_group&, const std::string&, std::function<void(const T&)>)>& make);
+           const MakeOption<T>& make);
 
   CLI::App& app_;
   CLI::Option_group* group_ = nullptr;

@@ -1,0 +1,75 @@
+// Tests for attention/fa_app_point: an fa_a2a point in the common application-point form carries every
+// round of each variant and the paired residuals, and converts back to exactly the fa_point_json object
+// (extra.fa_a2a, the table, scripts/plot_fa_a2a.py), also after a trip through the journal's JSON.
+#include "attention/fa_app_point.hpp"
+
+#include <gtest/gtest.h>
+
+#include "attention/fa_report.hpp"
+#include "common/stats.hpp"
+
+namespace xs::attention {
+namespace {
+
+TimeStats rounds(std::vector<double> s) {
+  const Summary sum = summarize(s);
+  return {sum.median, sum.p10, sum.p90, std::move(s)};
+}
+
+FaA2aPointResult measured() {
+  FaA2aPointResult r;
+  r.num_ctas = 132;
+  r.num_tiles = 512;
+  r.t_fa = rounds({85e-6, 86e-6, 84e-6});
+  r.t_a2a = rounds({50e-6, 51e-6, 49e-6});
+  r.t_a2a_bulk = rounds({40e-6, 41e-6, 39e-6});
+  r.t_serial = rounds({140e-6, 141e-6, 139e-6});
+  r.t_fused = rounds({99e-6, 98e-6, 100e-6});
+  r.t_cc = rounds({110e-6, 111e-6, 109e-6});
+  r.e_res_paired = rounds({14e-6, 12e-6, 16e-6});
+  r.e_cc_paired = rounds({25e-6, 25e-6, 25e-6});
+  r.verified = true;
+  r.rel_error = 2e-3;
+  r.seed = 42;
+  return r;
+}
+
+FaA2aPointSpec spec() {
+  FaA2aPointSpec s;
+  s.seq_len = 8192;
+  s.target = "host";
+  s.repetitions = 3;
+  return s;
+}
+
+TEST(FaAppPoint, CarriesEveryRoundAndThePairedResiduals) {
+  const FaA2aPointResult r = measured();
+  const report::AppPoint p = fa_app_point(spec(), r, fa_point_json(spec(), r, std::nullopt, ""));
+  EXPECT_EQ(p.id, "fa_a2a.host");
+  EXPECT_EQ(p.axes["M"], 8192);
+  EXPECT_EQ(p.axes["verify"], true);
+  ASSERT_EQ(p.variants.size(), 6u);
+  EXPECT_EQ(p.variants.at("completion_coupled").samples, r.t_cc.samples_s);
+  EXPECT_DOUBLE_EQ(p.paired.at("fused_minus_fa").median, 14e-6);
+  EXPECT_TRUE(p.verification.checked);
+  EXPECT_TRUE(p.verification.passed);
+  EXPECT_EQ(p.verification.values["seed"], 42);
+  EXPECT_FALSE(p.verification.values.contains("verified"));
+}
+
+TEST(FaAppPoint, ConvertsBackToTheFaPointObjectAfterTheJournal) {
+  for (const char* status : {"ok", "skipped", "failed"}) {
+    FaA2aPointResult r = measured();
+    r.status = status;
+    if (r.status != "ok") r.reason = "unavailable: one GPU";
+    if (r.status == "failed") r.verified = false;
+    const nlohmann::json legacy = fa_point_json(spec(), r, std::nullopt, "local");  // adds a prediction_note
+    const report::AppPoint p = fa_app_point(spec(), r, legacy);
+    const report::AppPoint back = report::app_point_from_json(report::to_json(p), "line");
+    EXPECT_EQ(fa_legacy_json(back), legacy) << status;
+    EXPECT_EQ(report::failed_verification(back), r.status == "failed") << status;
+  }
+}
+
+}  // namespace
+}  // namespace xs::attention
