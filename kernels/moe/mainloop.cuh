@@ -164,6 +164,11 @@ __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&a
   std::uint64_t first_wait = 0;
   for (std::uint32_t kb = 0; kb < kbs; ++kb, ++it) {
     const std::uint32_t s = it % S;
+    const std::uint64_t waited = wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
+    if (kb == 0) first_wait = waited;
+    // Scales only after the stage is full: the producer acquired this row block's flag before its TMA, and
+    // the full barrier orders that acquire before these loads (loading earlier read the previous launch's
+    // scales, or garbage on the first launch). The loads overlap the wgmmas issued below.
     const float wsc = __ldg(w_scale + kb);
     float row_scale[2][2];  // [half][row_half]
     if (l1) {
@@ -178,8 +183,6 @@ __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&a
         row_scale[h][1] = __ldcg(as + row0 + 8);
       }
     }
-    const std::uint64_t waited = wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
-    if (kb == 0) first_wait = waited;
     const std::uint32_t a_addr = smem_base + Smem::a_offset(s) + warpgroup * 64 * 128;
     const std::uint32_t b_addr = smem_base + Smem::b_offset(s);
     // Linear-1: one promotion per 128-K group (4 x k32); Linear-2: one per 64-column act group (2 x k32).

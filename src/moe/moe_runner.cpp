@@ -205,6 +205,10 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
       sync_checked(s, "fp8 quantization");
     }
   }
+  // The kernel's intermediates start as NaN (bf16 0xFFFF, e4m3 0xFF, fp32 0xFFFFFFFF): a launch that reads
+  // a pool row, an act row or a scale before it was written this launch shows up as wrong output.
+  for (DeviceBuffer* b : {&pool, &act, &pool_scale, &act_scale})
+    if (b->bytes() > 0) km::launch_fill_bits16(b->get(), b->bytes() / 2, 0xFFFF, s);
   const DeviceRouting dev_routing(RoutingHostView{prob.pool_arrival, prob.pool_dst_rank, prob.pool_dst_slot,
                                                   prob.pool_weight, prob.row_block_expert, prob.expert_first_block});
   // Unfused twin: the same pool rows into per-rank packed send buffers (rows in pool order).
