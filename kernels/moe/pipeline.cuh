@@ -130,11 +130,12 @@ __device__ __noinline__ void report_timeout(const Params& p, WaitFlag flag, std:
   __trap();
 }
 
-// mbarrier phase wait with a timeout; returns the cycles spent waiting (0 when already complete).
+// mbarrier phase wait with a timeout; returns the cycles spent waiting. The clock is read before the first
+// try: mbarrier.try_wait may suspend the thread for a while and still return true, so timing only the
+// retries would count such waits as zero.
 template <class Params>
 __device__ __forceinline__ std::uint64_t wait_barrier(const Params& p, std::uint64_t* bar, std::uint32_t parity,
                                                       WaitFlag flag, std::uint32_t tile) {
-  if (ptx::mbarrier_try_wait_parity(bar, parity)) return 0;
   const std::uint64_t start = ptx::clock64_cycles();
   while (!ptx::mbarrier_try_wait_parity(bar, parity)) {
     if (ptx::clock64_cycles() - start > p.timeout_cycles) report_timeout(p, flag, tile, parity);

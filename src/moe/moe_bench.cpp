@@ -66,7 +66,10 @@ json tiles_json(const TileDistributions& d) {
 // The model's view of the point: calibration (R, T_iss^0(K_SM, V_t), Q(K_SM)) and the tile times, either
 // from --tensor-tflops or from the measured expert-wave mainloops (labelled as such).
 json prediction_json(const MoePointSpec& s, const MoePointResult& r, const model::PlatformModel& platform,
-                     double tensor_tflops) {
+                     const std::string& model_target, double tensor_tflops) {
+  if (!model_target.empty() && model_target != s.target)
+    return json{{"status", "not applicable: the calibration is for target '" + model_target + "', the point's is '" +
+                               s.target + "'"}};
   MoeModelInputs in;
   in.hidden = s.shape.hidden;
   in.intermediate = s.shape.intermediate;
@@ -174,7 +177,13 @@ int run_moe_bench(const MoeBenchOptions& o) {
   report::check_output_path(o.out_path, "--out");
   report::check_output_path(report::journal_path_for(o.out_path), "the journal");
   std::optional<model::PlatformModel> platform;
-  if (!o.model_path.empty()) platform = model::PlatformModel::load(o.model_path);  // before any launch
+  std::string model_target;
+  if (!o.model_path.empty()) {  // before any launch
+    platform = model::PlatformModel::load(o.model_path);
+    const json file = report::read_json_file(o.model_path);
+    if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
+      model_target = file["config"]["target"].get<std::string>();
+  }
   const std::unique_ptr<Backend> backend = runtime::make_gpu_backend(0);
 
   bench::AppBenchPlan plan;
@@ -191,7 +200,8 @@ int run_moe_bench(const MoeBenchOptions& o) {
   const bench::AppBenchOutcome outcome = bench::run_app_points(plan, [&](std::size_t i, const bench::AppPointSpec&) {
     const MoePointResult r = run_moe_point(o.points[i]);
     json prediction;
-    if (platform && r.status == "ok") prediction = prediction_json(o.points[i], r, *platform, o.tensor_tflops);
+    if (platform && r.status == "ok")
+      prediction = prediction_json(o.points[i], r, *platform, model_target, o.tensor_tflops);
     return to_app_point(o.points[i], r, std::move(prediction));
   });
   bench::AppResultSections sections;
