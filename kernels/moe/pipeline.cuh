@@ -111,13 +111,18 @@ __device__ __forceinline__ void init_barriers(const Barriers& bars) {
   ptx::fence_mbarrier_init();
 }
 
+static __device__ unsigned int moe_timeout_claim = 0;
+
 // Records which wait timed out in the host-visible report, then traps (the launch fails and
 // megamoe_timeout_message() names the flag). No printf: it would serialize the wgmmas (ptxas C7510).
 template <class Params>
 __device__ __noinline__ void report_timeout(const Params& p, WaitFlag flag, std::uint32_t tile,
                                             std::uint32_t expected) {
   volatile WaitTimeoutReport* r = p.timeout_report;
-  if (r != nullptr) {
+  // The first thread to time out claims the report (a device-memory word: no atomics on the mapped host
+  // report): the waits it starved time out later and must not overwrite the cause. A trap ends the
+  // context, so the claim never needs a reset.
+  if (r != nullptr && atomicCAS(&moe_timeout_claim, 0u, 1u) == 0u) {
     r->flag = static_cast<std::uint32_t>(flag);
     r->block = blockIdx.x;
     r->thread = threadIdx.x;

@@ -18,7 +18,7 @@ trap finish EXIT
 stamp configure
 "$CMAKE" --preset default -G Ninja >"$LOGS/configure.txt" 2>&1 || { tail -30 "$LOGS/configure.txt"; exit 1; }
 stamp build
-if ! "$CMAKE" --build build -j16 --target xs_gpu_moe_tests >"$LOGS/build.txt" 2>&1; then
+if ! "$CMAKE" --build build -j16 --target xs_gpu_moe_tests xstage-bench >"$LOGS/build.txt" 2>&1; then
   grep -E "error" "$LOGS/build.txt" | head -40; exit 1
 fi
 stamp "gpu moe tests"
@@ -32,4 +32,8 @@ stamp "racecheck $FILTER"
 timeout 150 "$SANITIZER" --tool racecheck --error-exitcode 9 build/bin/xs_gpu_moe_tests --gtest_filter="$FILTER" \
   >"$LOGS/racecheck.txt" 2>&1
 echo "racecheck rc=$?"; grep -E "ERROR SUMMARY|hazard|PASSED|FAILED" "$LOGS/racecheck.txt" | head -10
+stamp "peer target on one GPU (expect: skipped, unavailable)"
+build/bin/xstage-bench megamoe --shapes dsv4_flash --T 2048 --ksm 66 --target peer:1 --out "$OUT/megamoe-peer.json" \
+  --no-progress >"$LOGS/peer.txt" 2>&1
+echo "rc=$?"; tail -3 "$LOGS/peer.txt"
 stamp done

@@ -168,6 +168,24 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
     return r;
   }
 
+  // ---- Memory: refuse a point that cannot fit before allocating anything (exit 2, not a failed malloc) ----
+  {
+    const double eb = spec.precision == "fp8" ? 1.0 : 2.0;
+    const double rows = static_cast<double>(prob.num_pool_rows());
+    const double el = prob.num_local_experts;
+    const double dst_rank_bytes = static_cast<double>(spec.tokens_per_rank) * spec.shape.top_k * h * 2;
+    // inputs (+ their bf16 originals for fp8), pool, act, 4 destination sets (target/own, reference, first,
+    // unpacked) + the unfused send buffers.
+    const double device_bytes = (prob.num_arrivals() * h + el * 3 * h * inter) * (eb + (eb == 1 ? 2 : 0)) +
+                                rows * (h + inter) * eb + dst_rank_bytes * spec.num_ranks * 5;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    XS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (device_bytes > 0.9 * static_cast<double>(free_bytes))
+      throw input_error("T", "this point needs about " + std::to_string(device_bytes / (1 << 30)) + " GiB of device "
+                             "memory and " + std::to_string(static_cast<double>(free_bytes) / (1 << 30)) +
+                             " GiB are free on GPU " + std::to_string(spec.device) + "; use a smaller --T or shape");
+  }
+
   // ---- Inputs (fresh random, never zeros) ----
   r.input_seed = spec.input_seed != 0 ? spec.input_seed : runtime::fresh_seed();
   Stream stream;

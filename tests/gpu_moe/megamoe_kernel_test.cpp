@@ -404,3 +404,36 @@ TEST(MegaMoeKernelValidation, BadShapesAreRejectedBeforeLaunch) {
 
 }  // namespace
 }  // namespace xs::kernels::moe
+
+namespace xs::kernels::moe {
+namespace {
+
+// A Linear-2 dependency that can never be met (the epoch word claims 1000 finished launches, so this
+// launch waits for l1_done >= 1001 x P1 while the counters only reach P1) must trap after the timeout with
+// a report naming the flag. Runs in a re-executed child process: the trap poisons the CUDA context.
+TEST(MegaMoeKernelDeathTest, UnmetDependencyTimesOutNamingItsFlag) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const Problem pr(256, 128, 4, 2, 64, 4, 7, false);
+        Launchable l(pr, false);
+        const std::uint32_t fake_epoch = 1000;
+        XS_CUDA_CHECK(cudaMemcpy(l.sync.ptr, &fake_epoch, 4, cudaMemcpyHostToDevice));
+        MegaMoeConfig config;
+        config.num_ctas = 4;
+        config.timeout_cycles = 1ull << 24;  // ~10 ms
+        try {
+          launch_megamoe(config, l.args({ScheduleKind::kSerial, 1, 1}, EpilogueMode::kFused, false), nullptr);
+          XS_CUDA_CHECK(cudaDeviceSynchronize());
+        } catch (const Error&) {
+          std::fprintf(stderr, "%s\n", megamoe_timeout_message().c_str());
+          std::fflush(stderr);
+          std::_Exit(3);
+        }
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(3), "timeout waiting on 'l1_done'");
+}
+
+}  // namespace
+}  // namespace xs::kernels::moe
