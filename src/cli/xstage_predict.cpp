@@ -15,6 +15,7 @@
 
 #include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
+#include "cli/predict_moe.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/burst_gap.hpp"
@@ -64,10 +65,12 @@ class Report {
       std::printf("%s\n", j.dump().c_str());
       return;
     }
+    // A long text (moe's reason) does not widen the value column of every other row.
+    constexpr std::size_t kMaxAlignedWidth = 32;
     std::size_t key_w = 0, shown_w = 0;
     for (const auto& row : rows_) {
       key_w = std::max(key_w, row.key.size());
-      shown_w = std::max(shown_w, row.shown.size());
+      if (row.shown.size() <= kMaxAlignedWidth) shown_w = std::max(shown_w, row.shown.size());
     }
     for (const auto& row : rows_)
       std::printf("%s\n",
@@ -448,6 +451,24 @@ Report run_interleave(const InterleaveOptions& o) {
   return out;
 }
 
+// ---- moe: the MegaMoE schedule advisor (cli/predict_moe.cpp, moe/moe_advisor.hpp) ----------------------
+Report run_moe(const xs::cli::PredictMoeOptions& o) {
+  using xs::moe::RowKind;
+  Report out;
+  for (const auto& row : xs::cli::run_predict_moe(o)) {
+    switch (row.kind) {
+      case RowKind::kSeconds: out.seconds(row.key, row.value, row.note); break;
+      case RowKind::kBytes: out.bytes(row.key, row.value, row.note); break;
+      case RowKind::kRate: out.rate(row.key, row.value, row.note); break;
+      case RowKind::kNumber: out.number(row.key, row.value, row.note); break;
+      case RowKind::kInteger: out.integer(row.key, row.value, row.note); break;
+      case RowKind::kFlag: out.flag(row.key, row.flag, row.note); break;
+      case RowKind::kText: out.text(row.key, row.text, row.note); break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -465,11 +486,13 @@ int main(int argc, char** argv) {
     StallOptions stall;
     HidingOptions hiding;
     InterleaveOptions interleave;
+    xs::cli::PredictMoeOptions moe;
     add_burst(app, burst);
     add_fa(app, fa);
     add_stall(app, stall);
     add_hiding(app, hiding);
     add_interleave(app, interleave);
+    xs::cli::add_predict_moe(app, moe);
     xs::cli::parse_or_throw(app, argc, argv);
 
     const std::string name = app.get_subcommands().front()->get_name();
@@ -481,8 +504,10 @@ int main(int argc, char** argv) {
       run_stall(stall).print(stall.json);
     else if (name == "hiding")
       run_hiding(hiding).print(hiding.json);
-    else
+    else if (name == "interleave")
       run_interleave(interleave).print(interleave.json);
+    else
+      run_moe(moe).print(moe.json);
     return 0;
   });
 }

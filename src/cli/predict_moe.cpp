@@ -1,0 +1,179 @@
+// xstage cli layer: `xstage-predict moe` flags and their resolution (see predict_moe.hpp). The advice itself
+// (model, fluid estimate, recommendation) is moe::advise; this file only turns flags into its inputs.
+#include "cli/predict_moe.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "moe/moe_run_point.hpp"
+#include "moe/shapes.hpp"
+#include "report/file_io.hpp"
+#include "report/json_read.hpp"
+
+namespace xs::cli {
+namespace {
+
+// Finds configs/moe/models.json from the working directory or the repository the tool was built from.
+std::string models_path(const std::string& given) {
+  if (std::filesystem::exists(given)) return given;
+#if defined(XS_SOURCE_DIR)
+  const std::string in_source = std::string(XS_SOURCE_DIR) + "/" + given;
+  if (std::filesystem::exists(in_source)) return in_source;
+#endif
+  throw input_error("--models-file", "'" + given + "' not found (run from the repository root or pass the path)");
+}
+
+moe::MoeShape resolve_shape(const PredictMoeOptions& o) {
+  const bool any_dim = o.hidden || o.intermediate || o.experts || o.top_k;
+  if (!o.shape.empty()) {
+    if (any_dim)
+      throw input_error("--shape", "give either --shape NAME or --hidden --intermediate --experts --top-k, not both");
+    const auto shapes = moe::load_moe_shapes(models_path(o.models_file));
+    try {
+      return moe::find_moe_shape(shapes, o.shape);
+    } catch (const Error& e) {
+      throw input_error("--shape", report::bare_message(e));
+    }
+  }
+  const std::string why = "the shape: --shape NAME (configs/moe/models.json) or all of --hidden --intermediate "
+                          "--experts --top-k";
+  moe::MoeShape s;
+  s.hidden = static_cast<int>(require(o.hidden, "--hidden", why));
+  s.intermediate = static_cast<int>(require(o.intermediate, "--intermediate", why));
+  s.num_experts = static_cast<int>(require(o.experts, "--experts", why));
+  s.top_k = static_cast<int>(require(o.top_k, "--top-k", why));
+  if (s.top_k > s.num_experts) throw input_error("--top-k", "must not exceed --experts");
+  return s;
+}
+
+// config.target of a calibration file ("host", "peer:1", ...); empty when the file does not say.
+std::string calibration_target(const std::string& path) {
+  const nlohmann::json doc = report::parse_json_text(report::read_text_file(path), path);
+  if (!doc.is_object() || !doc.contains("config") || !doc["config"].is_object()) return "";
+  const nlohmann::json& config = doc["config"];
+  return config.contains("target") && config["target"].is_string() ? config["target"].get<std::string>() : "";
+}
+
+}  // namespace
+
+void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "moe", "MegaMoE schedule advisor: per-tile eqs. 9-16, fluid kernel time of both schedules, a recommendation.");
+  cmd->footer(
+      "Keys (SI; docs/predict-moe.md): shape hidden intermediate experts top_k precision T P K_SM block_m block_n\n"
+      "routing zipf_alpha gain routing_seed target calibration_target target_matches R_Bps tiss0_s tiss0_V_bytes\n"
+      "tiss0_extrapolated throughput_from; --tensor-tflops: tensor_flops_per_s device_sms; --from-run: run_point\n"
+      "run_differences run_wave_s run_interleaved_s run_speedup run_routing_matches; T_L1_s T_L2_s n1_per_n2\n"
+      "V_t_bytes V_bytes drain_time_s G_wave_s G_star_s wave_injection_rate_Bps wave_rate_bound_ok (eq. 10)\n"
+      "q_peak_bytes [Q_bytes Q_is_lower_bound Q_extrapolated] capacity_bound (met|violated|not decided)\n"
+      "dT_wave_s (eq. 9) wave_span_s wave_stall_per_l2_tile_s (eq. 15) G_int_s dT_int_s (eq. 13)\n"
+      "interleaved_stall_per_l2_tile_s injection_rate_Bps eq14_rate_bound_ok interleaving_sufficient D_knee\n"
+      "(eq. 16) emulated_rank received_pairs remote_pairs num_waves remote_bytes compute_s drain_s\n"
+      "t_interleaved_fluid_s; Q identified: t_wave_fluid_s fluid_speedup; else t_wave_fluid_min_s\n"
+      "t_wave_fluid_max_s fluid_speedup_min fluid_speedup_max; recommended_schedule (interleaved|either)\n"
+      "recommended_D reason.");
+  add_platform_flags(*cmd, o.platform, true, false);
+  cmd->add_option("--shape", o.shape, "model shape by name from --models-file (e.g. dsv4_flash); or give --hidden "
+                                      "--intermediate --experts --top-k")
+      ->type_name("NAME");
+  cmd->add_option("--models-file", o.models_file, "shapes file (default configs/moe/models.json)")->type_name("FILE");
+  add_count_option(*cmd, "--hidden", o.hidden, help_text("h, hidden size", "integer >= 1", "without --shape"));
+  add_count_option(*cmd, "--intermediate", o.intermediate,
+                   help_text("I, expert intermediate size", "integer >= 1", "without --shape"));
+  add_count_option(*cmd, "--experts", o.experts, help_text("E, routed experts", "integer >= 1", "without --shape"));
+  add_count_option(*cmd, "--top-k", o.top_k, help_text("experts per token", "integer >= 1", "without --shape"));
+  add_count_option(*cmd, "--T", o.tokens, help_text("T, tokens per source rank", "integer >= 1", "default 6976"));
+  add_count_option(*cmd, "--P", o.ranks, help_text("P, EP degree", "integer >= 1", "default 8"));
+  add_count_option(*cmd, "--ksm", o.num_sms,
+                   help_text("K_SM, participating SMs", "integer >= 1", "default 66; V = K_SM V_t (P-1)/P"));
+  cmd->add_option("--precision", o.precision, "bf16 (default) or fp8 (W8A8); the Combine is bf16 in both")
+      ->type_name("bf16|fp8");
+  add_count_option(*cmd, "--block-n", o.block_n, help_text("b_n, N-tile width", "128 or 256", "default 128"));
+  cmd->add_option("--routing", o.routing, "balanced (alpha 0) or skewed (default)")->type_name("balanced|skewed");
+  add_number_option(*cmd, "--alpha", o.alpha, help_text("Zipf alpha of skewed routing", "number >= 0", "default 0.5"),
+                    Sign::kNonNegative);
+  add_number_option(*cmd, "--gain", o.gain, help_text("popularity gain", "number >= 0", "default 1"),
+                    Sign::kNonNegative);
+  add_count_option(*cmd, "--routing-seed", o.routing_seed, help_text("routing seed", "integer >= 0", "default 1"), 0);
+  add_number_option(*cmd, "--tensor-tflops", o.tensor_tflops,
+                    help_text("F, device tensor throughput in TFLOP/s", "number > 0; e.g. 600",
+                              "T_L = 2 b_m b_n k / (F/132); or --from-run"));
+  cmd->add_option("--from-run", o.from_run,
+                  "megamoe result file: T_L1/T_L2 from the matching point's expert_wave mainloop medians (shape, "
+                  "precision, K_SM, b_n, target must match); or --tensor-tflops")
+      ->type_name("RESULT.json");
+  cmd->add_option("--target", o.target, "target the prediction is for (default: the calibration's, else host)")
+      ->type_name("NAME");
+  cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
+}
+
+std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
+  moe::AdvisorConfig c;
+  c.shape = resolve_shape(o);
+  c.precision = o.precision;
+  c.tokens_per_rank = static_cast<int>(o.tokens.value_or(6976));
+  c.num_ranks = static_cast<int>(o.ranks.value_or(8));
+  c.num_sms = static_cast<int>(o.num_sms.value_or(66));
+  c.block_n = static_cast<int>(o.block_n.value_or(128));
+  c.routing = o.routing;
+  if (o.routing == "balanced" && o.alpha && *o.alpha != 0)
+    throw input_error("--alpha", "balanced routing has alpha 0; drop --alpha or use --routing skewed");
+  c.zipf_alpha = o.routing == "balanced" ? 0.0 : o.alpha.value_or(0.5);
+  c.gain = o.gain.value_or(1.0);
+  c.routing_seed = static_cast<std::uint64_t>(o.routing_seed.value_or(1));
+  if (o.tensor_tflops && !o.from_run.empty())
+    throw input_error("--from-run", "give either --tensor-tflops or --from-run, not both");
+  if (!o.tensor_tflops && o.from_run.empty())
+    throw_missing("--tensor-tflops", "the tile mainloop times need a throughput: --tensor-tflops F (TFLOP/s, e.g. "
+                                     "600) or --from-run RESULT.json (a measured megamoe point)");
+
+  moe::AdvisorPlatform p;
+  if (!o.platform.model_path.empty()) p.calibration_target = calibration_target(o.platform.model_path);
+  c.target = !o.target.empty() ? o.target : !p.calibration_target.empty() ? p.calibration_target : "host";
+  // T_iss^0 at K_SM producers of V_t = b_m b_n 2 B each: the aggregate issued burst, local rows included.
+  const double issued_bytes = double(c.num_sms) * 128.0 * c.block_n * 2;
+  const Platform platform = resolve_platform(o.platform, c.num_sms, issued_bytes, false);
+  p.drain_rate_bps = platform.drain_rate_bps;
+  p.tiss0_s = platform.tiss0_s;
+  p.tiss0_extrapolated = platform.tiss0_extrapolated;
+  p.capacity_bytes = platform.capacity_bytes;
+  p.capacity_is_lower_bound = platform.capacity_is_lower_bound;
+  p.capacity_extrapolated = platform.capacity_extrapolated;
+  p.capacity_unavailable = platform.capacity_unavailable;
+
+  moe::AdvisorThroughput t;
+  if (o.tensor_tflops) {
+    t.tensor_flops_per_s = *o.tensor_tflops * 1e12;
+  } else {
+    moe::RunPointQuery q;
+    q.shape = c.shape;
+    q.precision = c.precision;
+    q.num_sms = c.num_sms;
+    q.block_n = c.block_n;
+    q.target = c.target;
+    q.tokens_per_rank = c.tokens_per_rank;
+    q.num_ranks = c.num_ranks;
+    q.routing = c.routing;
+    q.zipf_alpha = c.zipf_alpha;
+    q.gain = c.gain;
+    q.routing_seed = c.routing_seed;
+    t.run = moe::load_run_point(o.from_run, q);
+  }
+  try {
+    return moe::advise(c, p, t).rows;
+  } catch (const Error& e) {
+    // The advisor names its fields (block_n, precision, ...); point at the flag that sets them.
+    static const std::pair<const char*, const char*> kFlags[] = {
+        {"block_n", "--block-n"},  {"precision", "--precision"},     {"routing", "--routing"},
+        {"hidden", "--hidden"},    {"intermediate", "--intermediate"}, {"num_ranks", "--P"},
+        {"num_experts", "--experts"}, {"top_k", "--top-k"},           {"gain", "--gain"},
+        {"num_sms", "--ksm"}};
+    for (const auto& [field, flag] : kFlags)
+      if (e.field() == field) throw input_error(flag, report::bare_message(e));
+    throw;
+  }
+}
+
+}  // namespace xs::cli
