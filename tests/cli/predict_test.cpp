@@ -209,6 +209,10 @@ TEST(Predict, HelpExplainsEveryFlag) {
       {"hiding", {"--t-fused", "--t-fa", "--t-serial", "eq. 21"}},
       {"interleave",
        {"--V", "--G-wave", "--t-l1", "--t-l2", "--n1", "--n2", "--b-n", "--num-sms", "--h-inter", "eq. 16"}},
+      {"moe",
+       {"--model", "--shape", "--hidden", "--intermediate", "--experts", "--top-k", "--T", "--P", "--ksm",
+        "--precision", "--block-n", "--routing", "--alpha", "--gain", "--routing-seed", "--tensor-tflops",
+        "--from-run", "--models-file", "--target", "--json", "recommended_schedule"}},
   };
   for (const auto& c : cases) {
     const ToolRun r = run(std::string(c.command) + " --help");
@@ -246,6 +250,102 @@ TEST(Predict, ResultsBeyondTheNumberRangeAreMarkedUnboundedNeverWrapped) {
   EXPECT_TRUE(j.at("M_ub_tokens").is_number_integer());
   EXPECT_GT(j.at("M_ub_tokens").get<long long>(), 0);
   EXPECT_FALSE(j.contains("M_ub_tokens_unbounded"));
+}
+
+}  // namespace
+
+// ---- moe: the MegaMoE schedule advisor ----------------------------------------------------------------------
+namespace {
+
+const std::string kRepo = std::string(XS_TEST_DATA_DIR) + "/../../";
+const std::string kMoeCalibration = kRepo + "results/h200/megamoe/calibration-moe-pattern.json";
+const std::string kMoeRun = kRepo + "results/h200/megamoe/megamoe-dsv4_flash-bn128.json";
+
+TEST(PredictMoe, JsonHasContractKeysAndQIsNotDecided) {
+  const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600");
+  expect_numbers(j, {"hidden", "intermediate", "experts", "top_k", "T", "P", "K_SM", "block_n", "R_Bps", "tiss0_s",
+                     "tiss0_V_bytes", "tensor_flops_per_s", "T_L1_s", "T_L2_s", "n1_per_n2", "V_t_bytes", "V_bytes",
+                     "drain_time_s", "G_wave_s", "G_star_s", "wave_injection_rate_Bps", "q_peak_bytes", "dT_wave_s",
+                     "wave_span_s", "wave_stall_per_l2_tile_s", "G_int_s", "dT_int_s",
+                     "interleaved_stall_per_l2_tile_s", "injection_rate_Bps", "D_knee", "emulated_rank",
+                     "received_pairs", "remote_pairs", "num_waves", "remote_bytes", "compute_s", "drain_s",
+                     "t_interleaved_fluid_s", "t_wave_fluid_min_s", "t_wave_fluid_max_s", "fluid_speedup_min",
+                     "fluid_speedup_max", "recommended_D"});
+  for (const char* key : {"tiss0_extrapolated", "wave_rate_bound_ok", "eq14_rate_bound_ok", "target_matches"})
+    EXPECT_TRUE(j.at(key).is_boolean()) << key;
+  for (const char* key : {"shape", "precision", "routing", "target", "calibration_target", "throughput_from",
+                          "capacity_bound", "interleaving_sufficient", "recommended_schedule", "reason"})
+    EXPECT_TRUE(j.at(key).is_string()) << key;
+  // The calibration's Q rows are not identified: no Q number anywhere, the bound is "not decided".
+  EXPECT_FALSE(j.contains("Q_bytes"));
+  EXPECT_FALSE(j.contains("t_wave_fluid_s"));
+  EXPECT_EQ(j["capacity_bound"], "not decided");
+  EXPECT_EQ(j["calibration_target"], "host");
+  // T_L2 = 2 b_m b_n I / (F / 132); T_iss^0 looked up at K_SM V_t = 66 x 32 KiB; D = max(1, ceil(2.0625)).
+  EXPECT_NEAR(j["T_L2_s"].get<double>(), 2.0 * 128 * 128 * 2048 / (600e12 / 132), 1e-15);
+  EXPECT_EQ(j["tiss0_V_bytes"].get<double>(), 66 * 32768.0);
+  EXPECT_EQ(j["V_bytes"].get<double>(), 66 * 32768.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(j["D_knee"].get<double>(), 2.0625);
+  EXPECT_EQ(j["recommended_D"], 3);
+  EXPECT_EQ(j["recommended_schedule"], "interleaved");
+  EXPECT_NE(j["reason"].get<std::string>().find("not decided"), std::string::npos) << j["reason"];
+  // The table form shows the same report with units.
+  const ToolRun table = run("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600");
+  ASSERT_EQ(table.rc, 0) << table.err;
+  for (const char* needle : {"T_L2_s", "us", "GB/s", "MiB", "recommended_schedule", "reason"})
+    EXPECT_NE(table.out.find(needle), std::string::npos) << needle;
+}
+
+TEST(PredictMoe, FromRunUsesTheMatchingPointsMeasuredMainloops) {
+  const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --from-run " + kMoeRun);
+  const json file = json::parse(slurp(kMoeRun));
+  const json& point = file["points"][0];  // host, bf16, K_SM 66, b_n 128, skewed T 6976
+  const json& tiles = point["extra"]["variants"]["expert_wave"]["tiles"];
+  EXPECT_NE(j["run_point"].get<std::string>().find("points[0]"), std::string::npos) << j["run_point"];
+  EXPECT_EQ(j["run_differences"], "none");
+  EXPECT_DOUBLE_EQ(j["T_L1_s"].get<double>(), tiles["l1_mainloop_median_s"].get<double>());
+  EXPECT_NEAR(j["T_L2_s"].get<double>(), tiles["l2_mainloop_median_s"].get<double>(), 1e-15);
+  EXPECT_DOUBLE_EQ(j["run_speedup"].get<double>(), point["variants"]["expert_wave"]["median"].get<double>() /
+                                                       point["variants"]["interleaved"]["median"].get<double>());
+  EXPECT_EQ(j["run_routing_matches"], true);  // the advisor's emulated rank is the run's
+  EXPECT_EQ(j["received_pairs"], point["extra"]["received_pairs"]);
+  EXPECT_FALSE(j.contains("tensor_flops_per_s"));
+  // fp8 at K_SM 132 picks that point.
+  const json fp8 = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --from-run " + kMoeRun +
+                            " --precision fp8 --ksm 132");
+  EXPECT_NE(fp8["run_point"].get<std::string>().find("points[3]"), std::string::npos) << fp8["run_point"];
+}
+
+TEST(PredictMoe, BadInputExitsTwoNamingTheFlag) {
+  const std::string platform = " --R 52GB/s --tiss0 2us";
+  expect_bad_input("moe --shape nope --tensor-tflops 600" + platform, {"--shape", "nope", "dsv4_flash", "dit_moe"});
+  expect_bad_input("moe --shape dsv4_flash" + platform, {"--tensor-tflops", "--from-run"});
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --from-run " + kMoeRun + platform,
+                   {"--from-run", "not both"});
+  expect_bad_input("moe --tensor-tflops 600 --hidden 4096" + platform, {"--intermediate"});
+  expect_bad_input("moe --shape dsv4_flash --hidden 4096 --tensor-tflops 600" + platform, {"--shape"});
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --block-n 64" + platform, {"--block-n", "128 or 256"});
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --precision fp4" + platform, {"--precision", "fp8"});
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --routing balanced --alpha 0.5" + platform,
+                   {"--alpha"});
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600", {"--R", "--model"});
+  // No point of the run matches (b_n 256 is not in the bn128 file): the message lists what it holds.
+  expect_bad_input("moe --shape dsv4_flash --block-n 256 --model " + kMoeCalibration + " --from-run " + kMoeRun,
+                   {"--from-run", "points[0]", "K_SM=66"});
+}
+
+TEST(PredictMoe, TargetOtherThanTheCalibrationsIsSaid) {
+  const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600 --target peer:1");
+  EXPECT_EQ(j["target_matches"], false);
+  EXPECT_NE(j["reason"].get<std::string>().find("calibration's path"), std::string::npos) << j["reason"];
+  // By dimensions, with platform flags (no calibration file: its target is not known).
+  const json dims = run_json("moe --hidden 1408 --intermediate 5632 --experts 16 --top-k 2 --R 52GB/s --tiss0 2us "
+                             "--Q 2MiB --tensor-tflops 600");
+  EXPECT_EQ(dims["shape"], "custom");
+  EXPECT_EQ(dims["calibration_target"], "not known");
+  EXPECT_FALSE(dims.contains("target_matches"));
+  EXPECT_TRUE(dims["t_wave_fluid_s"].is_number());  // Q given: one fluid wave time, not a bracket
+  EXPECT_EQ(dims["recommended_schedule"], "either");  // coarse experts (I = 4h): T_L2 covers V/R
 }
 
 }  // namespace
