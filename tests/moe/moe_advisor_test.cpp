@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 
@@ -175,6 +177,23 @@ TEST(MoeAdvisor, FluidEstimateOnTheEmulatedRank) {
   const auto rows = by_key(a);
   EXPECT_EQ(rows.at("received_pairs").value, double(problem.num_received_pairs));
   EXPECT_EQ(rows.at("emulated_rank").value, problem.emulated_rank);
+}
+
+// The advisor reports the wave schedule's fluid time as a bracket [Q = inf, Q = 0] when Q is unknown: that
+// needs the time to fall as Q grows. Checked on random wave mixes.
+TEST(MoeAdvisor, FluidWaveTimeFallsAsCapacityGrows) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> tiles(0, 50), bytes(0, 4e6);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<WaveWork> waves(1 + trial % 7);
+    for (auto& w : waves) w = {tiles(rng), tiles(rng), bytes(rng)};
+    double previous = std::numeric_limits<double>::infinity();
+    for (double q : {0.0, 1e4, 1e5, 5e5, 1e6, 4e6, 1e8, std::numeric_limits<double>::infinity()}) {
+      const double t = fluid_kernel_estimate(waves, 4, 3e-6, 2e-6, 50e9, q).wave_schedule_s;
+      EXPECT_LE(t, previous * (1 + 1e-12)) << "trial " << trial << " Q " << q;
+      previous = t;
+    }
+  }
 }
 
 TEST(MoeAdvisor, MeasuredMainloopsReplaceTheDerivedOnes) {
