@@ -216,7 +216,8 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
       r.number("run_speedup", ratio(*run.wave_median_s, *run.interleaved_median_s), "measured wave / interleaved");
     if (run.same_routing && run.received_pairs && run.remote_pairs)
       r.flag("run_routing_matches",
-             *run.received_pairs == double(problem.num_received_pairs) && *run.remote_pairs == double(problem.num_remote_pairs),
+             *run.received_pairs == double(problem.num_received_pairs) &&
+                 *run.remote_pairs == double(problem.num_remote_pairs),
              "the run's received/remote pairs equal this routing's");
   } else {
     r.text("throughput_from", "--tensor-tflops", "T_L = 2 b_m b_n k / (F / device_sms)");
@@ -272,7 +273,8 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
   } else {
     r.seconds("t_wave_fluid_min_s", a.fluid_no_limit.wave_schedule_s, "fluid expert-wave time at Q = infinity");
     r.seconds("t_wave_fluid_max_s", a.fluid_worst.wave_schedule_s,
-              platform.capacity_bytes ? "fluid expert-wave time at Q's lower bound" : "fluid expert-wave time at Q = 0");
+              platform.capacity_bytes ? "fluid expert-wave time at Q's lower bound"
+                                      : "fluid expert-wave time at Q = 0");
     r.number("fluid_speedup_min", ratio(a.fluid_no_limit.wave_schedule_s, a.fluid_no_limit.interleaved_s),
              "fluid wave (Q = inf) / interleaved");
     r.number("fluid_speedup_max", ratio(a.fluid_worst.wave_schedule_s, a.fluid_no_limit.interleaved_s),

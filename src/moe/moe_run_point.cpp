@@ -74,7 +74,8 @@ std::string describe(const json& axes) {
 
 RunPoint select_run_point(const json& result, const std::string& source, const RunPointQuery& q) {
   if (!(result.is_object() && result.contains("points") && result["points"].is_array()))
-    throw input_error("--from-run", source + ": no points[] array (expected a result file of xstage-bench --suite megamoe)");
+    throw input_error("--from-run",
+                      source + ": no points[] array (expected a result file of xstage-bench --suite megamoe)");
   const json& points = result["points"];
   std::optional<std::size_t> best;
   std::size_t best_differences = 0;
@@ -89,7 +90,8 @@ RunPoint select_run_point(const json& result, const std::string& source, const R
   if (!best)
     throw input_error("--from-run", fmt::format("{}: no ok megamoe point with shape {}, precision {}, K_SM {}, b_n {}, "
                                                 "target {}; the file holds:{}",
-                                                source, q.shape.name.empty() ? "(h, I, E, top-k as given)" : q.shape.name,
+                                                source,
+                                                q.shape.name.empty() ? "(h, I, E, top-k as given)" : q.shape.name,
                                                 q.precision, q.num_sms, q.block_n, q.target, held));
   const json& point = points[*best];
   const json& axes = object_at(point, "axes");
