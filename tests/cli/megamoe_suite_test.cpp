@@ -1,0 +1,67 @@
+// tests/cli: the megamoe suite of xstage-bench: listed, its options in its --help group, --dry-run expands
+// shape x precision x routing x T x K_SM x D x target without a GPU (and writes nothing), and every bad
+// flag value is exit 2 naming the flag and the accepted form, before anything runs.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tool_run.hpp"
+
+namespace {
+
+using namespace xs::test;
+const std::string kTool = "xstage-bench";
+
+TEST(MegaMoeSuite, ListedWithItsOptionsGroup) {
+  Scratch s;
+  const ToolRun list = s.run(kTool, "--list");
+  ASSERT_EQ(list.rc, 0) << list.err;
+  EXPECT_TRUE(contains(list.out, "\nmegamoe ")) << list.out;
+  const ToolRun help = s.run(kTool, "--help");
+  ASSERT_EQ(help.rc, 0) << help.err;
+  const std::size_t group = help.out.find("Options of the megamoe suite");
+  ASSERT_NE(group, std::string::npos) << help.out;
+  for (const char* flag : {"--shapes TEXT", "--precision TEXT", "--routing TEXT", "--ksm TEXT", "--block-n", "--D TEXT"})
+    EXPECT_NE(help.out.find(flag, group), std::string::npos) << flag << " not in the megamoe group";
+}
+
+TEST(MegaMoeSuite, DryRunExpandsEveryAxisWithoutAGpu) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "megamoe --shapes dsv4_flash,qwen3_5 --precision bf16,fp8 --routing balanced,skewed "
+                                 "--T 2048,6976 --ksm 66,132 --D 0,2 --target host --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "64 points")) << r.out;  // 2 shapes x 2 x 2 x 2 T x 2 K_SM x 2 D
+  EXPECT_TRUE(contains(r.out, "megamoe shape=qwen3_5 precision=fp8 routing=skewed T=6976 P=8 K_SM=132 b_n=128 D=2 "
+                              "target=host")) << r.out;
+  EXPECT_TRUE(contains(r.out, "D=auto")) << r.out;
+  EXPECT_TRUE(snapshot(s.dir()).empty());
+  const ToolRun all = s.run(kTool, "megamoe --shapes all --dry-run --target local");
+  ASSERT_EQ(all.rc, 0) << all.err;
+  EXPECT_TRUE(contains(all.out, "8 points")) << all.out;  // the 7 shapes and the synthetic fine-grained DiT
+}
+
+TEST(MegaMoeSuite, BadValuesAreRefusedNamingTheFlag) {
+  Scratch s;
+  expect_refused(s, kTool, "megamoe --shapes nope --dry-run", 2, {"unknown model", "dsv4_flash"});
+  expect_refused(s, kTool, "megamoe --precision fp4 --dry-run", 2, {"--precision", "bf16, fp8"});
+  expect_refused(s, kTool, "megamoe --routing zipf --dry-run", 2, {"--routing", "balanced, skewed"});
+  expect_refused(s, kTool, "megamoe --D -1 --dry-run", 2, {"--D"});
+  expect_refused(s, kTool, "megamoe --block-n 192 --dry-run", 2, {"--block-n", "128 or 256"});
+  expect_refused(s, kTool, "megamoe --backend sim --dry-run", 2, {"--backend", "no simulator"});
+  expect_refused(s, kTool, "megamoe --dry-run --csv t.csv", 2, {"--csv"});
+  expect_refused(s, kTool, "megamoe --models-file /nonexistent.json --dry-run", 2, {"--models-file"});
+}
+
+}  // namespace
+
+namespace {
+
+TEST(MegaMoeSuite, WithoutGpuIsSkipCodeAndWritesNothing) {
+  xs::test::Scratch s;
+  const xs::test::ToolRun r = s.run("xstage-bench", "megamoe --T 2048 --target host --no-progress --out m.json");
+  if (r.rc != 77) GTEST_SKIP() << "a GPU is here (rc " << r.rc << ")";
+  EXPECT_TRUE(xs::test::contains(r.err, "CUDA build") || xs::test::contains(r.err, "CUDA device")) << r.err;
+  EXPECT_TRUE(xs::test::snapshot(s.dir()).empty()) << "no journal, no result, no out/ folder";
+}
+
+}  // namespace
