@@ -81,14 +81,16 @@ json prediction_json(const MoePointSpec& s, const MoePointResult& r, const model
     in.tensor_flops_per_s = tensor_tflops * 1e12;
   } else {
     const TileDistributions& wave = r.variants.front().tiles;
-    if (wave.l2_mainloop_median_s <= 0) return json{{"status", "no throughput: pass --tensor-tflops or instrument"}};
-    // T_L2 = 2 b_m b_n I / F_SM  =>  F = 132 F_SM (the model spreads F over the device's SMs).
-    in.tensor_flops_per_s = 2.0 * 128 * s.block_n * s.shape.intermediate / wave.l2_mainloop_median_s * in.device_sms;
-    throughput_from = "measured expert_wave L2 mainloop median";
+    if (wave.l1_mainloop_median_s <= 0) return json{{"status", "no throughput: pass --tensor-tflops or instrument"}};
+    // T_L1 = 2 b_m b_n h / F_SM  =>  F = 132 F_SM (the model spreads F over the device's SMs). From Linear-1:
+    // on host the Linear-2 mainloops are slowed by the draining Combine stores, which is the effect predicted.
+    in.tensor_flops_per_s = 2.0 * 128 * s.block_n * s.shape.hidden / wave.l1_mainloop_median_s * in.device_sms;
+    throughput_from = "measured expert_wave L1 mainloop median";
   }
   in.drain_rate_bps = platform.drain_rate_bps();
+  // T_iss^0 is tabulated by the aggregate burst V = K x V_t (V_t = one tile's Combine rows per producer).
   const double tile_bytes = 128.0 * s.block_n * 2;
-  const auto tiss = platform.tiss0_s(s.num_ctas, tile_bytes);
+  const auto tiss = platform.tiss0_s(s.num_ctas, tile_bytes * s.num_ctas);
   in.tiss0_s = tiss.value;
   const auto q = platform.has_capacity() ? std::optional<model::Lookup>(platform.capacity_bytes(s.num_ctas))
                                          : std::nullopt;
