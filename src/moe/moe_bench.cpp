@@ -33,7 +33,7 @@ json canonical_spec(const MoePointSpec& s) {
           {"T", s.tokens_per_rank}, {"P", s.num_ranks}, {"K_SM", s.num_ctas}, {"block_n", s.block_n},
           {"target", s.target}, {"D", s.lead_rows}, {"experts_per_wave", s.experts_per_wave},
           {"launches_per_graph", s.launches_per_graph}, {"repetitions", s.repetitions}, {"verify", s.verify},
-          {"instrument", s.instrument}};
+          {"instrument", s.instrument}, {"variants", s.variants.empty() ? moe_variant_names() : s.variants}};
 }
 
 Summary to_summary(const TimeSummary& t) {
@@ -80,8 +80,12 @@ json prediction_json(const MoePointSpec& s, const MoePointResult& r, const model
   if (tensor_tflops > 0) {
     in.tensor_flops_per_s = tensor_tflops * 1e12;
   } else {
-    const TileDistributions& wave = r.variants.front().tiles;
-    if (wave.l1_mainloop_median_s <= 0) return json{{"status", "no throughput: pass --tensor-tflops or instrument"}};
+    const VariantResult* wave_variant = nullptr;
+    for (const auto& v : r.variants)
+      if (v.name == "expert_wave") wave_variant = &v;
+    if (wave_variant == nullptr || wave_variant->tiles.l1_mainloop_median_s <= 0)
+      return json{{"status", "no throughput: pass --tensor-tflops, or run expert_wave instrumented"}};
+    const TileDistributions& wave = wave_variant->tiles;
     // T_L1 = 2 b_m b_n h / F_SM  =>  F = 132 F_SM (the model spreads F over the device's SMs). From Linear-1:
     // on host the Linear-2 mainloops are slowed by the draining Combine stores, which is the effect predicted.
     in.tensor_flops_per_s = 2.0 * 128 * s.block_n * s.shape.hidden / wave.l1_mainloop_median_s * in.device_sms;

@@ -32,8 +32,18 @@ struct MoePointSpec {
   int repetitions = 10;           // timed rounds (each variant once per round, rotating order)
   bool verify = true;
   bool instrument = true;         // one extra untimed launch per variant with per-tile records
+  // Variants to run, in this order (names of kMoeVariantNames); empty: all six. The first one is the
+  // bitwise reference of the others.
+  std::vector<std::string> variants;
   std::uint64_t input_seed = 0;   // 0: fresh
 };
+
+// Every variant a point can run, in the default order.
+inline const std::vector<std::string>& moe_variant_names() {
+  static const std::vector<std::string> kNames = {"expert_wave",    "interleaved",    "serial",
+                                                  "expert_wave_cc", "interleaved_cc", "unfused"};
+  return kNames;
+}
 
 struct TimeSummary {
   double median_s = 0, p10_s = 0, p90_s = 0;

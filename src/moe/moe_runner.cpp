@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,13 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
   const bool fp8 = spec.precision == "fp8";
   if (fp8 && spec.block_n != 128)
     throw input_error("block_n", "fp8 W8A8 is built for b_n = 128 only (256 accumulators per thread at 256)");
+  const std::vector<std::string>& all_names = moe_variant_names();
+  for (const auto& name : spec.variants)
+    if (std::find(all_names.begin(), all_names.end(), name) == all_names.end())
+      throw input_error("--variants", "'" + name + "' is not a variant; accepted: expert_wave, interleaved, serial, "
+                                      "expert_wave_cc, interleaved_cc, unfused");
+  const bool want_unfused =
+      spec.variants.empty() || std::find(spec.variants.begin(), spec.variants.end(), "unfused") != spec.variants.end();
   const int num_gpus = runtime::count_devices();
   if (spec.device < 0 || spec.device >= num_gpus)
     throw input_error("device", "GPU " + std::to_string(spec.device) + " does not exist here");
@@ -249,7 +257,7 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
   // Unfused: local packed buffers (kernel destinations) and the target-side copies.
   std::vector<DeviceBuffer> packed_local;
   std::vector<std::unique_ptr<runtime::TargetBuffer>> packed_remote;
-  for (int rank = 0; rank < spec.num_ranks; ++rank) {
+  for (int rank = 0; rank < spec.num_ranks && want_unfused; ++rank) {
     packed_local.emplace_back(dst_bytes);
     const std::uint64_t bytes = std::max<std::uint64_t>(16, static_cast<std::uint64_t>(packed_count[rank]) * h * 2);
     packed_remote.push_back(rank == prob.emulated_rank ? nullptr
@@ -286,7 +294,7 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
   base.sync_bytes = sync.bytes();
   dst.fill(base);
 
-  const std::vector<Variant> variants = {
+  const std::vector<Variant> all_variants = {
       {"expert_wave", {km::ScheduleKind::kExpertWave, r.experts_per_wave, 1}, km::EpilogueMode::kFused},
       {"interleaved", {km::ScheduleKind::kInterleaved, 1, r.lead_rows}, km::EpilogueMode::kFused},
       {"serial", {km::ScheduleKind::kSerial, 1, 1}, km::EpilogueMode::kFused},
@@ -294,6 +302,10 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
       {"interleaved_cc", {km::ScheduleKind::kInterleaved, 1, r.lead_rows}, km::EpilogueMode::kCompletionCoupled},
       {"unfused", {km::ScheduleKind::kSerial, 1, 1}, km::EpilogueMode::kFused, true},
   };
+  std::vector<Variant> variants;
+  for (const auto& name : spec.variants.empty() ? all_names : spec.variants)
+    for (const auto& v : all_variants)
+      if (v.name == name) variants.push_back(v);
   auto args_of = [&](const Variant& v) {
     km::MegaMoeArgs a = base;
     a.schedule = v.schedule;
@@ -317,7 +329,8 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
   // ---- Reference and verification ----
   CombineDestinations ref(spec.num_ranks, spec.tokens_per_rank, spec.shape.top_k, spec.shape.hidden);
   CombineDestinations first(spec.num_ranks, spec.tokens_per_rank, spec.shape.top_k, spec.shape.hidden);
-  CombineDestinations unpacked(spec.num_ranks, spec.tokens_per_rank, spec.shape.top_k, spec.shape.hidden);
+  std::optional<CombineDestinations> unpacked;  // the unfused twin's delivered rows, scattered back
+  if (want_unfused) unpacked.emplace(spec.num_ranks, spec.tokens_per_rank, spec.shape.top_k, spec.shape.hidden);
   DeviceBuffer slot_mask;
   DeviceBuffer compare_result(sizeof(km::CombineCompareResult));
   if (spec.verify) {
@@ -367,7 +380,7 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
       sync_checked(s, "megamoe");
       std::vector<void*> test = dst.ptrs;
       if (v.unfused) {  // scatter the delivered packed rows (the own rank's stay in its local buffer)
-        unpacked.poison(s);
+        unpacked->poison(s);
         km::CombineUnpackArgs ua;
         ua.hidden = spec.shape.hidden;
         ua.num_pool_rows = static_cast<int>(pool_rows);
@@ -377,11 +390,11 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
         ua.pool_packed_row = packed_row_dev.as<std::int32_t>();
         for (int rank = 0; rank < spec.num_ranks; ++rank) {
           ua.packed[rank] = packed_remote[rank] ? packed_remote[rank]->device_ptr() : packed_local[rank].get();
-          ua.dst[rank] = unpacked.ranks[rank].get();
+          ua.dst[rank] = unpacked->ranks[rank].get();
         }
         km::launch_combine_unpack(ua, s);
         sync_checked(s, "combine_unpack");
-        for (int rank = 0; rank < spec.num_ranks; ++rank) test[rank] = unpacked.ranks[rank].get();
+        for (int rank = 0; rank < spec.num_ranks; ++rank) test[rank] = unpacked->ranks[rank].get();
       }
       // bf16: the fp32 reference with the kernel's rounding points. fp8: the same recipe, but an act code can
       // flip one step where fp32 sums in another order land on a rounding boundary: a looser elementwise
@@ -433,9 +446,17 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
     r.variants[vi].time = summarize(seconds[vi]);
     r.variants[vi].tflops = r.variants[vi].time.median_s > 0 ? r.flops / r.variants[vi].time.median_s * 1e-12 : 0;
   }
-  r.speedup_interleaved_vs_wave = ratio(seconds[0], seconds[1]);
-  r.speedup_interleaved_vs_unfused = ratio(seconds[5], seconds[1]);
-  r.cc_vs_fused_interleaved = ratio(seconds[4], seconds[1]);
+  auto rounds = [&](const char* name) -> const std::vector<double>* {
+    for (std::size_t vi = 0; vi < variants.size(); ++vi)
+      if (variants[vi].name == name) return &seconds[vi];
+    return nullptr;
+  };
+  const auto* inter_rounds = rounds("interleaved");
+  if (inter_rounds && rounds("expert_wave"))
+    r.speedup_interleaved_vs_wave = ratio(*rounds("expert_wave"), *inter_rounds);
+  if (inter_rounds && rounds("unfused")) r.speedup_interleaved_vs_unfused = ratio(*rounds("unfused"), *inter_rounds);
+  if (inter_rounds && rounds("interleaved_cc"))
+    r.cc_vs_fused_interleaved = ratio(*rounds("interleaved_cc"), *inter_rounds);
   if (spec.verify && !all_ok) {
     r.status = "failed";
     r.reason = "verification failed (see each variant)";

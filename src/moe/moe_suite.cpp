@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -34,6 +35,7 @@ struct MoeFlags {
   int experts_per_wave = 0;
   int launches_per_graph = 3;
   double tensor_tflops = 0;
+  std::string variants = "all";
   bool no_verify = false, no_instrument = false;
 };
 
@@ -83,6 +85,16 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   for (long long d : leads)
     if (d < 0) throw input_error("--D", "D must be >= 1 (0 = auto: max(1, ceil(D_knee))); D = 0 as a lead can deadlock");
   if (f.block_n != 128 && f.block_n != 256) throw input_error("--block-n", "b_n must be 128 or 256");
+  std::vector<std::string> variants;
+  if (f.variants != "all") {
+    variants = split_list(f.variants);
+    const auto& known = moe_variant_names();
+    for (const auto& v : variants)
+      if (std::find(known.begin(), known.end(), v) == known.end())
+        throw input_error("--variants", "'" + v + "' is not a variant; accepted: all, or a list of expert_wave, "
+                                        "interleaved, serial, expert_wave_cc, interleaved_cc, unfused");
+    if (variants.empty()) throw input_error("--variants", "name at least one variant (or all)");
+  }
   const std::vector<std::string> targets = split_list(c.target.empty() ? "host,local" : c.target);
   std::vector<MoePointSpec> points;
   for (const auto& target : targets)
@@ -109,6 +121,7 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
                 s.launches_per_graph = f.launches_per_graph;
                 if (c.repetitions) s.repetitions = *c.repetitions;
                 s.verify = !f.no_verify;
+                s.variants = variants;
                 s.instrument = !f.no_instrument;
                 points.push_back(s);
               }
@@ -172,6 +185,8 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
                      1, 100);
     sink.add_number("--tensor-tflops", flags->tensor_tflops,
                     "Tensor throughput F for the prediction (0: from the measured mainloops)");
+    sink.add_text("--variants", flags->variants, "Variants to run, comma list or all (expert_wave, interleaved, "
+                  "serial, expert_wave_cc, interleaved_cc, unfused); the first is the others' bitwise reference");
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");
     sink.add_flag("--no-instrument", flags->no_instrument, "Skip the instrumented launch (no per-tile figures)");
   };

@@ -50,6 +50,7 @@ TEST(MegaMoeSuite, BadValuesAreRefusedNamingTheFlag) {
   expect_refused(s, kTool, "megamoe --backend sim --dry-run", 2, {"--backend", "no simulator"});
   expect_refused(s, kTool, "megamoe --dry-run --csv t.csv", 2, {"--csv"});
   expect_refused(s, kTool, "megamoe --models-file /nonexistent.json --dry-run", 2, {"--models-file"});
+  expect_refused(s, kTool, "megamoe --variants interleaved,wave --dry-run", 2, {"--variants", "expert_wave"});
 }
 
 }  // namespace

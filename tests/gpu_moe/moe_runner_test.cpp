@@ -51,6 +51,30 @@ INSTANTIATE_TEST_SUITE_P(Small, MoeRunner,
                          ::testing::Values(std::make_pair("bf16", "local"), std::make_pair("bf16", "host"),
                                            std::make_pair("fp8", "local"), std::make_pair("fp8", "host")));
 
+TEST(MoeRunnerSubset, OnlyTheNamedVariantsRunInTheirOrder) {
+  MoePointSpec s = small_spec("bf16", "host");
+  s.variants = {"interleaved", "expert_wave"};
+  const MoePointResult r = run_moe_point(s);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  ASSERT_EQ(r.variants.size(), 2u);
+  EXPECT_EQ(r.variants[0].name, "interleaved");
+  EXPECT_EQ(r.variants[1].name, "expert_wave");
+  for (const auto& v : r.variants) EXPECT_TRUE(v.verified) << v.name << ": " << v.verification_detail;
+  EXPECT_GT(r.speedup_interleaved_vs_wave.median_s, 0.0);          // both present: the ratio exists
+  EXPECT_TRUE(r.speedup_interleaved_vs_unfused.samples_s.empty());  // unfused not run: no ratio
+}
+
+TEST(MoeRunnerInput, UnknownVariantIsRejected) {
+  MoePointSpec s = small_spec("bf16", "local");
+  s.variants = {"interleaved", "wave"};
+  try {
+    (void)run_moe_point(s);
+    FAIL() << "accepted an unknown variant";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput) << e.what();
+  }
+}
+
 TEST(MoeRunnerInput, Fp8AtTileWidth256IsRejected) {
   MoePointSpec s = small_spec("fp8", "local");
   s.block_n = 256;
