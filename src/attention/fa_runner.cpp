@@ -14,6 +14,7 @@
 #include "common/stats.hpp"
 #include "runtime/check.hpp"
 #include "runtime/devices.hpp"
+#include "runtime/stream.hpp"
 #include "runtime/targets.hpp"
 #include "runtime/variant_timer.hpp"
 
@@ -45,16 +46,6 @@ TimeStats timed_stats(std::vector<double> rounds_s) {
   t.samples_s = sum.samples;
   return t;
 }
-
-class Stream {
- public:
-  Stream() { XS_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s_); }
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
 
 // Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
 enum class Instrumented { kFaOnly, kFused, kCompletionCoupled };
@@ -109,20 +100,10 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   if (spec.num_ranks < 1 || spec.num_ranks > ka::kMaxRanks || spec.seq_len % spec.num_ranks != 0)
     throw input_error("P", "P = " + std::to_string(spec.num_ranks) + " must divide M and be at most " +
                                std::to_string(ka::kMaxRanks));
-  const int num_gpus = runtime::count_devices();
-  if (spec.device < 0 || spec.device >= num_gpus)
-    throw input_error("device", "GPU " + std::to_string(spec.device) + " does not exist here");
-  const runtime::DeviceInfo info = runtime::query_device(spec.device);
-  if (auto why = runtime::target_unavailable_reason(target, info, runtime::query_topology(num_gpus))) {
-    if (why->rfind("unavailable", 0) != 0) throw input_error("target", *why);
+  runtime::DeviceInfo info;
+  if (auto why = runtime::sm90_point_unavailable_reason(target, spec.device, &info)) {
     r.status = "skipped";
     r.reason = *why;
-    return r;
-  }
-  if (info.cc_major != 9) {
-    r.status = "skipped";
-    r.reason = "unavailable: the kernel is built for sm_90a, GPU " + std::to_string(spec.device) + " is sm_" +
-               std::to_string(info.cc_major * 10 + info.cc_minor);
     return r;
   }
   runtime::DeviceGuard guard(spec.device);
@@ -130,7 +111,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   config.num_ctas = spec.num_ctas;
   r.seed = spec.seed != 0 ? spec.seed : fresh_seed();
   const FaProblem prob(spec.num_heads, spec.seq_len, spec.head_dim, r.seed);
-  Stream stream;
+  runtime::Stream stream;
   const cudaStream_t s = stream.get();
 
   // Argument blocks of the three kernel variants; every rank's slice lives in one target buffer.

@@ -40,12 +40,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   FaSweep s;
   s.seq_lens = parse_integer_range(f.M, "--M");
   s.heads = parse_integer_range(f.heads, "--heads");
-  const std::string target_list = c.target.empty() ? "local,host" : c.target;
-  for (std::size_t start = 0; start <= target_list.size();) {
-    const std::size_t end = std::min(target_list.find(',', start), target_list.size());
-    s.targets.push_back(target_list.substr(start, end - start));
-    start = end + 1;
-  }
+  s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
   return s;
 }
 

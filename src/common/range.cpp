@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.hpp"
@@ -94,6 +95,17 @@ std::vector<long long> parse_integer_range(std::string_view text, const std::str
   out.reserve(values.size());
   for (double v : values) out.push_back(std::llround(v));
   return out;
+}
+
+std::vector<std::string> parse_name_list(std::string_view text, const std::string& field) {
+  std::vector<std::string> names;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    if (end == start) throw input_error(field, "empty name in '" + std::string(text) + "'; expected a comma list");
+    names.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
 }
 
 }  // namespace xs

@@ -25,4 +25,8 @@ std::vector<std::uint64_t> parse_bytes_range(std::string_view text, const std::s
 std::vector<double> parse_seconds_range(std::string_view text, const std::string& field);
 std::vector<long long> parse_integer_range(std::string_view text, const std::string& field);
 
+// A comma list of names (targets, shapes, precisions): "host,local" -> {"host", "local"}. An empty item
+// (",", "a,,b", "") is an input error naming the field.
+std::vector<std::string> parse_name_list(std::string_view text, const std::string& field);
+
 }  // namespace xs

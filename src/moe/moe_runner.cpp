@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "common/error.hpp"
+#include "common/stats.hpp"
 #include "moe/combine_unpack.hpp"
 #include "moe/compare_combine.hpp"
 #include "moe/megamoe.hpp"
@@ -23,6 +24,7 @@
 #include "moe/tile_stats.hpp"
 #include "runtime/check.hpp"
 #include "runtime/devices.hpp"
+#include "runtime/stream.hpp"
 #include "runtime/targets.hpp"
 #include "runtime/variant_timer.hpp"
 
@@ -32,12 +34,6 @@ namespace {
 namespace km = xs::kernels::moe;
 using runtime::DeviceBuffer;
 
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { XS_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-};
 
 // Waits for the stream; a kernel trap becomes xs::Error naming the timed-out flag when there is one.
 void sync_checked(cudaStream_t s, const char* what) {
@@ -49,16 +45,11 @@ void sync_checked(cudaStream_t s, const char* what) {
               std::string(cudaGetErrorString(err)) + (why.empty() ? "" : "; " + why));
 }
 
+// Interpolated quantiles (common/stats), as every other result file.
 TimeSummary summarize(std::vector<double> v) {
-  TimeSummary t;
-  t.samples_s = v;
-  if (v.empty()) return t;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)))]; };
-  t.median_s = at(0.5);
-  t.p10_s = at(0.1);
-  t.p90_s = at(0.9);
-  return t;
+  if (v.empty()) return TimeSummary{};  // zeros, never NaN: the result file stays numeric
+  const Summary sum = xs::summarize(std::move(v));
+  return TimeSummary{sum.median, sum.p10, sum.p90, sum.samples};
 }
 
 TimeSummary ratio(const std::vector<double>& num, const std::vector<double>& den) {
@@ -123,19 +114,10 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
                                       "expert_wave_cc, interleaved_cc, unfused");
   const bool want_unfused =
       spec.variants.empty() || std::find(spec.variants.begin(), spec.variants.end(), "unfused") != spec.variants.end();
-  const int num_gpus = runtime::count_devices();
-  if (spec.device < 0 || spec.device >= num_gpus)
-    throw input_error("device", "GPU " + std::to_string(spec.device) + " does not exist here");
-  const runtime::DeviceInfo info = runtime::query_device(spec.device);
-  if (auto why = runtime::target_unavailable_reason(target, info, runtime::query_topology(num_gpus))) {
-    if (why->rfind("unavailable", 0) != 0) throw input_error("target", *why);
+  runtime::DeviceInfo info;
+  if (auto why = runtime::sm90_point_unavailable_reason(target, spec.device, &info)) {
     r.status = "skipped";
     r.reason = *why;
-    return r;
-  }
-  if (info.cc_major != 9) {
-    r.status = "skipped";
-    r.reason = "unavailable: the kernel is built for sm_90a";
     return r;
   }
   if (spec.num_ctas < 1 || spec.num_ctas > info.sm_count)
@@ -196,8 +178,8 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
 
   // ---- Inputs (fresh random, never zeros) ----
   r.input_seed = spec.input_seed != 0 ? spec.input_seed : runtime::fresh_seed();
-  Stream stream;
-  const cudaStream_t s = stream.s;
+  runtime::Stream stream;
+  const cudaStream_t s = stream.get();
   const std::uint64_t pool_rows = prob.num_pool_rows();
   const int e_local = prob.num_local_experts;
   // bf16 inputs; fp8 quantizes them (per-token per-128-K activation scales, 128 x 128 weight blocks).

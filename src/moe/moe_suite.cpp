@@ -39,16 +39,6 @@ struct MoeFlags {
   bool no_verify = false, no_instrument = false;
 };
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0; start <= text.size();) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    if (end > start) out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // Locates configs/moe/models.json from the working directory or the repository the tool was built from.
 std::string models_path(const std::string& given) {
   if (std::filesystem::exists(given)) return given;
@@ -65,7 +55,7 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   if (!c.table_flag.empty()) throw input_error(c.table_flag, "not available for megamoe (use --json or the result file)");
   const auto shapes = load_moe_shapes(models_path(f.models_file));
   std::vector<MoeShape> chosen;
-  for (const auto& name : split_list(f.shapes)) {
+  for (const auto& name : parse_name_list(f.shapes, "--shapes")) {
     if (name == "all") {
       chosen = shapes;
       break;
@@ -73,10 +63,10 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
     chosen.push_back(find_moe_shape(shapes, name));
   }
   if (chosen.empty()) throw input_error("--shapes", "name at least one shape (or all)");
-  const auto precisions = split_list(f.precision);
+  const auto precisions = parse_name_list(f.precision, "--precision");
   for (const auto& p : precisions)
     if (p != "bf16" && p != "fp8") throw input_error("--precision", "'" + p + "' is not a precision; accepted: bf16, fp8");
-  const auto routings = split_list(f.routing);
+  const auto routings = parse_name_list(f.routing, "--routing");
   for (const auto& r : routings)
     if (r != "balanced" && r != "skewed") throw input_error("--routing", "'" + r + "' is not a routing; accepted: balanced, skewed");
   const auto tokens = parse_integer_range(f.tokens, "--T");
@@ -87,15 +77,14 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   if (f.block_n != 128 && f.block_n != 256) throw input_error("--block-n", "b_n must be 128 or 256");
   std::vector<std::string> variants;
   if (f.variants != "all") {
-    variants = split_list(f.variants);
+    variants = parse_name_list(f.variants, "--variants");
     const auto& known = moe_variant_names();
     for (const auto& v : variants)
       if (std::find(known.begin(), known.end(), v) == known.end())
         throw input_error("--variants", "'" + v + "' is not a variant; accepted: all, or a list of expert_wave, "
                                         "interleaved, serial, expert_wave_cc, interleaved_cc, unfused");
-    if (variants.empty()) throw input_error("--variants", "name at least one variant (or all)");
   }
-  const std::vector<std::string> targets = split_list(c.target.empty() ? "host,local" : c.target);
+  const std::vector<std::string> targets = parse_name_list(c.target.empty() ? "host,local" : c.target, "--target");
   std::vector<MoePointSpec> points;
   for (const auto& target : targets)
     for (const auto& shape : chosen)

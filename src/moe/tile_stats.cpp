@@ -5,16 +5,15 @@
 #include <cmath>
 #include <map>
 
+#include "common/stats.hpp"
+
 namespace xs::moe {
 namespace {
 
 namespace km = xs::kernels::moe;
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)))];
-}
+// Interpolated quantile of common/stats; 0 (not NaN) for no tiles, so an empty summary stays numeric.
+double quantile(const std::vector<double>& v, double q) { return v.empty() ? 0.0 : xs::quantile(v, q); }
 
 struct Tile {
   const km::TileRecord* rec;

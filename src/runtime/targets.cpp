@@ -153,4 +153,19 @@ const std::uint32_t* TargetBuffer::host_words(std::size_t bytes, std::vector<std
   return scratch.data();
 }
 
+std::optional<std::string> sm90_point_unavailable_reason(const Target& target, int device, DeviceInfo* info) {
+  const int num_gpus = count_devices();
+  if (device < 0 || device >= num_gpus)
+    throw input_error("device", "GPU " + std::to_string(device) + " does not exist here");
+  *info = query_device(device);
+  if (auto why = target_unavailable_reason(target, *info, query_topology(num_gpus))) {
+    if (why->rfind("unavailable", 0) != 0) throw input_error("target", *why);
+    return why;
+  }
+  if (info->cc_major != 9)
+    return "unavailable: the kernel is built for sm_90a, GPU " + std::to_string(device) + " is sm_" +
+           std::to_string(info->cc_major * 10 + info->cc_minor);
+  return std::nullopt;
+}
+
 }  // namespace xs::runtime

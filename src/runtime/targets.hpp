@@ -57,4 +57,10 @@ class TargetBuffer {
 // Lets `device` store to `peer` memory (idempotent).
 void enable_peer_access(int device, int peer);
 
+// The checks an application point (fa_a2a, megamoe) makes before it touches a GPU: `device` must exist
+// (input_error "device" otherwise), the target must be usable from it (a reason starting "unavailable" is
+// returned as the skip reason, any other is an input_error "target"), and the GPU must be sm_90 (the
+// sm_90a kernels' architecture; returned as a skip reason). nullopt: the point can run; *info is filled.
+std::optional<std::string> sm90_point_unavailable_reason(const Target& target, int device, DeviceInfo* info);
+
 }  // namespace xs::runtime
