@@ -48,3 +48,22 @@ TEST(Range, BadRangesAreInputErrors) {
 
 }  // namespace
 }  // namespace xs
+
+namespace {
+
+TEST(NameList, SplitsOnCommasAndRefusesEmptyNames) {
+  EXPECT_EQ(xs::parse_name_list("host", "--target"), (std::vector<std::string>{"host"}));
+  EXPECT_EQ(xs::parse_name_list("host,local,peer:1", "--target"),
+            (std::vector<std::string>{"host", "local", "peer:1"}));
+  for (const char* bad : {"", ",", "host,", ",host", "a,,b"}) {
+    try {
+      (void)xs::parse_name_list(bad, "--target");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const xs::Error& e) {
+      EXPECT_EQ(e.code(), xs::ExitCode::kBadInput) << bad;
+      EXPECT_NE(std::string(e.what()).find("--target"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
