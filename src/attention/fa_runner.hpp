@@ -49,6 +49,17 @@ struct FaA2aPointResult {
   double sigma_s_per_kv_tile = 0;    // from the fused launch (stores to the target may slow the Q-loop)
   double sigma_fa_s_per_kv_tile = 0; // from an instrumented FA-only launch: the compute side alone
   TimeStats qloop_fused, store_span_fused, store_span_cc, fence_span_cc;
+  // Sender-side boundary (paper section 5.1, issue 13 item 3): the time until the sender has issued its
+  // stores, one remote-visibility barrier after the back-to-back replay instead of one per launch. The
+  // t_* above are the remote-visible completion boundary. Zero (empty) when not measured.
+  TimeStats sender_fa, sender_fused, sender_cc, sender_serial;
+  TimeStats e_res_sender_paired, e_cc_sender_paired;  // same-round sender-side differences vs FA-only
+  std::string fa_only_layout = "heads_major";  // layout FA-only writes: heads_major [H][M][d] | ulysses [token][H][d]
+  // Burst alignment of the instrumented fused launch (issue 13 item 5), from per-CTA store start/end times:
+  // per output-tile wave (the n-th store of every CTA), max - min of the store starts, median over waves;
+  // the most CTAs with a store span in flight at one instant; their time-average while any store is in flight.
+  double store_phase_spread_median_s = 0;
+  double peak_concurrent_storers = 0, mean_concurrent_storers = 0;
   // Verification.
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
   double max_abs_error = 0;
