@@ -1,8 +1,6 @@
 """Report sections on the kept matrix points: interleaved/wave speedup, regressions, the advisor judged,
 and clocks (scripts layer). Mechanism sections (Table 2, eq. 14, D sweep) are in mechanism.py.
 """
-import math
-
 from .points import (GROUPS, NEGATIVE_CONTROL, geomean, get, number, quantile, slot_label, status_of)
 
 
@@ -107,8 +105,10 @@ def speedup_section(chosen):
 
 def _speedup_row(chosen, slot, rec, sp):
     flag, key = flagged(rec["point"])
+    hz, _ = clock_hz(rec["point"])
     row = {"config": slot_label(slot), "src": rec["src"], "speedup": sp, "flagged": flag, "flag_key": key,
-           "D": get(rec["point"], "extra", "D")}
+           "D": get(rec["point"], "extra", "D"), "sm_clock_hz": {v: hz.get(v) for v in ("expert_wave", "interleaved")},
+           "throttled": get(rec["point"], "extra", "clocks", "throttled")}
     if slot[0] == "host":
         row["local_control"] = control_of(chosen, slot)
     return row
@@ -254,6 +254,3 @@ def control_statement(chosen, tie):
                      "local_control": control_of(chosen, slot)})
     return rows
 
-
-def finite_or_none(x):
-    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None

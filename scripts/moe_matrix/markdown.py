@@ -18,6 +18,10 @@ def ratio(x):
     return NM if x is None else f"{x:.3f}×"
 
 
+def ghz(x):
+    return NM if x is None else f"{x / 1e9:.3f}"
+
+
 def frac(x):
     return NM if x is None else f"{x * 100:.1f}%"
 
@@ -107,11 +111,13 @@ def speedup_md(sp):
                        [[e["config"], band(e["speedup"]), band(e["local_control"]), f"`{e['src']}`"]
                         for _, e in regs]) + [""]
     lines += ["Per configuration:", ""]
-    lines += table(["configuration", "speedup (p10–p90)", "D", "flagged", "local control", "source"],
+    lines += table(["configuration", "speedup (p10–p90)", "D", "flagged", "local control",
+                    "SM clock wave / int (GHz)", "throttled", "source"],
                    [[r["config"], band(r["speedup"]), r["D"] if r["D"] is not None else NM,
                      {True: "yes", False: "no", None: NM}[r["flagged"]],
                      band(r["local_control"]) if "local_control" in r else "",
-                     f"`{r['src']}`"] for r in sp["rows"]])
+                     f"{ghz(r['sm_clock_hz']['expert_wave'])} / {ghz(r['sm_clock_hz']['interleaved'])}",
+                     {True: "yes", False: "no"}.get(r["throttled"], NM), f"`{r['src']}`"] for r in sp["rows"]])
     return lines + [""]
 
 
@@ -233,7 +239,8 @@ def render(summary, chosen_state):
     lines = ["# MegaMoE matrix report", "",
              "Written by `scripts/moe_matrix_report.py` from: " + ", ".join(f"`{f}`" for f in summary["files"]) +
              ". Sources are `file.json#point-index`.", ""]
-    lines += ["## Summary lines", ""] + [f"- {s}" for s in summary["readme_lines"]] + [""]
+    lines += ["## Summary lines", "", "Quotable; each number is traced to its point in the sections below.", ""]
+    lines += [f"- {s}" for s in summary["readme_lines"]] + [""]
     lines += completeness_md(summary["completeness"], chosen_state)
     lines += speedup_md(summary["speedup"])
     lines += advisor_md(summary["advisor"])
