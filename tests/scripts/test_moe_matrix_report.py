@@ -147,6 +147,16 @@ class FixtureReport(unittest.TestCase):
         self.assertEqual([r["D"] for r in fp8["rows"]], [1, 4, 5, 16])
         self.assertEqual((fp8["D_stop"], fp8["D_default"]), (4, 5))
 
+    def test_dsweep_explicit_D_run_beats_the_auto_one_in_any_file_order(self):
+        with tempfile.TemporaryDirectory() as d:
+            proc, out_json, _ = run_report(list(reversed(self.paths)), d)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(out_json) as f:
+                sweeps = {s["config"]: s for s in json.load(f)["dsweep"]["sweeps"]}
+        row = sweeps["host K66 dsv4_flash bf16 skewed T6976 b_n128"]["rows"][2]
+        self.assertEqual((row["D"], row["src"]), (3, "dsweep.json#2"))
+        self.assertAlmostEqual(row["time_median_s"], 10.15e-3)
+
     def test_clocks(self):
         c = self.s["clocks"]
         self.assertEqual([r["config"] for r in c["throttled"]],
