@@ -89,10 +89,12 @@ def readme_lines(s):
     else:
         lines.append(f"Interleaved over expert-wave, host K_SM 66: {nm}.")
     if adv["n"]:
+        slow = adv["worst"]["choice_slowdown"]
+        worst = (f"at worst {markdown.frac(slow)} slower" if slow >= 0 else
+                 f"never slower (at worst {markdown.frac(-slow)} faster)")
         lines.append(f"Advisor, predictions made before the run: the recommended schedule was the faster one at "
                      f"{adv['agree']} of {adv['n']} configurations ({markdown.frac(adv['agree_fraction'])}); its "
-                     f"choice was at worst {markdown.frac(adv['worst']['choice_slowdown'])} slower than the other "
-                     f"schedule ({adv['worst']['config']}); speedup error median "
+                     f"choice was {worst} than the other schedule ({adv['worst']['config']}); speedup error median "
                      f"{markdown.frac(adv['speedup_error_median'])}, p90 {markdown.frac(adv['speedup_error_p90'])}.")
     else:
         lines.append(f"Advisor judged on before-run predictions: {nm}.")

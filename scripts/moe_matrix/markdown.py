@@ -114,7 +114,7 @@ def speedup_md(sp):
     lines += table(["configuration", "speedup (p10–p90)", "D", "flagged", "local control",
                     "SM clock wave / int (GHz)", "throttled", "source"],
                    [[r["config"], band(r["speedup"]), r["D"] if r["D"] is not None else NM,
-                     {True: "yes", False: "no", None: NM}[r["flagged"]],
+                     {True: "yes", False: "no", None: NM}[r["flagged"]] if "local_control" in r else "",
                      band(r["local_control"]) if "local_control" in r else "",
                      f"{ghz(r['sm_clock_hz']['expert_wave'])} / {ghz(r['sm_clock_hz']['interleaved'])}",
                      {True: "yes", False: "no"}.get(r["throttled"], NM), f"`{r['src']}`"] for r in sp["rows"]])
@@ -131,9 +131,11 @@ def advisor_md(a):
             lines.append(f"- {name}: {NM} (0 points)")
             continue
         w = s["worst"]
+        worst = (f"{frac(w['choice_slowdown'])} slower" if w["choice_slowdown"] >= 0 else
+                 f"never slower (at worst {frac(-w['choice_slowdown'])} faster)")
         lines.append(f"- {name}: recommended schedule was the faster one at {s['agree']} of {s['n']} "
-                     f"({frac(s['agree_fraction'])}); worst choice vs the other schedule {frac(w['choice_slowdown'])} "
-                     f"slower ({w['config']}, advisor '{w['schedule']}', measured {ratio(w['measured_speedup'])}, "
+                     f"({frac(s['agree_fraction'])}); worst choice vs the other schedule: {worst} "
+                     f"({w['config']}, advisor '{w['schedule']}', measured {ratio(w['measured_speedup'])}, "
                      f"`{w['src']}`; bar ≤ 3%: {'met' if s['bar_ok'] else 'NOT met'}); speedup error median "
                      f"{frac(s['speedup_error_median'])}, p90 {frac(s['speedup_error_p90'])}, max "
                      f"{frac(s['speedup_error_max'])} over {s['speedup_error_n']} points")
@@ -172,7 +174,16 @@ def table2_md(t, control):
         disc = f"; discordant: {', '.join('/'.join(p) for p in o['discordant'])}" if o["discordant"] else ""
         lines.append(f"- shape ordering, {prec}, expert-wave: {state} ({o['concordant']} of {o['pairs']} pairs "
                      f"concordant over {o['shapes']} shapes; Spearman {num(o['spearman'], 3)}){disc}")
+    if control:
+        either = sum(c["advisor"] == "either" for c in control)
+        zero = sum(c["model_wave_stall_per_l2_tile_s"] == 0 for c in control)
+        tied = sum(c["within_tie_band"] for c in control)
+        lines.append(f"- negative control dit_moe, host K_SM 66, all {len(control)} measured configurations: model "
+                     f"wave stall 0 at {zero}, advisor 'either' at {either}, measured speedup within the tie band at "
+                     f"{tied}; the Table 2 rows:")
     for c in control:
+        if "skewed T6976" not in c["config"]:
+            continue
         lines.append(f"- negative control {c['config']}: model wave stall per L2 tile "
                      f"{us(c['model_wave_stall_per_l2_tile_s'])}, advisor '{c['advisor'] or NM}', measured "
                      f"{ratio(c['measured_speedup'])} (local control {band(c['local_control'])}), "

@@ -209,10 +209,16 @@ class BadInput(unittest.TestCase):
 class CommittedFile(unittest.TestCase):
     def test_committed_dsv4_flash_file_reports_incomplete_matrix(self):
         with tempfile.TemporaryDirectory() as d:
-            proc, out_json, _ = run_report([COMMITTED], d)
+            proc, out_json, out_md = run_report([COMMITTED], d)
             self.assertEqual(proc.returncode, 0, proc.stderr)
             with open(out_json) as f:
                 s = json.load(f)
+            with open(out_md) as f:
+                md = f.read()
+        # Absent data print "not measured", never a number: a Table 2 row of a shape not run.
+        qwen_row = next(line for line in md.splitlines() if line.startswith("| qwen3_5 | bf16 |"))
+        self.assertEqual(qwen_row.count("not measured"), 14)
+        self.assertIn("Advisor judged on before-run predictions: not measured.", s["readme_lines"])
         c = s["completeness"]
         self.assertFalse(c["complete"])
         self.assertEqual(c["expected"], 196)
