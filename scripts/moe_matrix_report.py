@@ -25,8 +25,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from moe_matrix import analysis, markdown, mechanism  # noqa: E402
-from moe_matrix.points import (InputError, completeness, load_points, select, slot_label,  # noqa: E402
-                               status_of, get)
+from moe_matrix.points import (InputError, completeness, get, load_points, select,  # noqa: E402
+                               status_of)
 
 _STATE_MARK = {"ok": "ok", "failed": "F", "unverified": "U", "wrong": "W"}
 

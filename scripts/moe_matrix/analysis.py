@@ -97,9 +97,21 @@ def speedup_section(chosen):
             group["eq14_violated"] = summary_stats(eq14_rows)
             group["regressions"], group["below_one_within_noise"], group["noise_not_recorded"] = \
                 _regressions(chosen, rows)
+            group["by"] = breakdown(rows)
         out[label] = group
     out["rows"] = [_speedup_row(chosen, slot, rec, sp) for label, _, _, _, _ in GROUPS
                    for slot, rec, sp in ok_points(chosen, label)]
+    return out
+
+
+def breakdown(rows):
+    """Geomean and count of the speedup per shape, precision, routing and T (Fig. 8's grouping)."""
+    out = {}
+    for axis, idx in (("shape", 2), ("precision", 3), ("routing", 4), ("T", 5)):
+        values = {}
+        for slot, _, sp in rows:
+            values.setdefault(str(slot[idx]), []).append(sp["median"])
+        out[axis] = {k: {"n": len(v), "geomean": geomean(v)} for k, v in values.items()}
     return out
 
 
@@ -224,7 +236,8 @@ def clocks_section(records, kept_srcs, tol):
                  f"{ax.get('routing')} T{ax.get('T')} D{ax.get('D')} b_n{ax.get('block_n')}")
         row = {"config": label, "src": rec["src"], "kept": rec["src"] in kept_srcs, "sm_clock_hz": hz,
                "clock_from": source, "throttled": t, "reason": clocks.get("reason"),
-               "attempts": clocks.get("attempts")}
+               "attempts": clocks.get("attempts"),
+               "nvml_reasons": get(clocks, "nvml_after", "reasons") or get(clocks, "nvml_before", "reasons")}
         w, i = hz.get("expert_wave"), hz.get("interleaved")
         row["wave_over_interleaved_clock"] = w / i if w and i else None
         rows.append(row)

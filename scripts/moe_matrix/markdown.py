@@ -1,7 +1,7 @@
 """Markdown rendering of the matrix summary (scripts layer). Every number comes from the summary, which
 carries the source of each row as "file.json#point"; an absent number prints "not measured".
 """
-from .points import GROUPS, PRECISIONS, ROUTINGS, SHAPES, slot_label
+from .points import GROUPS, PRECISIONS, ROUTINGS, SHAPES
 
 NM = "not measured"
 
@@ -79,7 +79,7 @@ def completeness_md(c, chosen_state):
     for e in c["without_before_run_prediction"]:
         lines.append(f"- no before-run prediction: {e['config']} (`{e['src']}`, made: {e['made']})")
     if c["superseded"]:
-        lines.append(f"- superseded by a later or better run: " +
+        lines.append("- superseded by a later or better run: " +
                      ", ".join(f"`{s['src']}` by `{s['by']}`" for s in c["superseded"]))
     lines.append(f"- points outside the matrix (D sweep, other b_n, ...): {len(c['outside_matrix'])}")
     return lines + [""]
@@ -101,6 +101,12 @@ def speedup_md(sp):
             lines.append(f"- {name}: {len(g['regressions'])} regressions beyond noise, "
                          f"{len(g['below_one_within_noise'])} below 1 within noise, "
                          f"{len(g['noise_not_recorded'])} below 1 with p10/p90 not recorded")
+    by = sp["host66"].get("by", {})
+    if any(by.values()):
+        lines += ["", "host K_SM 66 by axis (geomean, configurations):", ""]
+        lines += table(["axis", "value", "geomean", "n"],
+                       [[axis, key, ratio(v["geomean"]), v["n"]] for axis, groups in by.items()
+                        for key, v in groups.items()])
     lines.append("")
     regs = [(lab, e) for lab in ("host66", "host132") for kind in ("regressions", "below_one_within_noise",
                                                                     "noise_not_recorded") for e in sp[lab][kind]]
@@ -237,7 +243,8 @@ def clocks_md(c):
              f"{c['throttled_not_recorded']}.", ""]
     for r in c["throttled"]:
         lines.append(f"- throttled: {r['config']} (`{r['src']}`{'' if r['kept'] else ', superseded'}): "
-                     f"{r['reason'] or NM}, attempts {r['attempts'] if r['attempts'] is not None else NM}")
+                     f"{r['reason'] or NM}, attempts {r['attempts'] if r['attempts'] is not None else NM}"
+                     + (f", NVML reasons {', '.join(r['nvml_reasons'])}" if r["nvml_reasons"] else ""))
     for r in c["schedule_clock_warnings"]:
         lines.append(f"- WARNING schedules at different clocks: {r['config']} (`{r['src']}`): expert-wave / "
                      f"interleaved clock {ratio(r['wave_over_interleaved_clock'])}")
@@ -260,6 +267,3 @@ def render(summary, chosen_state):
     lines += dsweep_md(summary["dsweep"])
     lines += clocks_md(summary["clocks"])
     return "\n".join(lines)
-
-
-__all__ = ["render", "slot_label"]

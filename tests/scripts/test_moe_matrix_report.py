@@ -77,6 +77,11 @@ class FixtureReport(unittest.TestCase):
         self.assertAlmostEqual(eq14["geomean"], 1.2, places=12)
         self.assertAlmostEqual(self.s["speedup"]["host132"]["all"]["geomean"], 1.3, places=12)
         self.assertEqual(self.s["speedup"]["local66"]["all"]["n"], 84)
+        by = self.s["speedup"]["host66"]["by"]
+        self.assertEqual(by["shape"]["qwen3_5"], {"n": 11, "geomean": by["shape"]["qwen3_5"]["geomean"]})
+        self.assertAlmostEqual(by["shape"]["qwen3_5"]["geomean"], 1.2, places=12)
+        self.assertAlmostEqual(by["shape"]["dit_moe"]["geomean"], 1.04 ** (1 / 12), places=12)
+        self.assertEqual(sum(v["n"] for v in by["routing"].values()), 80)
 
     def test_regressions_beside_local_control(self):
         g = self.s["speedup"]["host66"]
