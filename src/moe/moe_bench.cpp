@@ -26,6 +26,7 @@
 #include "report/result_file.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/gpu_backend.hpp"
+#include "runtime/target_cache.hpp"
 
 namespace xs::moe {
 namespace {
@@ -307,6 +308,7 @@ int run_moe_bench(const MoeBenchOptions& o) {
     point.extra["clocks"] = clocks;
     return point;
   });
+  runtime::host_target_cache().clear();  // the pinned destinations the points shared
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
   sections.config = json::array();

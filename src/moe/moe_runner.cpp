@@ -25,6 +25,7 @@
 #include "runtime/check.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/stream.hpp"
+#include "runtime/target_cache.hpp"
 #include "runtime/targets.hpp"
 #include "runtime/variant_timer.hpp"
 
@@ -71,6 +72,8 @@ struct Destinations {
       if (r == own_rank) {
         own.emplace_back(bytes);
         ptrs.push_back(own.back().get());
+      } else if (target.kind == runtime::TargetKind::kHost) {  // pinned once per sweep, not per point
+        ptrs.push_back(runtime::host_target_cache().acquire(target, device, r, bytes).device_ptr());
       } else {
         remote.push_back(std::make_unique<runtime::TargetBuffer>(target, device, bytes));
         ptrs.push_back(remote.back()->device_ptr());
