@@ -48,10 +48,11 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
   const double q_bytes = in.capacity_bytes > 0 ? in.capacity_bytes : 0;
   const bool rate_ok = p.design.rate_bound_ok;
   p.aligned = burst_verdict(aligned_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s),
-                            q_bytes, in.drain_rate_bps, p.num_bursts, rate_ok);
+                            q_bytes, in.drain_rate_bps, p.num_bursts, rate_ok, in.capacity_is_lower_bound);
   p.phase_aware = burst_verdict(
       phase_aware_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment),
-      q_bytes, in.drain_rate_bps, p.num_bursts, rate_ok);
+      in.phase_capacity_bytes < 0 ? q_bytes : in.phase_capacity_bytes, in.drain_rate_bps, p.num_bursts, rate_ok,
+      in.phase_capacity_bytes < 0 ? in.capacity_is_lower_bound : in.phase_capacity_is_lower_bound);
   auto e_res = [&](const BurstVerdict& v) {
     if (!v.capacity_decided) return std::nan("");
     return p.e_issue_s + p.e_load_s + std::max(p.e_drain_s, v.e_cap_s);

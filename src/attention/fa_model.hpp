@@ -26,6 +26,11 @@ struct FaA2aModelInputs {
   // and this is > 0, the Q-loop slowdown E_load = N_t ceil(M/b_n) (sigma - sigma_compute_only) is predicted.
   double sigma_compute_only_s_per_kv_tile = 0;
   BurstAlignment alignment;            // the fused launch's measured alignment; zeros: the aligned case
+  // Q for the phase-aware case, Q(K_c) of the K_c CTAs storing at once (fa_verdict.hpp); < 0: capacity_bytes,
+  // <= 0 otherwise: unknown.
+  double phase_capacity_bytes = -1;
+  bool capacity_is_lower_bound = false;        // Q(K) is only a lower bound (no knee in the sweep)
+  bool phase_capacity_is_lower_bound = false;  // the same for Q(K_c)
 };
 
 struct FaA2aPrediction {

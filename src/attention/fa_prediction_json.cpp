@@ -38,6 +38,21 @@ ResidualBand band_of(const FaBoundary& b) {
   return band;
 }
 
+// Q(K) only where the calibration identified it: never a neighbour's Q across an unidentified K (the
+// table leaves unidentified rows out, so a plain lookup would interpolate over them).
+std::optional<model::Lookup> identified_capacity(const model::PlatformModel& platform, int k) {
+  if (!platform.has_capacity()) return std::nullopt;
+  const auto& rows = platform.capacity_table();
+  int below = 0, above = 1 << 30;  // the identified rows around k (or open ends)
+  for (const auto& row : rows) {
+    if (row.num_producers <= k) below = std::max(below, row.num_producers);
+    if (row.num_producers >= k) above = std::min(above, row.num_producers);
+  }
+  for (int u : platform.unidentified_capacity_k())
+    if (u == k || (u > below && u < above)) return std::nullopt;
+  return platform.capacity_bytes(k);
+}
+
 struct Explanation {
   std::string text;
   bool explained = false;
@@ -100,10 +115,14 @@ json wave_json(const BurstVerdict& v, double tile_bytes, double e_res_pred_s) {
           {"E_res_pred_s", number(e_res_pred_s)}, {"verdict", v.verdict}};
 }
 
-json check_json(const VerdictCheck& c, const Explanation& ex) {
+// The verdict is binary; `E_res_pred_within_band` adds whether the predicted magnitude is consistent with the
+// measured band (a "reshape ... agrees" may still predict far more exposure than measured).
+json check_json(const VerdictCheck& c, const Explanation& ex, double e_res_pred_s, const ResidualBand& band) {
   const bool disagrees = c.result == "disagrees";
   return {{"result", c.result}, {"measured_state", c.state}, {"reason", c.reason},
-          {"explanation", disagrees ? json(ex.text) : json()}, {"explained", disagrees ? json(ex.explained) : json()}};
+          {"explanation", disagrees ? json(ex.text) : json()}, {"explained", disagrees ? json(ex.explained) : json()},
+          {"E_res_pred_within_band",
+           std::isfinite(e_res_pred_s) && band.measured ? json(consistent_with_band(e_res_pred_s, band)) : json()}};
 }
 
 json by_sigma_json(const std::optional<FaA2aPrediction>& p, double sigma_s) {
@@ -127,11 +146,9 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   const double tile_bytes = model::fa_tile_bytes(kernels::attention::TileShape::kBlockM, head_dim,
                                                  kernels::attention::TileShape::kElemBytes);
   const auto tiss0 = platform.tiss0_s(k, k * tile_bytes);
-  // Q(K) only where the calibration identified it: never a neighbour's Q for an unidentified K.
-  const auto& unidentified = platform.unidentified_capacity_k();
-  const bool q_known = platform.has_capacity() &&
-                       std::find(unidentified.begin(), unidentified.end(), k) == unidentified.end();
-  const model::Lookup capacity = q_known ? platform.capacity_bytes(k) : model::Lookup{};
+  const std::optional<model::Lookup> q_of_k = identified_capacity(platform, k);
+  const bool q_known = q_of_k.has_value();
+  const model::Lookup capacity = q_of_k.value_or(model::Lookup{});
   FaA2aModelInputs in;
   in.seq_len = spec.seq_len;
   in.num_heads = spec.num_heads;
@@ -140,7 +157,14 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   in.drain_rate_bps = platform.drain_rate_bps();
   in.tiss0_s = tiss0.value;
   in.capacity_bytes = q_known ? capacity.value : 0;
+  in.capacity_is_lower_bound = capacity.is_lower_bound;
   in.alignment = {r.store_phase_spread_median_s, r.peak_concurrent_storers, r.mean_concurrent_storers};
+  // The phase-aware case checks against Q(K_c) of the CTAs storing at once (fa_verdict.hpp).
+  const int k_cluster = phase_aware_wave_outstanding(k, tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment)
+                            .cluster_producers;
+  const std::optional<model::Lookup> q_of_cluster = identified_capacity(platform, k_cluster);
+  in.phase_capacity_bytes = q_of_cluster ? q_of_cluster->value : 0;
+  in.phase_capacity_is_lower_bound = q_of_cluster && q_of_cluster->is_lower_bound;
   auto predict_with = [&](double sigma_s, double compute_only_s) {
     FaA2aModelInputs x = in;
     x.sigma_s_per_kv_tile = sigma_s;
@@ -163,13 +187,15 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   const double iso_s = model::isolated_issue_time_s(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
                                                     q_known ? in.capacity_bytes : INFINITY);
   json aligned = wave_json(p.aligned, p.tile_bytes, p.e_res_aligned_s);
-  aligned["check"] = check_json(aligned_check, aligned_ex);
+  aligned["check"] = check_json(aligned_check, aligned_ex, p.e_res_aligned_s, band);
   json phase = wave_json(p.phase_aware, p.tile_bytes, p.e_res_phase_aware_s);
   phase["alignment_measured"] = p.phase_aware.wave.alignment_measured;
+  phase["Q_bytes"] = q_of_cluster ? json(q_of_cluster->value) : json();
+  phase["Q_is_lower_bound"] = q_of_cluster && q_of_cluster->is_lower_bound;
   phase["phase_spread_s"] = r.store_phase_spread_median_s;
   phase["peak_concurrent_storers"] = r.peak_concurrent_storers;
   phase["mean_concurrent_storers"] = r.mean_concurrent_storers;
-  phase["check"] = check_json(phase_check, phase_ex);
+  phase["check"] = check_json(phase_check, phase_ex, p.e_res_phase_aware_s, band);
   j["prediction"] = {
       {"K", p.num_producers}, {"tile_bytes", p.tile_bytes}, {"V_bytes", p.burst_bytes}, {"N_t", p.num_bursts},
       {"R_Bps", in.drain_rate_bps}, {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss0.extrapolated},

@@ -49,10 +49,11 @@ WaveOutstanding phase_aware_wave_outstanding(int num_producers, double tile_byte
 }
 
 BurstVerdict burst_verdict(const WaveOutstanding& wave, double capacity_bytes, double drain_rate_bps,
-                           double num_bursts, bool rate_bound_ok) {
+                           double num_bursts, bool rate_bound_ok, bool capacity_is_lower_bound) {
   BurstVerdict v;
   v.wave = wave;
-  v.capacity_decided = capacity_bytes > 0 || wave.peak_bytes <= 0;
+  v.capacity_decided = wave.peak_bytes <= 0 ||
+                       (capacity_bytes > 0 && (!capacity_is_lower_bound || wave.peak_bytes <= capacity_bytes));
   if (v.capacity_decided) {
     const double q = capacity_bytes > 0 ? capacity_bytes : 0;
     v.capacity_bound_ok = wave.peak_bytes <= q || wave.peak_bytes <= 0;

@@ -21,10 +21,13 @@ namespace xs::attention {
 //       with K -> K_c):                       q_c = [K_c B_t - R T_iss^0]+
 //   (b) wave: all K B_t bytes enter within W = s + T_iss^0 (the last CTA starts s after the first and
 //       issues its tile in T_iss^0) while R W drain:   q_w = [K B_t - R W]+
-//   q_phase = max(q_c, q_w); capacity bound q_phase <= Q; per-wave exposure [q_phase - Q]+ / R (eq. 7 as
-//   above); E_cap = N_t [q_phase - Q]+ / R.
-// Aligned reduction: s = 0 and n_peak = K give K_c = K and W = T_iss^0, so q_c = q_w = q_peak of eq. 6 and
-// E_cap is the aligned case's N_t (T_iss^iso - T_iss^0).
+//   q_phase = max(q_c, q_w); capacity bound q_phase <= Q(K_c); per-wave exposure [q_phase - Q(K_c)]+ / R
+//   (eq. 7 as above); E_cap = N_t [q_phase - Q(K_c)]+ / R. Q(K) is the capacity of K producers (Table 1);
+//   at no instant do more than K_c CTAs store, and Q grows with K (the knee of section 3.5 is per
+//   producer), so Q(K_c) is the conservative capacity for both terms. T_iss^0 stays the aligned wave's T_iss^0(K, K B_t): on the H200
+//   R T_iss^0 is ~10 KB against 32 KiB tiles, so the choice moves q by less than one tile.
+// Aligned reduction: s = 0 and n_peak = K give K_c = K and W = T_iss^0, so q_c = q_w = q_peak of eq. 6,
+// Q(K_c) = Q(K) and E_cap is the aligned case's N_t (T_iss^iso - T_iss^0).
 // A field not measured (0) falls back to the aligned value (n_peak -> K, s -> 0): never less conservative
 // than what was measured. n_peak comes from measured spans, which backpressure lengthens, so a
 // backpressured launch reports more overlap: the cluster term errs towards "reshape". s is a median over
@@ -53,7 +56,7 @@ WaveOutstanding phase_aware_wave_outstanding(int num_producers, double tile_byte
 
 // The design test (eq. 10) for one burst shape. The rate bound is phase-independent: every wave still
 // injects K B_t per Q-loop period. The capacity bound is decided where Q is known, or where q = 0 (met
-// for any Q).
+// for any Q); a Q that is only a lower bound (no knee in the sweep) decides q <= Q (met), not q > Q.
 struct BurstVerdict {
   WaveOutstanding wave;
   bool capacity_decided = false;
@@ -63,7 +66,7 @@ struct BurstVerdict {
 };
 // capacity_bytes <= 0: Q unknown.
 BurstVerdict burst_verdict(const WaveOutstanding& wave, double capacity_bytes, double drain_rate_bps,
-                           double num_bursts, bool rate_bound_ok);
+                           double num_bursts, bool rate_bound_ok, bool capacity_is_lower_bound = false);
 
 // ---- A verdict against the measurement ------------------------------------------------------------
 // The measured residual E_res of one boundary: median and the p10..p90 of the same-round (paired)

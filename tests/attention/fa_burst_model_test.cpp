@@ -72,6 +72,15 @@ TEST(FaBurstModel, AnUnknownQDecidesOnlyAFullyDrainedBurst) {
   EXPECT_EQ(burst_verdict(drained, 0, 717e9, 4, false).verdict, "reshape");  // rate bound fails: reshape anyway
 }
 
+TEST(FaBurstModel, ALowerBoundQDecidesOnlyABurstBelowIt) {
+  // No knee in the sweep: Q >= 2 MiB. 1714976 B fits under it; 3266400 B may or may not.
+  const WaveOutstanding fits = phase_aware_wave_outstanding(kK, kTile, kR, kTiss0, {50e-6, 40, 20});
+  const WaveOutstanding above = phase_aware_wave_outstanding(kK, kTile, kR, kTiss0, {200e-6, 100, 40});
+  EXPECT_EQ(burst_verdict(fits, kQ, kR, 4, true, true).verdict, "piggyback");
+  EXPECT_EQ(burst_verdict(above, kQ, kR, 4, true, true).verdict, "undecided");
+  EXPECT_EQ(burst_verdict(above, kQ, kR, 4, true, false).verdict, "reshape");
+}
+
 TEST(FaBurstModel, RefusesNegativeAlignment) {
   EXPECT_THROW(phase_aware_wave_outstanding(kK, kTile, kR, kTiss0, {-1e-6, 10, 5}), xs::Error);
   EXPECT_THROW(phase_aware_wave_outstanding(kK, kTile, kR, kTiss0, {1e-6, -10, 5}), xs::Error);

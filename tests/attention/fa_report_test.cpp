@@ -133,6 +133,8 @@ TEST(FaReport, CapacityViolationGivesAnAlignedCaseExposure) {
   EXPECT_EQ(j["prediction"]["verdict_phase_aware"], "reshape");
   EXPECT_EQ(j["prediction"]["phase_aware"]["E_cap_s"].get<double>(), j["prediction"]["E_cap_aligned_s"].get<double>());
   EXPECT_EQ(j["prediction"]["aligned"]["check"]["result"], "agrees");  // 244 +- 1 us: exposed, as predicted
+  // ... but the predicted magnitude, N_t (V - Q)/R + E_issue ~ 171 us, lies outside [242, 246] widened by 4 us.
+  EXPECT_FALSE(j["prediction"]["aligned"]["check"]["E_res_pred_within_band"].get<bool>());
 }
 
 TEST(FaReport, AnUnidentifiedQLeavesTheCapacityBoundUndecided) {
@@ -186,6 +188,7 @@ TEST(FaReport, SigmaUnderLoadChangesTheVerdictAndExplainsTheExposure) {
   const double e_drain_fa = 4 * (4325376.0 / 52e9 - 76.8e-6 - 0.2e-6 - 0.6e-6);  // eq. 18-19 with sigma_FA
   EXPECT_NEAR(p["by_sigma"]["compute_only"]["aligned"]["E_res_pred_s"].get<double>(), 0.8e-6 + e_drain_fa, 1e-12);
   EXPECT_NEAR(p["aligned"]["E_res_pred_s"].get<double>(), 0.8e-6 + 76.8e-6, 1e-12);
+  EXPECT_TRUE(p["aligned"]["check"]["E_res_pred_within_band"].get<bool>());
   // Measured 78 us (72..84) is exposed: piggyback disagrees, and the load slowdown accounts for it.
   const auto& check = p["aligned"]["check"];
   EXPECT_EQ(check["result"], "disagrees");
@@ -232,6 +235,34 @@ TEST(FaReport, PhaseShiftedCtasExplainTheAlignedCaseDisagreement) {
   const auto wide = fa_point_json(spec, r, platform, "host");
   EXPECT_EQ(wide["prediction"]["aligned"]["check"]["result"], "not decided");
   EXPECT_EQ(wide["prediction"]["phase_aware"]["check"]["result"], "not decided");
+}
+
+model::PlatformModel host_platform_with_q(const char* q_rows) {
+  return model::PlatformModel::from_json(nlohmann::json::parse(
+      std::string(R"({"R_Bps": 52e9, "tiss0": [{"K": 132, "V_bytes": 4325376, "s": 2e-7}], "Q": [)") + q_rows + "]}"));
+}
+
+TEST(FaReport, ThePhaseAwareCaseUsesTheCapacityOfTheCtasStoringAtOnce) {
+  // 40 CTAs store at once: the phase-aware case checks q = 1714976 B against Q(40) = 2e6 B, the aligned
+  // case 4314976 B against Q(132) = 4e6 B.
+  FaA2aPointResult r = host_point(32768, 1.52e-6, 1.52e-6);
+  r.store_phase_spread_median_s = 50e-6;
+  r.peak_concurrent_storers = 40;
+  FaA2aPointSpec spec = spec_for("host");
+  spec.seq_len = 32768;
+  const auto j = fa_point_json(spec, r, host_platform_with_q(R"({"K": 40, "bytes": 2e6, "bound": "fit"},
+      {"K": 132, "bytes": 4e6, "bound": "fit"})"), "host");
+  EXPECT_EQ(j["prediction"]["Q_bytes"].get<double>(), 4e6);
+  EXPECT_EQ(j["prediction"]["phase_aware"]["Q_bytes"].get<double>(), 2e6);
+  EXPECT_EQ(j["prediction"]["verdict"], "reshape");
+  EXPECT_EQ(j["prediction"]["verdict_phase_aware"], "piggyback");
+  // An unidentified Q(66) between the identified rows around K_c = 40: no Q for the phase-aware case.
+  const auto k = fa_point_json(spec, r, host_platform_with_q(R"({"K": 16, "bytes": 1e6, "bound": "fit"},
+      {"K": 66, "bytes": null, "bound": "not_identified"}, {"K": 132, "bytes": 4e6, "bound": "fit"})"), "host");
+  EXPECT_TRUE(k["prediction"]["phase_aware"]["Q_bytes"].is_null());
+  EXPECT_EQ(k["prediction"]["verdict_phase_aware"], "undecided");
+  EXPECT_EQ(k["prediction"]["phase_aware"]["check"]["result"], "not decided");
+  EXPECT_EQ(k["prediction"]["verdict"], "reshape");  // Q(132) itself is identified
 }
 
 TEST(FaReport, VerdictsAreJudgedAtTheSenderSideBoundaryWhereMeasured) {
