@@ -57,6 +57,7 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
     if (!v.capacity_decided) return std::nan("");
     return p.e_issue_s + p.e_load_s + std::max(p.e_drain_s, v.e_cap_s);
   };
+  p.e_res_capacity_met_s = p.e_issue_s + p.e_load_s + p.e_drain_s;
   p.e_res_aligned_s = e_res(p.aligned);
   p.e_res_phase_aware_s = e_res(p.phase_aware);
   return p;

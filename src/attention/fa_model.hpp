@@ -57,6 +57,7 @@ struct FaA2aPrediction {
   BurstVerdict phase_aware;            // the burst the CTAs form (fa_verdict.hpp)
   double e_res_aligned_s = 0;          // NaN where the capacity bound is undecided
   double e_res_phase_aware_s = 0;
+  double e_res_capacity_met_s = 0;     // E_issue + E_load + E_drain: either case where its capacity bound holds
 };
 
 // Throws input_error for non-positive M, heads, R or sigma.

@@ -72,8 +72,11 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
       const bool accounts = consistent_with_band(with_load_s, band);
       parts.push_back(fmt::format(
           "Q-loop under store load: sigma_fused / sigma_FA = {:.3f}, E_load = N_t ceil(M/b_n) (sigma_fused - "
-          "sigma_FA) = {}; predicted E_res with it {} {} the measured band", sigma.ratio, us(under_load->e_load_s),
-          us(with_load_s), accounts ? "accounts for" : "does not account for"));
+          "sigma_FA) = {}; {}", sigma.ratio, us(under_load->e_load_s),
+          std::isfinite(with_load_s)
+              ? fmt::format("predicted E_res with it {} {} the measured band", us(with_load_s),
+                            accounts ? "accounts for" : "does not account for")
+              : std::string("no E_res predicted with it (capacity bound undecided)")));
       ex.explained = ex.explained || accounts;
     }
     if (r.fa_only_layout != "ulysses")
@@ -179,8 +182,14 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
 
   const FaBoundary boundary = judged_boundary(r);
   const ResidualBand band = band_of(boundary);
-  const VerdictCheck aligned_check = check_verdict(p.aligned.verdict, p.e_res_aligned_s, band);
-  const VerdictCheck phase_check = check_verdict(p.phase_aware.verdict, p.e_res_phase_aware_s, band);
+  VerdictCheck aligned_check = check_verdict(p.aligned.verdict, p.e_res_aligned_s, band);
+  VerdictCheck phase_check = check_verdict(p.phase_aware.verdict, p.e_res_phase_aware_s, band);
+  // An undecided capacity bound still leaves what the model predicts if it holds (E_load can be most of it).
+  for (auto [c, v] : {std::pair{&aligned_check, &p.aligned}, std::pair{&phase_check, &p.phase_aware}})
+    if (v->verdict == "undecided" && band.measured)
+      c->reason += fmt::format("; were the capacity bound met, E_res would be {}, {} the band widened by its width",
+                               us(p.e_res_capacity_met_s),
+                               consistent_with_band(p.e_res_capacity_met_s, band) ? "within" : "outside");
   const Explanation aligned_ex = explain(true, aligned_check, band, p, under_load, sigma, r);
   const Explanation phase_ex = explain(false, phase_check, band, p, under_load, sigma, r);
 
@@ -216,7 +225,7 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
                  {"applied_s_per_kv_tile", sigma.applied_s}, {"why", sigma.why}}},
       {"by_sigma", {{"compute_only", by_sigma_json(compute_only, sigma.compute_only_s)},
                     {"under_load", by_sigma_json(under_load, sigma.under_load_s)}}},
-      {"E_issue_s", p.e_issue_s}, {"E_load_s", p.e_load_s},
+      {"E_issue_s", p.e_issue_s}, {"E_load_s", p.e_load_s}, {"E_res_pred_capacity_met_s", p.e_res_capacity_met_s},
       {"judged_at", boundary.name},
       {"noise_band", {{"measured", band.measured}, {"median_s", band.median_s}, {"p10_s", band.p10_s},
                       {"p90_s", band.p90_s}, {"T_serial_minus_T_FA_s", band.unhidden_s}}},

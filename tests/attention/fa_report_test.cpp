@@ -283,6 +283,27 @@ TEST(FaReport, VerdictsAreJudgedAtTheSenderSideBoundaryWhereMeasured) {
             "not decided");
 }
 
+TEST(FaReport, AnUndecidedVerdictStillSaysWhatTheLoadTermPredicts) {
+  // Issue 13's host 8K point: Q(132) not identified, sigma 1.54 -> 2.48 us, E_res 247..255 us. Neither verdict
+  // is decided, but with the capacity bound met the model predicts E_issue + E_load = 4 x 0.22 us +
+  // 4 x 64 x 0.94 us = 241.5 us, within [239, 263] us.
+  const auto platform = model::PlatformModel::from_json(nlohmann::json::parse(R"({"R_Bps": 52e9,
+      "tiss0": [{"K": 132, "V_bytes": 2162688, "s": 2.2e-7}],
+      "Q": [{"K": 132, "bytes": null, "bound": "not_identified"}]})"));
+  FaA2aPointResult r = host_point(8192, 1.54e-6, 2.48e-6);
+  r.e_res_paired = band(252.6e-6, 247e-6, 255e-6);
+  r.peak_concurrent_storers = 60;
+  const auto j = fa_point_json(spec_for("host"), r, platform, "host");
+  const auto& p = j["prediction"];
+  EXPECT_EQ(p["verdict"], "undecided");
+  EXPECT_EQ(p["verdict_phase_aware"], "undecided");
+  EXPECT_NEAR(p["E_res_pred_capacity_met_s"].get<double>(), 4 * 0.22e-6 + 4 * 64 * 0.94e-6, 1e-12);
+  for (const char* c : {"aligned", "phase_aware"}) {
+    EXPECT_EQ(p[c]["check"]["result"], "not decided");
+    EXPECT_TRUE(has(p[c]["check"]["reason"], "E_res would be 241.5 us, within")) << p[c]["check"]["reason"];
+  }
+}
+
 TEST(FaReport, TableReadsAPointWrittenBeforeIssue13) {
   // The committed H200 files have no hiding, no sigma block, no burst cases: those cells print "-".
   const auto old_point = nlohmann::json::parse(R"({"id": "fa_a2a.host",
