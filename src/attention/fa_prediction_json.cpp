@@ -204,6 +204,9 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   phase["phase_spread_s"] = r.store_phase_spread_median_s;
   phase["peak_concurrent_storers"] = r.peak_concurrent_storers;
   phase["mean_concurrent_storers"] = r.mean_concurrent_storers;
+  const double uniform = mean_storers_if_uniform(p.num_producers, r.store_phase_spread_median_s,
+                                                 r.store_span_fused.median_s);
+  phase["mean_storers_if_uniform"] = uniform > 0 ? json(uniform) : json();
   phase["check"] = check_json(phase_check, phase_ex, p.e_res_phase_aware_s, band);
   j["prediction"] = {
       {"K", p.num_producers}, {"tile_bytes", p.tile_bytes}, {"V_bytes", p.burst_bytes}, {"N_t", p.num_bursts},

@@ -48,6 +48,11 @@ WaveOutstanding phase_aware_wave_outstanding(int num_producers, double tile_byte
   return w;
 }
 
+double mean_storers_if_uniform(int num_producers, double phase_spread_s, double store_span_s) {
+  if (phase_spread_s <= 0 || store_span_s <= 0) return 0;
+  return num_producers * store_span_s / (phase_spread_s + store_span_s);
+}
+
 BurstVerdict burst_verdict(const WaveOutstanding& wave, double capacity_bytes, double drain_rate_bps,
                            double num_bursts, bool rate_bound_ok, bool capacity_is_lower_bound) {
   BurstVerdict v;

@@ -30,13 +30,24 @@ namespace xs::attention {
 // Q(K_c) = Q(K) and E_cap is the aligned case's N_t (T_iss^iso - T_iss^0).
 // A field not measured (0) falls back to the aligned value (n_peak -> K, s -> 0): never less conservative
 // than what was measured. n_peak comes from measured spans, which backpressure lengthens, so a
-// backpressured launch reports more overlap: the cluster term errs towards "reshape". s is a median over
-// waves; the first wave (all CTAs start together) can be more aligned than the median says.
+// backpressured launch reports more overlap: the cluster term errs towards "reshape".
+// Assumptions, and where they fail: (b) takes the wave's injection as uniform over W, so I(t) - R t is
+// linear and peaks at an end of the window; starts bunched early in the window without n_peak storing at
+// once (many short stores) can peak higher than max(q_c, q_w). The check: with uniform starts the mean
+// concurrency would be K tau / (s + tau) (tau = measured store span), reported beside the measured n_mean
+// (mean_storers_if_uniform). n_mean is not used in q itself: a window derived from it (K tau / n_mean)
+// lengthens with backpressure-stretched spans, which would make q_w optimistic exactly where backpressure
+// occurs. s is a median over waves; the first wave (all CTAs start together) can be more aligned than the
+// median says. The exact quantity, max over t of (bytes whose stores started by t) - R t per wave, needs
+// the per-wave start times, which the result does not carry.
 struct BurstAlignment {
   double phase_spread_s = 0;            // s (median over waves); 0: not measured
   double peak_concurrent_storers = 0;   // n_peak; 0: not measured
   double mean_concurrent_storers = 0;   // n_mean, reported beside (not used in q_phase)
 };
+
+// K tau / (s + tau): the mean concurrency uniform store starts over s would give; 0 where s or tau is 0.
+double mean_storers_if_uniform(int num_producers, double phase_spread_s, double store_span_s);
 
 struct WaveOutstanding {
   bool alignment_measured = false;  // false: the aligned case (both fields fell back)

@@ -81,6 +81,12 @@ TEST(FaBurstModel, ALowerBoundQDecidesOnlyABurstBelowIt) {
   EXPECT_EQ(burst_verdict(above, kQ, kR, 4, true, false).verdict, "reshape");
 }
 
+TEST(FaBurstModel, UniformStartsGiveTheMeanConcurrencyKTauOverSpreadPlusTau) {
+  EXPECT_DOUBLE_EQ(mean_storers_if_uniform(132, 50e-6, 10e-6), 132 * 10.0 / 60.0);  // 22 storers
+  EXPECT_EQ(mean_storers_if_uniform(132, 0, 10e-6), 0.0);
+  EXPECT_EQ(mean_storers_if_uniform(132, 50e-6, 0), 0.0);
+}
+
 TEST(FaBurstModel, RefusesNegativeAlignment) {
   EXPECT_THROW(phase_aware_wave_outstanding(kK, kTile, kR, kTiss0, {-1e-6, 10, 5}), xs::Error);
   EXPECT_THROW(phase_aware_wave_outstanding(kK, kTile, kR, kTiss0, {1e-6, -10, 5}), xs::Error);
