@@ -17,7 +17,8 @@ struct FaA2aModelInputs {
   int num_ctas = 132;                  // persistent CTAs = aligned producers K (at most the tile count)
   double drain_rate_bps = 0;           // R
   double tiss0_s = 0;                  // T_iss^0(K, V), backpressure-free issue time of the aligned burst
-  double capacity_bytes = 0;           // Q(K); <= 0: unknown, the capacity bound is reported as met
+  double capacity_bytes = 0;           // Q(K); <= 0: unknown (design/verdict count it met; aligned and
+                                       // phase_aware leave it undecided unless q = 0)
   double sigma_s_per_kv_tile = 0;      // sigma: measured Q-loop time per KV tile
   double completion_latency_s = 0;     // T_lat of eq. 17 (fixed completion latency)
   double cover_s = -1;                 // T_cover of eq. 17 (<= one QK^T tile mainloop); < 0: sigma / 2
