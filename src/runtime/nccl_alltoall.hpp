@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/nccl_comm.hpp"
 
 namespace xs::runtime {
@@ -30,6 +32,22 @@ struct NcclAlltoallReference {
   bool verified = false;     // every local rank received exactly what every sender wrote for it
   std::string verification_error;  // first mismatch, when not verified
 };
+
+// The record for a run's topology section: SI numbers (s, B/s), the per-iteration times, the verification.
+// Inline (plain C++) so CPU tests check it.
+inline nlohmann::json to_json(const NcclAlltoallReference& ref) {
+  nlohmann::json j = {{"method", ref.method},
+                      {"nccl_version", ref.nccl_version},
+                      {"num_ranks", ref.num_ranks},
+                      {"bytes_per_peer", ref.bytes_per_peer},
+                      {"time_s", ref.time_s},
+                      {"median_time_s", ref.median_time_s},
+                      {"algbw_bps", ref.algbw_bps},
+                      {"busbw_bps", ref.busbw_bps},
+                      {"verified", ref.verified}};
+  if (!ref.verified) j["verification_error"] = ref.verification_error;
+  return j;
+}
 
 // Collective over the communicator (every rank calls it with the same options). Throws input_error for bad
 // options (see validate_alltoall_args), Error "nccl"/"cuda" (exit 3) on a failure, input_error "target" when

@@ -1,6 +1,8 @@
 // xstage runtime layer: NCCL communicators held by this process (see nccl_comm.hpp).
 #include "runtime/nccl_comm.hpp"
 
+#include <cstring>
+
 #include "common/error.hpp"
 #include "runtime/check.hpp"
 #include "runtime/devices.hpp"
@@ -51,6 +53,46 @@ std::shared_ptr<NcclCommGroup> NcclCommGroup::init_all(const std::vector<int>& d
   return group;
 #else
   (void)devices;
+  throw input_error("target", nccl_built_without_reason());
+#endif
+}
+
+NcclUniqueIdBytes nccl_make_unique_id() {
+#if defined(XS_HAVE_NCCL)
+  static_assert(sizeof(ncclUniqueId) == sizeof(NcclUniqueIdBytes), "NCCL_UNIQUE_ID_BYTES changed");
+  ncclUniqueId id;
+  XS_NCCL_CHECK(ncclGetUniqueId(&id));
+  NcclUniqueIdBytes bytes;
+  std::memcpy(bytes.data(), &id, bytes.size());
+  return bytes;
+#else
+  throw input_error("target", nccl_built_without_reason());
+#endif
+}
+
+std::shared_ptr<NcclCommGroup> NcclCommGroup::init_rank(const NcclUniqueIdBytes& id, int world_size, int rank,
+                                                        int device) {
+#if defined(XS_HAVE_NCCL)
+  validate_nccl_rank(world_size, rank);
+  validate_nccl_devices({device}, count_devices());
+  ncclUniqueId nccl_id;
+  std::memcpy(&nccl_id, id.data(), id.size());
+  std::shared_ptr<NcclCommGroup> group(new NcclCommGroup());
+  ncclComm_t comm = nullptr;
+  {
+    DeviceGuard guard(device);  // ncclCommInitRank binds the communicator to the current device
+    XS_NCCL_CHECK(ncclCommInitRank(&comm, world_size, nccl_id, rank));
+  }
+  group->owned_ = true;
+  group->launch_model_ = "ncclCommInitRank";
+  group->world_size_ = world_size;
+  group->members_.push_back({comm, device, rank});
+  return group;
+#else
+  (void)id;
+  (void)world_size;
+  (void)rank;
+  (void)device;
   throw input_error("target", nccl_built_without_reason());
 #endif
 }

@@ -88,6 +88,13 @@ inline void validate_nccl_devices(const std::vector<int>& devices, int num_gpus)
   }
 }
 
+// One rank of a multi-process communicator: world_size >= 1 and 0 <= rank < world_size. Throws input_error "rank".
+inline void validate_nccl_rank(int world_size, int rank) {
+  if (world_size < 1) throw input_error("rank", "world size " + std::to_string(world_size) + "; give 1 or more ranks");
+  if (rank < 0 || rank >= world_size)
+    throw input_error("rank", "rank " + std::to_string(rank) + " outside 0.." + std::to_string(world_size - 1));
+}
+
 // A symmetric window covers whole 4 KiB pages (NCCL_WIN_REQUIRED_ALIGNMENT): every rank registers the same,
 // rounded-up size. Throws input_error "bytes" for 0.
 inline std::size_t nccl_window_bytes(std::size_t bytes_per_rank) {

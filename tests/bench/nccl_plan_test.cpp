@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/nccl_alltoall.hpp"
+
 #include "common/error.hpp"
 
 namespace xs::runtime {
@@ -72,6 +74,39 @@ TEST(NcclPlan, DeviceListsAreCheckedNamingTheProblem) {
   expect_input_error([] { validate_nccl_devices({0, 1, 0}, 8); }, "devices", "GPU 0 is given twice");
   expect_input_error([] { validate_nccl_devices({1}, 1); }, "devices", "GPU 1 does not exist here (1 GPUs: 0..0)");
   expect_input_error([] { validate_nccl_devices({-1}, 4); }, "devices", "GPU -1 does not exist");
+}
+
+TEST(NcclPlan, RanksOfAMultiProcessCommunicatorAreChecked) {
+  validate_nccl_rank(1, 0);
+  validate_nccl_rank(8, 7);
+  expect_input_error([] { validate_nccl_rank(0, 0); }, "rank", "world size 0");
+  expect_input_error([] { validate_nccl_rank(8, 8); }, "rank", "rank 8 outside 0..7");
+  expect_input_error([] { validate_nccl_rank(8, -1); }, "rank", "rank -1 outside 0..7");
+}
+
+TEST(NcclPlan, AlltoallRecordIsSiNumbersAndNamesAFailedVerification) {
+  NcclAlltoallReference ref;
+  ref.method = "ncclAlltoAll";
+  ref.nccl_version = 22803;
+  ref.num_ranks = 2;
+  ref.bytes_per_peer = 4096;
+  ref.time_s = {2e-6, 3e-6};
+  ref.median_time_s = 2.5e-6;
+  ref.algbw_bps = 2 * 4096 / 2.5e-6;
+  ref.busbw_bps = ref.algbw_bps / 2;
+  ref.verified = true;
+  nlohmann::json j = to_json(ref);
+  EXPECT_EQ(j.at("method"), "ncclAlltoAll");
+  EXPECT_TRUE(j.at("median_time_s").is_number_float());
+  EXPECT_DOUBLE_EQ(j.at("busbw_bps").get<double>(), ref.busbw_bps);
+  EXPECT_EQ(j.at("time_s").size(), 2u);
+  EXPECT_EQ(j.at("bytes_per_peer"), 4096);
+  EXPECT_FALSE(j.contains("verification_error"));
+  ref.verified = false;
+  ref.verification_error = "rank 1: byte 3 of the block from rank 0 is 0x00, expected 0x5a";
+  j = to_json(ref);
+  EXPECT_EQ(j.at("verified"), false);
+  EXPECT_EQ(j.at("verification_error"), ref.verification_error);
 }
 
 TEST(NcclPlan, WindowSizeIsWholePages) {

@@ -77,6 +77,31 @@ TEST(NcclCommGroup, BadDeviceListsAreInputErrors) {
   }
 }
 
+// The one-process-per-GPU path (MPI) with a single rank: ncclCommInitRank from a fresh unique id, and the same
+// window outcome as ncclCommInitAll gives. Bad ranks are refused before NCCL is called (no bootstrap hang).
+TEST(NcclCommGroup, InitRankOfOneFromAUniqueIdMakesTheSameWindow) {
+  const NcclUniqueIdBytes id = nccl_make_unique_id();
+  try {
+    (void)NcclCommGroup::init_rank(id, 2, 2, 0);
+    ADD_FAILURE() << "rank 2 of 2 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "rank") << e.what();
+  }
+  auto comms = NcclCommGroup::init_rank(id, 1, 0, 0);
+  ASSERT_EQ(comms->num_local(), 1);
+  EXPECT_EQ(comms->world_size(), 1);
+  EXPECT_EQ(comms->member(0).world_rank, 0);
+  EXPECT_EQ(comms->launch_model(), "ncclCommInitRank");
+  NcclWindowTarget::Outcome made = NcclWindowTarget::create(comms, 4096);
+  if (!made.target) {
+    expect_nccl_reason(made.unavailable_reason);
+    expect_device_clean(0);
+    return;
+  }
+  ASSERT_EQ(made.target->dst(0).size(), 1u);
+  store_and_check(0, made.target->dst(0)[0], made.target->rank(0).local_ptr, 4096, 99u);
+}
+
 TEST(NcclWindow, OneRankWindowStoresThroughItsLsaPointerOrSaysWhyNot) {
   auto comms = NcclCommGroup::init_all({0});
   constexpr std::size_t kBytes = 1 << 20;
