@@ -108,14 +108,18 @@ NcclWindowTarget::Outcome NcclWindowTarget::create(std::shared_ptr<const NcclCom
   }
   const ncclComm_t first = comms->member(0).comm;
 
-  // Registration and device-communicator creation are collective: one group lets a single thread drive all
-  // local ranks (NCCL runs each communicator's part on its own thread at ncclGroupEnd).
+  // Registration and device-communicator creation are collective: with several local ranks one group lets a
+  // single thread drive them all (NCCL runs each communicator's part on its own thread at ncclGroupEnd). A
+  // single rank calls NCCL directly, so a refusal comes back from the call that made it.
+  const bool grouped = n > 1;
+  const auto group_start = [&] { return grouped ? ncclGroupStart() : ncclSuccess; };
+  const auto group_end = [&] { return grouped ? ncclGroupEnd() : ncclSuccess; };
   std::vector<ncclWindow_t> windows(static_cast<std::size_t>(n), nullptr);
-  ncclResult_t res = ncclGroupStart();
+  ncclResult_t res = group_start();
   for (int i = 0; i < n && res == ncclSuccess; ++i)
     res = ncclCommWindowRegister(comms->member(i).comm, t->ranks_[static_cast<std::size_t>(i)].local_ptr, bytes,
                                  &windows[static_cast<std::size_t>(i)], NCCL_WIN_COLL_SYMMETRIC);
-  if (const ncclResult_t end = ncclGroupEnd(); res == ncclSuccess) res = end;
+  if (const ncclResult_t end = group_end(); res == ncclSuccess) res = end;
   for (int i = 0; i < n; ++i) t->ranks_[static_cast<std::size_t>(i)].window = windows[static_cast<std::size_t>(i)];
   if (res != ncclSuccess) return {nullptr, nccl_failure_reason("ncclCommWindowRegister", res, first)};
 
@@ -128,10 +132,10 @@ NcclWindowTarget::Outcome NcclWindowTarget::create(std::shared_ptr<const NcclCom
   // ncclGetLsaPointer, and creation is what tells whether the communicator supports symmetric memory.
   t->dev_comms_->comms.resize(static_cast<std::size_t>(n));
   PaddedRequirements reqs{};
-  res = ncclGroupStart();
+  res = group_start();
   for (int i = 0; i < n && res == ncclSuccess; ++i)
     res = ncclDevCommCreate(comms->member(i).comm, &reqs.reqs, &t->dev_comms_->comms[static_cast<std::size_t>(i)].comm);
-  if (const ncclResult_t end = ncclGroupEnd(); res == ncclSuccess) res = end;
+  if (const ncclResult_t end = group_end(); res == ncclSuccess) res = end;
   if (res != ncclSuccess)
     return {nullptr, nccl_failure_reason("ncclDevCommCreate", res, first) +
                          nccl_one_local_rank_note(runtime_version, t->ranks_[0].lsa.num_ranks)};
