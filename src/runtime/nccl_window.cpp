@@ -28,7 +28,7 @@ namespace {
 
 #if defined(XS_HAVE_NCCL)
 // "unavailable: <call> failed on NCCL <v> (<result>): <NCCL's last warning>".
-std::string nccl_failure_reason(const char* call, ncclResult_t res, ncclComm_t comm) {
+[[maybe_unused]] std::string nccl_failure_reason(const char* call, ncclResult_t res, ncclComm_t comm) {
   std::string last;
   if (const char* text = ncclGetLastError(comm)) last = text;
   while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
@@ -81,8 +81,10 @@ NcclWindowTarget::Outcome NcclWindowTarget::create(std::shared_ptr<const NcclCom
   if (!comms || comms->num_local() < 1) throw input_error("comm", "no NCCL communicator given");
   const std::size_t bytes = nccl_window_bytes(bytes_per_rank);
 #if !defined(XS_HAVE_NCCL)
+  (void)bytes;
   return {nullptr, nccl_built_without_reason()};
 #elif !defined(XS_NCCL_DEVICE_API_HOST)
+  (void)bytes;
   return {nullptr, *nccl_device_api_refusal(NCCL_VERSION_CODE, nccl_runtime_version())};
 #else
   const int runtime_version = nccl_runtime_version();
