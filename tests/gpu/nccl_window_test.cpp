@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "common/nccl_lsa_pointers.hpp"
+#include "gpu_test_util.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/nccl_window.hpp"
@@ -162,6 +163,27 @@ TEST(NcclTarget, SelfTargetReasonAgreesWithTheBufferAndStoresLand) {
   }
   const std::uint32_t* words = buffer.host_words(kBytes, scratch);
   for (std::uint64_t i = 0; i < kBytes / 4; ++i) ASSERT_EQ(words[i], kernels::store_words_value(77u, i)) << i;
+}
+
+// The calibration backend end to end on nccl:0: a verified point through the window, or a skipped point whose
+// reason is the one unavailable_reason gave (never an error, never a fault).
+TEST(NcclTarget, CalibrationPointOnNcclSelfIsVerifiedOrSkipped) {
+  auto backend = make_gpu_backend(0);
+  const PointSpec spec = test::small_spec("nccl:0");
+  const std::optional<std::string> reason = backend->unavailable_reason(spec);
+  const PointRecord r = backend->run(spec);
+  if (reason) {
+    expect_nccl_reason(*reason);
+    EXPECT_TRUE(r.skipped);
+    EXPECT_EQ(r.skip_reason, *reason);
+    expect_device_clean(0);
+    return;
+  }
+  EXPECT_FALSE(r.skipped) << r.skip_reason;
+  EXPECT_TRUE(r.verification.checked);
+  EXPECT_GT(r.verification.bytes_checked, 0u);
+  EXPECT_EQ(r.verification.wrong, 0u);
+  EXPECT_GT(r.issue_time_s.median, 0.0);
 }
 
 TEST(NcclTarget, PeerBeyondTheNodeIsUnavailableWithoutNccl) {
