@@ -20,6 +20,7 @@
 #include "moe/moe_advisor.hpp"
 #include "moe/moe_model.hpp"
 #include "moe/moe_runner.hpp"
+#include "moe/point_clocks.hpp"
 #include "report/file_io.hpp"
 #include "report/journal.hpp"
 #include "report/json_read.hpp"
@@ -155,31 +156,6 @@ json after_run_prediction(const MoePointSpec& s, const MoePointResult& r, const 
   return out;
 }
 
-// The SM clock of each variant's instrumented launch (%clock64 over %globaltimer): a point is re-run when
-// its variants ran at clocks further apart than `spread_limit` (the same-round comparison would be skewed)
-// or one ran below `floor_fraction` of the peak clock (a hardware or thermal slowdown, not the steady power
-// cap a long tensor kernel settles at). `why` is empty when the point is fine.
-json clock_record(const MoePointResult& r, double peak_hz, const MoeBenchOptions& o, std::string& why) {
-  json per_variant = json::object();
-  double lo = 0, hi = 0;
-  for (const auto& v : r.variants) {
-    if (v.tiles.sm_clock_hz <= 0) continue;
-    per_variant[v.name] = v.tiles.sm_clock_hz;
-    lo = lo == 0 ? v.tiles.sm_clock_hz : std::min(lo, v.tiles.sm_clock_hz);
-    hi = std::max(hi, v.tiles.sm_clock_hz);
-  }
-  why.clear();
-  const double spread = hi > 0 ? (hi - lo) / hi : 0;
-  if (hi > 0 && spread > o.clock_spread_limit)
-    why = fmt::format("the variants' SM clocks differ by {:.1f}% (> {:.1f}%)", 100 * spread, 100 * o.clock_spread_limit);
-  else if (lo > 0 && peak_hz > 0 && lo < o.clock_floor_fraction * peak_hz)
-    why = fmt::format("SM clock {:.3f} GHz < {:.0f}% of the {:.3f} GHz peak", 1e-9 * lo, 100 * o.clock_floor_fraction,
-                      1e-9 * peak_hz);
-  return {{"sm_clock_hz", per_variant}, {"peak_sm_clock_hz", peak_hz}, {"spread", spread},
-          {"min_fraction_of_peak", peak_hz > 0 && lo > 0 ? json(lo / peak_hz) : json(nullptr)},
-          {"measured", hi > 0 ? "instrumented launch of each variant" : "not measured (--no-instrument)"}};
-}
-
 report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, json prediction) {
   report::AppPoint p;
   p.id = "megamoe." + s.target;
@@ -290,12 +266,13 @@ int run_moe_bench(const MoeBenchOptions& o) {
     MoePointResult r = run_moe_point(spec, routing, problem);
     json clocks, attempts = json::array();
     for (int attempt = 0; r.status == "ok"; ++attempt) {
-      std::string why;
-      clocks = clock_record(r, peak_clock_hz, o, why);
-      clocks["throttled"] = !why.empty();
-      clocks["reason"] = why;
-      if (why.empty() || attempt == o.max_clock_reruns) break;
-      std::fprintf(stderr, "xstage: megamoe %s: %s; re-running the point\n", plan.points[i].label.c_str(), why.c_str());
+      const PointClocks check = check_point_clocks(r, peak_clock_hz, o.clock_spread_limit, o.clock_floor_fraction);
+      clocks = check.record;
+      clocks["throttled"] = !check.rerun_reason.empty();
+      clocks["reason"] = check.rerun_reason;
+      if (check.rerun_reason.empty() || attempt == o.max_clock_reruns) break;
+      std::fprintf(stderr, "xstage: megamoe %s: %s; re-running the point\n", plan.points[i].label.c_str(),
+                   check.rerun_reason.c_str());
       attempts.push_back(clocks);
       r = run_moe_point(spec, routing, problem);
     }
