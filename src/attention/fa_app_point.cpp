@@ -24,7 +24,7 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   if (r.status == "skipped") return p;  // nothing ran: no times, nothing checked
   const std::pair<const char*, const TimeStats*> variants[] = {
       {"fa", &r.t_fa}, {"a2a", &r.t_a2a}, {"a2a_bulk", &r.t_a2a_bulk}, {"serial", &r.t_serial},
-      {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}};
+      {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}, {"fa_heads_major", &r.t_fa_heads_major}};
   for (const auto& [name, t] : variants)
     if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
   if (!r.e_res_paired.samples_s.empty()) p.paired["fused_minus_fa"] = summarize(r.e_res_paired.samples_s);
@@ -40,6 +40,7 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   if (auto pred = legacy.find("prediction"); pred != legacy.end()) p.prediction = *pred;
   for (const char* key : {"measured", "agreement", "prediction_note"})
     if (auto it = legacy.find(key); it != legacy.end()) p.extra[key] = *it;
+  p.extra["fa_only_layout"] = r.fa_only_layout;
   return p;
 }
 

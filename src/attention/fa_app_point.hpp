@@ -19,7 +19,8 @@ nlohmann::json fa_canonical_spec(const FaA2aPointSpec& spec);
 std::string fa_point_id(const FaA2aPointSpec& spec);  // "fa_a2a.<target>"
 
 // axes = fa_canonical_spec; variants fa, a2a, a2a_bulk, serial, fused, completion_coupled (seconds per
-// launch, one sample per round); paired fused_minus_fa (E_res) and completion_coupled_minus_fa (E_cc,meas);
+// launch, one sample per round) and fa_heads_major (the former FA-only layout, an extra); paired
+// fused_minus_fa (E_res) and completion_coupled_minus_fa (E_cc,meas); extra.fa_only_layout;
 // verification (checked = spec.verify on a point that ran); prediction and, in extra, measured, agreement
 // and prediction_note from `legacy` (fa_point_json of the same spec and result).
 report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult& result,

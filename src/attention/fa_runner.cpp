@@ -9,6 +9,7 @@
 
 #include "attention/cpu_reference.hpp"
 #include "attention/fa_device.hpp"
+#include "attention/fa_layout.hpp"
 #include "attention/flash_attention.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
@@ -114,65 +115,67 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   runtime::Stream stream;
   const cudaStream_t s = stream.get();
 
-  // Argument blocks of the three kernel variants; every rank's slice lives in one target buffer.
+  // Argument blocks. Every rank's slice of the fused / cc output lives in one target buffer.
   ka::FlashAttentionArgs base;
   prob.fill_inputs(base);
   base.num_ranks = spec.num_ranks;
-  DeviceBuffer out(prob.bytes());
-  base.out = out.get();
-  base.out_bytes = out.bytes();
-  ka::validate_flash_attention(config, base);
   const ka::UlyssesLayout u = base.ulysses();
   const std::uint64_t per_rank = u.dst_bytes_per_rank();
   runtime::TargetBuffer dst(target, spec.device, per_rank * spec.num_ranks);
-  ka::FlashAttentionArgs fused = base, cc = base;
-  fused.mode = ka::EpilogueMode::kFused;
+  // FA-only, layout-matched (issue 13 item 1): the fused epilogue itself (same [token][H][d] rank slices,
+  // same 16-byte stores, same bytes) into a local HBM buffer, so T_fused - T_FA isolates the remote path.
+  DeviceBuffer fa_out(per_rank * spec.num_ranks);
+  ka::FlashAttentionArgs fa = base, fused = base, cc = base;
+  fa.mode = fused.mode = ka::EpilogueMode::kFused;
   cc.mode = ka::EpilogueMode::kCompletionCoupled;
   for (int rank = 0; rank < spec.num_ranks; ++rank) {
-    void* p = static_cast<std::uint8_t*>(dst.device_ptr()) + rank * per_rank;
-    fused.dst[rank] = cc.dst[rank] = p;
-    fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
+    fa.dst[rank] = static_cast<std::uint8_t*>(fa_out.get()) + rank * per_rank;
+    fused.dst[rank] = cc.dst[rank] = static_cast<std::uint8_t*>(dst.device_ptr()) + rank * per_rank;
+    fa.dst_bytes[rank] = fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
   }
+  // The former FA-only, heads-major [H][M][d] (kLocal), kept as a labelled extra (the layout bias).
+  DeviceBuffer out(prob.bytes());
+  ka::FlashAttentionArgs heads_major = base;
+  heads_major.mode = ka::EpilogueMode::kLocal;
+  heads_major.out = out.get();
+  heads_major.out_bytes = out.bytes();
+  for (const ka::FlashAttentionArgs* a : {&fa, &fused, &cc, &heads_major}) ka::validate_flash_attention(config, *a);
   r.num_ctas = ka::flash_attention_grid_size(config, base);
   r.num_tiles = static_cast<int>(base.num_tiles());
   r.volume_bytes = static_cast<double>(prob.bytes());
+  r.fa_only_layout = "ulysses";
 
-  // A2A on the copy engine: per head one 2D copy O[h][m][:] -> dst row m, head h (the real layout), and
-  // the same volume as one bulk copy.
-  const std::size_t row_bytes = static_cast<std::size_t>(spec.head_dim) * 2;
+  // A2A on the copy engine: FA-only's output is already in rank slices, so rank r's share is one contiguous
+  // copy of its slice (what an All-to-All sends); bulk: the same volume as one copy.
   auto enqueue_a2a = [&](cudaStream_t st) {
-    for (int h = 0; h < spec.num_heads; ++h)
-      XS_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<std::uint8_t*>(dst.device_ptr()) + h * row_bytes,
-                                      row_bytes * spec.num_heads,
-                                      static_cast<const std::uint8_t*>(out.get()) + h * row_bytes * spec.seq_len,
-                                      row_bytes, row_bytes, static_cast<std::size_t>(spec.seq_len), cudaMemcpyDefault,
-                                      st));
+    for (int rank = 0; rank < spec.num_ranks; ++rank)
+      XS_CUDA_CHECK(cudaMemcpyAsync(fused.dst[rank], fa.dst[rank], per_rank, cudaMemcpyDefault, st));
   };
   auto enqueue_bulk = [&](cudaStream_t st) {
-    XS_CUDA_CHECK(cudaMemcpyAsync(dst.device_ptr(), out.get(), prob.bytes(), cudaMemcpyDefault, st));
+    XS_CUDA_CHECK(cudaMemcpyAsync(dst.device_ptr(), fa_out.get(), fa_out.bytes(), cudaMemcpyDefault, st));
   };
-  auto enqueue_fa = [&](cudaStream_t st) { ka::launch_flash_attention(config, base, st); };
+  auto enqueue_fa = [&](cudaStream_t st) { ka::launch_flash_attention(config, fa, st); };
   auto enqueue_serial = [&](cudaStream_t st) {
     enqueue_fa(st);
     enqueue_a2a(st);
   };
   auto enqueue_fused = [&](cudaStream_t st) { ka::launch_flash_attention(config, fused, st); };
   auto enqueue_cc = [&](cudaStream_t st) { ka::launch_flash_attention(config, cc, st); };
+  auto enqueue_heads_major = [&](cudaStream_t st) { ka::launch_flash_attention(config, heads_major, st); };
 
   // ---- Verification (outputs poisoned before each run) ----
   std::vector<std::uint32_t> scratch;
   auto dst_check = [&]() {
     const auto* words = dst.host_words(per_rank * spec.num_ranks, scratch);
-    const auto* bits = reinterpret_cast<const std::uint16_t*>(words);
-    std::vector<const std::uint16_t*> ranks;
-    for (int rank = 0; rank < spec.num_ranks; ++rank) ranks.push_back(bits + rank * (per_rank / 2));
-    return ranks;
+    return contiguous_rank_slices(u, reinterpret_cast<const std::uint16_t*>(words));
   };
-  XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+  XS_CUDA_CHECK(cudaMemset(fa_out.get(), 0xFF, fa_out.bytes()));
   enqueue_fa(s);  // also the first launch outside any capture (allocates the timeout report)
-  sync_checked(s, "flash attention (local)");
-  const std::vector<std::uint16_t> local = prob.download(out);
-  r.unwritten_local = count_poison(local.data(), local.size());
+  sync_checked(s, "flash attention (FA-only, local rank slices)");
+  const std::vector<std::uint16_t> fa_slices = prob.download(fa_out);
+  r.unwritten_local = count_poison(fa_slices.data(), fa_slices.size());
+  // Heads-major [H][M][d]: what the reference check and the destination check read.
+  const std::vector<std::uint16_t> local = gather_heads_major(u, contiguous_rank_slices(u, fa_slices.data()));
   bool ok = r.unwritten_local == 0;
   if (spec.verify) {
     const int step = spec.verify_row_step > 0 ? spec.verify_row_step : std::max(1, spec.seq_len / 1024);
@@ -182,6 +185,14 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.max_abs_error = e.max_abs_error;
     r.error_detail = e.describe();
     ok = ok && e.rel_error <= kRelTolerance;
+    // The heads-major extra: the same compute path, so the same bits in the other order.
+    XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+    enqueue_heads_major(s);
+    sync_checked(s, "flash attention (heads-major)");
+    const std::vector<std::uint16_t> hm = prob.download(out);
+    for (std::size_t i = 0; i < hm.size(); ++i) r.wrong_heads_major += hm[i] != local[i];
+    if (r.wrong_heads_major != 0) r.error_detail += "; heads_major: " + std::to_string(r.wrong_heads_major) + " differ";
+    ok = ok && r.wrong_heads_major == 0;
     struct Run {
       std::function<void(cudaStream_t)> enqueue;
       std::uint64_t* wrong;
@@ -205,7 +216,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   if (spec.instrument) {
     DeviceBuffer rec(std::size_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord));
     const std::pair<ka::FlashAttentionArgs*, Instrumented> runs[] = {
-        {&base, Instrumented::kFaOnly}, {&fused, Instrumented::kFused}, {&cc, Instrumented::kCompletionCoupled}};
+        {&fa, Instrumented::kFaOnly}, {&fused, Instrumented::kFused}, {&cc, Instrumented::kCompletionCoupled}};
     for (const auto& [a, which] : runs) {
       XS_CUDA_CHECK(cudaMemset(rec.get(), 0, rec.bytes()));
       ka::FlashAttentionArgs ia = *a;
@@ -221,16 +232,17 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
 
   // ---- Timing: CUDA Graph replay, rotating round-robin, medians (runtime/variant_timer.hpp) ----
   const int L = std::max(1, spec.launches_per_graph);
-  enum { kFa, kA2a, kBulk, kSerial, kFused, kCc, kNumVariants };
+  enum { kFa, kA2a, kBulk, kSerial, kFused, kCc, kHeadsMajor, kNumVariants };
   const auto t = runtime::time_variants(
-      {enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc}, L, spec.warmup_replays,
-      spec.repetitions, s, sync_checked);
+      {enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc, enqueue_heads_major}, L,
+      spec.warmup_replays, spec.repetitions, s, sync_checked);
   r.t_fa = timed_stats(t[kFa]);
   r.t_a2a = timed_stats(t[kA2a]);
   r.t_a2a_bulk = timed_stats(t[kBulk]);
   r.t_serial = timed_stats(t[kSerial]);
   r.t_fused = timed_stats(t[kFused]);
   r.t_cc = timed_stats(t[kCc]);
+  r.t_fa_heads_major = timed_stats(t[kHeadsMajor]);
   r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
   r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);
   const double flops = 4.0 * spec.seq_len * static_cast<double>(spec.seq_len) * spec.head_dim * spec.num_heads;

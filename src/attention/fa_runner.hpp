@@ -2,6 +2,10 @@
 // A2A-only (copy engine), Serial (FA then the copy), X-Stage-Fused and completion-coupled on the same
 // fresh random inputs; verifies every output (poisoned first) and times each variant with CUDA Graph
 // replay + events (median over repetitions). `xstage-bench fa_a2a` wires this in.
+// FA-only is layout-matched (issue 13 item 1): it runs the fused epilogue (the same [token][H][d] Ulysses
+// rank slices, the same 16-byte stores and bytes) into a local HBM buffer, so E_res = T_fused - T_FA
+// isolates the remote path; the serial A2A copies those slices. The former heads-major [H][M][d] FA-only
+// is timed beside it as t_fa_heads_major (the layout bias the issue measured on `local`).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -42,6 +46,7 @@ struct FaA2aPointResult {
   // The variants are timed round-robin with a rotating start (runtime/variant_timer.hpp), so e_*_paired are
   // same-round differences: E_res = T_fused - T_FA and T_cc - T_FA per round, then median/p10/p90.
   TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;
+  TimeStats t_fa_heads_major;    // FA-only writing heads-major [H][M][d] (kLocal): a labelled extra, not E_res's
   TimeStats e_res_paired, e_cc_paired;
   double fa_tflops = 0;          // 4 M^2 d H / T_FA
   // Instrumentation (fused / cc launches): sigma = Q-loop time per KV tile, sender-visible store span T_RS.
@@ -64,8 +69,9 @@ struct FaA2aPointResult {
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
   double max_abs_error = 0;
   std::string error_detail;
-  std::uint64_t unwritten_local = 0;  // O elements still poison after FA-only
+  std::uint64_t unwritten_local = 0;  // FA-only rank-slice elements still poison (fa_only_layout "ulysses")
   std::uint64_t wrong_fused = 0, wrong_cc = 0, wrong_serial = 0;  // destination elements != local O
+  std::uint64_t wrong_heads_major = 0;  // heads-major FA-only elements != the layout-matched FA-only's
   bool verified = false;         // all of the above within tolerance (rel_error <= 1e-2, zero wrong)
 };
 

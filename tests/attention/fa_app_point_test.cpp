@@ -26,6 +26,8 @@ FaA2aPointResult measured() {
   r.t_serial = rounds({140e-6, 141e-6, 139e-6});
   r.t_fused = rounds({99e-6, 98e-6, 100e-6});
   r.t_cc = rounds({110e-6, 111e-6, 109e-6});
+  r.t_fa_heads_major = rounds({86e-6, 87e-6, 85e-6});
+  r.fa_only_layout = "ulysses";
   r.e_res_paired = rounds({14e-6, 12e-6, 16e-6});
   r.e_cc_paired = rounds({25e-6, 25e-6, 25e-6});
   r.verified = true;
@@ -48,7 +50,9 @@ TEST(FaAppPoint, CarriesEveryRoundAndThePairedResiduals) {
   EXPECT_EQ(p.id, "fa_a2a.host");
   EXPECT_EQ(p.axes["M"], 8192);
   EXPECT_EQ(p.axes["verify"], true);
-  ASSERT_EQ(p.variants.size(), 6u);
+  ASSERT_EQ(p.variants.size(), 7u);
+  EXPECT_EQ(p.variants.at("fa_heads_major").samples, r.t_fa_heads_major.samples_s);
+  EXPECT_EQ(p.extra["fa_only_layout"], "ulysses");
   EXPECT_EQ(p.variants.at("completion_coupled").samples, r.t_cc.samples_s);
   EXPECT_DOUBLE_EQ(p.paired.at("fused_minus_fa").median, 14e-6);
   EXPECT_TRUE(p.verification.checked);

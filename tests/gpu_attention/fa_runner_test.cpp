@@ -21,6 +21,11 @@ TEST(FaA2aPoint, LocalTargetVerifiesAndTimes) {
   EXPECT_TRUE(r.verified) << r.error_detail;
   EXPECT_LE(r.rel_error, 1e-2);
   EXPECT_EQ(r.wrong_fused + r.wrong_cc + r.wrong_serial + r.unwritten_local, 0u) << r.error_detail;
+  // FA-only is layout-matched (rank slices, verified against the reference after a gather) and the
+  // heads-major extra computes the same bits.
+  EXPECT_EQ(r.fa_only_layout, "ulysses");
+  EXPECT_EQ(r.wrong_heads_major, 0u) << r.error_detail;
+  EXPECT_GT(r.t_fa_heads_major.median_s, 0);
   EXPECT_GT(r.t_fa.median_s, 0);
   EXPECT_GT(r.t_fused.median_s, 0);
   EXPECT_GT(r.t_cc.median_s, 0);
