@@ -27,8 +27,18 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
       {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}, {"fa_heads_major", &r.t_fa_heads_major}};
   for (const auto& [name, t] : variants)
     if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
-  if (!r.e_res_paired.samples_s.empty()) p.paired["fused_minus_fa"] = summarize(r.e_res_paired.samples_s);
-  if (!r.e_cc_paired.samples_s.empty()) p.paired["completion_coupled_minus_fa"] = summarize(r.e_cc_paired.samples_s);
+  // The sender-side boundary of the same variants (fa_runner.hpp), "<variant>_sender_side".
+  const std::pair<const char*, const TimeStats*> sender[] = {
+      {"fa_sender_side", &r.sender_fa}, {"serial_sender_side", &r.sender_serial},
+      {"fused_sender_side", &r.sender_fused}, {"completion_coupled_sender_side", &r.sender_cc}};
+  for (const auto& [name, t] : sender)
+    if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
+  const std::pair<const char*, const TimeStats*> paired[] = {
+      {"fused_minus_fa", &r.e_res_paired}, {"completion_coupled_minus_fa", &r.e_cc_paired},
+      {"fused_minus_fa_sender_side", &r.e_res_sender_paired},
+      {"completion_coupled_minus_fa_sender_side", &r.e_cc_sender_paired}};
+  for (const auto& [name, t] : paired)
+    if (!t->samples_s.empty()) p.paired[name] = summarize(t->samples_s);
   p.verification.checked = spec.verify;
   p.verification.passed = r.verified;
   p.verification.detail = r.error_detail;
@@ -41,6 +51,16 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   for (const char* key : {"measured", "agreement", "prediction_note"})
     if (auto it = legacy.find(key); it != legacy.end()) p.extra[key] = *it;
   p.extra["fa_only_layout"] = r.fa_only_layout;
+  p.extra["boundaries"] = {
+      {"remote_visible", "variants without suffix: CUDA events around graphs of back-to-back launches; every "
+                         "kernel boundary waits for its launch's stores to be performed"},
+      {"sender_side", "variants *_sender_side: in-kernel %globaltimer from the first tile start to the last "
+                      "store issued, per launch, mean over back-to-back launches with one synchronization "
+                      "after them (paper section 5.1); serial adds the A2A copy's event time"}};
+  if (!r.sender_fused.samples_s.empty())
+    p.extra["burst_alignment"] = {{"store_phase_spread_median_s", r.store_phase_spread_median_s},
+                                  {"peak_concurrent_storers", r.peak_concurrent_storers},
+                                  {"mean_concurrent_storers", r.mean_concurrent_storers}};
   return p;
 }
 

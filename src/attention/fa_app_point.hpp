@@ -20,7 +20,11 @@ std::string fa_point_id(const FaA2aPointSpec& spec);  // "fa_a2a.<target>"
 
 // axes = fa_canonical_spec; variants fa, a2a, a2a_bulk, serial, fused, completion_coupled (seconds per
 // launch, one sample per round) and fa_heads_major (the former FA-only layout, an extra); paired
-// fused_minus_fa (E_res) and completion_coupled_minus_fa (E_cc,meas); extra.fa_only_layout;
+// fused_minus_fa (E_res) and completion_coupled_minus_fa (E_cc,meas): the remote-visible completion
+// boundary. The sender-side boundary (fa_runner.hpp) of the same runs as variants fa_sender_side,
+// serial_sender_side, fused_sender_side, completion_coupled_sender_side and paired
+// fused_minus_fa_sender_side, completion_coupled_minus_fa_sender_side. extra: fa_only_layout, boundaries
+// (what each suffix means), burst_alignment (store_phase_spread_median_s, peak/mean_concurrent_storers);
 // verification (checked = spec.verify on a point that ran); prediction and, in extra, measured, agreement
 // and prediction_note from `legacy` (fa_point_json of the same spec and result).
 report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult& result,

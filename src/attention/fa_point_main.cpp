@@ -30,7 +30,8 @@ void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPoi
   const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
   std::printf("  T_FA %.1f us (%.1f TFLOPS)  T_A2A %.1f us (bulk %.1f)  T_serial %.1f  T_fused %.1f  T_cc %.1f us\n",
               us(r.t_fa), r.fa_tflops, us(r.t_a2a), us(r.t_a2a_bulk), us(r.t_serial), us(r.t_fused), us(r.t_cc));
-  std::printf("  E_res = T_fused - T_FA = %.1f us, cc - FA = %.1f us, K = %d CTAs, %d tiles, V_total %.1f MiB\n",
+  std::printf("  remote-visible: E_res = T_fused - T_FA = %.1f us, cc - FA = %.1f us, K = %d CTAs, %d tiles, "
+              "V_total %.1f MiB\n",
               us(r.t_fused) - us(r.t_fa), us(r.t_cc) - us(r.t_fa), r.num_ctas, r.num_tiles,
               r.volume_bytes / (1024.0 * 1024.0));
   std::printf("  SM clock %.0f MHz, sigma %.3f us/KV tile, Q-loop %.1f us, T_RS fused %.2f us (p90 %.2f), cc %.2f us, "
@@ -38,6 +39,14 @@ void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPoi
               r.sm_clock_hz * 1e-6, r.sigma_s_per_kv_tile * 1e6, r.qloop_fused.median_s * 1e6,
               r.store_span_fused.median_s * 1e6, r.store_span_fused.p90_s * 1e6, r.store_span_cc.median_s * 1e6,
               r.fence_span_cc.median_s * 1e6);
+  std::printf("  sender-side: T_FA %.1f  T_serial %.1f  T_fused %.1f  T_cc %.1f us; E_res %.1f us, cc - FA %.1f us "
+              "(paired medians)\n",
+              us(r.sender_fa), us(r.sender_serial), us(r.sender_fused), us(r.sender_cc), us(r.e_res_sender_paired),
+              us(r.e_cc_sender_paired));
+  std::printf("  bursts: phase spread %.2f us (median over waves), concurrent storers peak %.0f, mean %.1f; "
+              "FA-only layout %s, heads-major FA-only %.1f us\n",
+              r.store_phase_spread_median_s * 1e6, r.peak_concurrent_storers, r.mean_concurrent_storers,
+              r.fa_only_layout.c_str(), us(r.t_fa_heads_major));
   std::printf("  verify: rel error %.3g, max abs %.3g, unwritten %llu, wrong serial/fused/cc %llu/%llu/%llu -> %s (seed %llu)\n",
               r.rel_error, r.max_abs_error, static_cast<unsigned long long>(r.unwritten_local),
               static_cast<unsigned long long>(r.wrong_serial), static_cast<unsigned long long>(r.wrong_fused),

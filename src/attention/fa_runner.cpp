@@ -9,7 +9,9 @@
 
 #include "attention/cpu_reference.hpp"
 #include "attention/fa_device.hpp"
+#include "attention/fa_burst.hpp"
 #include "attention/fa_layout.hpp"
+#include "attention/fa_sender.hpp"
 #include "attention/flash_attention.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
@@ -245,6 +247,42 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   r.t_fa_heads_major = timed_stats(t[kHeadsMajor]);
   r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
   r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);
+  // ---- Sender-side boundary (attention/fa_sender.hpp): rounds of L instrumented back-to-back launches,
+  // one stream synchronization per round; burst alignment from every kept fused launch ----
+  if (spec.instrument) {
+    const std::uint64_t records_bytes = std::uint64_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord);
+    auto instrumented = [&config, records_bytes](ka::FlashAttentionArgs a) {
+      return [&config, records_bytes, a](cudaStream_t st, ka::TileRecord* records) mutable {
+        a.records = records;
+        a.records_bytes = records_bytes;
+        ka::launch_flash_attention(config, a, st);
+      };
+    };
+    enum { kSenderFa, kSenderFused, kSenderCc, kSenderSerial };
+    std::vector<BurstAlignment> bursts;
+    const auto sender = time_sender_side(
+        {{instrumented(fa), {}}, {instrumented(fused), {}}, {instrumented(cc), {}}, {instrumented(fa), enqueue_a2a}},
+        base.num_tiles(), L, spec.warmup_replays, spec.repetitions, s,
+        [&](std::size_t v, const std::vector<ka::TileRecord>& recs) {
+          if (v == kSenderFused && r.sm_clock_hz > 0)
+            bursts.push_back(burst_alignment(store_spans(recs.data(), recs.size(), r.num_ctas, r.sm_clock_hz)));
+        });
+    r.sender_fa = timed_stats(sender[kSenderFa]);
+    r.sender_fused = timed_stats(sender[kSenderFused]);
+    r.sender_cc = timed_stats(sender[kSenderCc]);
+    r.sender_serial = timed_stats(sender[kSenderSerial]);
+    r.e_res_sender_paired = timed_stats(runtime::paired_difference(sender[kSenderFused], sender[kSenderFa]).samples);
+    r.e_cc_sender_paired = timed_stats(runtime::paired_difference(sender[kSenderCc], sender[kSenderFa]).samples);
+    std::vector<double> spread, peak, mean;
+    for (const BurstAlignment& b : bursts) {
+      if (b.num_waves > 0) spread.push_back(b.phase_spread_median_s);
+      peak.push_back(b.peak_concurrent_storers);
+      mean.push_back(b.mean_concurrent_storers);
+    }
+    r.store_phase_spread_median_s = stats_of(spread).median_s;
+    r.peak_concurrent_storers = stats_of(peak).median_s;
+    r.mean_concurrent_storers = stats_of(mean).median_s;
+  }
   const double flops = 4.0 * spec.seq_len * static_cast<double>(spec.seq_len) * spec.head_dim * spec.num_heads;
   r.fa_tflops = r.t_fa.median_s > 0 ? flops / r.t_fa.median_s * 1e-12 : 0;
   if (spec.verify && !ok) {

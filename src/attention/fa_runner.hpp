@@ -54,15 +54,26 @@ struct FaA2aPointResult {
   double sigma_s_per_kv_tile = 0;    // from the fused launch (stores to the target may slow the Q-loop)
   double sigma_fa_s_per_kv_tile = 0; // from an instrumented FA-only launch: the compute side alone
   TimeStats qloop_fused, store_span_fused, store_span_cc, fence_span_cc;
-  // Sender-side boundary (paper section 5.1, issue 13 item 3): the time until the sender has issued its
-  // stores, one remote-visibility barrier after the back-to-back replay instead of one per launch. The
-  // t_* above are the remote-visible completion boundary. Zero (empty) when not measured.
+  // Two boundaries per variant. t_* above: remote-visible completion (CUDA events around graphs of L
+  // back-to-back launches; each kernel boundary waits for that launch's stores to be performed, so each
+  // launch's drain is inside). sender_*: the sender-side boundary of the paper's section 5.1, measured in
+  // the kernel (attention/fa_sender.hpp says how and why): per round, L instrumented launches back to back
+  // with one stream synchronization after them (the one remote-visibility barrier); a launch's value is
+  // %globaltimer from its earliest tile start to its last store issued; the round's value is the mean over
+  // its L launches; median/p10/p90 over rounds, every round in samples_s. sender_serial adds the A2A
+  // copy's own event time after each launch (a copy has no issue/visibility split). Rounds are round-robin
+  // with a rotating start, so e_*_sender_paired are same-round differences (fused - FA, cc - FA).
+  // Empty when spec.instrument is false.
   TimeStats sender_fa, sender_fused, sender_cc, sender_serial;
   TimeStats e_res_sender_paired, e_cc_sender_paired;  // same-round sender-side differences vs FA-only
   std::string fa_only_layout = "heads_major";  // layout FA-only writes: heads_major [H][M][d] | ulysses [token][H][d]
-  // Burst alignment of the instrumented fused launch (issue 13 item 5), from per-CTA store start/end times:
-  // per output-tile wave (the n-th store of every CTA), max - min of the store starts, median over waves;
-  // the most CTAs with a store span in flight at one instant; their time-average while any store is in flight.
+  // Burst alignment (issue 13 item 5; definitions: attention/fa_burst.hpp BurstAlignment), computed for
+  // every instrumented fused launch of the sender-side rounds (store start = store end - the store span in
+  // SM cycles / sm_clock_hz; a CTA stores while either warpgroup's span is in flight), median over launches:
+  // - store_phase_spread_median_s: per wave n (the n-th store burst of every persistent CTA), max - min of
+  //   the CTAs' burst starts; median over the waves with >= 2 CTAs (0 = the paper's aligned case);
+  // - peak_concurrent_storers: the most CTAs storing at one instant;
+  // - mean_concurrent_storers: the number of storing CTAs averaged over the time any CTA is storing.
   double store_phase_spread_median_s = 0;
   double peak_concurrent_storers = 0, mean_concurrent_storers = 0;
   // Verification.

@@ -61,6 +61,39 @@ TEST(FaAppPoint, CarriesEveryRoundAndThePairedResiduals) {
   EXPECT_FALSE(p.verification.values.contains("verified"));
 }
 
+TEST(FaAppPoint, RecordsBothBoundariesAndTheBurstAlignment) {
+  FaA2aPointResult r = measured();
+  const report::AppPoint without = fa_app_point(spec(), r, fa_point_json(spec(), r, std::nullopt, ""));
+  EXPECT_EQ(without.variants.count("fused_sender_side"), 0u) << "not measured: no sender-side variant";
+  EXPECT_FALSE(without.extra.contains("burst_alignment"));
+  r.sender_fa = rounds({80e-6, 81e-6, 79e-6});
+  r.sender_fused = rounds({82e-6, 84e-6, 83e-6});
+  r.sender_cc = rounds({95e-6, 96e-6, 94e-6});
+  r.sender_serial = rounds({130e-6, 131e-6, 129e-6});
+  r.e_res_sender_paired = rounds({2e-6, 3e-6, 4e-6});
+  r.e_cc_sender_paired = rounds({15e-6, 15e-6, 15e-6});
+  r.store_phase_spread_median_s = 3.5e-6;
+  r.peak_concurrent_storers = 40;
+  r.mean_concurrent_storers = 12.5;
+  const report::AppPoint p = fa_app_point(spec(), r, fa_point_json(spec(), r, std::nullopt, ""));
+  EXPECT_EQ(p.variants.at("fused").samples, r.t_fused.samples_s) << "the remote-visible boundary unchanged";
+  EXPECT_EQ(p.variants.at("fa_sender_side").samples, r.sender_fa.samples_s);
+  EXPECT_EQ(p.variants.at("fused_sender_side").samples, r.sender_fused.samples_s);
+  EXPECT_EQ(p.variants.at("completion_coupled_sender_side").samples, r.sender_cc.samples_s);
+  EXPECT_EQ(p.variants.at("serial_sender_side").samples, r.sender_serial.samples_s);
+  EXPECT_DOUBLE_EQ(p.paired.at("fused_minus_fa_sender_side").median, 3e-6);
+  EXPECT_DOUBLE_EQ(p.paired.at("completion_coupled_minus_fa_sender_side").median, 15e-6);
+  EXPECT_DOUBLE_EQ(p.paired.at("fused_minus_fa").median, 14e-6);
+  EXPECT_DOUBLE_EQ(p.extra["burst_alignment"]["store_phase_spread_median_s"].get<double>(), 3.5e-6);
+  EXPECT_DOUBLE_EQ(p.extra["burst_alignment"]["peak_concurrent_storers"].get<double>(), 40);
+  EXPECT_DOUBLE_EQ(p.extra["burst_alignment"]["mean_concurrent_storers"].get<double>(), 12.5);
+  EXPECT_TRUE(p.extra["boundaries"].contains("sender_side"));
+  // Through the journal's JSON and back: both boundaries survive.
+  const report::AppPoint back = report::app_point_from_json(report::to_json(p), "line");
+  EXPECT_EQ(back.variants.at("fused_sender_side").samples, r.sender_fused.samples_s);
+  EXPECT_EQ(back.extra["burst_alignment"], p.extra["burst_alignment"]);
+}
+
 TEST(FaAppPoint, ConvertsBackToTheFaPointObjectAfterTheJournal) {
   for (const char* status : {"ok", "skipped", "failed"}) {
     FaA2aPointResult r = measured();

@@ -32,6 +32,19 @@ TEST(FaA2aPoint, LocalTargetVerifiesAndTimes) {
   EXPECT_GT(r.t_serial.median_s, 0);
   EXPECT_GT(r.sigma_s_per_kv_tile, 0);
   EXPECT_GT(r.store_span_fused.median_s, 0);
+  // Sender-side boundary: one value per kept round of every variant, paired differences per round.
+  for (const TimeStats* t : {&r.sender_fa, &r.sender_fused, &r.sender_cc, &r.sender_serial}) {
+    EXPECT_EQ(t->samples_s.size(), 3u);
+    EXPECT_GT(t->median_s, 0);
+  }
+  EXPECT_EQ(r.e_res_sender_paired.samples_s.size(), 3u);
+  EXPECT_EQ(r.e_cc_sender_paired.samples_s.size(), 3u);
+  // Burst alignment: at least one CTA stores at a time, never more than the grid; the mean is at most the peak.
+  EXPECT_GE(r.peak_concurrent_storers, 1);
+  EXPECT_LE(r.peak_concurrent_storers, r.num_ctas);
+  EXPECT_GE(r.mean_concurrent_storers, 1);
+  EXPECT_LE(r.mean_concurrent_storers, r.peak_concurrent_storers);
+  EXPECT_GE(r.store_phase_spread_median_s, 0);
 }
 
 TEST(FaA2aPoint, HostTargetVerifies) {
