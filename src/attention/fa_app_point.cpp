@@ -1,15 +1,37 @@
 // xstage attention host layer: fa_a2a points in the common application-point form (see fa_app_point.hpp).
 #include "attention/fa_app_point.hpp"
 
+#include "attention/config.hpp"
+#include "common/error.hpp"
 #include "common/stats.hpp"
 
 namespace xs::attention {
 using nlohmann::json;
 
+void validate_fa_point_spec(const FaA2aPointSpec& s) {
+  namespace ka = xs::kernels::attention;
+  if (s.seq_len <= 0 || s.seq_len % ka::TileShape::kBlockM != 0)
+    throw input_error("--M", "M = " + std::to_string(s.seq_len) + " must be a positive multiple of " +
+                                 std::to_string(ka::TileShape::kBlockM));
+  if (s.num_heads < 1 || static_cast<long long>(s.num_heads) * s.seq_len >= (1ll << 31))
+    throw input_error("--heads", std::to_string(s.num_heads) + " heads at M = " + std::to_string(s.seq_len) +
+                                     ": need heads >= 1 and heads * M < 2^31");
+  if (s.head_dim != ka::TileShape::kHeadDim)
+    throw input_error("--head-dim", "head dim " + std::to_string(s.head_dim) + " is not built; use " +
+                                        std::to_string(ka::TileShape::kHeadDim));
+  if (s.num_ranks < 1 || s.num_ranks > kFaMaxRanks || s.seq_len % s.num_ranks != 0)
+    throw input_error("--P", "P = " + std::to_string(s.num_ranks) + " must be in 1.." + std::to_string(kFaMaxRanks) +
+                                 " and divide M = " + std::to_string(s.seq_len));
+  if (s.device < 0) throw input_error("--device", "GPU index " + std::to_string(s.device) + ": use 0 or more");
+  if (s.launches_per_graph < 1) throw input_error("--launches-per-graph", "need at least 1");
+  if (s.repetitions < 1) throw input_error("--reps", "need at least 1 repetition");
+  if (s.num_ctas < 0) throw input_error("--ctas", "must be >= 0 (0: one per SM)");
+}
+
 json fa_canonical_spec(const FaA2aPointSpec& s) {
   return {{"M", s.seq_len}, {"heads", s.num_heads}, {"head_dim", s.head_dim}, {"P", s.num_ranks},
           {"target", s.target}, {"num_ctas", s.num_ctas}, {"launches_per_graph", s.launches_per_graph},
-          {"repetitions", s.repetitions}, {"verify", s.verify}};
+          {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
 }
 
 std::string fa_point_id(const FaA2aPointSpec& spec) { return std::string(kFaSuiteId) + "." + spec.target; }
@@ -51,6 +73,8 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   for (const char* key : {"measured", "agreement", "prediction_note"})
     if (auto it = legacy.find(key); it != legacy.end()) p.extra[key] = *it;
   p.extra["fa_only_layout"] = r.fa_only_layout;
+  p.extra["remote_bytes"] = r.remote_bytes;
+  p.extra["destinations"] = r.destinations;
   p.extra["boundaries"] = {
       {"remote_visible", "variants without suffix: CUDA events around graphs of back-to-back launches; every "
                          "kernel boundary waits for its launch's stores to be performed"},
@@ -67,6 +91,7 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
 json fa_legacy_json(const report::AppPoint& p) {
   json spec = p.axes;
   spec.erase("verify");
+  spec.erase("device");  // fa_point_json's spec predates --device (the GPU is in the file's meta)
   json j = {{"id", p.id}, {"spec", spec}, {"status", p.status}, {"reason", p.reason}};
   if (p.status == "skipped") return j;
   for (const char* key : {"measured", "agreement", "prediction_note"})

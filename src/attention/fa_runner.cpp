@@ -9,7 +9,9 @@
 
 #include "attention/cpu_reference.hpp"
 #include "attention/fa_device.hpp"
+#include "attention/fa_app_point.hpp"
 #include "attention/fa_burst.hpp"
+#include "attention/fa_destinations.hpp"
 #include "attention/fa_layout.hpp"
 #include "attention/fa_sender.hpp"
 #include "attention/flash_attention.hpp"
@@ -27,6 +29,7 @@ namespace {
 namespace ka = xs::kernels::attention;
 
 constexpr double kRelTolerance = 1e-2;
+static_assert(kFaMaxRanks == ka::kMaxRanks, "the host-side P check must match the kernel's rank table");
 
 TimeStats stats_of(std::vector<double> v) {
   TimeStats t;
@@ -95,16 +98,16 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instru
 FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   FaA2aPointResult r;
   const runtime::Target target = runtime::parse_target(spec.target);
-  // Shape errors are input errors (exit 2) even where no GPU exists.
-  if (spec.head_dim != ka::TileShape::kHeadDim) throw input_error("head_dim", "only head dim 128 is built");
-  if (spec.seq_len <= 0 || spec.seq_len % ka::TileShape::kBlockM != 0)
-    throw input_error("M", "M = " + std::to_string(spec.seq_len) + " must be a positive multiple of 128");
-  if (spec.num_heads <= 0) throw input_error("heads", "need at least one head");
-  if (spec.num_ranks < 1 || spec.num_ranks > ka::kMaxRanks || spec.seq_len % spec.num_ranks != 0)
-    throw input_error("P", "P = " + std::to_string(spec.num_ranks) + " must divide M and be at most " +
-                               std::to_string(ka::kMaxRanks));
+  // Shape and flag errors are input errors (exit 2) even where no GPU exists.
+  validate_fa_point_spec(spec);
   runtime::DeviceInfo info;
   if (auto why = runtime::sm90_point_unavailable_reason(target, spec.device, &info)) {
+    r.status = "skipped";
+    r.reason = *why;
+    return r;
+  }
+  // peer:N is an All-to-All over the P ranks' GPUs (fa_destinations.hpp): each of them must be usable.
+  if (auto why = rank_group_unavailable_reason(target, spec.device, spec.num_ranks)) {
     r.status = "skipped";
     r.reason = *why;
     return r;
@@ -117,13 +120,15 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   runtime::Stream stream;
   const cudaStream_t s = stream.get();
 
-  // Argument blocks. Every rank's slice of the fused / cc output lives in one target buffer.
+  // Argument blocks. The fused / cc output's rank slices live where the target puts them (fa_destinations.hpp).
   ka::FlashAttentionArgs base;
   prob.fill_inputs(base);
   base.num_ranks = spec.num_ranks;
   const ka::UlyssesLayout u = base.ulysses();
   const std::uint64_t per_rank = u.dst_bytes_per_rank();
-  runtime::TargetBuffer dst(target, spec.device, per_rank * spec.num_ranks);
+  RankDestinations dst(target, spec.device, spec.num_ranks, per_rank);
+  r.remote_bytes = static_cast<double>(dst.remote_bytes());
+  r.destinations = dst.describe();
   // FA-only, layout-matched (issue 13 item 1): the fused epilogue itself (same [token][H][d] rank slices,
   // same 16-byte stores, same bytes) into a local HBM buffer, so T_fused - T_FA isolates the remote path.
   DeviceBuffer fa_out(per_rank * spec.num_ranks);
@@ -132,7 +137,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   cc.mode = ka::EpilogueMode::kCompletionCoupled;
   for (int rank = 0; rank < spec.num_ranks; ++rank) {
     fa.dst[rank] = static_cast<std::uint8_t*>(fa_out.get()) + rank * per_rank;
-    fused.dst[rank] = cc.dst[rank] = static_cast<std::uint8_t*>(dst.device_ptr()) + rank * per_rank;
+    fused.dst[rank] = cc.dst[rank] = dst.slice(rank);
     fa.dst_bytes[rank] = fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
   }
   // The former FA-only, heads-major [H][M][d] (kLocal), kept as a labelled extra (the layout bias).
@@ -153,8 +158,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     for (int rank = 0; rank < spec.num_ranks; ++rank)
       XS_CUDA_CHECK(cudaMemcpyAsync(fused.dst[rank], fa.dst[rank], per_rank, cudaMemcpyDefault, st));
   };
+  // Only where every slice lives in one buffer (local, host); an All-to-All has no single destination.
   auto enqueue_bulk = [&](cudaStream_t st) {
-    XS_CUDA_CHECK(cudaMemcpyAsync(dst.device_ptr(), fa_out.get(), fa_out.bytes(), cudaMemcpyDefault, st));
+    XS_CUDA_CHECK(cudaMemcpyAsync(dst.contiguous_base(), fa_out.get(), fa_out.bytes(), cudaMemcpyDefault, st));
   };
   auto enqueue_fa = [&](cudaStream_t st) { ka::launch_flash_attention(config, fa, st); };
   auto enqueue_serial = [&](cudaStream_t st) {
@@ -166,11 +172,6 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   auto enqueue_heads_major = [&](cudaStream_t st) { ka::launch_flash_attention(config, heads_major, st); };
 
   // ---- Verification (outputs poisoned before each run) ----
-  std::vector<std::uint32_t> scratch;
-  auto dst_check = [&]() {
-    const auto* words = dst.host_words(per_rank * spec.num_ranks, scratch);
-    return contiguous_rank_slices(u, reinterpret_cast<const std::uint16_t*>(words));
-  };
   XS_CUDA_CHECK(cudaMemset(fa_out.get(), 0xFF, fa_out.bytes()));
   enqueue_fa(s);  // also the first launch outside any capture (allocates the timeout report)
   sync_checked(s, "flash attention (FA-only, local rank slices)");
@@ -202,10 +203,13 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     };
     for (const Run& run : {Run{enqueue_serial, &r.wrong_serial, "serial"}, Run{enqueue_fused, &r.wrong_fused, "fused"},
                            Run{enqueue_cc, &r.wrong_cc, "completion_coupled"}}) {
-      dst.poison(per_rank * spec.num_ranks);
+      dst.poison();
       run.enqueue(s);
       sync_checked(s, run.name);
-      const DestinationCheck c = check_ulysses_destination(u, local.data(), dst_check());
+      const std::vector<std::vector<std::uint16_t>> slices = dst.download();
+      std::vector<const std::uint16_t*> views;
+      for (const auto& v : slices) views.push_back(v.data());
+      const DestinationCheck c = check_ulysses_destination(u, local.data(), views);
       *run.wrong = c.num_wrong + c.num_foreign_written;
       if (!c.ok() && r.error_detail.find(run.name) == std::string::npos)
         r.error_detail += std::string("; ") + run.name + ": " + std::to_string(c.num_wrong) + " wrong, first " + c.first_wrong;
@@ -234,13 +238,14 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
 
   // ---- Timing: CUDA Graph replay, rotating round-robin, medians (runtime/variant_timer.hpp) ----
   const int L = std::max(1, spec.launches_per_graph);
-  enum { kFa, kA2a, kBulk, kSerial, kFused, kCc, kHeadsMajor, kNumVariants };
-  const auto t = runtime::time_variants(
-      {enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc, enqueue_heads_major}, L,
-      spec.warmup_replays, spec.repetitions, s, sync_checked);
+  enum { kFa, kA2a, kSerial, kFused, kCc, kHeadsMajor, kBulk };
+  std::vector<runtime::VariantEnqueue> timed = {enqueue_fa,    enqueue_a2a, enqueue_serial,
+                                                enqueue_fused, enqueue_cc,  enqueue_heads_major};
+  if (dst.contiguous_base() != nullptr) timed.push_back(enqueue_bulk);
+  const auto t = runtime::time_variants(timed, L, spec.warmup_replays, spec.repetitions, s, sync_checked);
   r.t_fa = timed_stats(t[kFa]);
   r.t_a2a = timed_stats(t[kA2a]);
-  r.t_a2a_bulk = timed_stats(t[kBulk]);
+  if (dst.contiguous_base() != nullptr) r.t_a2a_bulk = timed_stats(t[kBulk]);
   r.t_serial = timed_stats(t[kSerial]);
   r.t_fused = timed_stats(t[kFused]);
   r.t_cc = timed_stats(t[kCc]);

@@ -18,8 +18,9 @@ struct FaA2aPointSpec {
   int num_heads = 8;             // heads this rank computes
   int head_dim = 128;
   int num_ranks = 8;             // P: the output is split into P token slices, dst[r] = [M/P][H][d]
-  std::string target = "local";  // local | host | peer:N (one sender; every rank's slice lives there)
-  int device = 0;
+  std::string target = "local";  // local | host: every rank slice there; peer:N: an All-to-All over the P ranks'
+                                 // GPUs, the sender's own slice local (attention/fa_destinations.hpp)
+  int device = 0;                // the sending GPU (peer:N: its rank too)
   int num_ctas = 0;              // 0: one per SM
   int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
   int warmup_replays = 2;
@@ -42,10 +43,12 @@ struct FaA2aPointResult {
   int num_ctas = 0;              // K producers
   int num_tiles = 0;
   double volume_bytes = 0;       // A2A volume this sender writes = H M d 2
+  double remote_bytes = 0;       // of it, bytes per launch through the target (peer: the P - 1 remote slices)
+  std::string destinations;      // where the rank slices went (fa_destinations.hpp describe())
   // Per launch, median over repetitions (p10/p90 alongside).
   // The variants are timed round-robin with a rotating start (runtime/variant_timer.hpp), so e_*_paired are
   // same-round differences: E_res = T_fused - T_FA and T_cc - T_FA per round, then median/p10/p90.
-  TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;
+  TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;  // t_a2a_bulk: local and host only
   TimeStats t_fa_heads_major;    // FA-only writing heads-major [H][M][d] (kLocal): a labelled extra, not E_res's
   TimeStats e_res_paired, e_cc_paired;
   double fa_tflops = 0;          // 4 M^2 d H / T_FA

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "attention/fa_app_point.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
 #if defined(XS_HAVE_ATTENTION_RUNNER)
@@ -41,6 +42,21 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   s.seq_lens = parse_integer_range(f.M, "--M");
   s.heads = parse_integer_range(f.heads, "--heads");
   s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
+  // Every point's shape and flags before anything runs, the dry run included (exit 2 naming the flag).
+  for (long long h : s.heads)
+    for (long long m : s.seq_lens) {
+      if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
+      if (h <= 0 || h > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", h));
+      FaA2aPointSpec p;
+      p.seq_len = static_cast<int>(m);
+      p.num_heads = static_cast<int>(h);
+      p.num_ranks = f.P;
+      p.device = c.device;
+      p.num_ctas = f.ctas;
+      p.launches_per_graph = f.launches_per_graph;
+      if (c.repetitions) p.repetitions = *c.repetitions;
+      validate_fa_point_spec(p);
+    }
   return s;
 }
 
@@ -48,7 +64,8 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
   const FaSweep s = expand(f, c);
   for (const auto& t : s.targets)
     for (long long h : s.heads)
-      for (long long m : s.seq_lens) fmt::print("fa_a2a M={} heads={} P={} target={}\n", m, h, f.P, t);
+      for (long long m : s.seq_lens)
+        fmt::print("fa_a2a M={} heads={} P={} target={} device={}\n", m, h, f.P, t, c.device);
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -61,6 +78,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.targets = s.targets;
   o.num_heads = s.heads;
   o.num_ranks = f.P;
+  o.device = c.device;
   o.num_ctas = f.ctas;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;

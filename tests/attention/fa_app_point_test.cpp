@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "attention/fa_report.hpp"
+#include "common/error.hpp"
 #include "common/stats.hpp"
 
 namespace xs::attention {
@@ -92,6 +93,49 @@ TEST(FaAppPoint, RecordsBothBoundariesAndTheBurstAlignment) {
   const report::AppPoint back = report::app_point_from_json(report::to_json(p), "line");
   EXPECT_EQ(back.variants.at("fused_sender_side").samples, r.sender_fused.samples_s);
   EXPECT_EQ(back.extra["burst_alignment"], p.extra["burst_alignment"]);
+}
+
+// The message names the flag (Error::field) so the CLI's exit-2 line points at it.
+std::string refused_field(const FaA2aPointSpec& s) {
+  try {
+    validate_fa_point_spec(s);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    return e.field();
+  }
+  return "";
+}
+
+TEST(FaAppPoint, ValidatesEveryFlagOfAPointNamingIt) {
+  EXPECT_EQ(refused_field(spec()), "");
+  auto with = [](auto change) {
+    FaA2aPointSpec s = spec();
+    change(s);
+    return refused_field(s);
+  };
+  EXPECT_EQ(with([](auto& s) { s.seq_len = 8192 + 64; }), "--M");
+  EXPECT_EQ(with([](auto& s) { s.seq_len = 0; }), "--M");
+  EXPECT_EQ(with([](auto& s) { s.num_heads = 0; }), "--heads");
+  EXPECT_EQ(with([](auto& s) { s.num_heads = 1 << 20; }), "--heads");  // heads * M >= 2^31
+  EXPECT_EQ(with([](auto& s) { s.head_dim = 96; }), "--head-dim");
+  EXPECT_EQ(with([](auto& s) { s.num_ranks = 3; }), "--P");            // does not divide 8192
+  EXPECT_EQ(with([](auto& s) { s.num_ranks = 32; }), "--P");           // above 16
+  EXPECT_EQ(with([](auto& s) { s.num_ranks = 0; }), "--P");
+  EXPECT_EQ(with([](auto& s) { s.device = -1; }), "--device");
+  EXPECT_EQ(with([](auto& s) { s.launches_per_graph = 0; }), "--launches-per-graph");
+  EXPECT_EQ(with([](auto& s) { s.repetitions = 0; }), "--reps");
+  EXPECT_EQ(with([](auto& s) { s.num_ctas = -1; }), "--ctas");
+  EXPECT_EQ(with([](auto& s) { s.num_ranks = 16; }), "") << "16 ranks divide 8192";
+}
+
+TEST(FaAppPoint, TheDeviceIsPartOfThePointsKeyButNotOfTheLegacySpec) {
+  FaA2aPointSpec a = spec(), b = spec();
+  b.device = 3;
+  EXPECT_NE(fa_canonical_spec(a), fa_canonical_spec(b)) << "a resumed run must not reuse another GPU's point";
+  const FaA2aPointResult r = measured();
+  const report::AppPoint p = fa_app_point(b, r, fa_point_json(b, r, std::nullopt, ""));
+  EXPECT_EQ(p.axes["device"], 3);
+  EXPECT_FALSE(fa_legacy_json(p)["spec"].contains("device"));
 }
 
 TEST(FaAppPoint, ConvertsBackToTheFaPointObjectAfterTheJournal) {

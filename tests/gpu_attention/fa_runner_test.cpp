@@ -1,10 +1,12 @@
-// xstage GPU attention tests: one small fa_a2a point end to end (all variants verified and timed), and
-// the skip path for a peer target on a one-GPU machine.
+// xstage GPU attention tests: one small fa_a2a point end to end (all variants verified and timed, both
+// boundaries, burst alignment), the skip path for a peer target on a one-GPU machine, the peer All-to-All
+// and --device on a multi-GPU one.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
 #include "attention/fa_runner.hpp"
+#include "common/error.hpp"
 
 namespace xs::attention {
 namespace {
@@ -69,6 +71,47 @@ TEST(FaA2aPoint, PeerOnOneGpuIsSkippedWithReason) {
   const FaA2aPointResult r = run_fa_a2a_point(spec);
   EXPECT_EQ(r.status, "skipped");
   EXPECT_EQ(r.reason, "unavailable: one GPU");
+}
+
+TEST(FaA2aPoint, PeerIsAnAllToAllOverTheOtherRanksGpus) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  if (count < 2) GTEST_SKIP() << "one GPU";
+  FaA2aPointSpec spec;
+  spec.seq_len = 1024;
+  spec.num_heads = 2;
+  spec.num_ranks = 2;  // rank 0 on GPU 0 (the sender, its slice local), rank 1 on GPU 1
+  spec.target = "peer:1";
+  spec.repetitions = 2;
+  spec.launches_per_graph = 1;
+  const FaA2aPointResult r = run_fa_a2a_point(spec);
+  if (r.status == "skipped") GTEST_SKIP() << r.reason;
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_TRUE(r.verified) << r.error_detail;
+  EXPECT_DOUBLE_EQ(r.remote_bytes, r.volume_bytes / 2) << "only the other rank's slice leaves the GPU";
+  EXPECT_TRUE(r.t_a2a_bulk.samples_s.empty()) << "no single destination for a bulk copy";
+}
+
+TEST(FaA2aPoint, HonoursTheDevice) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  FaA2aPointSpec spec;
+  spec.seq_len = 1024;
+  spec.num_heads = 2;
+  spec.repetitions = 2;
+  spec.launches_per_graph = 1;
+  spec.device = count;  // one past the last GPU: input error, not a silent GPU 0
+  EXPECT_THROW(run_fa_a2a_point(spec), Error);
+  if (count < 2) GTEST_SKIP() << "one GPU";
+  spec.device = count - 1;
+  int before = -1;
+  ASSERT_EQ(cudaGetDevice(&before), cudaSuccess);
+  const FaA2aPointResult r = run_fa_a2a_point(spec);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_TRUE(r.verified) << r.error_detail;
+  int after = -1;
+  ASSERT_EQ(cudaGetDevice(&after), cudaSuccess);
+  EXPECT_EQ(after, before) << "the runner restores the current device";
 }
 
 }  // namespace
