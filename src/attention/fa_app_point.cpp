@@ -16,9 +16,8 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   if (s.num_heads < 1 || static_cast<long long>(s.num_heads) * s.seq_len >= (1ll << 31))
     throw input_error("--heads", std::to_string(s.num_heads) + " heads at M = " + std::to_string(s.seq_len) +
                                      ": need heads >= 1 and heads * M < 2^31");
-  if (s.head_dim != ka::TileShape::kHeadDim)
-    throw input_error("--head-dim", "head dim " + std::to_string(s.head_dim) + " is not built; use " +
-                                        std::to_string(ka::TileShape::kHeadDim));
+  if (!ka::head_dim_is_built(s.head_dim))
+    throw input_error("--head-dim", "head dim " + std::to_string(s.head_dim) + " is not built; use 64 or 128");
   if (s.num_ranks < 1 || s.num_ranks > kFaMaxRanks || s.seq_len % s.num_ranks != 0)
     throw input_error("--P", "P = " + std::to_string(s.num_ranks) + " must be in 1.." + std::to_string(kFaMaxRanks) +
                                  " and divide M = " + std::to_string(s.seq_len));

@@ -31,6 +31,7 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         if (heads <= 0 || heads > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", heads));
         FaA2aPointSpec s;
         s.device = o.device;
+        s.head_dim = o.head_dim;
         s.seq_len = static_cast<int>(m);
         s.num_heads = static_cast<int>(heads);
         s.num_ranks = o.num_ranks;
@@ -88,7 +89,7 @@ int run_fa_bench(const FaBenchOptions& o) {
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
   sections.config = {{"M", o.seq_lens}, {"targets", o.targets}, {"heads", o.num_heads}, {"P", o.num_ranks},
-                     {"device", o.device},
+                     {"head_dim", o.head_dim}, {"device", o.device},
                      {"num_ctas", o.num_ctas}, {"repetitions", o.repetitions},
                      {"launches_per_graph", o.launches_per_graph}, {"verify", o.verify}};
   sections.extra["fa_a2a"] = legacy;

@@ -15,6 +15,7 @@ namespace {
 struct Options {
   std::vector<int> seq_lens{8192};
   int num_heads = 8;
+  int head_dim = 128;
   int num_ranks = 8;
   std::vector<std::string> targets{"local"};
   int repetitions = 10;
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
     app.add_option("--M", o.seq_lens, "Sequence lengths, comma-separated (multiples of 128)")
         ->delimiter(',')->check(CLI::Range(128, 1 << 20))->capture_default_str();
     app.add_option("--heads", o.num_heads, "Heads this rank computes")->check(CLI::Range(1, 1024))->capture_default_str();
+    app.add_option("--head-dim", o.head_dim, "Head dim d (built: 64, 128)")->capture_default_str();
     app.add_option("--P", o.num_ranks, "Ulysses ranks the output is split over")
         ->check(CLI::Range(1, 1024))->capture_default_str();
     app.add_option("--target", o.targets, "Destinations, comma-separated: local, host, peer:N")
@@ -96,6 +98,7 @@ int main(int argc, char** argv) {
         xs::attention::FaA2aPointSpec s;
         s.seq_len = m;
         s.num_heads = o.num_heads;
+        s.head_dim = o.head_dim;
         s.num_ranks = o.num_ranks;
         s.target = target;
         s.repetitions = o.repetitions;

@@ -126,6 +126,7 @@ TEST(FaAppPoint, ValidatesEveryFlagOfAPointNamingIt) {
   EXPECT_EQ(with([](auto& s) { s.repetitions = 0; }), "--reps");
   EXPECT_EQ(with([](auto& s) { s.num_ctas = -1; }), "--ctas");
   EXPECT_EQ(with([](auto& s) { s.num_ranks = 16; }), "") << "16 ranks divide 8192";
+  EXPECT_EQ(with([](auto& s) { s.head_dim = 64; }), "") << "head dim 64 is built";
 }
 
 TEST(FaAppPoint, TheDeviceIsPartOfThePointsKeyButNotOfTheLegacySpec) {

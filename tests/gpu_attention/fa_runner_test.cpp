@@ -49,6 +49,22 @@ TEST(FaA2aPoint, LocalTargetVerifiesAndTimes) {
   EXPECT_GE(r.store_phase_spread_median_s, 0);
 }
 
+TEST(FaA2aPoint, HeadDim64VerifiesAndTimes) {
+  FaA2aPointSpec spec;
+  spec.seq_len = 2048;
+  spec.num_heads = 4;
+  spec.head_dim = 64;
+  spec.repetitions = 2;
+  spec.launches_per_graph = 2;
+  const FaA2aPointResult r = run_fa_a2a_point(spec);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_TRUE(r.verified) << r.error_detail;
+  EXPECT_EQ(r.wrong_fused + r.wrong_cc + r.wrong_serial + r.unwritten_local + r.wrong_heads_major, 0u)
+      << r.error_detail;
+  EXPECT_DOUBLE_EQ(r.volume_bytes, 4.0 * 2048 * 64 * 2);
+  EXPECT_GT(r.t_fa.median_s, 0);
+}
+
 TEST(FaA2aPoint, HostTargetVerifies) {
   FaA2aPointSpec spec;
   spec.seq_len = 1024;
