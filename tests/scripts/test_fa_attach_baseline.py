@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests for scripts/fa_attach_baseline.py's file editing with a fake measurement (no torch, no GPU):
 ratios and shared measurements per shape, other points untouched, exit codes 0/2/3/77 and the file left
-byte-for-byte unchanged on every refusal. Run: python3 tests/scripts/fa_attach_baseline_test.py
+byte-for-byte unchanged on every refusal. Run: python3 tests/scripts/test_fa_attach_baseline.py
 (tests/cli/fa_attach_baseline_test.cpp runs it under CTest)."""
 import importlib.util
 import json
