@@ -27,7 +27,8 @@ struct FaA2aPointSpec {
   int repetitions = 10;          // timed replays; medians reported
   bool verify = true;
   int verify_row_step = 0;       // reference rows per head: 0 = auto (about 1024 rows per head)
-  bool instrument = true;        // one extra untimed instrumented launch each of fused and cc
+  bool instrument = true;        // untimed instrumented launches of FA-only, fused and cc (sigma, spans), and
+                                 // the sender-side rounds (sender_*, burst alignment); false: none of them
   std::uint64_t seed = 0;        // 0: fresh
 };
 
