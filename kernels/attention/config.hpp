@@ -21,11 +21,13 @@ inline const char* epilogue_mode_name(EpilogueMode mode) {
   return "?";
 }
 
-// Compile-time tile shape of the sm_90a kernel (head dim 128 is the only one built).
+// Compile-time tile shape of the sm_90a kernel, one instantiation per built head dim (kBuiltHeadDims).
 //   b_m = 128 query rows per CTA tile, split 2 x 64 over the consumer warpgroups (wgmma M = 64);
 //   b_n = 128 keys per KV tile; a 2-stage K ring and a 2-stage V ring.
-struct TileShape {
-  static constexpr int kHeadDim = 128;          // d
+template <int D>
+struct TileShapeD {
+  static_assert(D == 64 || D == 128, "head dims 64 and 128 are built");
+  static constexpr int kHeadDim = D;            // d
   static constexpr int kBlockM = 128;           // b_m, rows per output tile
   static constexpr int kBlockN = 128;           // b_n, keys per KV tile
   static constexpr int kStages = 2;             // K/V ring depth
@@ -37,10 +39,15 @@ struct TileShape {
   static constexpr int kProducerRegisters = 40;
   static constexpr int kConsumerRegisters = 232;
   static constexpr int kElemBytes = 2;          // bf16 in and out
-  // TMA box: 64 columns (128 bytes, the 128B-swizzle span) x rows; a tile is 2 column halves.
+  // TMA box: 64 columns (128 bytes, the 128B-swizzle span) x rows; a tile is d / 64 column halves.
   static constexpr int kSwizzleCols = 64;
   static constexpr int kNumColHalves = kHeadDim / kSwizzleCols;
+  static constexpr int kAccumulators = kHeadDim / 2;  // O fragment floats per consumer thread (64 x d / 128)
 };
+inline constexpr int kBuiltHeadDims[] = {64, 128};
+inline constexpr bool head_dim_is_built(int d) { return d == 64 || d == 128; }
+// The head dim 128 shape: the default everything else (model, reports) reads.
+using TileShape = TileShapeD<128>;
 
 // Run-time launch choices (CUB-style policy: plain data, no behaviour).
 struct FlashAttentionConfig {

@@ -23,23 +23,24 @@ struct TileStamps {
 };
 
 // Global address of row `token` (of `head`) in the mode's destination.
-template <EpilogueMode kMode>
+template <EpilogueMode kMode, int D>
 __device__ __forceinline__ std::uint8_t* row_address(const KernelParams& p, std::uint32_t head, std::uint32_t token) {
   if constexpr (kMode == EpilogueMode::kLocal) {
-    return p.out + local_element_offset(head, token, p.seq_len, TileShape::kHeadDim) * TileShape::kElemBytes;
+    return p.out + local_element_offset(head, token, p.seq_len, D) * TileShape::kElemBytes;
   } else {
     const std::uint32_t rank = p.ulysses.owner_rank(token);
     return p.dst[rank] + p.ulysses.dst_element_offset(head, token) * TileShape::kElemBytes;
   }
 }
 
-// o: normalized fp32 accumulators (layout: mainloop.cuh). thread: 0..127 within the warpgroup.
-template <EpilogueMode kMode>
-__device__ __forceinline__ void store_output_tile(const KernelParams& p, const float (&o)[64], TileCoord coord,
+// o: normalized fp32 accumulators (layout: mainloop.cuh), d/2 per thread. thread: 0..127 within the
+// warpgroup. D: the head dim (64, 128).
+template <EpilogueMode kMode, int D>
+__device__ __forceinline__ void store_output_tile(const KernelParams& p, const float (&o)[D / 2], TileCoord coord,
                                                   std::uint32_t tile_idx, std::uint32_t consumer,
                                                   std::uint32_t thread, std::uint32_t staging_addr,
                                                   const TileStamps& stamps) {
-  constexpr std::uint32_t kPitch = SmemLayout::kStagingPitchBytes;
+  constexpr std::uint32_t kPitch = SmemLayoutD<D>::kStagingPitchBytes;
   const std::uint32_t warp = thread / 32, lane = thread % 32;
   // 1. Every thread finished reading the previous tile out of staging.
   consumer_barrier(consumer);
@@ -47,27 +48,29 @@ __device__ __forceinline__ void store_output_tile(const KernelParams& p, const f
   const std::uint32_t row0 = 16 * warp + lane / 4;
   const std::uint32_t col0 = 2 * (lane % 4);
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < D / 8; ++j) {
     const std::uint32_t col_bytes = (8 * j + col0) * TileShape::kElemBytes;
     ptx::st_shared_b32(staging_addr + row0 * kPitch + col_bytes, ptx::pack_bf16x2(o[4 * j], o[4 * j + 1]));
     ptx::st_shared_b32(staging_addr + (row0 + 8) * kPitch + col_bytes, ptx::pack_bf16x2(o[4 * j + 2], o[4 * j + 3]));
   }
   consumer_barrier(consumer);
-  // 3. 16-byte stores: pass ps covers rows 8ps..8ps+7, 16 threads per 256-byte row, so a warp writes two
-  //    whole rows (coalesced). All loads first, then all 8 stores back to back: one short burst.
+  // 3. 16-byte stores (EpilogueStoreMap: at d = 128 pass ps covers rows 8ps..8ps+7, 16 threads per 256-byte
+  //    row, so a warp writes two whole rows, coalesced). All loads first, then all stores back to back:
+  //    one short burst.
   const bool instrument = p.records != nullptr;
   std::uint64_t store_start = 0;
   if (instrument && thread == 0) store_start = ptx::clock64_cycles();
-  constexpr int kPasses = TileShape::kRowsPerConsumer * TileShape::kHeadDim * TileShape::kElemBytes / (16 * 128);
-  const std::uint32_t chunk = thread % 16;
+  using Map = EpilogueStoreMap<D>;  // layout.cuh (CPU-tested)
+  constexpr int kPasses = Map::kPasses;
+  const std::uint32_t chunk = Map::chunk(thread);
   uint4 data[kPasses];
 #pragma unroll
-  for (int ps = 0; ps < kPasses; ++ps) data[ps] = ptx::ld_shared_v4(staging_addr + (8 * ps + thread / 16) * kPitch + chunk * 16);
+  for (int ps = 0; ps < kPasses; ++ps) data[ps] = ptx::ld_shared_v4(staging_addr + Map::row(ps, thread) * kPitch + chunk * 16);
   const std::uint32_t token0 = coord.m_block * TileShape::kBlockM + consumer * TileShape::kRowsPerConsumer;
 #pragma unroll
   for (int ps = 0; ps < kPasses; ++ps) {
-    const std::uint32_t token = token0 + 8 * ps + thread / 16;
-    ptx::st_global_v4(row_address<kMode>(p, coord.head, token) + chunk * 16, data[ps]);
+    const std::uint32_t token = token0 + Map::row(ps, thread);
+    ptx::st_global_v4(row_address<kMode, D>(p, coord.head, token) + chunk * 16, data[ps]);
   }
   std::uint64_t store_end = 0, store_end_ns = 0, fence_end = 0;
   if (instrument) {

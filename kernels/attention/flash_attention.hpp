@@ -36,7 +36,7 @@ struct FlashAttentionArgs {
   std::uint64_t out_bytes = 0;         // capacity of `out`, checked before launch
   int num_heads = 0;                   // heads this rank computes (H/P after the pre-attention A2A)
   int seq_len = 0;                     // M, every token of the sequence
-  int head_dim = 128;                  // d; only 128 is built
+  int head_dim = 128;                  // d: 64 or 128 (kBuiltHeadDims)
   float softmax_scale = 0.0f;          // 0: 1/sqrt(d)
   EpilogueMode mode = EpilogueMode::kLocal;
   // Ulysses destination (kFused, kCompletionCoupled): rank r receives
@@ -65,7 +65,7 @@ struct FlashAttentionArgs {
   }
 };
 
-// Throws xs::input_error (exit 2) naming the field: M not a multiple of b_m = 128, a head dim other than
+// Throws xs::input_error (exit 2) naming the field: M not a multiple of b_m = 128, a head dim other than 64 or
 // 128, P not dividing M or above kMaxRanks, heads out of range, a null or misaligned pointer, a buffer
 // smaller than what the launch writes. Host only; touches no device state.
 void validate_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& args);

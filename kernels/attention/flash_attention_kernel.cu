@@ -1,6 +1,6 @@
 // xstage kernels layer (attention): the persistent sm_90a FlashAttention forward (bf16 in/out, fp32
-// accumulation, d = 128, non-causal) with the Ulysses post-attention All-to-All in its epilogue, its
-// launcher and its three instantiations (one per EpilogueMode).
+// accumulation, d = 64 or 128, non-causal) with the Ulysses post-attention All-to-All in its epilogue, its
+// launcher and its six instantiations (one per EpilogueMode and built head dim).
 //
 // Warp roles (384 threads, one CTA per SM, setmaxnreg 40 / 232):
 //   warpgroup 0      producer: thread 0 issues every TMA load (Q once per tile, K/V per KV tile);
@@ -11,7 +11,8 @@
 // and parities). Tile boundary: the warpgroup that owns the output tile stages it, issues its stores and
 // starts the next tile's Q-loop right away; that Q-loop is the post-issue drain window (paper 4.3).
 // Shared memory (layout.cuh): Q 32 KiB + K 2 x 32 KiB + V 2 x 32 KiB + staging 2 x 17 KiB + barriers
-// = 194 KiB (+1 KiB alignment slack) of the 227 KiB opt-in limit.
+// = 194 KiB (+1 KiB alignment slack) of the 227 KiB opt-in limit at d = 128; at d = 64 the Q/K/V tiles
+// and the staging halve (Q 16 + K 2 x 16 + V 2 x 16 + staging 2 x 9 KiB).
 #include <cmath>
 #include <mutex>
 #include <set>
@@ -29,10 +30,11 @@
 
 namespace xs::kernels::attention {
 
-template <EpilogueMode kMode>
+template <EpilogueMode kMode, int D>
 __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_t* smem, const Barriers& bars,
                                               std::uint32_t cta_idx, std::uint32_t consumer,
                                               std::uint32_t thread) {
+  using SmemLayout = SmemLayoutD<D>;
   constexpr std::uint32_t S = TileShape::kStages;
   const std::uint32_t smem_base = ptx::smem_u32(smem);
   // This warpgroup's 64 Q rows: +64 rows x 128 B inside each column half (a multiple of the 1024-B atom).
@@ -41,7 +43,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   const bool instrument = p.records != nullptr;
   const std::uint32_t num_kv = p.num_kv_tiles;
 
-  float o[64];
+  float o[TileShapeD<D>::kAccumulators];
   float s[64];
   std::uint32_t pf[32];
   std::uint32_t kv_iter = 0;
@@ -55,7 +57,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
       stamps.qloop_start_ns = ptx::globaltimer_ns();
     }
 #pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = 0.0f;
+    for (int i = 0; i < TileShapeD<D>::kAccumulators; ++i) o[i] = 0.0f;
     float m[2] = {-INFINITY, -INFINITY};
     float l[2] = {0.0f, 0.0f};
     float corr[2];
@@ -64,7 +66,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     // KV tile 0: S_0, softmax, P_0 (O is still zero, nothing to rescale).
     std::uint32_t stage = kv_iter % S;
     wait_barrier(p, bars.k_full + stage, (kv_iter / S) & 1, WaitFlag::kKFull, tile);
-    issue_qk(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
+    issue_qk<D>(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
     ptx::wgmma_wait_group<0>();
     ptx::fence_operands(s);
     ptx::mbarrier_arrive(bars.k_empty + stage);
@@ -80,8 +82,8 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
       // Both waits before the first issue, so the softmax never waits on a barrier with wgmmas in flight.
       wait_barrier(p, bars.k_full + stage, (kv_iter / S) & 1, WaitFlag::kKFull, tile);
       wait_barrier(p, bars.v_full + prev_stage, (prev_iter / S) & 1, WaitFlag::kVFull, tile);
-      issue_qk(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
-      issue_pv(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
+      issue_qk<D>(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
+      issue_pv<D>(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
       ptx::wgmma_wait_group<1>();  // S_j done, PV_{j-1} may still run
       ptx::fence_operands(s);
       ptx::mbarrier_arrive(bars.k_empty + stage);
@@ -97,7 +99,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
       prev_iter = kv_iter;
     }
     wait_barrier(p, bars.v_full + prev_stage, (prev_iter / S) & 1, WaitFlag::kVFull, tile);
-    issue_pv(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
+    issue_pv<D>(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
     ptx::wgmma_wait_group<0>();
     ptx::fence_operands(o);
     ptx::fence_operands(pf);
@@ -105,11 +107,11 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     if (instrument && thread == 0) stamps.qloop_end_cycles = ptx::clock64_cycles();
 
     normalize_o(o, l);
-    store_output_tile<kMode>(p, o, coord, tile, consumer, thread, staging_addr, stamps);
+    store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps);
   }
 }
 
-template <EpilogueMode kMode>
+template <EpilogueMode kMode, int D>
 __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
     flash_attention_kernel(const __grid_constant__ KernelParams p, const __grid_constant__ CUtensorMap tm_q,
                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
@@ -117,7 +119,7 @@ __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
   // 128B-swizzled TMA destinations and wgmma atoms need 1024-byte alignment: round the base up.
   const std::uint32_t raw_addr = ptx::smem_u32(smem_raw);
   std::uint8_t* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
-  const Barriers bars = barriers_at(smem);
+  const Barriers bars = barriers_at<D>(smem);
   const std::uint32_t warpgroup = threadIdx.x / 128;
   const std::uint32_t thread = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -129,10 +131,10 @@ __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
   __syncthreads();
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<TileShape::kProducerRegisters>();
-    if (thread == 0) producer_loop(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x);
+    if (thread == 0) producer_loop<D>(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x);
   } else {
     ptx::setmaxnreg_inc<TileShape::kConsumerRegisters>();
-    consumer_loop<kMode>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
+    consumer_loop<kMode, D>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
   }
 }
 
@@ -140,22 +142,28 @@ __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
 namespace {
 
 using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap, CUtensorMap);
-// Runtime-to-template dispatch: one table indexed by EpilogueMode.
-constexpr KernelFn kKernels[kNumEpilogueModes] = {
-    &flash_attention_kernel<EpilogueMode::kLocal>,
-    &flash_attention_kernel<EpilogueMode::kFused>,
-    &flash_attention_kernel<EpilogueMode::kCompletionCoupled>,
+// Runtime-to-template dispatch: one table indexed by [head dim index][EpilogueMode] (kBuiltHeadDims order).
+constexpr KernelFn kKernels[2][kNumEpilogueModes] = {
+    {&flash_attention_kernel<EpilogueMode::kLocal, 64>, &flash_attention_kernel<EpilogueMode::kFused, 64>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64>},
+    {&flash_attention_kernel<EpilogueMode::kLocal, 128>, &flash_attention_kernel<EpilogueMode::kFused, 128>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128>},
 };
+static_assert(kBuiltHeadDims[0] == 64 && kBuiltHeadDims[1] == 128, "kKernels rows follow kBuiltHeadDims");
+int head_dim_index(int head_dim) { return head_dim == 64 ? 0 : 1; }
+std::uint32_t dynamic_smem_bytes(int head_dim) {
+  return head_dim == 64 ? SmemLayoutD<64>::kDynamicBytes : SmemLayoutD<128>::kDynamicBytes;
+}
 
 WaitTimeoutReport*& timeout_report_host() {
   static WaitTimeoutReport* host = nullptr;
   return host;
 }
 
-// [rows][d] bf16, box [128 rows][64 cols], 128B swizzle (matches SmemLayout and the wgmma descriptors).
-CUtensorMap make_tile_map(const void* base, std::uint64_t rows, const char* name) {
-  return make_tile_map_2d(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, TileShape::kElemBytes, rows, TileShape::kHeadDim,
-                          128, TileShape::kSwizzleCols, name);
+// [rows][d] bf16, box [128 rows][64 cols], 128B swizzle (matches SmemLayoutD and the wgmma descriptors).
+CUtensorMap make_tile_map(const void* base, std::uint64_t rows, int head_dim, const char* name) {
+  return make_tile_map_2d(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, TileShape::kElemBytes, rows,
+                          static_cast<std::uint64_t>(head_dim), 128, TileShape::kSwizzleCols, name);
 }
 
 // One report per process, in mapped pinned host memory (allocated by the first launch; launch once
@@ -173,16 +181,16 @@ WaitTimeoutReport* timeout_report_device() {
   return device_ptr;
 }
 
-// cudaFuncSetAttribute once per (device, mode): later launches (also under stream capture) skip it.
-void raise_smem_limit_once(KernelFn kernel, int mode) {
+// cudaFuncSetAttribute once per (device, kernel): later launches (also under stream capture) skip it.
+void raise_smem_limit_once(KernelFn kernel, int kernel_id, std::uint32_t dynamic_bytes) {
   static std::mutex mutex;
   static std::set<std::pair<int, int>> done;
   int device = 0;
   XS_CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mutex);
-  if (!done.insert({device, mode}).second) return;
+  if (!done.insert({device, kernel_id}).second) return;
   XS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(SmemLayout::kDynamicBytes)));
+                                     static_cast<int>(dynamic_bytes)));
 }
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
@@ -190,8 +198,8 @@ bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) 
 }  // namespace
 
 void validate_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a) {
-  if (a.head_dim != TileShape::kHeadDim)
-    throw input_error("head_dim", "head dim " + std::to_string(a.head_dim) + " is not built; use 128");
+  if (!head_dim_is_built(a.head_dim))
+    throw input_error("head_dim", "head dim " + std::to_string(a.head_dim) + " is not built; use 64 or 128");
   if (a.seq_len <= 0 || a.seq_len % TileShape::kBlockM != 0)
     throw input_error("seq_len", "M = " + std::to_string(a.seq_len) + " must be a positive multiple of " +
                                      std::to_string(TileShape::kBlockM));
@@ -226,7 +234,8 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
         throw input_error("dst", "dst[" + std::to_string(r) + "] holds " + std::to_string(a.dst_bytes[r]) +
                                      " bytes, rank " + std::to_string(r) + " receives [" +
                                      std::to_string(u.tokens_per_rank()) + " tokens][" +
-                                     std::to_string(u.dst_num_heads) + " heads][128] bf16 = " +
+                                     std::to_string(u.dst_num_heads) + " heads][" + std::to_string(a.head_dim) +
+                                     "] bf16 = " +
                                      std::to_string(u.dst_bytes_per_rank()));
     }
   }
@@ -279,12 +288,14 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   p.timeout_cycles = config.timeout_cycles;
   p.timeout_report = timeout_report_device();
   const std::uint64_t rows = static_cast<std::uint64_t>(a.num_heads) * a.seq_len;
-  const CUtensorMap tm_q = make_tile_map(a.q, rows, "Q");
-  const CUtensorMap tm_k = make_tile_map(a.k, rows, "K");
-  const CUtensorMap tm_v = make_tile_map(a.v, rows, "V");
-  const KernelFn kernel = kKernels[static_cast<int>(a.mode)];
-  raise_smem_limit_once(kernel, static_cast<int>(a.mode));
-  kernel<<<grid, TileShape::kNumThreads, SmemLayout::kDynamicBytes, stream>>>(p, tm_q, tm_k, tm_v);
+  const CUtensorMap tm_q = make_tile_map(a.q, rows, a.head_dim, "Q");
+  const CUtensorMap tm_k = make_tile_map(a.k, rows, a.head_dim, "K");
+  const CUtensorMap tm_v = make_tile_map(a.v, rows, a.head_dim, "V");
+  const int dim = head_dim_index(a.head_dim);
+  const KernelFn kernel = kKernels[dim][static_cast<int>(a.mode)];
+  const std::uint32_t smem_bytes = dynamic_smem_bytes(a.head_dim);
+  raise_smem_limit_once(kernel, dim * kNumEpilogueModes + static_cast<int>(a.mode), smem_bytes);
+  kernel<<<grid, TileShape::kNumThreads, smem_bytes, stream>>>(p, tm_q, tm_k, tm_v);
   XS_CUDA_CHECK_LAUNCH();
 }
 

@@ -17,26 +17,29 @@
 namespace xs::kernels::attention {
 
 // ---- Shared memory (bytes from a 1024-aligned base; 128B-swizzled TMA tiles need 1024 alignment) ----
-//   Q      [2 col halves][128 rows][64 cols] bf16, 128B swizzle             32 KiB
-//   K[s]   [2 col halves][128 keys][64 cols] bf16, s < kStages              32 KiB each
-//   V[s]   same shape as K                                                  32 KiB each
-//   stage[c] output staging of consumer c: [64 rows][128 cols] bf16, row pitch 272 B (16 B pad keeps the
-//            fragment writes and the 16 B row reads bank-conflict free)   17 KiB each
+// For head dim d (TileShapeD<d>):
+//   Q      [d/64 col halves][128 rows][64 cols] bf16, 128B swizzle         d/4 KiB (32 KiB at d = 128)
+//   K[s]   [d/64 col halves][128 keys][64 cols] bf16, s < kStages          d/4 KiB each
+//   V[s]   same shape as K                                                  d/4 KiB each
+//   stage[c] output staging of consumer c: [64 rows][d cols] bf16, row pitch 2d + 16 B (16 B pad keeps the
+//            fragment writes and the 16 B row reads bank-conflict free)   17 KiB each at d = 128
 //   barriers: q_full, q_empty, k_full[s], k_empty[s], v_full[s], v_empty[s] (8 B each)
-struct SmemLayout {
-  static constexpr std::uint32_t kTileBytes = TileShape::kBlockN * TileShape::kHeadDim * TileShape::kElemBytes;
-  static constexpr std::uint32_t kQBytes = TileShape::kBlockM * TileShape::kHeadDim * TileShape::kElemBytes;
-  static constexpr std::uint32_t kHalfRowsBytes = 128 * TileShape::kSwizzleCols * TileShape::kElemBytes;  // 16 KiB
-  static constexpr std::uint32_t kStagingPitchBytes = TileShape::kHeadDim * TileShape::kElemBytes + 16;
-  static constexpr std::uint32_t kStagingBytes = TileShape::kRowsPerConsumer * kStagingPitchBytes;
-  static constexpr std::uint32_t kNumBarriers = 2 + 4 * TileShape::kStages;
+template <int D>
+struct SmemLayoutD {
+  using Shape = TileShapeD<D>;
+  static constexpr std::uint32_t kTileBytes = Shape::kBlockN * Shape::kHeadDim * Shape::kElemBytes;
+  static constexpr std::uint32_t kQBytes = Shape::kBlockM * Shape::kHeadDim * Shape::kElemBytes;
+  static constexpr std::uint32_t kHalfRowsBytes = 128 * Shape::kSwizzleCols * Shape::kElemBytes;  // 16 KiB
+  static constexpr std::uint32_t kStagingPitchBytes = Shape::kHeadDim * Shape::kElemBytes + 16;
+  static constexpr std::uint32_t kStagingBytes = Shape::kRowsPerConsumer * kStagingPitchBytes;
+  static constexpr std::uint32_t kNumBarriers = 2 + 4 * Shape::kStages;
 
   static constexpr std::uint32_t kQOffset = 0;
-  static constexpr std::uint32_t kKOffset = kQOffset + kQBytes;                        // K[0]
-  static constexpr std::uint32_t kVOffset = kKOffset + TileShape::kStages * kTileBytes;  // V[0]
-  static constexpr std::uint32_t kStagingOffset = kVOffset + TileShape::kStages * kTileBytes;
+  static constexpr std::uint32_t kKOffset = kQOffset + kQBytes;                     // K[0]
+  static constexpr std::uint32_t kVOffset = kKOffset + Shape::kStages * kTileBytes;  // V[0]
+  static constexpr std::uint32_t kStagingOffset = kVOffset + Shape::kStages * kTileBytes;
   static constexpr std::uint32_t kBarrierOffset =
-      (kStagingOffset + TileShape::kNumConsumerWarpgroups * kStagingBytes + 7u) & ~7u;
+      (kStagingOffset + Shape::kNumConsumerWarpgroups * kStagingBytes + 7u) & ~7u;
   XS_HD static constexpr std::uint32_t k_offset(int stage) { return kKOffset + stage * kTileBytes; }
   XS_HD static constexpr std::uint32_t v_offset(int stage) { return kVOffset + stage * kTileBytes; }
   XS_HD static constexpr std::uint32_t staging_offset(int consumer) { return kStagingOffset + consumer * kStagingBytes; }
@@ -44,10 +47,28 @@ struct SmemLayout {
   // The dynamic allocation adds 1 KiB so the kernel can round its base up to 1024.
   static constexpr std::uint32_t kDynamicBytes = kUsedBytes + 1024;
   static constexpr std::uint32_t kSm90OptinLimitBytes = 227 * 1024;  // per-block opt-in maximum on sm_90
+  static_assert(kDynamicBytes <= kSm90OptinLimitBytes, "shared memory over 227 KiB");
+  static_assert(kKOffset % 1024 == 0 && kVOffset % 1024 == 0 && kTileBytes % 1024 == 0,
+                "128B-swizzled TMA tiles need 1024-byte alignment");
 };
-static_assert(SmemLayout::kDynamicBytes <= SmemLayout::kSm90OptinLimitBytes, "shared memory over 227 KiB");
-static_assert(SmemLayout::kKOffset % 1024 == 0 && SmemLayout::kVOffset % 1024 == 0 && SmemLayout::kTileBytes % 1024 == 0,
-              "128B-swizzled TMA tiles need 1024-byte alignment");
+using SmemLayout = SmemLayoutD<128>;
+static_assert(SmemLayoutD<64>::kUsedBytes > 0 && SmemLayoutD<128>::kUsedBytes > 0,
+              "instantiates both built layouts, so their static_asserts run in every build");
+
+// ---- Epilogue store map (epilogue.cuh step 3) -----------------------------------------------------------
+// A consumer warpgroup (128 threads) stores its staged [64 rows][d] tile in 16-byte chunks: kChunks threads
+// per row, kRowsPerPass rows per pass; thread t in pass ps handles row row(ps, t), chunk chunk(t). d = 128:
+// 16 threads per 256-byte row, 8 rows and 8 passes (a warp writes two whole rows); d = 64: 8, 16, 4.
+template <int D>
+struct EpilogueStoreMap {
+  static constexpr std::uint32_t kChunks = D * TileShapeD<D>::kElemBytes / 16;
+  static constexpr std::uint32_t kRowsPerPass = 128 / kChunks;
+  static constexpr int kPasses = static_cast<int>(TileShapeD<D>::kRowsPerConsumer / kRowsPerPass);
+  XS_HD static constexpr std::uint32_t row(int pass, std::uint32_t thread) {
+    return kRowsPerPass * static_cast<std::uint32_t>(pass) + thread / kChunks;
+  }
+  XS_HD static constexpr std::uint32_t chunk(std::uint32_t thread) { return thread % kChunks; }
+};
 
 // ---- Local output (FA-only) ---------------------------------------------------------------------
 // Q, K, V, O: [num_heads][seq_len][head_dim] bf16 (a rank's view after the pre-attention All-to-All).

@@ -2,9 +2,10 @@
 // Q and the K/V tiles with TMA into shared memory; each consumer warpgroup runs S = Q K^T and O += P V
 // on wgmma with an online softmax (exp2) in registers. Device code only.
 //
-// Per consumer warpgroup (64 query rows) and KV tile j, with S/P/O in registers (64 + 32 + 64 per thread):
-//   issue S_j = Q K_j^T (8 x m64n128k16, smem x smem)   | overlaps with
-//   issue O += P_{j-1} V_{j-1} (8 x m64n128k16, regs x smem, V transposed by the descriptor)
+// Per consumer warpgroup (64 query rows) and KV tile j, with S/P/O in registers (64 + 32 + d/2 per thread):
+//   issue S_j = Q K_j^T (d/16 x m64n128k16, smem x smem)   | overlaps with
+//   issue O += P_{j-1} V_{j-1} (8 x m64n{d}k16, regs x smem, V transposed by the descriptor)
+// Templated over the head dim d (64, 128: TileShapeD); b_m, b_n and the softmax do not depend on it.
 //   wait S_j; release K_j; softmax(S_j) -> row max/sum, P_j (fp32 in S's registers)
 //   wait PV; release V_{j-1}; O *= exp2(m_old - m_new); P_j -> bf16 A fragments
 // so the softmax of tile j runs while the tensor cores do P_{j-1} V_{j-1} (FlashAttention-3's
@@ -13,6 +14,7 @@
 #include <cstdint>
 
 #include "attention/params.cuh"
+#include "attention/wgmma_n64.cuh"
 #include "common/ptx_hopper.cuh"
 
 namespace xs::kernels::attention {
@@ -58,8 +60,9 @@ __device__ __forceinline__ void wait_barrier(const KernelParams& p, std::uint64_
   }
 }
 
+template <int D>
 __device__ __forceinline__ Barriers barriers_at(std::uint8_t* smem) {
-  auto* b = reinterpret_cast<std::uint64_t*>(smem + SmemLayout::kBarrierOffset);
+  auto* b = reinterpret_cast<std::uint64_t*>(smem + SmemLayoutD<D>::kBarrierOffset);
   constexpr int S = TileShape::kStages;
   return Barriers{b, b + 1, b + 2, b + 2 + S, b + 2 + 2 * S, b + 2 + 3 * S};
 }
@@ -78,17 +81,21 @@ __device__ __forceinline__ void init_barriers(const Barriers& bars) {
 
 // ---- Producer (one thread) ---------------------------------------------------------------------------
 // Tensor maps view Q/K/V as 2D [num_heads * M rows][d cols] bf16 with a [128 rows][64 cols] box and
-// 128B swizzle; a 128 x 128 tile is two boxes (column halves), each 16 KiB at +half*16 KiB.
+// 128B swizzle; a 128 x d tile is d/64 boxes (column halves), each 16 KiB at +half*16 KiB.
+template <int D>
 __device__ __forceinline__ void load_tile(std::uint8_t* smem_tile, const void* tensor_map, std::uint64_t* bar,
                                           std::int32_t row) {
 #pragma unroll
-  for (int h = 0; h < TileShape::kNumColHalves; ++h)
-    ptx::tma_load_2d(smem_tile + h * SmemLayout::kHalfRowsBytes, tensor_map, bar, h * TileShape::kSwizzleCols, row);
+  for (int h = 0; h < TileShapeD<D>::kNumColHalves; ++h)
+    ptx::tma_load_2d(smem_tile + h * SmemLayoutD<D>::kHalfRowsBytes, tensor_map, bar,
+                     h * TileShapeD<D>::kSwizzleCols, row);
 }
 
+template <int D>
 __device__ __forceinline__ void producer_loop(const KernelParams& p, const void* tm_q, const void* tm_k,
                                               const void* tm_v, std::uint8_t* smem, const Barriers& bars,
                                               std::uint32_t cta_idx) {
+  using SmemLayout = SmemLayoutD<D>;
   constexpr std::uint32_t S = TileShape::kStages;
   std::uint32_t kv_iter = 0;
   std::uint32_t local_idx = 0;
@@ -99,17 +106,17 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
     const auto kv_row0 = static_cast<std::int32_t>(c.head * p.seq_len);
     wait_barrier(p, bars.q_empty, (local_idx & 1) ^ 1, WaitFlag::kQEmpty, tile);
     ptx::mbarrier_arrive_expect_tx(bars.q_full, SmemLayout::kQBytes);
-    load_tile(smem + SmemLayout::kQOffset, tm_q, bars.q_full, q_row);
+    load_tile<D>(smem + SmemLayout::kQOffset, tm_q, bars.q_full, q_row);
     for (std::uint32_t j = 0; j < p.num_kv_tiles; ++j, ++kv_iter) {
       const std::uint32_t s = kv_iter % S;
       const std::uint32_t parity = ((kv_iter / S) & 1) ^ 1;
       const auto kv_row = kv_row0 + static_cast<std::int32_t>(j * TileShape::kBlockN);
       wait_barrier(p, bars.k_empty + s, parity, WaitFlag::kKEmpty, tile);
       ptx::mbarrier_arrive_expect_tx(bars.k_full + s, SmemLayout::kTileBytes);
-      load_tile(smem + SmemLayout::k_offset(static_cast<int>(s)), tm_k, bars.k_full + s, kv_row);
+      load_tile<D>(smem + SmemLayout::k_offset(static_cast<int>(s)), tm_k, bars.k_full + s, kv_row);
       wait_barrier(p, bars.v_empty + s, parity, WaitFlag::kVEmpty, tile);
       ptx::mbarrier_arrive_expect_tx(bars.v_full + s, SmemLayout::kTileBytes);
-      load_tile(smem + SmemLayout::v_offset(static_cast<int>(s)), tm_v, bars.v_full + s, kv_row);
+      load_tile<D>(smem + SmemLayout::v_offset(static_cast<int>(s)), tm_v, bars.v_full + s, kv_row);
     }
   }
   // Tail: wait until the consumers released every slot, so no TMA write is outstanding when this thread
@@ -123,15 +130,16 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
 }
 
 // ---- Consumer warpgroup: wgmma stages --------------------------------------------------------------
-// S[64 x 128] = Q[64 x 128] K^T. A = this warpgroup's 64 Q rows, B = the K tile ([key][d] = N x K,
+// S[64 x 128] = Q[64 x d] K^T. A = this warpgroup's 64 Q rows, B = the K tile ([key][d] = N x K,
 // K-major): both 128B-swizzled K-major, SBO = 8 rows x 128 B = 1024 (LBO unused for swizzled K-major).
 // k-step kk covers d columns 16kk..16kk+15: column half kk/4, +32 B per step inside the swizzle atom.
+template <int D>
 __device__ __forceinline__ void issue_qk(float (&s)[64], std::uint32_t q_addr, std::uint32_t k_addr) {
   ptx::fence_operands(s);
   ptx::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < TileShape::kHeadDim / 16; ++kk) {
-    const std::uint32_t off = (kk / 4) * SmemLayout::kHalfRowsBytes + (kk % 4) * 32;
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const std::uint32_t off = (kk / 4) * SmemLayoutD<D>::kHalfRowsBytes + (kk % 4) * 32;
     const std::uint64_t da = ptx::make_smem_desc_sw128(q_addr + off, 16, 1024);
     const std::uint64_t db = ptx::make_smem_desc_sw128(k_addr + off, 16, 1024);
     ptx::wgmma_m64n128k16_f32_bf16_ss(s, da, db, kk > 0 ? 1u : 0u);
@@ -140,19 +148,26 @@ __device__ __forceinline__ void issue_qk(float (&s)[64], std::uint32_t q_addr, s
   ptx::fence_operands(s);
 }
 
-// O[64 x 128] += P[64 x 128 keys] V[128 keys x 128]. B = the V tile as stored ([key][d], d contiguous:
+// O[64 x d] += P[64 x 128 keys] V[128 keys x d]. B = the V tile as stored ([key][d], d contiguous:
 // MN-major, imm-tnsp-b = 1). MN-major 128B swizzle: 64 d-columns per atom, atoms (column halves) at
-// LBO = 16 KiB; 8-key groups at SBO = 1024 B; k-step kk starts 16 keys = 2048 B further.
-// A = P as bf16 pairs in the accumulator layout of S: pf[4kk + r] = pack(s[8kk + 2r], s[8kk + 2r + 1]).
-__device__ __forceinline__ void issue_pv(float (&o)[64], std::uint32_t (&pf)[32], std::uint32_t v_addr) {
+// LBO = 16 KiB (d = 64: one atom, LBO unused); 8-key groups at SBO = 1024 B; k-step kk starts 16 keys =
+// 2048 B further. A = P as bf16 pairs in the accumulator layout of S: pf[4kk + r] = pack(s[8kk + 2r],
+// s[8kk + 2r + 1]). d = 128: m64n128k16; d = 64: m64n64k16 (wgmma_n64.cuh).
+template <int D>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], std::uint32_t (&pf)[32], std::uint32_t v_addr) {
   ptx::fence_operands(o);
   ptx::fence_operands(pf);
   ptx::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < TileShape::kBlockN / 16; ++kk) {
-    const std::uint64_t db = ptx::make_smem_desc_sw128(v_addr + kk * 16 * 128, SmemLayout::kHalfRowsBytes, 1024);
+    const std::uint64_t db =
+        ptx::make_smem_desc_sw128(v_addr + kk * 16 * 128, SmemLayoutD<D>::kHalfRowsBytes, 1024);
     const std::uint32_t a[4] = {pf[4 * kk], pf[4 * kk + 1], pf[4 * kk + 2], pf[4 * kk + 3]};
-    ptx::wgmma_m64n128k16_f32_bf16_rs_tb(o, a, db, 1u);
+    if constexpr (D == 128) {
+      ptx::wgmma_m64n128k16_f32_bf16_rs_tb(o, a, db, 1u);
+    } else {
+      wgmma_m64n64k16_f32_bf16_rs_tb(o, a, db, 1u);
+    }
   }
   ptx::wgmma_commit_group();
   ptx::fence_operands(o);
@@ -192,9 +207,11 @@ __device__ __forceinline__ void online_softmax(float (&s)[64], float (&m)[2], fl
   l[1] = l[1] * corr[1] + sum[1];
 }
 
-__device__ __forceinline__ void rescale_o(float (&o)[64], const float (&corr)[2]) {
+// o: the m64nNk16 accumulator fragment, N = 2 * kN (o[4j + 0..1] row r0, o[4j + 2..3] row r0 + 8).
+template <int kN>
+__device__ __forceinline__ void rescale_o(float (&o)[kN], const float (&corr)[2]) {
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < kN / 4; ++j) {
     o[4 * j] *= corr[0];
     o[4 * j + 1] *= corr[0];
     o[4 * j + 2] *= corr[1];
@@ -208,7 +225,8 @@ __device__ __forceinline__ void convert_p(const float (&s)[64], std::uint32_t (&
 }
 
 // O /= l with l quad-reduced (every thread of a quad then holds the full row sum).
-__device__ __forceinline__ void normalize_o(float (&o)[64], float (&l)[2]) {
+template <int kN>
+__device__ __forceinline__ void normalize_o(float (&o)[kN], float (&l)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(0xFFFFFFFFu, l[r], 1);

@@ -1,15 +1,36 @@
 // xstage attention host layer: fa_a2a points in the common application-point form (see fa_app_point.hpp).
 #include "attention/fa_app_point.hpp"
 
+#include "attention/config.hpp"
+#include "common/error.hpp"
 #include "common/stats.hpp"
 
 namespace xs::attention {
 using nlohmann::json;
 
+void validate_fa_point_spec(const FaA2aPointSpec& s) {
+  namespace ka = xs::kernels::attention;
+  if (s.seq_len <= 0 || s.seq_len % ka::TileShape::kBlockM != 0)
+    throw input_error("--M", "M = " + std::to_string(s.seq_len) + " must be a positive multiple of " +
+                                 std::to_string(ka::TileShape::kBlockM));
+  if (s.num_heads < 1 || static_cast<long long>(s.num_heads) * s.seq_len >= (1ll << 31))
+    throw input_error("--heads", std::to_string(s.num_heads) + " heads at M = " + std::to_string(s.seq_len) +
+                                     ": need heads >= 1 and heads * M < 2^31");
+  if (!ka::head_dim_is_built(s.head_dim))
+    throw input_error("--head-dim", "head dim " + std::to_string(s.head_dim) + " is not built; use 64 or 128");
+  if (s.num_ranks < 1 || s.num_ranks > kFaMaxRanks || s.seq_len % s.num_ranks != 0)
+    throw input_error("--P", "P = " + std::to_string(s.num_ranks) + " must be in 1.." + std::to_string(kFaMaxRanks) +
+                                 " and divide M = " + std::to_string(s.seq_len));
+  if (s.device < 0) throw input_error("--device", "GPU index " + std::to_string(s.device) + ": use 0 or more");
+  if (s.launches_per_graph < 1) throw input_error("--launches-per-graph", "need at least 1");
+  if (s.repetitions < 1) throw input_error("--reps", "need at least 1 repetition");
+  if (s.num_ctas < 0) throw input_error("--ctas", "must be >= 0 (0: one per SM)");
+}
+
 json fa_canonical_spec(const FaA2aPointSpec& s) {
   return {{"M", s.seq_len}, {"heads", s.num_heads}, {"head_dim", s.head_dim}, {"P", s.num_ranks},
           {"target", s.target}, {"num_ctas", s.num_ctas}, {"launches_per_graph", s.launches_per_graph},
-          {"repetitions", s.repetitions}, {"verify", s.verify}};
+          {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
 }
 
 std::string fa_point_id(const FaA2aPointSpec& spec) { return std::string(kFaSuiteId) + "." + spec.target; }
@@ -24,11 +45,21 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   if (r.status == "skipped") return p;  // nothing ran: no times, nothing checked
   const std::pair<const char*, const TimeStats*> variants[] = {
       {"fa", &r.t_fa}, {"a2a", &r.t_a2a}, {"a2a_bulk", &r.t_a2a_bulk}, {"serial", &r.t_serial},
-      {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}};
+      {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}, {"fa_heads_major", &r.t_fa_heads_major}};
   for (const auto& [name, t] : variants)
     if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
-  if (!r.e_res_paired.samples_s.empty()) p.paired["fused_minus_fa"] = summarize(r.e_res_paired.samples_s);
-  if (!r.e_cc_paired.samples_s.empty()) p.paired["completion_coupled_minus_fa"] = summarize(r.e_cc_paired.samples_s);
+  // The sender-side boundary of the same variants (fa_runner.hpp), "<variant>_sender_side".
+  const std::pair<const char*, const TimeStats*> sender[] = {
+      {"fa_sender_side", &r.sender_fa}, {"serial_sender_side", &r.sender_serial},
+      {"fused_sender_side", &r.sender_fused}, {"completion_coupled_sender_side", &r.sender_cc}};
+  for (const auto& [name, t] : sender)
+    if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
+  const std::pair<const char*, const TimeStats*> paired[] = {
+      {"fused_minus_fa", &r.e_res_paired}, {"completion_coupled_minus_fa", &r.e_cc_paired},
+      {"fused_minus_fa_sender_side", &r.e_res_sender_paired},
+      {"completion_coupled_minus_fa_sender_side", &r.e_cc_sender_paired}};
+  for (const auto& [name, t] : paired)
+    if (!t->samples_s.empty()) p.paired[name] = summarize(t->samples_s);
   p.verification.checked = spec.verify;
   p.verification.passed = r.verified;
   p.verification.detail = r.error_detail;
@@ -40,12 +71,26 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   if (auto pred = legacy.find("prediction"); pred != legacy.end()) p.prediction = *pred;
   for (const char* key : {"measured", "agreement", "prediction_note"})
     if (auto it = legacy.find(key); it != legacy.end()) p.extra[key] = *it;
+  p.extra["fa_only_layout"] = r.fa_only_layout;
+  p.extra["remote_bytes"] = r.remote_bytes;
+  p.extra["destinations"] = r.destinations;
+  p.extra["boundaries"] = {
+      {"remote_visible", "variants without suffix: CUDA events around graphs of back-to-back launches; every "
+                         "kernel boundary waits for its launch's stores to be performed"},
+      {"sender_side", "variants *_sender_side: in-kernel %globaltimer from the first tile start to the last "
+                      "store issued, per launch, mean over back-to-back launches with one synchronization "
+                      "after them (paper section 5.1); serial adds the A2A copy's event time"}};
+  if (!r.sender_fused.samples_s.empty())
+    p.extra["burst_alignment"] = {{"store_phase_spread_median_s", r.store_phase_spread_median_s},
+                                  {"peak_concurrent_storers", r.peak_concurrent_storers},
+                                  {"mean_concurrent_storers", r.mean_concurrent_storers}};
   return p;
 }
 
 json fa_legacy_json(const report::AppPoint& p) {
   json spec = p.axes;
   spec.erase("verify");
+  spec.erase("device");  // fa_point_json's spec predates --device (the GPU is in the file's meta)
   json j = {{"id", p.id}, {"spec", spec}, {"status", p.status}, {"reason", p.reason}};
   if (p.status == "skipped") return j;
   for (const char* key : {"measured", "agreement", "prediction_note"})

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
+#include "runtime/devices.hpp"
 #include "runtime/gpu_backend.hpp"
 
 namespace xs::attention {
@@ -29,6 +30,8 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
         if (heads <= 0 || heads > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", heads));
         FaA2aPointSpec s;
+        s.device = o.device;
+        s.head_dim = o.head_dim;
         s.seq_len = static_cast<int>(m);
         s.num_heads = static_cast<int>(heads);
         s.num_ranks = o.num_ranks;
@@ -37,6 +40,7 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.verify = o.verify;
+        validate_fa_point_spec(s);
         specs.push_back(s);
       }
   return specs;
@@ -60,7 +64,10 @@ int run_fa_bench(const FaBenchOptions& o) {
   const std::vector<FaA2aPointSpec> specs = expand(o);
   // The GPU backend names the device in the journal header and the result's meta. No usable GPU (exit 77)
   // stops here, before a journal exists: the points could not run on it either.
-  const std::unique_ptr<Backend> backend = runtime::make_gpu_backend(0);
+  if (const int num_gpus = runtime::count_devices(); o.device >= num_gpus)
+    throw input_error("--device", fmt::format("GPU {} does not exist: this node has {} GPU{} (use 0..{})", o.device,
+                                              num_gpus, num_gpus == 1 ? "" : "s", num_gpus - 1));
+  const std::unique_ptr<Backend> backend = runtime::make_gpu_backend(o.device);
 
   bench::AppBenchPlan plan;
   plan.suite = kFaSuiteId;
@@ -82,6 +89,7 @@ int run_fa_bench(const FaBenchOptions& o) {
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
   sections.config = {{"M", o.seq_lens}, {"targets", o.targets}, {"heads", o.num_heads}, {"P", o.num_ranks},
+                     {"head_dim", o.head_dim}, {"device", o.device},
                      {"num_ctas", o.num_ctas}, {"repetitions", o.repetitions},
                      {"launches_per_graph", o.launches_per_graph}, {"verify", o.verify}};
   sections.extra["fa_a2a"] = legacy;

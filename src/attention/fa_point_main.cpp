@@ -15,22 +15,25 @@ namespace {
 struct Options {
   std::vector<int> seq_lens{8192};
   int num_heads = 8;
+  int head_dim = 128;
   int num_ranks = 8;
   std::vector<std::string> targets{"local"};
   int repetitions = 10;
   int launches_per_graph = 5;
   int num_ctas = 0;
+  int device = 0;
   bool no_verify = false;
 };
 
 void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPointResult& r) {
-  std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s: %s%s%s\n", s.seq_len, s.num_heads, s.head_dim, s.num_ranks,
-              s.target.c_str(), r.status.c_str(), r.reason.empty() ? "" : " - ", r.reason.c_str());
+  std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s device=%d: %s%s%s\n", s.seq_len, s.num_heads, s.head_dim,
+              s.num_ranks, s.target.c_str(), s.device, r.status.c_str(), r.reason.empty() ? "" : " - ", r.reason.c_str());
   if (r.status == "skipped") return;
   const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
   std::printf("  T_FA %.1f us (%.1f TFLOPS)  T_A2A %.1f us (bulk %.1f)  T_serial %.1f  T_fused %.1f  T_cc %.1f us\n",
               us(r.t_fa), r.fa_tflops, us(r.t_a2a), us(r.t_a2a_bulk), us(r.t_serial), us(r.t_fused), us(r.t_cc));
-  std::printf("  E_res = T_fused - T_FA = %.1f us, cc - FA = %.1f us, K = %d CTAs, %d tiles, V_total %.1f MiB\n",
+  std::printf("  remote-visible: E_res = T_fused - T_FA = %.1f us, cc - FA = %.1f us, K = %d CTAs, %d tiles, "
+              "V_total %.1f MiB\n",
               us(r.t_fused) - us(r.t_fa), us(r.t_cc) - us(r.t_fa), r.num_ctas, r.num_tiles,
               r.volume_bytes / (1024.0 * 1024.0));
   std::printf("  SM clock %.0f MHz, sigma %.3f us/KV tile, Q-loop %.1f us, T_RS fused %.2f us (p90 %.2f), cc %.2f us, "
@@ -38,6 +41,16 @@ void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPoi
               r.sm_clock_hz * 1e-6, r.sigma_s_per_kv_tile * 1e6, r.qloop_fused.median_s * 1e6,
               r.store_span_fused.median_s * 1e6, r.store_span_fused.p90_s * 1e6, r.store_span_cc.median_s * 1e6,
               r.fence_span_cc.median_s * 1e6);
+  std::printf("  sender-side: T_FA %.1f  T_serial %.1f  T_fused %.1f  T_cc %.1f us; E_res %.1f us, cc - FA %.1f us "
+              "(paired medians)\n",
+              us(r.sender_fa), us(r.sender_serial), us(r.sender_fused), us(r.sender_cc), us(r.e_res_sender_paired),
+              us(r.e_cc_sender_paired));
+  std::printf("  bursts: phase spread %.2f us (median over waves), concurrent storers peak %.0f, mean %.1f; "
+              "FA-only layout %s, heads-major FA-only %.1f us\n",
+              r.store_phase_spread_median_s * 1e6, r.peak_concurrent_storers, r.mean_concurrent_storers,
+              r.fa_only_layout.c_str(), us(r.t_fa_heads_major));
+  std::printf("  destinations: %s; %.1f MiB per launch through the target\n", r.destinations.c_str(),
+              r.remote_bytes / (1024.0 * 1024.0));
   std::printf("  verify: rel error %.3g, max abs %.3g, unwritten %llu, wrong serial/fused/cc %llu/%llu/%llu -> %s (seed %llu)\n",
               r.rel_error, r.max_abs_error, static_cast<unsigned long long>(r.unwritten_local),
               static_cast<unsigned long long>(r.wrong_serial), static_cast<unsigned long long>(r.wrong_fused),
@@ -65,6 +78,7 @@ int main(int argc, char** argv) {
     app.add_option("--M", o.seq_lens, "Sequence lengths, comma-separated (multiples of 128)")
         ->delimiter(',')->check(CLI::Range(128, 1 << 20))->capture_default_str();
     app.add_option("--heads", o.num_heads, "Heads this rank computes")->check(CLI::Range(1, 1024))->capture_default_str();
+    app.add_option("--head-dim", o.head_dim, "Head dim d (built: 64, 128)")->capture_default_str();
     app.add_option("--P", o.num_ranks, "Ulysses ranks the output is split over")
         ->check(CLI::Range(1, 1024))->capture_default_str();
     app.add_option("--target", o.targets, "Destinations, comma-separated: local, host, peer:N")
@@ -75,6 +89,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 100))->capture_default_str();
     app.add_option("--ctas", o.num_ctas, "Persistent CTAs (0: one per SM)")->check(CLI::Range(0, 1 << 16))
         ->capture_default_str();
+    app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();
     app.add_flag("--no-verify", o.no_verify, "Skip the reference comparison (not recommended)");
     xs::cli::parse_or_throw(app, argc, argv);
     bool all_ok = true;
@@ -83,11 +98,13 @@ int main(int argc, char** argv) {
         xs::attention::FaA2aPointSpec s;
         s.seq_len = m;
         s.num_heads = o.num_heads;
+        s.head_dim = o.head_dim;
         s.num_ranks = o.num_ranks;
         s.target = target;
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.num_ctas = o.num_ctas;
+        s.device = o.device;
         s.verify = !o.no_verify;
         const auto r = xs::attention::run_fa_a2a_point(s);
         print(s, r);

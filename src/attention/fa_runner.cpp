@@ -9,6 +9,11 @@
 
 #include "attention/cpu_reference.hpp"
 #include "attention/fa_device.hpp"
+#include "attention/fa_app_point.hpp"
+#include "attention/fa_burst.hpp"
+#include "attention/fa_destinations.hpp"
+#include "attention/fa_layout.hpp"
+#include "attention/fa_sender.hpp"
 #include "attention/flash_attention.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
@@ -24,6 +29,7 @@ namespace {
 namespace ka = xs::kernels::attention;
 
 constexpr double kRelTolerance = 1e-2;
+static_assert(kFaMaxRanks == ka::kMaxRanks, "the host-side P check must match the kernel's rank table");
 
 TimeStats stats_of(std::vector<double> v) {
   TimeStats t;
@@ -92,16 +98,16 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instru
 FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   FaA2aPointResult r;
   const runtime::Target target = runtime::parse_target(spec.target);
-  // Shape errors are input errors (exit 2) even where no GPU exists.
-  if (spec.head_dim != ka::TileShape::kHeadDim) throw input_error("head_dim", "only head dim 128 is built");
-  if (spec.seq_len <= 0 || spec.seq_len % ka::TileShape::kBlockM != 0)
-    throw input_error("M", "M = " + std::to_string(spec.seq_len) + " must be a positive multiple of 128");
-  if (spec.num_heads <= 0) throw input_error("heads", "need at least one head");
-  if (spec.num_ranks < 1 || spec.num_ranks > ka::kMaxRanks || spec.seq_len % spec.num_ranks != 0)
-    throw input_error("P", "P = " + std::to_string(spec.num_ranks) + " must divide M and be at most " +
-                               std::to_string(ka::kMaxRanks));
+  // Shape and flag errors are input errors (exit 2) even where no GPU exists.
+  validate_fa_point_spec(spec);
   runtime::DeviceInfo info;
   if (auto why = runtime::sm90_point_unavailable_reason(target, spec.device, &info)) {
+    r.status = "skipped";
+    r.reason = *why;
+    return r;
+  }
+  // peer:N is an All-to-All over the P ranks' GPUs (fa_destinations.hpp): each of them must be usable.
+  if (auto why = rank_group_unavailable_reason(target, spec.device, spec.num_ranks)) {
     r.status = "skipped";
     r.reason = *why;
     return r;
@@ -114,65 +120,65 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   runtime::Stream stream;
   const cudaStream_t s = stream.get();
 
-  // Argument blocks of the three kernel variants; every rank's slice lives in one target buffer.
+  // Argument blocks. The fused / cc output's rank slices live where the target puts them (fa_destinations.hpp).
   ka::FlashAttentionArgs base;
   prob.fill_inputs(base);
   base.num_ranks = spec.num_ranks;
-  DeviceBuffer out(prob.bytes());
-  base.out = out.get();
-  base.out_bytes = out.bytes();
-  ka::validate_flash_attention(config, base);
   const ka::UlyssesLayout u = base.ulysses();
   const std::uint64_t per_rank = u.dst_bytes_per_rank();
-  runtime::TargetBuffer dst(target, spec.device, per_rank * spec.num_ranks);
-  ka::FlashAttentionArgs fused = base, cc = base;
-  fused.mode = ka::EpilogueMode::kFused;
+  RankDestinations dst(target, spec.device, spec.num_ranks, per_rank);
+  r.remote_bytes = static_cast<double>(dst.remote_bytes());
+  r.destinations = dst.describe();
+  // FA-only, layout-matched (issue 13 item 1): the fused epilogue itself (same [token][H][d] rank slices,
+  // same 16-byte stores, same bytes) into a local HBM buffer, so T_fused - T_FA isolates the remote path.
+  DeviceBuffer fa_out(per_rank * spec.num_ranks);
+  ka::FlashAttentionArgs fa = base, fused = base, cc = base;
+  fa.mode = fused.mode = ka::EpilogueMode::kFused;
   cc.mode = ka::EpilogueMode::kCompletionCoupled;
   for (int rank = 0; rank < spec.num_ranks; ++rank) {
-    void* p = static_cast<std::uint8_t*>(dst.device_ptr()) + rank * per_rank;
-    fused.dst[rank] = cc.dst[rank] = p;
-    fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
+    fa.dst[rank] = static_cast<std::uint8_t*>(fa_out.get()) + rank * per_rank;
+    fused.dst[rank] = cc.dst[rank] = dst.slice(rank);
+    fa.dst_bytes[rank] = fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
   }
+  // The former FA-only, heads-major [H][M][d] (kLocal), kept as a labelled extra (the layout bias).
+  DeviceBuffer out(prob.bytes());
+  ka::FlashAttentionArgs heads_major = base;
+  heads_major.mode = ka::EpilogueMode::kLocal;
+  heads_major.out = out.get();
+  heads_major.out_bytes = out.bytes();
+  for (const ka::FlashAttentionArgs* a : {&fa, &fused, &cc, &heads_major}) ka::validate_flash_attention(config, *a);
   r.num_ctas = ka::flash_attention_grid_size(config, base);
   r.num_tiles = static_cast<int>(base.num_tiles());
   r.volume_bytes = static_cast<double>(prob.bytes());
+  r.fa_only_layout = "ulysses";
 
-  // A2A on the copy engine: per head one 2D copy O[h][m][:] -> dst row m, head h (the real layout), and
-  // the same volume as one bulk copy.
-  const std::size_t row_bytes = static_cast<std::size_t>(spec.head_dim) * 2;
+  // A2A on the copy engine: FA-only's output is already in rank slices, so rank r's share is one contiguous
+  // copy of its slice (what an All-to-All sends); bulk: the same volume as one copy.
   auto enqueue_a2a = [&](cudaStream_t st) {
-    for (int h = 0; h < spec.num_heads; ++h)
-      XS_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<std::uint8_t*>(dst.device_ptr()) + h * row_bytes,
-                                      row_bytes * spec.num_heads,
-                                      static_cast<const std::uint8_t*>(out.get()) + h * row_bytes * spec.seq_len,
-                                      row_bytes, row_bytes, static_cast<std::size_t>(spec.seq_len), cudaMemcpyDefault,
-                                      st));
+    for (int rank = 0; rank < spec.num_ranks; ++rank)
+      XS_CUDA_CHECK(cudaMemcpyAsync(fused.dst[rank], fa.dst[rank], per_rank, cudaMemcpyDefault, st));
   };
+  // Only where every slice lives in one buffer (local, host); an All-to-All has no single destination.
   auto enqueue_bulk = [&](cudaStream_t st) {
-    XS_CUDA_CHECK(cudaMemcpyAsync(dst.device_ptr(), out.get(), prob.bytes(), cudaMemcpyDefault, st));
+    XS_CUDA_CHECK(cudaMemcpyAsync(dst.contiguous_base(), fa_out.get(), fa_out.bytes(), cudaMemcpyDefault, st));
   };
-  auto enqueue_fa = [&](cudaStream_t st) { ka::launch_flash_attention(config, base, st); };
+  auto enqueue_fa = [&](cudaStream_t st) { ka::launch_flash_attention(config, fa, st); };
   auto enqueue_serial = [&](cudaStream_t st) {
     enqueue_fa(st);
     enqueue_a2a(st);
   };
   auto enqueue_fused = [&](cudaStream_t st) { ka::launch_flash_attention(config, fused, st); };
   auto enqueue_cc = [&](cudaStream_t st) { ka::launch_flash_attention(config, cc, st); };
+  auto enqueue_heads_major = [&](cudaStream_t st) { ka::launch_flash_attention(config, heads_major, st); };
 
   // ---- Verification (outputs poisoned before each run) ----
-  std::vector<std::uint32_t> scratch;
-  auto dst_check = [&]() {
-    const auto* words = dst.host_words(per_rank * spec.num_ranks, scratch);
-    const auto* bits = reinterpret_cast<const std::uint16_t*>(words);
-    std::vector<const std::uint16_t*> ranks;
-    for (int rank = 0; rank < spec.num_ranks; ++rank) ranks.push_back(bits + rank * (per_rank / 2));
-    return ranks;
-  };
-  XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+  XS_CUDA_CHECK(cudaMemset(fa_out.get(), 0xFF, fa_out.bytes()));
   enqueue_fa(s);  // also the first launch outside any capture (allocates the timeout report)
-  sync_checked(s, "flash attention (local)");
-  const std::vector<std::uint16_t> local = prob.download(out);
-  r.unwritten_local = count_poison(local.data(), local.size());
+  sync_checked(s, "flash attention (FA-only, local rank slices)");
+  const std::vector<std::uint16_t> fa_slices = prob.download(fa_out);
+  r.unwritten_local = count_poison(fa_slices.data(), fa_slices.size());
+  // Heads-major [H][M][d]: what the reference check and the destination check read.
+  const std::vector<std::uint16_t> local = gather_heads_major(u, contiguous_rank_slices(u, fa_slices.data()));
   bool ok = r.unwritten_local == 0;
   if (spec.verify) {
     const int step = spec.verify_row_step > 0 ? spec.verify_row_step : std::max(1, spec.seq_len / 1024);
@@ -182,6 +188,14 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.max_abs_error = e.max_abs_error;
     r.error_detail = e.describe();
     ok = ok && e.rel_error <= kRelTolerance;
+    // The heads-major extra: the same compute path, so the same bits in the other order.
+    XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+    enqueue_heads_major(s);
+    sync_checked(s, "flash attention (heads-major)");
+    const std::vector<std::uint16_t> hm = prob.download(out);
+    for (std::size_t i = 0; i < hm.size(); ++i) r.wrong_heads_major += hm[i] != local[i];
+    if (r.wrong_heads_major != 0) r.error_detail += "; heads_major: " + std::to_string(r.wrong_heads_major) + " differ";
+    ok = ok && r.wrong_heads_major == 0;
     struct Run {
       std::function<void(cudaStream_t)> enqueue;
       std::uint64_t* wrong;
@@ -189,10 +203,13 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     };
     for (const Run& run : {Run{enqueue_serial, &r.wrong_serial, "serial"}, Run{enqueue_fused, &r.wrong_fused, "fused"},
                            Run{enqueue_cc, &r.wrong_cc, "completion_coupled"}}) {
-      dst.poison(per_rank * spec.num_ranks);
+      dst.poison();
       run.enqueue(s);
       sync_checked(s, run.name);
-      const DestinationCheck c = check_ulysses_destination(u, local.data(), dst_check());
+      const std::vector<std::vector<std::uint16_t>> slices = dst.download();
+      std::vector<const std::uint16_t*> views;
+      for (const auto& v : slices) views.push_back(v.data());
+      const DestinationCheck c = check_ulysses_destination(u, local.data(), views);
       *run.wrong = c.num_wrong + c.num_foreign_written;
       if (!c.ok() && r.error_detail.find(run.name) == std::string::npos)
         r.error_detail += std::string("; ") + run.name + ": " + std::to_string(c.num_wrong) + " wrong, first " + c.first_wrong;
@@ -205,7 +222,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   if (spec.instrument) {
     DeviceBuffer rec(std::size_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord));
     const std::pair<ka::FlashAttentionArgs*, Instrumented> runs[] = {
-        {&base, Instrumented::kFaOnly}, {&fused, Instrumented::kFused}, {&cc, Instrumented::kCompletionCoupled}};
+        {&fa, Instrumented::kFaOnly}, {&fused, Instrumented::kFused}, {&cc, Instrumented::kCompletionCoupled}};
     for (const auto& [a, which] : runs) {
       XS_CUDA_CHECK(cudaMemset(rec.get(), 0, rec.bytes()));
       ka::FlashAttentionArgs ia = *a;
@@ -221,18 +238,56 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
 
   // ---- Timing: CUDA Graph replay, rotating round-robin, medians (runtime/variant_timer.hpp) ----
   const int L = std::max(1, spec.launches_per_graph);
-  enum { kFa, kA2a, kBulk, kSerial, kFused, kCc, kNumVariants };
-  const auto t = runtime::time_variants(
-      {enqueue_fa, enqueue_a2a, enqueue_bulk, enqueue_serial, enqueue_fused, enqueue_cc}, L, spec.warmup_replays,
-      spec.repetitions, s, sync_checked);
+  enum { kFa, kA2a, kSerial, kFused, kCc, kHeadsMajor, kBulk };
+  std::vector<runtime::VariantEnqueue> timed = {enqueue_fa,    enqueue_a2a, enqueue_serial,
+                                                enqueue_fused, enqueue_cc,  enqueue_heads_major};
+  if (dst.contiguous_base() != nullptr) timed.push_back(enqueue_bulk);
+  const auto t = runtime::time_variants(timed, L, spec.warmup_replays, spec.repetitions, s, sync_checked);
   r.t_fa = timed_stats(t[kFa]);
   r.t_a2a = timed_stats(t[kA2a]);
-  r.t_a2a_bulk = timed_stats(t[kBulk]);
+  if (dst.contiguous_base() != nullptr) r.t_a2a_bulk = timed_stats(t[kBulk]);
   r.t_serial = timed_stats(t[kSerial]);
   r.t_fused = timed_stats(t[kFused]);
   r.t_cc = timed_stats(t[kCc]);
+  r.t_fa_heads_major = timed_stats(t[kHeadsMajor]);
   r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
   r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);
+  // ---- Sender-side boundary (attention/fa_sender.hpp): rounds of L instrumented back-to-back launches,
+  // one stream synchronization per round; burst alignment from every kept fused launch ----
+  if (spec.instrument) {
+    const std::uint64_t records_bytes = std::uint64_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord);
+    auto instrumented = [&config, records_bytes](ka::FlashAttentionArgs a) {
+      return [&config, records_bytes, a](cudaStream_t st, ka::TileRecord* records) mutable {
+        a.records = records;
+        a.records_bytes = records_bytes;
+        ka::launch_flash_attention(config, a, st);
+      };
+    };
+    enum { kSenderFa, kSenderFused, kSenderCc, kSenderSerial };
+    std::vector<BurstAlignment> bursts;
+    const auto sender = time_sender_side(
+        {{instrumented(fa), {}}, {instrumented(fused), {}}, {instrumented(cc), {}}, {instrumented(fa), enqueue_a2a}},
+        base.num_tiles(), L, spec.warmup_replays, spec.repetitions, s,
+        [&](std::size_t v, const std::vector<ka::TileRecord>& recs) {
+          if (v == kSenderFused && r.sm_clock_hz > 0)
+            bursts.push_back(burst_alignment(store_spans(recs.data(), recs.size(), r.num_ctas, r.sm_clock_hz)));
+        });
+    r.sender_fa = timed_stats(sender[kSenderFa]);
+    r.sender_fused = timed_stats(sender[kSenderFused]);
+    r.sender_cc = timed_stats(sender[kSenderCc]);
+    r.sender_serial = timed_stats(sender[kSenderSerial]);
+    r.e_res_sender_paired = timed_stats(runtime::paired_difference(sender[kSenderFused], sender[kSenderFa]).samples);
+    r.e_cc_sender_paired = timed_stats(runtime::paired_difference(sender[kSenderCc], sender[kSenderFa]).samples);
+    std::vector<double> spread, peak, mean;
+    for (const BurstAlignment& b : bursts) {
+      if (b.num_waves > 0) spread.push_back(b.phase_spread_median_s);
+      peak.push_back(b.peak_concurrent_storers);
+      mean.push_back(b.mean_concurrent_storers);
+    }
+    r.store_phase_spread_median_s = stats_of(spread).median_s;
+    r.peak_concurrent_storers = stats_of(peak).median_s;
+    r.mean_concurrent_storers = stats_of(mean).median_s;
+  }
   const double flops = 4.0 * spec.seq_len * static_cast<double>(spec.seq_len) * spec.head_dim * spec.num_heads;
   r.fa_tflops = r.t_fa.median_s > 0 ? flops / r.t_fa.median_s * 1e-12 : 0;
   if (spec.verify && !ok) {

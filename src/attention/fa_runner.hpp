@@ -2,6 +2,10 @@
 // A2A-only (copy engine), Serial (FA then the copy), X-Stage-Fused and completion-coupled on the same
 // fresh random inputs; verifies every output (poisoned first) and times each variant with CUDA Graph
 // replay + events (median over repetitions). `xstage-bench fa_a2a` wires this in.
+// FA-only is layout-matched (issue 13 item 1): it runs the fused epilogue (the same [token][H][d] Ulysses
+// rank slices, the same 16-byte stores and bytes) into a local HBM buffer, so E_res = T_fused - T_FA
+// isolates the remote path; the serial A2A copies those slices. The former heads-major [H][M][d] FA-only
+// is timed beside it as t_fa_heads_major (the layout bias the issue measured on `local`).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,15 +18,17 @@ struct FaA2aPointSpec {
   int num_heads = 8;             // heads this rank computes
   int head_dim = 128;
   int num_ranks = 8;             // P: the output is split into P token slices, dst[r] = [M/P][H][d]
-  std::string target = "local";  // local | host | peer:N (one sender; every rank's slice lives there)
-  int device = 0;
+  std::string target = "local";  // local | host: every rank slice there; peer:N: an All-to-All over the P ranks'
+                                 // GPUs, the sender's own slice local (attention/fa_destinations.hpp)
+  int device = 0;                // the sending GPU (peer:N: its rank too)
   int num_ctas = 0;              // 0: one per SM
   int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
   int warmup_replays = 2;
   int repetitions = 10;          // timed replays; medians reported
   bool verify = true;
   int verify_row_step = 0;       // reference rows per head: 0 = auto (about 1024 rows per head)
-  bool instrument = true;        // one extra untimed instrumented launch each of fused and cc
+  bool instrument = true;        // untimed instrumented launches of FA-only, fused and cc (sigma, spans), and
+                                 // the sender-side rounds (sender_*, burst alignment); false: none of them
   std::uint64_t seed = 0;        // 0: fresh
 };
 
@@ -38,10 +44,13 @@ struct FaA2aPointResult {
   int num_ctas = 0;              // K producers
   int num_tiles = 0;
   double volume_bytes = 0;       // A2A volume this sender writes = H M d 2
+  double remote_bytes = 0;       // of it, bytes per launch through the target (peer: the P - 1 remote slices)
+  std::string destinations;      // where the rank slices went (fa_destinations.hpp describe())
   // Per launch, median over repetitions (p10/p90 alongside).
   // The variants are timed round-robin with a rotating start (runtime/variant_timer.hpp), so e_*_paired are
   // same-round differences: E_res = T_fused - T_FA and T_cc - T_FA per round, then median/p10/p90.
-  TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;
+  TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;  // t_a2a_bulk: local and host only
+  TimeStats t_fa_heads_major;    // FA-only writing heads-major [H][M][d] (kLocal): a labelled extra, not E_res's
   TimeStats e_res_paired, e_cc_paired;
   double fa_tflops = 0;          // 4 M^2 d H / T_FA
   // Instrumentation (fused / cc launches): sigma = Q-loop time per KV tile, sender-visible store span T_RS.
@@ -49,23 +58,35 @@ struct FaA2aPointResult {
   double sigma_s_per_kv_tile = 0;    // from the fused launch (stores to the target may slow the Q-loop)
   double sigma_fa_s_per_kv_tile = 0; // from an instrumented FA-only launch: the compute side alone
   TimeStats qloop_fused, store_span_fused, store_span_cc, fence_span_cc;
-  // Sender-side boundary (paper section 5.1, issue 13 item 3): the time until the sender has issued its
-  // stores, one remote-visibility barrier after the back-to-back replay instead of one per launch. The
-  // t_* above are the remote-visible completion boundary. Zero (empty) when not measured.
+  // Two boundaries per variant. t_* above: remote-visible completion (CUDA events around graphs of L
+  // back-to-back launches; each kernel boundary waits for that launch's stores to be performed, so each
+  // launch's drain is inside). sender_*: the sender-side boundary of the paper's section 5.1, measured in
+  // the kernel (attention/fa_sender.hpp says how and why): per round, L instrumented launches back to back
+  // with one stream synchronization after them (the one remote-visibility barrier); a launch's value is
+  // %globaltimer from its earliest tile start to its last store issued; the round's value is the mean over
+  // its L launches; median/p10/p90 over rounds, every round in samples_s. sender_serial adds the A2A
+  // copy's own event time after each launch (a copy has no issue/visibility split). Rounds are round-robin
+  // with a rotating start, so e_*_sender_paired are same-round differences (fused - FA, cc - FA).
+  // Empty when spec.instrument is false.
   TimeStats sender_fa, sender_fused, sender_cc, sender_serial;
   TimeStats e_res_sender_paired, e_cc_sender_paired;  // same-round sender-side differences vs FA-only
   std::string fa_only_layout = "heads_major";  // layout FA-only writes: heads_major [H][M][d] | ulysses [token][H][d]
-  // Burst alignment of the instrumented fused launch (issue 13 item 5), from per-CTA store start/end times:
-  // per output-tile wave (the n-th store of every CTA), max - min of the store starts, median over waves;
-  // the most CTAs with a store span in flight at one instant; their time-average while any store is in flight.
+  // Burst alignment (issue 13 item 5; definitions: attention/fa_burst.hpp BurstAlignment), computed for
+  // every instrumented fused launch of the sender-side rounds (store start = store end - the store span in
+  // SM cycles / sm_clock_hz; a CTA stores while either warpgroup's span is in flight), median over launches:
+  // - store_phase_spread_median_s: per wave n (the n-th store burst of every persistent CTA), max - min of
+  //   the CTAs' burst starts; median over the waves with >= 2 CTAs (0 = the paper's aligned case);
+  // - peak_concurrent_storers: the most CTAs storing at one instant;
+  // - mean_concurrent_storers: the number of storing CTAs averaged over the time any CTA is storing.
   double store_phase_spread_median_s = 0;
   double peak_concurrent_storers = 0, mean_concurrent_storers = 0;
   // Verification.
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
   double max_abs_error = 0;
   std::string error_detail;
-  std::uint64_t unwritten_local = 0;  // O elements still poison after FA-only
+  std::uint64_t unwritten_local = 0;  // FA-only rank-slice elements still poison (fa_only_layout "ulysses")
   std::uint64_t wrong_fused = 0, wrong_cc = 0, wrong_serial = 0;  // destination elements != local O
+  std::uint64_t wrong_heads_major = 0;  // heads-major FA-only elements != the layout-matched FA-only's
   bool verified = false;         // all of the above within tolerance (rel_error <= 1e-2, zero wrong)
 };
 

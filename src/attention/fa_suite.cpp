@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "attention/fa_app_point.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
 #if defined(XS_HAVE_ATTENTION_RUNNER)
@@ -21,7 +22,7 @@ constexpr const char* kSuiteId = "fa_a2a";
 struct FaFlags {
   std::string M = "8192,16384,32768,49152,65536";
   std::string heads = "8";
-  int P = 8, ctas = 0, launches_per_graph = 5;
+  int P = 8, ctas = 0, launches_per_graph = 5, head_dim = 128;
   bool no_verify = false;
 };
 
@@ -41,6 +42,22 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   s.seq_lens = parse_integer_range(f.M, "--M");
   s.heads = parse_integer_range(f.heads, "--heads");
   s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
+  // Every point's shape and flags before anything runs, the dry run included (exit 2 naming the flag).
+  for (long long h : s.heads)
+    for (long long m : s.seq_lens) {
+      if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
+      if (h <= 0 || h > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", h));
+      FaA2aPointSpec p;
+      p.seq_len = static_cast<int>(m);
+      p.num_heads = static_cast<int>(h);
+      p.head_dim = f.head_dim;
+      p.num_ranks = f.P;
+      p.device = c.device;
+      p.num_ctas = f.ctas;
+      p.launches_per_graph = f.launches_per_graph;
+      if (c.repetitions) p.repetitions = *c.repetitions;
+      validate_fa_point_spec(p);
+    }
   return s;
 }
 
@@ -48,7 +65,8 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
   const FaSweep s = expand(f, c);
   for (const auto& t : s.targets)
     for (long long h : s.heads)
-      for (long long m : s.seq_lens) fmt::print("fa_a2a M={} heads={} P={} target={}\n", m, h, f.P, t);
+      for (long long m : s.seq_lens)
+        fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}\n", m, h, f.P, t, c.device, f.head_dim);
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -61,6 +79,8 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.targets = s.targets;
   o.num_heads = s.heads;
   o.num_ranks = f.P;
+  o.head_dim = f.head_dim;
+  o.device = c.device;
   o.num_ctas = f.ctas;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
@@ -91,6 +111,7 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
     sink.add_text("--M", flags->M, "Sequence lengths, range grammar (multiples of 128)");
     sink.add_text("--heads", flags->heads, "Heads per rank (after the pre-attention All-to-All), range grammar "
                                           "(e.g. 4,8,16)");
+    sink.add_integer("--head-dim", flags->head_dim, "Head dim d (built: 64, 128)", 1, 1024);
     sink.add_integer("--P", flags->P, "Ulysses ranks the output is split over", 1, 1024);
     sink.add_integer("--ctas", flags->ctas, "Persistent CTAs (0: one per SM)", 0, 1 << 20);
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",

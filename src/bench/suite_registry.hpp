@@ -28,6 +28,7 @@ struct SuiteContext {
   std::string suite_id;
   std::string backend = "gpu";          // --backend: gpu | sim
   std::string target;                   // --target as given; "" = the suite's default
+  int device = 0;                       // --device: the GPU that issues the stores
   std::optional<int> repetitions;       // --reps
   std::string model_path;               // --model
   std::string out_path;                 // --out as given; "" = the suite's default

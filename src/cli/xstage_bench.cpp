@@ -36,6 +36,7 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
   c.suite_id = suite.id;
   c.backend = o.flags.backend.kind;
   c.target = o.flags.backend.target;
+  c.device = o.flags.backend.device_index;
   c.repetitions = o.flags.sweep.repetitions;
   c.model_path = o.model_path;
   c.out_path = o.out_path;

@@ -1,5 +1,5 @@
-// xstage GPU attention tests: the wgmma kernel against the GPU reference on several shapes, all three
-// epilogue modes, outputs poisoned first, the Ulysses destination layout checked element by element;
+// xstage GPU attention tests: the wgmma kernel against the GPU reference on several shapes (head dims 128
+// and 64), all three epilogue modes, outputs poisoned first, the Ulysses destination layout checked element by element;
 // bad shapes rejected before launch; instrumentation records filled.
 #include <gtest/gtest.h>
 
@@ -20,13 +20,14 @@ struct Case {
   float q_stddev;
   int num_ctas;  // 0: one per SM
   int num_ranks;
+  int head_dim = 128;
 };
 
 std::string name_of(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   return "H" + std::to_string(c.heads) + "_M" + std::to_string(c.seq_len) + "_q" +
          std::to_string(static_cast<int>(c.q_stddev)) + "_ctas" + std::to_string(c.num_ctas) + "_P" +
-         std::to_string(c.num_ranks);
+         std::to_string(c.num_ranks) + "_d" + std::to_string(c.head_dim);
 }
 
 class FlashAttention : public ::testing::TestWithParam<Case> {};
@@ -35,7 +36,7 @@ TEST_P(FlashAttention, AllModesMatchReferenceAndLayout) {
   const Case c = GetParam();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const FaProblem p(c.heads, c.seq_len, 128, seed, c.q_stddev);
+  const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
   ka::FlashAttentionConfig config;
   config.num_ctas = c.num_ctas;
   config.timeout_cycles = 1ull << 32;  // ~2 s: a hang fails the test quickly, naming the barrier
@@ -44,7 +45,7 @@ TEST_P(FlashAttention, AllModesMatchReferenceAndLayout) {
   ASSERT_EQ(count_poison(local.data(), local.size()), 0u) << "FA-only left output elements unwritten";
   const int step = std::max(1, c.seq_len / 512);
   const std::vector<float> ref = run_gpu_reference(p, step, nullptr);
-  const ErrorStats e = compare_sampled_rows(local.data(), c.heads, c.seq_len, 128, step, ref.data());
+  const ErrorStats e = compare_sampled_rows(local.data(), c.heads, c.seq_len, c.head_dim, step, ref.data());
   EXPECT_LE(e.rel_error, 1e-2) << e.describe();
   EXPECT_LE(e.max_abs_error, 0.05) << e.describe();
 
@@ -57,6 +58,7 @@ TEST_P(FlashAttention, AllModesMatchReferenceAndLayout) {
       ka::FlashAttentionArgs a;
       a.num_heads = c.heads;
       a.seq_len = c.seq_len;
+      a.head_dim = c.head_dim;
       a.num_ranks = spec.num_ranks;
       a.dst_num_heads = spec.dst_num_heads;
       a.dst_head_offset = spec.dst_head_offset;
@@ -85,7 +87,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
                          ::testing::Values(Case{1, 256, 1.0f, 0, 1}, Case{1, 128, 1.0f, 0, 1},
                                            Case{2, 1024, 1.0f, 0, 4}, Case{8, 1024, 3.0f, 0, 8},
                                            Case{3, 4096, 1.0f, 0, 8}, Case{8, 4096, 2.0f, 0, 2},
-                                           Case{4, 1024, 1.0f, 5, 8}, Case{1, 4096, 4.0f, 1, 16}),
+                                           Case{4, 1024, 1.0f, 5, 8}, Case{1, 4096, 4.0f, 1, 16},
+                                           // head dim 64 (the second built instantiation)
+                                           Case{1, 256, 1.0f, 0, 1, 64}, Case{8, 1024, 3.0f, 0, 8, 64},
+                                           Case{3, 4096, 1.0f, 0, 8, 64}, Case{1, 4096, 4.0f, 1, 16, 64}),
                          name_of);
 
 TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
@@ -114,7 +119,7 @@ TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   b.seq_len = 200;
   rejects(b, "seq_len");
   b = a;
-  b.head_dim = 64;
+  b.head_dim = 96;  // built: 64 and 128
   rejects(b, "head_dim");
   b = a;
   b.out_bytes = out.bytes() - 16;
