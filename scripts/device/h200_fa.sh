@@ -16,5 +16,8 @@ timeout 400 build/bin/xstage-bench fa_a2a --M "${XS_FA_M:-8192,16384,32768,49152
 echo "xstage-bench fa_a2a rc=${PIPESTATUS[0]}"
 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader | tee "$OUT/clocks-after.txt"
 rm -f "$OUT"/*.journal.jsonl
+# cuDNN SDPA side by side in the same call, written into each point (extra.baseline_sdpa_cudnn, vs_cudnn).
+PY=/opt/torch/.venv/bin/python3; [[ -x $PY ]] || PY=python3
+[[ -f "$OUT/fa_a2a.json" ]] && { "$PY" scripts/fa_attach_baseline.py "$OUT/fa_a2a.json"; echo "baseline rc=$?"; }
 [[ -f "$OUT/fa_a2a.json" ]] && python3 scripts/plot_fa_a2a.py "$OUT/fa_a2a.json" --out "$OUT/fa_a2a.png"
 ls -la "$OUT"

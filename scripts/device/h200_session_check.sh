@@ -40,7 +40,7 @@ run() {  # name timeout command...: log to $LOGS/name.txt, print rc and the gtes
 run calibrate_sh 300 ./scripts/calibrate.sh
 cp out/calibration-gpu-host.json "$OUT/calibrate-sh.json" 2>/dev/null || ls out >>"$LOGS/calibrate_sh.txt"
 stamp build
-"$CMAKE" --build build -j16 --target xs_gpu_moe_tests xs_gpu_attention_tests xs_gpu_tests xstage-bench \
+"$CMAKE" --build build -j16 --target xs_gpu_moe_tests xs_gpu_attention_tests xs_gpu_tests xstage-bench xstage-fa-point \
   >"$LOGS/build.txt" 2>&1 || { grep -E "error" "$LOGS/build.txt" | head -30; exit 1; }
 clocks "before tests"
 run gpu_moe 240 build/bin/xs_gpu_moe_tests
@@ -51,9 +51,9 @@ run gpu_rest 200 build/bin/xs_gpu_tests --gtest_filter='-Nccl*:GpuBackend.Nccl*'
 run memcheck_moe 150 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_moe_tests \
   --gtest_filter='MoeRunnerSubset.*'
 run memcheck_fa 200 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
-  --gtest_filter="${FA_SANITIZER_FILTER:-FaRunner.*Small*}"
+  --gtest_filter="${FA_SANITIZER_FILTER:-FaA2aPoint.LocalTargetVerifiesAndTimes:Shapes/FlashAttention.*/0:Shapes/FlashAttention.*/8}"
 run racecheck_fa 200 "$SANITIZER" --tool racecheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
-  --gtest_filter="${FA_SANITIZER_FILTER:-FaRunner.*Small*}"
+  --gtest_filter="${FA_SANITIZER_FILTER:-FaA2aPoint.LocalTargetVerifiesAndTimes:Shapes/FlashAttention.*/0:Shapes/FlashAttention.*/8}"
 clocks "before bench"
 run megamoe 150 build/bin/xstage-bench megamoe --shapes dsv4_flash --T 2048 --ksm 66 --target host,local \
   --precision bf16,fp8 --variants expert_wave,interleaved --launches-per-graph 1 --model "$MOE_MODEL" \
@@ -62,6 +62,9 @@ run megamoe_nccl 90 build/bin/xstage-bench megamoe --shapes dsv4_flash --T 2048 
   --variants expert_wave,interleaved --out "$RES/megamoe-nccl0.json" --no-progress
 run fa_a2a 200 build/bin/xstage-bench fa_a2a --M 8192,32768 --heads 8 --target local,host --model "$FA_MODEL" \
   --out "$RES/fa-a2a-check.json" --no-progress
+PY=/opt/torch/.venv/bin/python3; [[ -x $PY ]] || PY=python3
+run fa_baseline 120 "$PY" scripts/fa_attach_baseline.py "$RES/fa-a2a-check.json"
+run fa_point_d64 120 build/bin/xstage-fa-point --M 8192 --head-dim 64 --target local,host
 run fa_a2a_nccl 90 build/bin/xstage-bench fa_a2a --M 8192 --heads 8 --target nccl:0 --out "$RES/fa-a2a-nccl0.json" \
   --no-progress
 clocks "after bench"
