@@ -13,6 +13,7 @@
 
 #include "bench/backend.hpp"
 #include "bench/rank_agree.hpp"
+#include "bench/rank_layout.hpp"
 #include "bench/rank_merge.hpp"
 #include "bench/run_control.hpp"
 #include "bench/run_journal.hpp"
@@ -105,6 +106,9 @@ std::map<std::string, report::AppPoint> open_journal_on_root(const AppBenchPlan&
   for (std::size_t i = 0; i < plan.points.size(); ++i)
     if (!run_keys.insert(key_of(plan.points[i])).second)
       throw input_error(plan.suite, fmt::format("point {} ({}) is listed twice", i, plan.points[i].label));
+  for (const auto& p : plan.points)  // a point split over P ranks runs on P ranks (one rank emulates any P)
+    if (num_ranks > 1 && p.axes.is_object() && p.axes.contains("P") && p.axes["P"].is_number_integer())
+      check_world_matches_p(num_ranks, p.axes["P"].get<long long>(), "--P");
 
   AppJournalText contents;
   auto read_existing = [&](const report::Journal& j) {

@@ -289,3 +289,32 @@ TEST_F(RankAppBenchTest, OneRankThroughTheRankAwareLoopWritesNoRankSections) {
 
 }  // namespace
 }  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+TEST_F(RankAppBenchTest, APointSplitOverAnotherPIsRefusedOnEveryRankBeforeAnyRun) {
+  std::atomic<int> calls{0}, agreed{0};
+  EXPECT_THROW(run_thread_ranks(2, [&](RankComm& comm) -> int {
+    AppBenchPlan p = plan(2, comm.rank());
+    for (auto& spec : p.points) spec.axes["P"] = 8;  // fa_a2a's default --P 8, run on 2 ranks
+    try {
+      run_app_points(p, comm, [&](std::size_t i, const AppPointSpec& spec, const PointContext& c) {
+        calls.fetch_add(1);
+        return rank_point(spec, i, c.comm.rank(), c.comm.size());
+      });
+    } catch (const RankAgreedError& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput);
+      EXPECT_NE(std::string(e.what()).find("--P: P=8 but the run has 2 ranks"), std::string::npos) << e.what();
+      agreed.fetch_add(1);
+      throw;
+    }
+    return 0;
+  }, 60), RankAgreedError);
+  EXPECT_EQ(agreed.load(), 2);
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_FALSE(std::filesystem::exists(report::journal_path_for(out())));
+}
+
+}  // namespace
+}  // namespace xs::bench
