@@ -32,8 +32,14 @@ int first_failed_rank(const std::vector<RankStatus>& by_rank) {
   return -1;
 }
 
-void throw_agreed(const RankStatus& s, int failed_rank, int num_ranks) {
-  const std::string message = num_ranks > 1 ? fmt::format("rank {}: {}", failed_rank, s.message) : s.message;
+bool all_failed_alike(const std::vector<RankStatus>& by_rank) {
+  for (const auto& s : by_rank)
+    if (s.ok || s.code != by_rank.front().code || s.message != by_rank.front().message) return false;
+  return !by_rank.empty();
+}
+
+void throw_agreed(const RankStatus& s, int failed_rank, bool name_rank) {
+  const std::string message = name_rank ? fmt::format("rank {}: {}", failed_rank, s.message) : s.message;
   throw RankAgreedError(static_cast<ExitCode>(s.code), s.domain, s.field, message, failed_rank);
 }
 
@@ -49,13 +55,13 @@ void agree(RankComm& comm, const std::function<void()>& step) {
     std::vector<RankStatus> by_rank;
     for (const auto& text : gathered) by_rank.push_back(rank_status_from_json(nlohmann::json::parse(text)));
     const int failed = first_failed_rank(by_rank);
-    nlohmann::json v = {{"rank", failed}};
+    nlohmann::json v = {{"rank", failed}, {"name_rank", !all_failed_alike(by_rank)}};
     if (failed >= 0) v["status"] = to_json(by_rank[static_cast<std::size_t>(failed)]);
     verdict = v.dump();
   }
   const nlohmann::json v = nlohmann::json::parse(broadcast_string(comm, verdict));
   const int failed = v.at("rank").get<int>();
-  if (failed >= 0) throw_agreed(rank_status_from_json(v.at("status")), failed, comm.size());
+  if (failed >= 0) throw_agreed(rank_status_from_json(v.at("status")), failed, v.at("name_rank").get<bool>());
 }
 
 nlohmann::json gather_combine_broadcast(RankComm& comm, const std::function<nlohmann::json()>& produce,
@@ -81,12 +87,13 @@ nlohmann::json gather_combine_broadcast(RankComm& comm, const std::function<nloh
       failure = run_capturing([&] { combined = combine(std::move(values)); });
       if (!failure.ok) failed = 0;
     }
-    reply = failed >= 0 ? nlohmann::json{{"rank", failed}, {"status", to_json(failure)}}.dump()
+    const bool name_rank = !all_failed_alike(by_rank);
+    reply = failed >= 0 ? nlohmann::json{{"rank", failed}, {"status", to_json(failure)}, {"name_rank", name_rank}}.dump()
                         : nlohmann::json{{"rank", -1}, {"value", combined}}.dump();
   }
   const nlohmann::json r = nlohmann::json::parse(broadcast_string(comm, reply));
   const int failed = r.at("rank").get<int>();
-  if (failed >= 0) throw_agreed(rank_status_from_json(r.at("status")), failed, comm.size());
+  if (failed >= 0) throw_agreed(rank_status_from_json(r.at("status")), failed, r.at("name_rank").get<bool>());
   return r.at("value");
 }
 

@@ -14,7 +14,7 @@
 namespace xs::bench {
 
 // The error every rank throws after an agreement found a failure: the failing rank's code, domain and field,
-// its message prefixed "rank <r>: " (in a run of several ranks). Rank 0 reports it; the others can stay
+// its message prefixed "rank <r>: " (in a run of several ranks, unless every rank failed with that message). Rank 0 reports it; the others can stay
 // silent because rank 0 says the same.
 class RankAgreedError : public Error {
  public:
@@ -39,8 +39,11 @@ nlohmann::json to_json(const RankStatus& status);
 RankStatus rank_status_from_json(const nlohmann::json& j);
 // The lowest rank that failed, or -1.
 int first_failed_rank(const std::vector<RankStatus>& by_rank);
-// Throws RankAgreedError for by_rank's failure of rank `failed_rank` ("rank r: " prefix when num_ranks > 1).
-[[noreturn]] void throw_agreed(const RankStatus& status, int failed_rank, int num_ranks);
+// True when every rank failed with the same code and message (a refusal of the common input).
+bool all_failed_alike(const std::vector<RankStatus>& by_rank);
+// Throws RankAgreedError for the failure of rank `failed_rank`, its message prefixed "rank r: " when
+// `name_rank` (several ranks, not all failing alike).
+[[noreturn]] void throw_agreed(const RankStatus& status, int failed_rank, bool name_rank);
 
 // Runs `step` on every rank, then agrees: with one rank, step runs as it is (its exception propagates
 // unchanged, exactly as without ranks); with several, a failure on any rank throws RankAgreedError on all.

@@ -25,12 +25,12 @@ std::map<std::string, std::string> launcher_environment() {
   return env;
 }
 
-LaunchChoice choose_launch(const std::map<std::string, std::string>& env, int gpus, bool dry_run, bool mpi_built,
+LaunchChoice choose_launch(const std::map<std::string, std::string>& env, int gpus, bool uses_gpus, bool mpi_built,
                            const std::function<int()>& count_local_gpus) {
   if (gpus < 0) throw input_error("--gpus", fmt::format("{}: accepted 0 (all local GPUs) or a count >= 1", gpus));
   LaunchChoice choice;
   if (launched_by_launcher(env)) {
-    const RankContext c = rank_context_from_env(env, dry_run ? std::nullopt : std::optional<int>(count_local_gpus()));
+    const RankContext c = rank_context_from_env(env, uses_gpus ? std::optional<int>(count_local_gpus()) : std::nullopt);
     if (c.world_size > 1 && !mpi_built)
       throw input_error("mpirun", fmt::format("started as rank {} of {} ranks, but this xstage-bench was built without "
                                               "MPI: configure with -DXS_WITH_MPI=ON (and an MPI such as Debian's "
@@ -49,7 +49,11 @@ LaunchChoice choose_launch(const std::map<std::string, std::string>& env, int gp
     return choice;
   }
   choice.model = "threads";
-  if (dry_run) {  // no device is touched: N ranks as asked; 0 (all) stays unknown until a real run
+  if (!uses_gpus) {  // no device is touched: N ranks as asked; 0 (all) is unknown: one rank
+    if (gpus == 0) {
+      choice.ranks = {RankContext{}};
+      return choice;
+    }
     for (int r = 0; r < gpus; ++r) choice.ranks.push_back(RankContext{r, gpus, r, gpus, r, "all-gpus-one-process"});
     return choice;
   }
@@ -129,7 +133,7 @@ int run_rank(const RankContext& context, RankComm& comm, bool& own_error,
 
 }  // namespace
 
-int RankProcess::run(int gpus, bool dry_run, const std::function<int()>& count_local_gpus,
+int RankProcess::run(int gpus, bool uses_gpus, const std::function<int()>& count_local_gpus,
                      const std::function<int(const RankContext&, RankComm&)>& body) {
   if (mpi_->start_error) std::rethrow_exception(mpi_->start_error);
   const auto env = launcher_environment();
@@ -139,7 +143,7 @@ int RankProcess::run(int gpus, bool dry_run, const std::function<int()>& count_l
     LaunchChoice choice;
     try {
       agree(comm, [&] {
-        choice = choose_launch(env, gpus, dry_run, true, count_local_gpus);
+        choice = choose_launch(env, gpus, uses_gpus, true, count_local_gpus);
         const RankContext& c = choice.ranks.front();
         if (c.rank != comm.rank() || c.world_size != comm.size())
           throw input_error(c.launcher == "slurm" ? "SLURM_PROCID" : "mpirun",
@@ -156,14 +160,14 @@ int RankProcess::run(int gpus, bool dry_run, const std::function<int()>& count_l
 #endif
   LaunchChoice choice;
   try {
-    choice = choose_launch(env, gpus, dry_run, mpi_built(), count_local_gpus);
+    choice = choose_launch(env, gpus, uses_gpus, mpi_built(), count_local_gpus);
   } catch (const Error& e) {
     if (!root_) return static_cast<int>(e.code());  // the same refusal on every rank: rank 0 says it
     throw;
   }
-  if (choice.model != "threads" || dry_run || choice.ranks.size() == 1) {
+  if (choice.ranks.size() == 1) {
     SingleRankComm one;
-    return run_rank(choice.ranks.empty() ? RankContext{} : choice.ranks.front(), one, own_error_, body);
+    return run_rank(choice.ranks.front(), one, own_error_, body);
   }
   bool own_error = false;
   const std::vector<int> codes = run_thread_ranks(

@@ -19,10 +19,11 @@ struct LaunchChoice {
 };
 
 // The launch model for this process. `gpus` is --gpus (1: one rank; N > 1: N ranks as threads; 0: all local
-// GPUs as threads). count_local_gpus (throws no_gpu_error without one) is not called for a dry run.
+// GPUs as threads). count_local_gpus (throws no_gpu_error without one) is called only when `uses_gpus` (not
+// for a dry run or the simulator; --gpus 0 then stands for an unknown count: one rank).
 // input_error (exit 2): several launcher ranks in a build without MPI (says -DXS_WITH_MPI=ON), --gpus other
 // than 1 under a launcher, more ranks on this node than GPUs (rank_layout's checks).
-LaunchChoice choose_launch(const std::map<std::string, std::string>& env, int gpus, bool dry_run, bool mpi_built,
+LaunchChoice choose_launch(const std::map<std::string, std::string>& env, int gpus, bool uses_gpus, bool mpi_built,
                            const std::function<int()>& count_local_gpus);
 
 // The launcher variables of this process (those rank_context_from_env reads).
@@ -45,7 +46,7 @@ class RankProcess {
   // body(context, comm) once per rank: on this thread, or on one thread per GPU. Returns rank 0's code. An
   // error every rank agreed on is reported by rank 0 only; a rank's own error is rethrown as
   // "rank r: ..." (the caller prints it).
-  int run(int gpus, bool dry_run, const std::function<int()>& count_local_gpus,
+  int run(int gpus, bool uses_gpus, const std::function<int()>& count_local_gpus,
           const std::function<int(const RankContext&, RankComm&)>& body);
 
   // Ends the process's ranks with main's exit code: under MPI every rank meets at an exit barrier and

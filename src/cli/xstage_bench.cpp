@@ -43,10 +43,17 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
     fmt::print("{}", registry.list_text());
     return 0;
   }
-  if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
-  if (o.json && o.flags.tables.markdown)
-    throw xs::input_error("--md", "cannot be combined with --json (both print on stdout)");
-  const xs::bench::SuiteDefinition& suite = registry.at(o.suite_id);
+  const xs::bench::SuiteDefinition* found = nullptr;
+  xs::bench::agree(comm, [&] {  // the same refusal on every rank, reported once by rank 0
+    if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
+    if (o.json && o.flags.tables.markdown)
+      throw xs::input_error("--md", "cannot be combined with --json (both print on stdout)");
+    found = &registry.at(o.suite_id);
+    if (!o.dry_run && comm.size() > 1 && !found->runs_on_ranks)
+      throw xs::input_error(found->id, fmt::format("does not run over several ranks yet ({} ranks started): run it "
+                                                   "as one process (without mpirun or --gpus)", comm.size()));
+  });
+  const xs::bench::SuiteDefinition& suite = *found;
   xs::bench::SuiteContext c;
   c.suite_id = suite.id;
   c.backend = o.flags.backend.kind;
@@ -61,11 +68,6 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
   c.argv = argv;
   c.rank = rank;
   c.comm = &comm;
-  xs::bench::agree(comm, [&] {  // the same refusal on every rank, reported once by rank 0
-    if (!o.dry_run && comm.size() > 1 && !suite.runs_on_ranks)
-      throw xs::input_error(suite.id, fmt::format("does not run over several ranks yet ({} ranks started): run it "
-                                                  "as one process without --gpus", comm.size()));
-  });
   if (!o.dry_run) return suite.run(c);
   if (comm.rank() != 0) return 0;
   if (rank.world_size > 1 || rank.launcher != "single")
@@ -125,7 +127,8 @@ int main(int argc, char** argv) {
       xs::bench::SingleRankComm one;
       return ranks.is_root() ? run(registry, o, args, {}, one) : 0;
     }
-    return ranks.run(o.gpus, o.dry_run, count_local_gpus,
+    const bool uses_gpus = !o.dry_run && o.flags.backend.kind != "sim";
+    return ranks.run(o.gpus, uses_gpus, count_local_gpus,
                      [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
                        return run(registry, o, args, rank, comm);
                      });

@@ -176,6 +176,23 @@ TEST(Agree, AFailureOnOneRankBecomesTheSameErrorOnEveryRank) {
   for (int r : failed_ranks) EXPECT_EQ(r, 1);
 }
 
+TEST(Agree, TheSameRefusalOnEveryRankIsReportedWithoutARank) {
+  std::mutex m;
+  std::vector<std::string> seen;
+  EXPECT_THROW(run_thread_ranks(3, [&](RankComm& comm) -> int {
+    try {
+      agree(comm, [] { throw input_error("suite", "unknown suite 'x'"); });
+    } catch (const RankAgreedError& e) {
+      std::lock_guard lock(m);
+      seen.push_back(e.what());
+      throw;
+    }
+    return 0;
+  }), RankAgreedError);
+  ASSERT_EQ(seen.size(), 3u);
+  for (const auto& s : seen) EXPECT_EQ(s, "suite: unknown suite 'x'");
+}
+
 TEST(Agree, NoFailureLetsEveryRankGoOn) {
   std::atomic<int> done{0};
   run_thread_ranks(4, [&](RankComm& comm) {

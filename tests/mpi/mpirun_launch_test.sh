@@ -36,7 +36,7 @@ if [ "$with_mpi" = "ON" ]; then
   expect_rc 77; expect_count 1 "no rank has a GPU" "$tmp/err"
   [ ! -e "$tmp/r.json" ] || fail "a refused run wrote r.json"
   run 2 remote_store.periodic --backend sim --K 8 --B 16KiB --G 0,1us --reps 2 --no-progress --out sim2.json
-  expect_rc 2; expect_count 1 "does not run over several ranks yet (2 ranks started)" "$tmp/err"
+  expect_rc 2; expect_count 1 "does not run over several ranks yet (2 ranks started): run it as one process (without mpirun or --gpus)" "$tmp/err"
   [ ! -e "$tmp/sim2.json" ] || fail "a refused run wrote sim2.json"
   run 1 remote_store.periodic --backend sim --K 8 --B 16KiB --G 0,1us --reps 2 --no-progress --out sim1.json
   expect_rc 0; [ -s "$tmp/sim1.json" ] || fail "mpirun -np 1 did not write sim1.json"
