@@ -3,6 +3,9 @@
 // Checks barrier, gather of different sizes, broadcast of an ncclUniqueId-sized id, the agreement on one
 // rank's error, then a 2-point fake suite: one seed per point on every rank, rank 0 alone writes, the merged
 // times are per trial the slowest rank. Exit 0 when every check passed on every rank.
+// With "stuck" after the folder: rank 1 gives up on its own while rank 0 waits in a barrier (600 s timeout);
+// rank 1's exit barrier fails after 2 s and it ends the run with MPI_Abort(3): the run must end with code 3
+// instead of hanging.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -98,9 +101,19 @@ void check_app_loop(RankComm& comm, const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: mpiexec -np N xs_mpi_rank_check <empty folder>\n");
+  if (argc != 2 && !(argc == 3 && std::string(argv[2]) == "stuck")) {
+    std::fprintf(stderr, "usage: mpiexec -np N xs_mpi_rank_check <empty folder> [stuck]\n");
     return 2;
+  }
+  if (argc == 3) {
+    MpiSession session(&argc, &argv);
+    const auto comm = session.make_comm(600);
+    if (comm->rank() == 1) {  // its own error: it never reaches the barrier rank 0 waits in
+      if (!session.exit_barrier(2)) session.abort_all(3);
+      return 0;  // not reached: rank 0 is in the barrier, not at the exit barrier
+    }
+    comm->barrier();
+    return 0;  // not reached: MPI_Abort ends this rank
   }
   int failures = 0;
   {
