@@ -48,9 +48,6 @@ RankVerification merge_rank_verification(const std::vector<RankVerification>& by
   return merged;
 }
 
-}  // namespace xs::bench
-
-namespace xs::bench {
 namespace {
 
 int status_rank(const std::string& status) { return status == "failed" ? 2 : status == "skipped" ? 1 : 0; }
