@@ -293,6 +293,43 @@ TEST_F(RankAppBenchTest, OneRankThroughTheRankAwareLoopWritesNoRankSections) {
 namespace xs::bench {
 namespace {
 
+// A rank's end that counts its barriers (and passes every collective on).
+class CountingComm final : public RankComm {
+ public:
+  explicit CountingComm(RankComm& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string kind() const override { return inner_.kind(); }
+  void barrier() override {
+    ++num_barriers;
+    inner_.barrier();
+  }
+  std::vector<std::string> gather_bytes_to_root(const std::string& bytes) override {
+    return inner_.gather_bytes_to_root(bytes);
+  }
+  void broadcast_bytes(void* data, std::size_t num_bytes) override { inner_.broadcast_bytes(data, num_bytes); }
+  int num_barriers = 0;
+
+ private:
+  RankComm& inner_;
+};
+
+TEST_F(RankAppBenchTest, EveryRankMeetsAtABarrierBeforeEachMeasuredPoint) {
+  std::vector<int> barriers(3, -1), barriers_before_first_point(3, -1);
+  run_thread_ranks(3, [&](RankComm& thread_comm) {
+    CountingComm comm(thread_comm);
+    AppBenchPlan p = plan(4, comm.rank());
+    run_app_points(p, comm, [&](std::size_t i, const AppPointSpec& spec, const PointContext& c) {
+      if (i == 0) barriers_before_first_point[static_cast<std::size_t>(c.comm.rank())] = comm.num_barriers;
+      return rank_point(spec, i, c.comm.rank(), c.comm.size());
+    });
+    barriers[static_cast<std::size_t>(comm.rank())] = comm.num_barriers;
+    return 0;
+  }, 60);
+  EXPECT_EQ(barriers, (std::vector<int>{4, 4, 4})) << "one barrier per measured point on every rank";
+  EXPECT_EQ(barriers_before_first_point, (std::vector<int>{1, 1, 1})) << "the barrier comes before the point runs";
+}
+
 TEST_F(RankAppBenchTest, APointSplitOverAnotherPIsRefusedOnEveryRankBeforeAnyRun) {
   std::atomic<int> calls{0}, agreed{0};
   EXPECT_THROW(run_thread_ranks(2, [&](RankComm& comm) -> int {
