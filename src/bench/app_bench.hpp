@@ -90,7 +90,8 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& r
 // whether to go on (signals are handled on rank 0) and draws the seed, all ranks meet at a barrier, run the
 // point, and rank 0 gathers, merges (merge_rank_points), journals and sends the merged point back, so every
 // rank's outcome holds the same points. A throw on any rank (or a refused merge) becomes RankAgreedError on
-// every rank (bench/rank_agree.hpp): no rank is left waiting. With one rank this is run_app_points above.
+// every rank (bench/rank_agree.hpp): no rank is left waiting. Before any point, rank 0 also refuses a point
+// whose "P" axis is not the number of ranks (input_error "--P"). With one rank this is run_app_points above.
 AppBenchOutcome run_app_points(const AppBenchPlan& plan, RankComm& comm, const RankPointRunner& run_point);
 
 struct AppResultSections {
