@@ -4,12 +4,16 @@
 For every measured point (status ok) whose target is the calibration's, runs the advisor as it would run
 before the point existed: the same shape, precision, routing, T, P, K_SM and b_n, the calibration file and
 a given tensor throughput (--tflops-bf16 / --tflops-fp8; never the point's own measurements). Then compares:
-  - schedule: the advisor's recommended schedule against the faster one measured (same-round median of
-    expert-wave / interleaved). "either" agrees when the measured difference is under --tie (2%).
+  - schedule: the advisor's recommended schedule against the faster one measured (same-round median s of
+    expert-wave / interleaved). "interleaved" agrees when s > 1; "either" when s lies in [1/(1+tie), 1+tie]
+    (--tie, 2%). The choice's slowdown against the other schedule: 1/s - 1 for "interleaved", max(s, 1/s) - 1
+    for "either" (either may be taken); the bar (--slowdown-bar, 3%) holds when no point exceeds it.
   - speedup: the advisor's fluid wave/interleaved speedup (or its bracket when Q is not identified) against
     the measured one; the error is 0 inside the bracket, else the distance to the nearest bound over the
     measured speedup.
-Prints a table and a JSON summary (fraction agreeing, median and p90 speedup error); --out writes the JSON.
+The definitions are those of scripts/moe_matrix_report.py (moe_matrix/analysis.py judge_advisor).
+Prints a table and a JSON summary (fraction agreeing, worst choice slowdown, median and p90 speedup error,
+linear-interpolated quantiles); --out writes the JSON.
 Usage: python3 scripts/judge_moe_advisor.py RESULT.json [...] --model CAL.json --tflops-bf16 650
        [--tflops-fp8 1300] [--predict build/bin/xstage-predict] [--out judge.json]
 """
@@ -20,10 +24,9 @@ import statistics
 import subprocess
 import sys
 
-
-def quantile(values, q):
-    v = sorted(values)
-    return v[round(q * (len(v) - 1))] if v else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from moe_matrix.analysis import judge_advisor  # noqa: E402
+from moe_matrix.points import quantile  # noqa: E402
 
 
 def main():
@@ -34,6 +37,7 @@ def main():
     ap.add_argument("--tflops-fp8", type=float, default=None)
     ap.add_argument("--predict", default=None, help="xstage-predict binary (default build/bin or build-host/bin)")
     ap.add_argument("--tie", type=float, default=0.02)
+    ap.add_argument("--slowdown-bar", type=float, default=0.03)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -76,22 +80,31 @@ def main():
             measured = p["extra"]["speedup_interleaved_vs_wave"]["median"]
             faster = "interleaved" if measured > 1.0 else "expert_wave"
             rec = pred["recommended_schedule"]
-            agree = (rec == "interleaved" and faster == "interleaved") or \
-                    (rec == "either" and abs(measured - 1.0) < a.tie) or rec == faster
             lo = pred.get("fluid_speedup", pred.get("fluid_speedup_min"))
             hi = pred.get("fluid_speedup", pred.get("fluid_speedup_max"))
-            err = 0.0 if lo <= measured <= hi else min(abs(measured - lo), abs(measured - hi)) / measured
+            judged = judge_advisor({"schedule": rec, "predicted_speedup_low": lo, "predicted_speedup_high": hi},
+                                   measured, a.tie)
+            if judged is None:
+                print(f"judge_moe_advisor: unknown recommended_schedule '{rec}'", file=sys.stderr)
+                return 2
+            agree, err = judged["agree"], judged["speedup_error"]
             rows.append({"file": os.path.basename(path), "shape": ax["shape"], "precision": ax["precision"],
                          "K_SM": ax["K_SM"], "block_n": ax["block_n"], "T": ax["T"], "routing": ax["routing"],
                          "recommended": rec, "recommended_D": pred["recommended_D"], "measured_faster": faster,
                          "measured_speedup": measured, "predicted_speedup_min": lo, "predicted_speedup_max": hi,
-                         "agree": agree, "speedup_error": err})
+                         "agree": agree, "choice_slowdown": judged["choice_slowdown"], "speedup_error": err})
     if not rows:
         print("judge_moe_advisor: no measured point on the calibration's target with a given throughput",
               file=sys.stderr)
         return 2
     errors = [r["speedup_error"] for r in rows]
+    worst = max(rows, key=lambda r: r["choice_slowdown"])
     summary = {"points": len(rows), "agree_fraction": sum(r["agree"] for r in rows) / len(rows),
+               "worst_choice_slowdown": worst["choice_slowdown"],
+               "worst_choice_point": f"{worst['shape']} {worst['precision']} K{worst['K_SM']} b_n{worst['block_n']} "
+                                     f"T{worst['T']} {worst['routing']}",
+               "slowdown_bar": a.slowdown_bar, "slowdown_bar_ok": worst["choice_slowdown"] <= a.slowdown_bar,
+               "tie": a.tie,
                "speedup_error_median": statistics.median(errors), "speedup_error_p90": quantile(errors, 0.9),
                "model": a.model, "tflops_bf16": a.tflops_bf16, "tflops_fp8": a.tflops_fp8, "rows": rows}
     print(f"{'shape':<12} {'prec':<5} {'K_SM':>4} {'b_n':>4} {'rec':<12} {'faster':<12} {'measured':>8} "

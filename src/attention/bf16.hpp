@@ -1,26 +1,12 @@
-// xstage attention host layer: bf16 <-> float on the host (round-to-nearest-even), and the poison
-// pattern outputs are filled with before a run (0xFFFF: a NaN no finite result can equal).
+// xstage attention host layer: the common bf16 conversions and poison pattern under the attention
+// namespace (one implementation: common/bf16.hpp).
 #pragma once
-#include <cstdint>
-#include <cstring>
+#include "common/bf16.hpp"
 
 namespace xs::attention {
 
-inline constexpr std::uint16_t kBf16Poison = 0xFFFF;
-
-inline float bf16_to_float(std::uint16_t bits) {
-  const std::uint32_t w = static_cast<std::uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &w, sizeof f);
-  return f;
-}
-
-inline std::uint16_t float_to_bf16(float f) {
-  std::uint32_t w;
-  std::memcpy(&w, &f, sizeof w);
-  if ((w & 0x7F800000u) == 0x7F800000u && (w & 0x007FFFFFu) != 0) return 0x7FC0;  // NaN stays NaN
-  w += 0x7FFFu + ((w >> 16) & 1u);  // round to nearest even
-  return static_cast<std::uint16_t>(w >> 16);
-}
+using xs::bf16_to_float;
+using xs::float_to_bf16;
+using xs::kBf16Poison;
 
 }  // namespace xs::attention

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "attention/config.hpp"
 #include "common/error.hpp"
 
@@ -18,7 +20,10 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
   FaA2aPrediction p;
   const double tiles = static_cast<double>(in.num_heads) * (in.seq_len / TileShape::kBlockM);
   p.num_producers = static_cast<int>(std::min<double>(in.num_ctas, tiles));
-  p.tile_bytes = xs::model::fa_tile_bytes(TileShape::kBlockM, TileShape::kHeadDim, TileShape::kElemBytes);
+  if (in.head_dim < 0) throw input_error("head_dim", "d must be positive (0: the kernel's tile shape)");
+  if (in.sigma_compute_only_s_per_kv_tile < 0) throw input_error("sigma_fa", "must be >= 0 (0: not measured)");
+  const int head_dim = in.head_dim > 0 ? in.head_dim : TileShape::kHeadDim;
+  p.tile_bytes = xs::model::fa_tile_bytes(TileShape::kBlockM, head_dim, TileShape::kElemBytes);
   p.burst_bytes = p.num_producers * p.tile_bytes;
   p.num_bursts = std::ceil(tiles / std::max(p.num_producers, 1));
   p.qloop_gap_s = xs::model::qloop_gap_s(in.seq_len, TileShape::kBlockN, in.sigma_s_per_kv_tile);
@@ -35,7 +40,56 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
   p.design = xs::model::design_test(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
                                     in.capacity_bytes > 0 ? in.capacity_bytes : INFINITY, p.qloop_gap_s);
   p.verdict = xs::model::action_name(p.design.action);
+
+  p.num_kv_tiles = (in.seq_len + TileShape::kBlockN - 1) / TileShape::kBlockN;
+  p.e_issue_s = p.num_bursts * in.tiss0_s;
+  if (in.sigma_compute_only_s_per_kv_tile > 0)  // signed: a faster fused Q-loop predicts a negative term
+    p.e_load_s = p.num_bursts * p.num_kv_tiles * (in.sigma_s_per_kv_tile - in.sigma_compute_only_s_per_kv_tile);
+  const double q_bytes = in.capacity_bytes > 0 ? in.capacity_bytes : 0;
+  const bool rate_ok = p.design.rate_bound_ok;
+  p.aligned = burst_verdict(aligned_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s),
+                            q_bytes, in.drain_rate_bps, p.num_bursts, rate_ok, in.capacity_is_lower_bound);
+  p.phase_aware = burst_verdict(
+      phase_aware_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment),
+      in.phase_capacity_bytes < 0 ? q_bytes : in.phase_capacity_bytes, in.drain_rate_bps, p.num_bursts, rate_ok,
+      in.phase_capacity_bytes < 0 ? in.capacity_is_lower_bound : in.phase_capacity_is_lower_bound);
+  auto e_res = [&](const BurstVerdict& v) {
+    if (!v.capacity_decided) return std::nan("");
+    return p.e_issue_s + p.e_load_s + std::max(p.e_drain_s, v.e_cap_s);
+  };
+  p.e_res_capacity_met_s = p.e_issue_s + p.e_load_s + p.e_drain_s;
+  p.e_res_aligned_s = e_res(p.aligned);
+  p.e_res_phase_aware_s = e_res(p.phase_aware);
   return p;
+}
+
+SigmaChoice choose_sigma(double sigma_fa_s, double sigma_fused_s, double qloop_median_s, double qloop_p10_s,
+                         double qloop_p90_s) {
+  SigmaChoice c;
+  c.compute_only_s = std::max(0.0, sigma_fa_s);
+  c.under_load_s = std::max(0.0, sigma_fused_s);
+  if (qloop_median_s > 0 && qloop_p90_s >= qloop_p10_s)
+    c.relative_spread = (qloop_p90_s - qloop_p10_s) / (2 * qloop_median_s);
+  if (c.compute_only_s > 0 && c.under_load_s > 0) {
+    c.ratio = c.under_load_s / c.compute_only_s;
+    const bool differs = std::abs(c.ratio - 1) > c.relative_spread;
+    c.applied = differs ? "under_load" : "compute_only";
+    c.applied_s = differs ? c.under_load_s : c.compute_only_s;
+    c.why = fmt::format("sigma_fused / sigma_FA = {:.3f}, {} the fused Q-loop's relative spread {:.3f}", c.ratio,
+                        differs ? "outside" : "within", c.relative_spread);
+  } else if (c.under_load_s > 0) {
+    c.applied = "under_load";
+    c.applied_s = c.under_load_s;
+    c.why = "only the fused launch's sigma was measured";
+  } else if (c.compute_only_s > 0) {
+    c.applied = "compute_only";
+    c.applied_s = c.compute_only_s;
+    c.why = "only the FA-only sigma was measured";
+  } else {
+    c.applied = "none";
+    c.why = "no sigma measured";
+  }
+  return c;
 }
 
 }  // namespace xs::attention

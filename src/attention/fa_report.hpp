@@ -1,5 +1,6 @@
 // xstage attention host layer: one fa_a2a point as result-file JSON (section 5.3's quantities beside the
 // Burst-Gap predictions from a calibration, no refitting), and the Table-3-style summary. Plain C++.
+// The keys are documented in docs/result-schema.md (extra.fa_a2a).
 #pragma once
 #include <cstdio>
 #include <optional>
@@ -13,18 +14,32 @@
 namespace xs::attention {
 
 // Measured: T_FA, T_A2A, T_serial, T_fused, T_cc (median/p10/p90, seconds), E_res = T_fused - T_FA,
-// E_cc,meas = T_cc - T_FA, H (eq. 21), speedup T_serial / T_fused, FA TFLOPS, sigma, spans, verification.
-// With a platform model: G*, M_ub*, dt(M) (eq. 18), E_drain, dt_cc/E_cc (eq. 17), the design test
-// (eq. 10) at G = G_Qloop(M), and `agreement`: whether the measured residual matches the verdict
-// (piggyback predicts E_res within 2% of T_FA).
+// E_cc,meas = T_cc - T_FA, H (eq. 21), speedup T_serial / T_fused, FA TFLOPS, sigma, spans, burst alignment,
+// verification; `measured.hiding`: E_res/T_FA, E_res/T_A2A and H at the sender-side boundary (where
+// measured) and at remote-visible completion.
+// With a platform model (fa_prediction_json.hpp): the eq. 10-20 predictions with the applied sigma, the
+// aligned and the phase-aware burst with their verdicts, each checked against the measured noise band, and
+// `agreement`, a one-line summary of both checks.
 // `model_target` is the target the calibration measured ("" = unknown): a point on another target gets
 // no prediction (a host calibration says nothing about HBM), only a note.
 nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult& result,
                              const std::optional<model::PlatformModel>& platform, const std::string& model_target);
 
-// Table 3 layout: one column per M, rows T_FA, T_serial, T_fused, T_cc, E_res, H, speedup, predictions.
+// Table 3 layout: one column per M, rows T_FA, T_serial, T_fused, T_cc, E_res, H, speedup, predictions,
+// verdict checks. Reads files written before issue 13 too (missing keys print "-").
 void print_fa_table(const std::vector<nlohmann::json>& points, std::FILE* out);
 
-inline constexpr double kFullHidingResidualFraction = 0.02;  // "full hiding": E_res <= 2% of T_FA
+// The timing boundary a residual is judged at (issue 13 item 3): the sender-side one (events after the
+// stores are issued, one visibility barrier after the replay) where the runner measured it, else the
+// remote-visible completion boundary (the t_* fields).
+struct FaBoundary {
+  const char* name;  // "sender_side" | "remote_visible_completion"
+  const TimeStats* fa;
+  const TimeStats* fused;
+  const TimeStats* serial;  // median 0: not measured
+  const TimeStats* e_res;   // same-round fused - FA
+};
+FaBoundary judged_boundary(const FaA2aPointResult& result);
+FaBoundary completion_boundary(const FaA2aPointResult& result);
 
 }  // namespace xs::attention

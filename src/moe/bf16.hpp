@@ -1,18 +1,18 @@
-// xstage moe host layer: bf16 conversions the MoE reference needs. float <-> bf16 are the attention
-// layer's (one implementation, round-to-nearest-even); double -> bf16 rounds once, directly from float64,
+// xstage moe host layer: bf16 conversions the MoE reference needs. float <-> bf16 are common/bf16.hpp's
+// (one implementation, round-to-nearest-even); double -> bf16 rounds once, directly from float64,
 // so the float64 reference does not round twice (double -> float -> bf16) at its rounding points.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#include "attention/bf16.hpp"
+#include "common/bf16.hpp"
 
 namespace xs::moe {
 
-using xs::attention::bf16_to_float;
-using xs::attention::float_to_bf16;
-inline constexpr std::uint16_t kBf16Poison = xs::attention::kBf16Poison;  // 0xFFFF, a NaN
+using xs::bf16_to_float;
+using xs::float_to_bf16;
+using xs::kBf16Poison;  // 0xFFFF, a NaN
 
 inline double bf16_to_double(std::uint16_t bits) { return static_cast<double>(bf16_to_float(bits)); }
 

@@ -114,7 +114,26 @@ MoePrediction predict_with_mainloops(MoeModelInputs in, double l1_mainloop_s, do
   return p;
 }
 
+// The routing of the configuration (the runner builds the same one from the same fields).
+static RoutingParams routing_params(const AdvisorConfig& c) {
+  RoutingParams rp;
+  rp.num_ranks = c.num_ranks;
+  rp.tokens_per_rank = c.tokens_per_rank;
+  rp.num_experts = c.shape.num_experts;
+  rp.top_k = c.shape.top_k;
+  rp.zipf_alpha = c.zipf_alpha;
+  rp.gain = c.gain;
+  rp.seed = c.routing_seed;
+  return rp;
+}
+
 Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const AdvisorThroughput& throughput) {
+  return advise(c, platform, throughput,
+                build_problem(generate_routing(routing_params(c)), c.shape.hidden, c.shape.intermediate));
+}
+
+Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const AdvisorThroughput& throughput,
+              const MoeProblem& problem) {
   if (c.precision != "bf16" && c.precision != "fp8")
     throw input_error("precision", "'" + c.precision + "' is not a precision; accepted: bf16, fp8");
   if (c.routing != "balanced" && c.routing != "skewed")
@@ -151,15 +170,9 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
   a.lead_rows = std::max(1, static_cast<int>(std::ceil(p.lead_knee_rows)));
 
   // The emulated rank (the most loaded) of this routing, and its expert waves under ExpertWave{1}.
-  RoutingParams rp;
-  rp.num_ranks = c.num_ranks;
-  rp.tokens_per_rank = c.tokens_per_rank;
-  rp.num_experts = c.shape.num_experts;
-  rp.top_k = c.shape.top_k;
-  rp.zipf_alpha = c.zipf_alpha;
-  rp.gain = c.gain;
-  rp.seed = c.routing_seed;
-  const MoeProblem problem = build_problem(generate_routing(rp), c.shape.hidden, c.shape.intermediate);
+  if (problem.hidden != c.shape.hidden || problem.intermediate != c.shape.intermediate ||
+      problem.num_ranks != c.num_ranks || problem.tokens_per_rank != c.tokens_per_rank || problem.top_k != c.shape.top_k)
+    throw input_error("problem", "the given problem was not built from this configuration (h, I, P, T or top-k differ)");
   const std::vector<WaveWork> waves = expert_waves(problem, c.block_n, 1);
   const double inf = std::numeric_limits<double>::infinity();
   const auto fluid = [&](double q) {

@@ -9,6 +9,7 @@
 
 #include "moe/moe_model.hpp"
 #include "moe/moe_run_point.hpp"
+#include "moe/problem.hpp"
 #include "moe/shapes.hpp"
 
 namespace xs::moe {
@@ -73,5 +74,9 @@ struct Advice {
 // input_error naming the field for a bad configuration (b_n not 128/256, tiles not dividing h or 2I,
 // E not a multiple of P, precision not bf16/fp8, no or two throughput sources).
 Advice advise(const AdvisorConfig& config, const AdvisorPlatform& platform, const AdvisorThroughput& throughput);
+// The same with the emulated rank's problem already built from this configuration's routing (the bench
+// builds it once for the advisor and the runner; routing a large T takes about a second).
+Advice advise(const AdvisorConfig& config, const AdvisorPlatform& platform, const AdvisorThroughput& throughput,
+              const MoeProblem& problem);
 
 }  // namespace xs::moe

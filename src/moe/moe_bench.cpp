@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -14,17 +15,28 @@
 #include "bench/runner.hpp"
 #include "common/error.hpp"
 #include "model/platform_model.hpp"
+#include "moe/advice_json.hpp"
+#include "moe/advisor_platform.hpp"
+#include "moe/moe_advisor.hpp"
 #include "moe/moe_model.hpp"
 #include "moe/moe_runner.hpp"
+#include "moe/point_clocks.hpp"
 #include "report/file_io.hpp"
 #include "report/journal.hpp"
 #include "report/json_read.hpp"
 #include "report/result_file.hpp"
+#include "runtime/devices.hpp"
 #include "runtime/gpu_backend.hpp"
+#include "runtime/target_cache.hpp"
 
 namespace xs::moe {
 namespace {
 using nlohmann::json;
+
+struct Calibration {
+  model::PlatformModel model;
+  std::string target;  // the file's config.target; empty when it names none
+};
 
 json canonical_spec(const MoePointSpec& s) {
   return {{"shape", s.shape.name}, {"hidden", s.shape.hidden}, {"intermediate", s.shape.intermediate},
@@ -63,45 +75,10 @@ json tiles_json(const TileDistributions& d) {
           {"timeline_cta0", d.timeline}};
 }
 
-// The model's view of the point: calibration (R, T_iss^0(K_SM, V_t), Q(K_SM)) and the tile times, either
-// from --tensor-tflops or from the measured expert-wave mainloops (labelled as such).
-json prediction_json(const MoePointSpec& s, const MoePointResult& r, const model::PlatformModel& platform,
-                     const std::string& model_target, double tensor_tflops) {
-  if (!model_target.empty() && model_target != s.target)
-    return json{{"status", "not applicable: the calibration is for target '" + model_target + "', the point's is '" +
-                               s.target + "'"}};
-  MoeModelInputs in;
-  in.hidden = s.shape.hidden;
-  in.intermediate = s.shape.intermediate;
-  in.num_ranks = s.num_ranks;
-  in.num_sms = s.num_ctas;
-  in.block_n = s.block_n;
-  std::string throughput_from = "--tensor-tflops";
-  if (tensor_tflops > 0) {
-    in.tensor_flops_per_s = tensor_tflops * 1e12;
-  } else {
-    const VariantResult* wave_variant = nullptr;
-    for (const auto& v : r.variants)
-      if (v.name == "expert_wave") wave_variant = &v;
-    if (wave_variant == nullptr || wave_variant->tiles.l1_mainloop_median_s <= 0)
-      return json{{"status", "no throughput: pass --tensor-tflops, or run expert_wave instrumented"}};
-    const TileDistributions& wave = wave_variant->tiles;
-    // T_L1 = 2 b_m b_n h / F_SM  =>  F = 132 F_SM (the model spreads F over the device's SMs). From Linear-1:
-    // on host the Linear-2 mainloops are slowed by the draining Combine stores, which is the effect predicted.
-    in.tensor_flops_per_s = 2.0 * 128 * s.block_n * s.shape.hidden / wave.l1_mainloop_median_s * in.device_sms;
-    throughput_from = "measured expert_wave L1 mainloop median";
-  }
-  in.drain_rate_bps = platform.drain_rate_bps();
-  // T_iss^0 is tabulated by the aggregate burst V = K x V_t (V_t = one tile's Combine rows per producer).
-  const double tile_bytes = 128.0 * s.block_n * 2;
-  const auto tiss = platform.tiss0_s(s.num_ctas, tile_bytes * s.num_ctas);
-  in.tiss0_s = tiss.value;
-  const auto q = platform.has_capacity() ? std::optional<model::Lookup>(platform.capacity_bytes(s.num_ctas))
-                                         : std::nullopt;
-  if (q && !q->is_lower_bound) in.capacity_bytes = q->value;
-  const MoePrediction p = predict_megamoe(in);
-  return {{"throughput_from", throughput_from}, {"tensor_flops_per_s", in.tensor_flops_per_s},
-          {"drain_rate_bps", in.drain_rate_bps}, {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss.extrapolated},
+// The per-tile model's keys of a point's prediction (eqs. 10, 13-16), shared by both kinds of prediction.
+json tile_prediction_json(const MoeModelInputs& in, const MoePrediction& p, bool tiss0_extrapolated) {
+  return {{"tensor_flops_per_s", in.tensor_flops_per_s}, {"drain_rate_bps", in.drain_rate_bps},
+          {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss0_extrapolated},
           {"capacity_bytes", in.capacity_bytes ? json(*in.capacity_bytes) : json(nullptr)},
           {"l1_mainloop_s", p.l1_mainloop_s}, {"l2_mainloop_s", p.l2_mainloop_s}, {"burst_bytes", p.burst_bytes},
           {"drain_time_s", p.drain_time_s}, {"wave_stall_per_l2_tile_s", p.wave_stall_per_l2_tile_s},
@@ -110,6 +87,73 @@ json prediction_json(const MoePointSpec& s, const MoePointResult& r, const model
           {"eq14_rate_bound_ok", p.rate_bound_ok}, {"eq10_capacity", bound_verdict_name(p.capacity_bound)},
           {"interleaving_sufficient", bound_verdict_name(p.interleaving_sufficient)},
           {"D_knee", p.lead_knee_rows}};
+}
+
+json not_applicable(const std::string& calibration_target, const MoePointSpec& s) {
+  return json{{"status", "not applicable: the calibration is for target '" + calibration_target + "', the point's is '" +
+                             s.target + "'"}};
+}
+
+// Made before the point runs, from the calibration and a given throughput F only (nothing this point
+// measures): the advisor on the point's own routing, its recommendation and the per-tile model.
+json before_run_prediction(const MoePointSpec& s, const MoeProblem& problem, const Calibration& cal,
+                           double tensor_flops_per_s) {
+  if (!cal.target.empty() && cal.target != s.target) return not_applicable(cal.target, s);
+  AdvisorConfig c;
+  c.shape = s.shape;
+  c.precision = s.precision;
+  c.tokens_per_rank = s.tokens_per_rank;
+  c.num_ranks = s.num_ranks;
+  c.num_sms = s.num_ctas;
+  c.block_n = s.block_n;
+  c.routing = s.routing;
+  c.zipf_alpha = s.routing == "balanced" ? 0.0 : s.zipf_alpha;
+  c.gain = s.gain;
+  c.routing_seed = s.routing_seed;
+  c.target = s.target;
+  const AdvisorPlatform platform = advisor_platform_from(cal.model, cal.target, s.num_ctas, s.block_n);
+  AdvisorThroughput t;
+  t.tensor_flops_per_s = tensor_flops_per_s;
+  const Advice a = advise(c, platform, t, problem);
+  MoeModelInputs in;
+  in.tensor_flops_per_s = tensor_flops_per_s;
+  in.drain_rate_bps = platform.drain_rate_bps;
+  in.tiss0_s = platform.tiss0_s;
+  if (platform.capacity_bytes && !platform.capacity_is_lower_bound) in.capacity_bytes = platform.capacity_bytes;
+  json out = tile_prediction_json(in, a.tile, platform.tiss0_extrapolated);
+  out["made"] = "before_run";
+  out["throughput_from"] = "--tensor-tflops";
+  out["advisor"] = advice_json(a);
+  return out;
+}
+
+// Made after the point ran, from its measured expert-wave Linear-1 mainloop (in-sample: labelled so), when
+// no throughput was given.
+json after_run_prediction(const MoePointSpec& s, const MoePointResult& r, const Calibration& cal) {
+  if (!cal.target.empty() && cal.target != s.target) return not_applicable(cal.target, s);
+  MoeModelInputs in;
+  in.hidden = s.shape.hidden;
+  in.intermediate = s.shape.intermediate;
+  in.num_ranks = s.num_ranks;
+  in.num_sms = s.num_ctas;
+  in.block_n = s.block_n;
+  const VariantResult* wave_variant = nullptr;
+  for (const auto& v : r.variants)
+    if (v.name == "expert_wave") wave_variant = &v;
+  if (wave_variant == nullptr || wave_variant->tiles.l1_mainloop_median_s <= 0)
+    return json{{"status", "no throughput: pass --tensor-tflops, or run expert_wave instrumented"}};
+  // T_L1 = 2 b_m b_n h / F_SM  =>  F = 132 F_SM (the model spreads F over the device's SMs). From Linear-1:
+  // on host the Linear-2 mainloops are slowed by the draining Combine stores, which is the effect predicted.
+  in.tensor_flops_per_s =
+      2.0 * 128 * s.block_n * s.shape.hidden / wave_variant->tiles.l1_mainloop_median_s * in.device_sms;
+  const AdvisorPlatform platform = advisor_platform_from(cal.model, cal.target, s.num_ctas, s.block_n);
+  in.drain_rate_bps = platform.drain_rate_bps;
+  in.tiss0_s = platform.tiss0_s;
+  if (platform.capacity_bytes && !platform.capacity_is_lower_bound) in.capacity_bytes = platform.capacity_bytes;
+  json out = tile_prediction_json(in, predict_megamoe(in), platform.tiss0_extrapolated);
+  out["made"] = "after_run";
+  out["throughput_from"] = "measured expert_wave L1 mainloop median (in-sample)";
+  return out;
 }
 
 report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, json prediction) {
@@ -176,21 +220,28 @@ void print_table(const std::vector<report::AppPoint>& points) {
   }
 }
 
+// F for a precision from --tensor-tflops ("all" or the precision's own entry), FLOP/s; 0 when not given.
+double tensor_flops_for(const MoeBenchOptions& o, const std::string& precision) {
+  if (auto it = o.tensor_tflops.find(precision); it != o.tensor_tflops.end()) return it->second * 1e12;
+  if (auto it = o.tensor_tflops.find("all"); it != o.tensor_tflops.end()) return it->second * 1e12;
+  return 0;
+}
+
 }  // namespace
 
 int run_moe_bench(const MoeBenchOptions& o) {
   if (o.points.empty()) throw input_error("--shapes", "nothing to run");
   report::check_output_path(o.out_path, "--out");
   report::check_output_path(report::journal_path_for(o.out_path), "the journal");
-  std::optional<model::PlatformModel> platform;
-  std::string model_target;
+  std::optional<Calibration> cal;
   if (!o.model_path.empty()) {  // before any launch
-    platform = model::PlatformModel::load(o.model_path);
+    cal = Calibration{model::PlatformModel::load(o.model_path), ""};
     const json file = report::read_json_file(o.model_path);
     if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
-      model_target = file["config"]["target"].get<std::string>();
+      cal->target = file["config"]["target"].get<std::string>();
   }
   const std::unique_ptr<Backend> backend = runtime::make_gpu_backend(0);
+  const double peak_clock_hz = runtime::query_device(o.points.front().device).clock_rate_hz;
 
   bench::AppBenchPlan plan;
   plan.suite = "megamoe";
@@ -198,24 +249,50 @@ int run_moe_bench(const MoeBenchOptions& o) {
     plan.points.push_back({"megamoe." + s.target, s.target, canonical_spec(s),
                            fmt::format("{} {} {} T={} K_SM={} D={} target={}", s.shape.name, s.precision, s.routing,
                                        s.tokens_per_rank, s.num_ctas, s.lead_rows, s.target)});
-  plan.run_identity = {{"model", o.model_path}, {"tensor_tflops", o.tensor_tflops}};
+  json tflops = json::object();
+  for (const auto& [precision, value] : o.tensor_tflops) tflops[precision] = value;
+  plan.run_identity = {{"model", o.model_path}, {"tensor_tflops", tflops}};
   plan.identity = bench::journal_header_for(*backend, {});
   plan.output_path = o.out_path;
   plan.resume = o.resume;
   plan.progress = o.progress;
   const bench::AppBenchOutcome outcome = bench::run_app_points(plan, [&](std::size_t i, const bench::AppPointSpec&) {
-    const MoePointResult r = run_moe_point(o.points[i]);
+    const MoePointSpec& spec = o.points[i];
+    const Routing routing = generate_routing(routing_params_of(spec));
+    const MoeProblem problem = build_problem(routing, spec.shape.hidden, spec.shape.intermediate);
     json prediction;
-    if (platform && r.status == "ok")
-      prediction = prediction_json(o.points[i], r, *platform, model_target, o.tensor_tflops);
-    return to_app_point(o.points[i], r, std::move(prediction));
+    const double f = tensor_flops_for(o, spec.precision);
+    if (cal && f > 0) prediction = before_run_prediction(spec, problem, *cal, f);  // before anything runs
+    MoePointResult r = run_moe_point(spec, routing, problem);
+    json clocks, attempts = json::array();
+    for (int attempt = 0; r.status == "ok"; ++attempt) {
+      const PointClocks check = check_point_clocks(r, peak_clock_hz, o.clock_spread_limit, o.clock_floor_fraction);
+      clocks = check.record;
+      clocks["throttled"] = !check.rerun_reason.empty();
+      clocks["reason"] = check.rerun_reason;
+      if (check.rerun_reason.empty() || attempt == o.max_clock_reruns) break;
+      std::fprintf(stderr, "xstage: megamoe %s: %s; re-running the point\n", plan.points[i].label.c_str(),
+                   check.rerun_reason.c_str());
+      attempts.push_back(clocks);
+      r = run_moe_point(spec, routing, problem);
+    }
+    if (!clocks.is_null()) {
+      clocks["attempts"] = attempts.size() + 1;
+      clocks["earlier_attempts"] = attempts;
+    }
+    if (cal && f <= 0 && r.status == "ok") prediction = after_run_prediction(spec, r, *cal);
+    report::AppPoint point = to_app_point(spec, r, std::move(prediction));
+    point.extra["clocks"] = clocks;
+    return point;
   });
+  runtime::host_target_cache().clear();  // the pinned destinations the points shared
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
   sections.config = json::array();
   for (const auto& s : o.points) sections.config.push_back(canonical_spec(s));
   sections.config = {{"points", sections.config}};
   if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;
+  if (!o.tensor_tflops.empty()) sections.extra["tensor_tflops_for_predictions"] = tflops;
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
   if (o.json) {

@@ -2,6 +2,7 @@
 // and written by the shared application-bench layer (bench/app_bench), with the model's prediction
 // beside each point when a calibration file is given.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,13 @@ namespace xs::moe {
 struct MoeBenchOptions {
   std::vector<MoePointSpec> points;
   std::string model_path;     // calibration file (optional): predictions beside each point
-  double tensor_tflops = 0;   // F for the prediction; 0: from each point's measured mainloops
+  // F (TFLOP/s) per precision ("bf16", "fp8", or "all") for predictions made before each point runs; a
+  // precision without one gets the in-sample prediction from its measured mainloops after the run.
+  std::map<std::string, double> tensor_tflops;
+  // Re-run a point (up to max_clock_reruns times) whose variants' SM clocks differ by more than
+  // clock_spread_limit, or one below clock_floor_fraction of the peak clock; the attempts are recorded.
+  double clock_spread_limit = 0.03, clock_floor_fraction = 0.75;
+  int max_clock_reruns = 1;
   std::string out_path;
   bool resume = false, progress = true, json = false;
   std::vector<std::string> argv;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "moe/routing.hpp"
 #include "moe/shapes.hpp"
 
 namespace xs::moe {
@@ -43,6 +44,19 @@ inline const std::vector<std::string>& moe_variant_names() {
   static const std::vector<std::string> kNames = {"expert_wave",    "interleaved",    "serial",
                                                   "expert_wave_cc", "interleaved_cc", "unfused"};
   return kNames;
+}
+
+// The routing a point runs (the runner and the bench's advisor build the same one from it).
+inline RoutingParams routing_params_of(const MoePointSpec& spec) {
+  RoutingParams rp;
+  rp.num_ranks = spec.num_ranks;
+  rp.tokens_per_rank = spec.tokens_per_rank;
+  rp.num_experts = spec.shape.num_experts;
+  rp.top_k = spec.shape.top_k;
+  rp.zipf_alpha = spec.routing == "balanced" ? 0.0 : spec.zipf_alpha;
+  rp.gain = spec.gain;
+  rp.seed = spec.routing_seed;
+  return rp;
 }
 
 struct TimeSummary {

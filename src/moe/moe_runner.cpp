@@ -25,6 +25,7 @@
 #include "runtime/check.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/stream.hpp"
+#include "runtime/target_cache.hpp"
 #include "runtime/targets.hpp"
 #include "runtime/variant_timer.hpp"
 
@@ -71,6 +72,8 @@ struct Destinations {
       if (r == own_rank) {
         own.emplace_back(bytes);
         ptrs.push_back(own.back().get());
+      } else if (target.kind == runtime::TargetKind::kHost) {  // pinned once per sweep, not per point
+        ptrs.push_back(runtime::host_target_cache().acquire(target, device, r, bytes).device_ptr());
       } else {
         remote.push_back(std::make_unique<runtime::TargetBuffer>(target, device, bytes));
         ptrs.push_back(remote.back()->device_ptr());
@@ -99,6 +102,11 @@ struct Variant {
 }  // namespace
 
 MoePointResult run_moe_point(const MoePointSpec& spec) {
+  const Routing routing = generate_routing(routing_params_of(spec));
+  return run_moe_point(spec, routing, build_problem(routing, spec.shape.hidden, spec.shape.intermediate));
+}
+
+MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, const MoeProblem& prob) {
   MoePointResult r;
   const runtime::Target target = runtime::parse_target(spec.target);
   validate_tile_shape(spec.shape.hidden, spec.shape.intermediate, spec.block_n);
@@ -126,16 +134,9 @@ MoePointResult run_moe_point(const MoePointSpec& spec) {
   runtime::DeviceGuard guard(spec.device);
 
   // ---- Problem ----
-  RoutingParams rp;
-  rp.num_ranks = spec.num_ranks;
-  rp.tokens_per_rank = spec.tokens_per_rank;
-  rp.num_experts = spec.shape.num_experts;
-  rp.top_k = spec.shape.top_k;
-  rp.zipf_alpha = spec.routing == "balanced" ? 0.0 : spec.zipf_alpha;
-  rp.gain = spec.gain;
-  rp.seed = spec.routing_seed;
-  const Routing routing = generate_routing(rp);
-  const MoeProblem prob = build_problem(routing, spec.shape.hidden, spec.shape.intermediate);
+  if (prob.hidden != spec.shape.hidden || prob.intermediate != spec.shape.intermediate ||
+      prob.num_ranks != spec.num_ranks || prob.tokens_per_rank != spec.tokens_per_rank || prob.top_k != spec.shape.top_k)
+    throw input_error("problem", "the given problem was not built from this point's spec (h, I, P, T or top-k differ)");
   const km::TileSpace tiles = prob.tile_space(spec.block_n);
   r.emulated_rank = prob.emulated_rank;
   r.received_pairs = prob.num_received_pairs;

@@ -6,11 +6,15 @@
 // CUDA-graph replay, and instrumented once for the per-tile distributions.
 #pragma once
 #include "moe/moe_point.hpp"
+#include "moe/problem.hpp"
+#include "moe/routing.hpp"
 
 namespace xs::moe {
 
 // Never throws for "cannot run here" (status skipped with the reason: one GPU for peer/nccl, fp8 not
 // built, no sm_90); throws xs::Error for bad input (exit 2) and CUDA failures (exit 3).
 MoePointResult run_moe_point(const MoePointSpec& spec);
+// The same with the routing (generate_routing(routing_params_of(spec))) and its problem already built.
+MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, const MoeProblem& problem);
 
 }  // namespace xs::moe

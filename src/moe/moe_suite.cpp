@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <filesystem>
 #include <memory>
 
@@ -34,7 +36,9 @@ struct MoeFlags {
   std::string lead = "0";
   int experts_per_wave = 0;
   int launches_per_graph = 3;
-  double tensor_tflops = 0;
+  std::string tensor_tflops;  // "" | F | bf16=F,fp8=F
+  double clock_spread = 0.03, clock_floor = 0.75;
+  int clock_reruns = 1;
   std::string variants = "all";
   bool no_verify = false, no_instrument = false;
 };
@@ -47,6 +51,38 @@ std::string models_path(const std::string& given) {
   if (std::filesystem::exists(in_source)) return in_source;
 #endif
   throw input_error("--models-file", "'" + given + "' not found (run from the repository root or pass the path)");
+}
+
+// --tensor-tflops: one F for every precision ("600") or per precision ("bf16=608,fp8=1020"); TFLOP/s > 0.
+std::map<std::string, double> parse_tensor_tflops(const std::string& text) {
+  std::map<std::string, double> out;
+  if (text.empty()) return out;
+  const char* form = "accepted: a number of TFLOP/s (600) or per precision (bf16=608,fp8=1020)";
+  const auto number = [&](const std::string& v) {
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || !(x > 0) || !std::isfinite(x))
+      throw input_error("--tensor-tflops", "'" + v + "' is not a throughput > 0; " + form);
+    return x;
+  };
+  if (text.find('=') == std::string::npos) {
+    out["all"] = number(text);
+    return out;
+  }
+  for (const auto& item : parse_name_list(text, "--tensor-tflops")) {
+    const auto eq = item.find('=');
+    const std::string key = eq == std::string::npos ? "" : item.substr(0, eq);
+    if (key != "bf16" && key != "fp8")
+      throw input_error("--tensor-tflops", "'" + item + "' does not name a precision (bf16 or fp8); " + form);
+    if (out.count(key)) throw input_error("--tensor-tflops", key + " given twice; " + form);
+    out[key] = number(item.substr(eq + 1));
+  }
+  return out;
 }
 
 std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c) {
@@ -74,6 +110,9 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   const auto leads = parse_integer_range(f.lead, "--D");
   for (long long d : leads)
     if (d < 0) throw input_error("--D", "D must be >= 1 (0 = auto: max(1, ceil(D_knee))); D = 0 as a lead can deadlock");
+  (void)parse_tensor_tflops(f.tensor_tflops);
+  if (!(f.clock_spread > 0 && f.clock_spread < 1)) throw input_error("--clock-spread", "a fraction in (0, 1), e.g. 0.03");
+  if (!(f.clock_floor >= 0 && f.clock_floor < 1)) throw input_error("--clock-floor", "a fraction in [0, 1), e.g. 0.75");
   if (f.block_n != 128 && f.block_n != 256) throw input_error("--block-n", "b_n must be 128 or 256");
   std::vector<std::string> variants;
   if (f.variants != "all") {
@@ -133,7 +172,10 @@ int run(const MoeFlags& f, const bench::SuiteContext& c) {
   MoeBenchOptions o;
   o.points = points;
   o.model_path = c.model_path;
-  o.tensor_tflops = f.tensor_tflops;
+  o.tensor_tflops = parse_tensor_tflops(f.tensor_tflops);
+  o.clock_spread_limit = f.clock_spread;
+  o.clock_floor_fraction = f.clock_floor;
+  o.max_clock_reruns = f.clock_reruns;
   o.out_path = c.out_path.empty() ? "out/bench-megamoe.json" : c.out_path;
   o.resume = c.resume;
   o.progress = c.progress;
@@ -172,8 +214,14 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
     sink.add_integer("--experts-per-wave", flags->experts_per_wave, "Expert-wave width (0 = 1)", 0, 1 << 20);
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
-    sink.add_number("--tensor-tflops", flags->tensor_tflops,
-                    "Tensor throughput F for the prediction (0: from the measured mainloops)");
+    sink.add_text("--tensor-tflops", flags->tensor_tflops,
+                  "F (TFLOP/s) for predictions made before each point runs: one number or bf16=F,fp8=F; without "
+                  "it the prediction uses the point's own measured mainloops after the run (in-sample)");
+    sink.add_number("--clock-spread", flags->clock_spread,
+                    "Re-run a point whose variants' SM clocks differ by more than this fraction");
+    sink.add_number("--clock-floor", flags->clock_floor,
+                    "Re-run a point with an SM clock below this fraction of the peak (0: never)");
+    sink.add_integer("--clock-reruns", flags->clock_reruns, "Re-runs of a throttled point (then kept, flagged)", 0, 5);
     sink.add_text("--variants", flags->variants, "Variants to run, comma list or all (expert_wave, interleaved, "
                   "serial, expert_wave_cc, interleaved_cc, unfused); the first is the others' bitwise reference");
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

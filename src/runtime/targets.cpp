@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "runtime/check.hpp"
+#include "runtime/nccl_window.hpp"
 
 namespace xs::runtime {
 namespace {
@@ -61,20 +62,16 @@ std::optional<std::string> target_unavailable_reason(const Target& target, const
       break;
   }
   const int peer = target.peer_device;
+  if (target.kind == TargetKind::kNccl) {
+    if (peer >= topology.num_gpus)
+      return fmt::format("unavailable: {} but this node has {} GPUs", target.text, topology.num_gpus);
+    return nccl_target_unavailable_reason(device.index, peer);
+  }
   if (peer == device.index)
     return fmt::format("target {} is the measuring GPU itself; use target local", target.text);
   if (topology.num_gpus == 1) return std::string("unavailable: one GPU");
   if (peer >= topology.num_gpus)
     return fmt::format("unavailable: {} but this node has {} GPUs", target.text, topology.num_gpus);
-  if (target.kind == TargetKind::kNccl) {
-#if defined(XS_HAVE_NCCL)
-    return std::string(
-        "unavailable: NCCL symmetric windows need one process per GPU: not implemented in the single-process "
-        "backend (peer:N measures the same NVLink path through cudaDeviceEnablePeerAccess)");
-#else
-    return std::string("unavailable: built without NCCL");
-#endif
-  }
   if (!topology.can_access[device.index][peer])
     return fmt::format("unavailable: GPU {} cannot access GPU {} as a peer (cudaDeviceCanAccessPeer = 0)",
                        device.index, peer);
@@ -117,15 +114,27 @@ TargetBuffer::TargetBuffer(const Target& target, int device, std::size_t bytes)
         throw_alloc_error("cudaMalloc on the peer", bytes, target.peer_device, err);
       break;
     }
-    case TargetKind::kNccl:
-      throw Error(ExitCode::kBadInput, "input", "target",
-                  "nccl:N has no single-process buffer; target_unavailable_reason reports it");
+    case TargetKind::kNccl: {
+      NcclTargetWindow::Outcome made = NcclTargetWindow::create(device, target.peer_device, bytes);
+      if (!made.window)  // callers ask target_unavailable_reason first; reaching here is a caller's mistake
+        throw Error(ExitCode::kBadInput, "input", "target",
+                    fmt::format("{}: {} (check target_unavailable_reason before making the buffer)", target.text,
+                                made.unavailable_reason));
+      nccl_ = std::move(made.window);
+      owner_device_ = nccl_->owner_device();
+      device_ptr_ = nccl_->store_ptr();
+      break;
+    }
   }
 }
 
+void* TargetBuffer::owner_ptr() const { return nccl_ ? nccl_->owner_ptr() : device_ptr_; }
+
 TargetBuffer::~TargetBuffer() {
   // Destructors do not throw: a failing free during unwinding must not hide the first error.
-  if (host_ptr_ != nullptr) {
+  if (nccl_) {
+    nccl_.reset();  // device communicator, window, ncclMemFree, then the communicator
+  } else if (host_ptr_ != nullptr) {
     (void)cudaFreeHost(host_ptr_);
   } else if (device_ptr_ != nullptr) {
     int previous = 0;
@@ -142,14 +151,14 @@ void TargetBuffer::poison(std::size_t bytes) {
     return;
   }
   DeviceGuard guard(owner_device_);
-  XS_CUDA_CHECK(cudaMemset(device_ptr_, 0xFF, bytes));
+  XS_CUDA_CHECK(cudaMemset(owner_ptr(), 0xFF, bytes));
   XS_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 const std::uint32_t* TargetBuffer::host_words(std::size_t bytes, std::vector<std::uint32_t>& scratch) const {
   if (host_ptr_ != nullptr) return static_cast<const std::uint32_t*>(host_ptr_);
   if (scratch.size() < (bytes + 3) / 4) scratch.resize((bytes + 3) / 4);
-  XS_CUDA_CHECK(cudaMemcpy(scratch.data(), device_ptr_, bytes, cudaMemcpyDeviceToHost));
+  XS_CUDA_CHECK(cudaMemcpy(scratch.data(), owner_ptr(), bytes, cudaMemcpyDeviceToHost));
   return scratch.data();
 }
 

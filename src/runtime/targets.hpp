@@ -1,9 +1,11 @@
 // xstage runtime layer: remote-store destinations. `local` (device HBM), `host` (mapped pinned host
 // memory, written over PCIe), `peer:N` (cudaMalloc on GPU N through peer access, NVLink where present),
-// `nccl:N` (NCCL symmetric window; reported unavailable, see target_unavailable_reason).
+// `nccl:N` (rank N's NCCL symmetric window through its LSA pointer, NcclTargetWindow; nccl:<self> is a one-rank
+// communicator storing through its own window).
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "runtime/devices.hpp"
 
 namespace xs::runtime {
+
+class NcclTargetWindow;  // runtime/nccl_window.hpp
 
 enum class TargetKind { kLocal, kHost, kPeer, kNccl };
 
@@ -26,7 +30,8 @@ struct Target {
 Target parse_target(const std::string& text);
 
 // "unavailable: ..." when `target` cannot be reached from `device` on this node; another string for
-// a target that is wrong input (peer:<self>); nullopt when usable.
+// a target that is wrong input (peer:<self>); nullopt when usable. For nccl:N this makes a small NCCL window
+// once per (device, N) in the process to find out (nccl_target_unavailable_reason).
 std::optional<std::string> target_unavailable_reason(const Target& target, const DeviceInfo& device,
                                                      const Topology& topology);
 
@@ -47,8 +52,12 @@ class TargetBuffer {
   const std::uint32_t* host_words(std::size_t bytes, std::vector<std::uint32_t>& scratch) const;
 
  private:
+  // The memory the kernels' stores land in, as its owner addresses it (fill, read-back).
+  void* owner_ptr() const;
+
   TargetKind kind_;
-  int owner_device_;      // where the memory lives (the peer for peer:N)
+  int owner_device_;      // where the memory lives (the peer for peer:N and nccl:N)
+  std::unique_ptr<NcclTargetWindow> nccl_;  // nccl:N: the communicator and window behind device_ptr_
   void* device_ptr_ = nullptr;
   void* host_ptr_ = nullptr;
   std::size_t bytes_ = 0;

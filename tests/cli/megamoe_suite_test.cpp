@@ -51,6 +51,12 @@ TEST(MegaMoeSuite, BadValuesAreRefusedNamingTheFlag) {
   expect_refused(s, kTool, "megamoe --dry-run --csv t.csv", 2, {"--csv"});
   expect_refused(s, kTool, "megamoe --models-file /nonexistent.json --dry-run", 2, {"--models-file"});
   expect_refused(s, kTool, "megamoe --variants interleaved,wave --dry-run", 2, {"--variants", "expert_wave"});
+  expect_refused(s, kTool, "megamoe --tensor-tflops fast --dry-run", 2, {"--tensor-tflops", "bf16=608,fp8=1020"});
+  expect_refused(s, kTool, "megamoe --tensor-tflops fp16=600 --dry-run", 2, {"--tensor-tflops", "does not name a precision"});
+  expect_refused(s, kTool, "megamoe --tensor-tflops bf16=600,bf16=700 --dry-run", 2, {"--tensor-tflops", "twice"});
+  expect_refused(s, kTool, "megamoe --tensor-tflops bf16=-1 --dry-run", 2, {"--tensor-tflops", "> 0"});
+  expect_refused(s, kTool, "megamoe --clock-spread 1.5 --dry-run", 2, {"--clock-spread"});
+  expect_refused(s, kTool, "megamoe --clock-floor -0.1 --dry-run", 2, {"--clock-floor"});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "moe/advice_json.hpp"
 #include "moe/moe_advisor.hpp"
 #include "moe/moe_run_point.hpp"
 #include "moe/problem.hpp"
@@ -273,6 +274,56 @@ RunPointQuery tiny_query() {
   q.shape.name = "tiny";
   q.num_sms = 4;
   return q;
+}
+
+// The bench builds the problem once for the advisor and the runner: the overload must give the same advice,
+// and refuse a problem built from another configuration.
+TEST(MoeAdvisor, PrebuiltProblemGivesTheSameAdvice) {
+  const AdvisorConfig c = small_config();
+  const AdvisorPlatform p = platform_with_drain_time(10e-6);
+  RoutingParams rp;
+  rp.num_ranks = c.num_ranks;
+  rp.tokens_per_rank = c.tokens_per_rank;
+  rp.num_experts = c.shape.num_experts;
+  rp.top_k = c.shape.top_k;
+  rp.zipf_alpha = c.zipf_alpha;
+  rp.gain = c.gain;
+  rp.seed = c.routing_seed;
+  const MoeProblem problem = build_problem(generate_routing(rp), c.shape.hidden, c.shape.intermediate);
+  const Advice fresh = advise(c, p, flops());
+  const Advice given = advise(c, p, flops(), problem);
+  ASSERT_EQ(fresh.rows.size(), given.rows.size());
+  for (std::size_t i = 0; i < fresh.rows.size(); ++i) {
+    EXPECT_EQ(fresh.rows[i].key, given.rows[i].key);
+    EXPECT_EQ(fresh.rows[i].value, given.rows[i].value) << fresh.rows[i].key;
+    EXPECT_EQ(fresh.rows[i].text, given.rows[i].text) << fresh.rows[i].key;
+  }
+  AdvisorConfig other = c;
+  other.tokens_per_rank = 128;
+  EXPECT_THROW(advise(other, p, flops(), problem), Error);
+}
+
+// advice_json: the summary matches the report rows it was built from; Q not identified gives a bracket
+// whose ends are the fluid times at Q = inf and Q = 0, never a single number.
+TEST(MoeAdvisor, AdviceJsonSummaryMatchesTheRows) {
+  const Advice a = advise(small_config(), platform_with_drain_time(10e-6), flops());
+  const json j = advice_json(a);
+  const auto rows = by_key(a);
+  EXPECT_EQ(j.at("schedule"), rows.at("recommended_schedule").text);
+  EXPECT_EQ(j.at("D").get<int>(), static_cast<int>(rows.at("recommended_D").value));
+  EXPECT_DOUBLE_EQ(j.at("fluid_interleaved_s").get<double>(), rows.at("t_interleaved_fluid_s").value);
+  EXPECT_DOUBLE_EQ(j.at("fluid_wave_s").get<double>(), rows.at("t_wave_fluid_min_s").value);
+  EXPECT_DOUBLE_EQ(j.at("fluid_wave_worst_s").get<double>(), rows.at("t_wave_fluid_max_s").value);
+  EXPECT_DOUBLE_EQ(j.at("predicted_speedup_low").get<double>(), rows.at("fluid_speedup_min").value);
+  EXPECT_DOUBLE_EQ(j.at("predicted_speedup_high").get<double>(), rows.at("fluid_speedup_max").value);
+  EXPECT_LT(j.at("predicted_speedup_low").get<double>(), j.at("predicted_speedup_high").get<double>());
+  EXPECT_EQ(j.at("report").at("capacity_bound"), "not decided");
+  EXPECT_TRUE(j.at("report").at("eq14_rate_bound_ok").is_boolean());
+  AdvisorPlatform with_q = platform_with_drain_time(10e-6);
+  with_q.capacity_bytes = 1e6;
+  with_q.capacity_unavailable.clear();
+  const json jq = advice_json(advise(small_config(), with_q, flops()));
+  EXPECT_DOUBLE_EQ(jq.at("predicted_speedup_low").get<double>(), jq.at("predicted_speedup_high").get<double>());
 }
 
 TEST(MoeRunPoint, PrefersTheExactPointAndSaysWhichWasUsed) {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# First device call after a session that had no GPU: everything written blind, checked in one call.
+# The README's ./scripts/calibrate.sh from a fresh copy; the GPU tests of every layer (moe with the
+# --variants subset, attention with the layout-matched FA-only and the sender-side boundary, the NCCL one-rank
+# window / all-to-all tests); compute-sanitizer on small new points; then one small megamoe point (before-run
+# prediction, clock record, host pinned-buffer cache), one fa_a2a point per target, and nccl:0 points (verified,
+# or skipped with NCCL's reason). Returns: results.tar.gz, logs.tar.gz, calibrate-sh.json, clocks.txt, env.txt.
+# Usage there: bash scripts/device/h200_session_check.sh
+set -uo pipefail
+OUT=${OUT:-$PWD/out/device}
+LOGS="$OUT/logs"
+RES="$OUT/results"
+mkdir -p "$LOGS" "$RES"
+CMAKE=${CMAKE:-/opt/torch/.venv/bin/cmake}
+[[ -x "$CMAKE" ]] || CMAKE=cmake
+SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+MOE_MODEL=results/h200/megamoe/calibration-moe-pattern.json
+FA_MODEL=results/h200/calibration/calibration-host.json
+SECONDS=0
+stamp() { echo "== $(date -u +%H:%M:%S) (+${SECONDS}s) $*"; }
+clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active \
+  --format=csv,noheader 2>&1 | sed "s/^/$1: /" >>"$OUT/clocks.txt"; }
+finish() {
+  tar -C "$OUT" -czf "$OUT/results.tar.gz" results && rm -rf "$RES"
+  tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
+}
+trap finish EXIT
+{ cat .xs-git-sha 2>/dev/null; nvidia-smi; ls /usr/lib/x86_64-linux-gnu/libnccl* 2>&1; } >"$OUT/env.txt" 2>&1
+run() {  # name timeout command...: log to $LOGS/name.txt, print rc and the gtest summary lines
+  local name=$1 limit=$2; shift 2
+  stamp "$name"
+  timeout -k 10 "$limit" "$@" >"$LOGS/$name.txt" 2>&1
+  local rc=$?
+  echo "$name rc=$rc"
+  grep -E "^\[  (FAILED|PASSED) |^\[  SKIPPED|ERROR SUMMARY|RACECHECK SUMMARY|Failure|unavailable|skipped|wrote" \
+    "$LOGS/$name.txt" | head -12
+  return 0
+}
+
+run calibrate_sh 300 ./scripts/calibrate.sh
+cp out/calibration-gpu-host.json "$OUT/calibrate-sh.json" 2>/dev/null || ls out >>"$LOGS/calibrate_sh.txt"
+stamp build
+"$CMAKE" --build build -j16 --target xs_gpu_moe_tests xs_gpu_attention_tests xs_gpu_tests xstage-bench \
+  >"$LOGS/build.txt" 2>&1 || { grep -E "error" "$LOGS/build.txt" | head -30; exit 1; }
+clocks "before tests"
+run gpu_moe 240 build/bin/xs_gpu_moe_tests
+run gpu_attention 240 build/bin/xs_gpu_attention_tests
+run gpu_nccl 120 build/bin/xs_gpu_tests --gtest_filter='Nccl*:GpuBackend.Nccl*'
+run gpu_rest 200 build/bin/xs_gpu_tests --gtest_filter='-Nccl*:GpuBackend.Nccl*'
+# Never a death test under the sanitizer (its deliberate hang runs into the timeout).
+run memcheck_moe 150 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_moe_tests \
+  --gtest_filter='MoeRunnerSubset.*'
+run memcheck_fa 200 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
+  --gtest_filter="${FA_SANITIZER_FILTER:-FaRunner.*Small*}"
+run racecheck_fa 200 "$SANITIZER" --tool racecheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
+  --gtest_filter="${FA_SANITIZER_FILTER:-FaRunner.*Small*}"
+clocks "before bench"
+run megamoe 150 build/bin/xstage-bench megamoe --shapes dsv4_flash --T 2048 --ksm 66 --target host,local \
+  --precision bf16,fp8 --variants expert_wave,interleaved --launches-per-graph 1 --model "$MOE_MODEL" \
+  --tensor-tflops bf16=708,fp8=589 --out "$RES/megamoe-check.json" --no-progress
+run megamoe_nccl 90 build/bin/xstage-bench megamoe --shapes dsv4_flash --T 2048 --ksm 66 --target nccl:0 \
+  --variants expert_wave,interleaved --out "$RES/megamoe-nccl0.json" --no-progress
+run fa_a2a 200 build/bin/xstage-bench fa_a2a --M 8192,32768 --heads 8 --target local,host --model "$FA_MODEL" \
+  --out "$RES/fa-a2a-check.json" --no-progress
+run fa_a2a_nccl 90 build/bin/xstage-bench fa_a2a --M 8192 --heads 8 --target nccl:0 --out "$RES/fa-a2a-nccl0.json" \
+  --no-progress
+clocks "after bench"
+stamp done

@@ -1,0 +1,245 @@
+// xstage attention host layer: fa_a2a prediction block and verdict checks (see fa_prediction_json.hpp).
+#include "attention/fa_prediction_json.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention/config.hpp"
+#include "attention/fa_model.hpp"
+#include "attention/fa_report.hpp"
+#include "attention/fa_verdict.hpp"
+#include "model/burst_gap.hpp"
+
+namespace xs::attention {
+namespace {
+
+using nlohmann::json;
+
+json number(double x) { return std::isfinite(x) ? json(x) : json(); }
+std::string us(double s) { return fmt::format("{:.1f} us", s * 1e6); }
+std::string mib(double bytes) { return fmt::format("{:.2f} MiB", bytes / 1048576.0); }
+
+// The measured E_res band at one boundary. A band needs the paired p10 <= median <= p90 (all zero: not
+// measured) and, where the samples are kept, at least 3 rounds: fewer give no estimate of the noise.
+ResidualBand band_of(const FaBoundary& b) {
+  const TimeStats& e = *b.e_res;
+  ResidualBand band;
+  band.measured = (e.median_s != 0 || e.p10_s != 0 || e.p90_s != 0) && e.p10_s <= e.median_s &&
+                  e.median_s <= e.p90_s && (e.samples_s.empty() || e.samples_s.size() >= 3);
+  band.median_s = e.median_s;
+  band.p10_s = e.p10_s;
+  band.p90_s = e.p90_s;
+  band.unhidden_s = b.serial->median_s > 0 ? b.serial->median_s - b.fa->median_s : 0;
+  return band;
+}
+
+// Q(K) only where the calibration identified it: never a neighbour's Q across an unidentified K (the
+// table leaves unidentified rows out, so a plain lookup would interpolate over them).
+std::optional<model::Lookup> identified_capacity(const model::PlatformModel& platform, int k) {
+  if (!platform.has_capacity()) return std::nullopt;
+  const auto& rows = platform.capacity_table();
+  int below = 0, above = 1 << 30;  // the identified rows around k (or open ends)
+  for (const auto& row : rows) {
+    if (row.num_producers <= k) below = std::max(below, row.num_producers);
+    if (row.num_producers >= k) above = std::min(above, row.num_producers);
+  }
+  for (int u : platform.unidentified_capacity_k())
+    if (u == k || (u > below && u < above)) return std::nullopt;
+  return platform.capacity_bytes(k);
+}
+
+struct Explanation {
+  std::string text;
+  bool explained = false;
+};
+
+// The measured quantities that account for a disagreement, and whether they do (consistent_with_band).
+Explanation explain(bool aligned_case, const VerdictCheck& check, const ResidualBand& band,
+                    const FaA2aPrediction& applied, const std::optional<FaA2aPrediction>& under_load,
+                    const SigmaChoice& sigma, const FaA2aPointResult& r) {
+  Explanation ex;
+  if (check.result != "disagrees") return ex;
+  const BurstVerdict& v = aligned_case ? applied.aligned : applied.phase_aware;
+  std::vector<std::string> parts;
+  if (v.verdict == "piggyback") {  // measured exposed
+    if (under_load && sigma.ratio > 0) {
+      const double with_load_s = aligned_case ? under_load->e_res_aligned_s : under_load->e_res_phase_aware_s;
+      const bool accounts = consistent_with_band(with_load_s, band);
+      parts.push_back(fmt::format(
+          "Q-loop under store load: sigma_fused / sigma_FA = {:.3f}, E_load = N_t ceil(M/b_n) (sigma_fused - "
+          "sigma_FA) = {}; {}", sigma.ratio, us(under_load->e_load_s),
+          std::isfinite(with_load_s)
+              ? fmt::format("predicted E_res with it {} {} the measured band", us(with_load_s),
+                            accounts ? "accounts for" : "does not account for")
+              : std::string("no E_res predicted with it (capacity bound undecided)")));
+      ex.explained = ex.explained || accounts;
+    }
+    if (r.fa_only_layout != "ulysses")
+      parts.push_back(fmt::format("FA-only writes the '{}' layout, fused the Ulysses one: E_res also holds the "
+                                  "layout difference", r.fa_only_layout));
+  } else {  // reshape, measured not exposed
+    if (aligned_case && applied.phase_aware.verdict == "piggyback") {
+      parts.push_back(fmt::format(
+          "the CTAs do not align: at most {} of K = {} store at once, store starts spread {} per wave; phase-aware "
+          "peak outstanding {} against the aligned {}", applied.phase_aware.wave.cluster_producers,
+          applied.num_producers, us(r.store_phase_spread_median_s), mib(applied.phase_aware.wave.peak_bytes),
+          mib(applied.aligned.wave.peak_bytes)));
+      ex.explained = true;
+    }
+    if (!applied.design.rate_bound_ok && under_load && under_load->design.rate_bound_ok) {
+      parts.push_back(fmt::format("with the fused launch's sigma the Q-loop gap {} reaches G* = {}: the rate "
+                                  "bound holds under load", us(under_load->qloop_gap_s),
+                                  us(under_load->recovery_gap_s)));
+      ex.explained = true;
+    }
+    const double pred_s = aligned_case ? applied.e_res_aligned_s : applied.e_res_phase_aware_s;
+    if (consistent_with_band(pred_s, band)) {
+      parts.push_back(fmt::format("the predicted E_res {} is within the band widened by its own width",
+                                  us(pred_s)));
+      ex.explained = true;
+    }
+  }
+  if (!ex.explained) parts.push_back("not explained by a measured quantity in this file");
+  for (std::size_t i = 0; i < parts.size(); ++i) ex.text += (i ? "; " : "") + parts[i];
+  return ex;
+}
+
+json wave_json(const BurstVerdict& v, double tile_bytes, double e_res_pred_s) {
+  return {{"K_cluster", v.wave.cluster_producers}, {"V_bytes", v.wave.cluster_producers * tile_bytes},
+          {"window_s", v.wave.window_s}, {"q_cluster_bytes", v.wave.cluster_bytes},
+          {"q_wave_bytes", v.wave.wave_bytes}, {"q_peak_bytes", v.wave.peak_bytes},
+          {"capacity_bound_ok", v.capacity_decided ? json(v.capacity_bound_ok) : json()},
+          {"E_cap_s", v.capacity_decided ? number(v.e_cap_s) : json()},
+          {"E_res_pred_s", number(e_res_pred_s)}, {"verdict", v.verdict}};
+}
+
+// The verdict is binary; `E_res_pred_within_band` adds whether the predicted magnitude is consistent with the
+// measured band (a "reshape ... agrees" may still predict far more exposure than measured).
+json check_json(const VerdictCheck& c, const Explanation& ex, double e_res_pred_s, const ResidualBand& band) {
+  const bool disagrees = c.result == "disagrees";
+  return {{"result", c.result}, {"measured_state", c.state}, {"reason", c.reason},
+          {"explanation", disagrees ? json(ex.text) : json()}, {"explained", disagrees ? json(ex.explained) : json()},
+          {"E_res_pred_within_band",
+           std::isfinite(e_res_pred_s) && band.measured ? json(consistent_with_band(e_res_pred_s, band)) : json()}};
+}
+
+json by_sigma_json(const std::optional<FaA2aPrediction>& p, double sigma_s) {
+  if (!p) return json();
+  return {{"sigma_s_per_kv_tile", sigma_s}, {"G_qloop_s", p->qloop_gap_s}, {"rate_bound_ok", p->design.rate_bound_ok},
+          {"E_drain_s", p->e_drain_s}, {"E_load_s", p->e_load_s},
+          {"aligned", {{"verdict", p->aligned.verdict}, {"E_res_pred_s", number(p->e_res_aligned_s)}}},
+          {"phase_aware", {{"verdict", p->phase_aware.verdict}, {"E_res_pred_s", number(p->e_res_phase_aware_s)}}}};
+}
+
+}  // namespace
+
+void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const model::PlatformModel& platform,
+                         json& j) {
+  const SigmaChoice sigma = choose_sigma(r.sigma_fa_s_per_kv_tile, r.sigma_s_per_kv_tile, r.qloop_fused.median_s,
+                                         r.qloop_fused.p10_s, r.qloop_fused.p90_s);
+  if (sigma.applied_s <= 0) return;
+  // The aligned burst of the model: K CTAs x one output tile each.
+  const int k = std::min(r.num_ctas, std::max(r.num_tiles, 1));
+  const int head_dim = spec.head_dim > 0 ? spec.head_dim : kernels::attention::TileShape::kHeadDim;
+  const double tile_bytes = model::fa_tile_bytes(kernels::attention::TileShape::kBlockM, head_dim,
+                                                 kernels::attention::TileShape::kElemBytes);
+  const auto tiss0 = platform.tiss0_s(k, k * tile_bytes);
+  const std::optional<model::Lookup> q_of_k = identified_capacity(platform, k);
+  const bool q_known = q_of_k.has_value();
+  const model::Lookup capacity = q_of_k.value_or(model::Lookup{});
+  FaA2aModelInputs in;
+  in.seq_len = spec.seq_len;
+  in.num_heads = spec.num_heads;
+  in.num_ctas = r.num_ctas;
+  in.head_dim = head_dim;
+  in.drain_rate_bps = platform.drain_rate_bps();
+  in.tiss0_s = tiss0.value;
+  in.capacity_bytes = q_known ? capacity.value : 0;
+  in.capacity_is_lower_bound = capacity.is_lower_bound;
+  in.alignment = {r.store_phase_spread_median_s, r.peak_concurrent_storers, r.mean_concurrent_storers};
+  // The phase-aware case checks against Q(K_c) of the CTAs storing at once (fa_verdict.hpp).
+  const int k_cluster = phase_aware_wave_outstanding(k, tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment)
+                            .cluster_producers;
+  const std::optional<model::Lookup> q_of_cluster = identified_capacity(platform, k_cluster);
+  in.phase_capacity_bytes = q_of_cluster ? q_of_cluster->value : 0;
+  in.phase_capacity_is_lower_bound = q_of_cluster && q_of_cluster->is_lower_bound;
+  auto predict_with = [&](double sigma_s, double compute_only_s) {
+    FaA2aModelInputs x = in;
+    x.sigma_s_per_kv_tile = sigma_s;
+    x.sigma_compute_only_s_per_kv_tile = compute_only_s;
+    return predict_fa_a2a(x);
+  };
+  std::optional<FaA2aPrediction> compute_only, under_load;
+  if (sigma.compute_only_s > 0) compute_only = predict_with(sigma.compute_only_s, 0);
+  // E_load needs both sigmas; with only the fused one the prediction has no load term.
+  if (sigma.under_load_s > 0) under_load = predict_with(sigma.under_load_s, sigma.compute_only_s);
+  const FaA2aPrediction& p = sigma.applied == "under_load" ? *under_load : *compute_only;
+
+  const FaBoundary boundary = judged_boundary(r);
+  const ResidualBand band = band_of(boundary);
+  VerdictCheck aligned_check = check_verdict(p.aligned.verdict, p.e_res_aligned_s, band);
+  VerdictCheck phase_check = check_verdict(p.phase_aware.verdict, p.e_res_phase_aware_s, band);
+  // An undecided capacity bound still leaves what the model predicts if it holds (E_load can be most of it).
+  for (auto [c, v] : {std::pair{&aligned_check, &p.aligned}, std::pair{&phase_check, &p.phase_aware}})
+    if (v->verdict == "undecided" && band.measured)
+      c->reason += fmt::format("; were the capacity bound met, E_res would be {}, {} the band widened by its width",
+                               us(p.e_res_capacity_met_s),
+                               consistent_with_band(p.e_res_capacity_met_s, band) ? "within" : "outside");
+  const Explanation aligned_ex = explain(true, aligned_check, band, p, under_load, sigma, r);
+  const Explanation phase_ex = explain(false, phase_check, band, p, under_load, sigma, r);
+
+  const double iso_s = model::isolated_issue_time_s(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
+                                                    q_known ? in.capacity_bytes : INFINITY);
+  json aligned = wave_json(p.aligned, p.tile_bytes, p.e_res_aligned_s);
+  aligned["check"] = check_json(aligned_check, aligned_ex, p.e_res_aligned_s, band);
+  json phase = wave_json(p.phase_aware, p.tile_bytes, p.e_res_phase_aware_s);
+  phase["alignment_measured"] = p.phase_aware.wave.alignment_measured;
+  phase["Q_bytes"] = q_of_cluster ? json(q_of_cluster->value) : json();
+  phase["Q_is_lower_bound"] = q_of_cluster && q_of_cluster->is_lower_bound;
+  phase["phase_spread_s"] = r.store_phase_spread_median_s;
+  phase["peak_concurrent_storers"] = r.peak_concurrent_storers;
+  phase["mean_concurrent_storers"] = r.mean_concurrent_storers;
+  const double uniform = mean_storers_if_uniform(p.num_producers, r.store_phase_spread_median_s,
+                                                 r.store_span_fused.median_s);
+  phase["mean_storers_if_uniform"] = uniform > 0 ? json(uniform) : json();
+  phase["check"] = check_json(phase_check, phase_ex, p.e_res_phase_aware_s, band);
+  j["prediction"] = {
+      {"K", p.num_producers}, {"tile_bytes", p.tile_bytes}, {"V_bytes", p.burst_bytes}, {"N_t", p.num_bursts},
+      {"R_Bps", in.drain_rate_bps}, {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss0.extrapolated},
+      {"Q_bytes", q_known ? json(in.capacity_bytes) : json()},
+      {"Q_is_lower_bound", capacity.is_lower_bound}, {"Q_identified", q_known},
+      {"G_qloop_s", p.qloop_gap_s}, {"G_star_s", p.recovery_gap_s}, {"M_ub_tokens", p.seq_len_bound_tokens},
+      {"dt_s", p.drain_stall_s}, {"dt_prime_s", p.critical_stall_s}, {"E_drain_s", p.e_drain_s},
+      {"dt_cc_s", p.dt_cc_s}, {"E_cc_s", p.e_cc_s},
+      {"T_iss_iso_s", q_known ? json(iso_s) : json()},
+      {"E_cap_aligned_s", p.aligned.capacity_decided ? number(p.aligned.e_cap_s) : json()},
+      {"rate_bound_ok", p.design.rate_bound_ok},
+      {"capacity_bound_ok", p.aligned.capacity_decided ? json(p.aligned.capacity_bound_ok) : json()},
+      {"q_peak_bytes", p.design.peak_outstanding_bytes}, {"verdict", p.aligned.verdict},
+      {"verdict_phase_aware", p.phase_aware.verdict},
+      {"sigma", {{"compute_only_s_per_kv_tile", sigma.compute_only_s}, {"under_load_s_per_kv_tile", sigma.under_load_s},
+                 {"ratio_under_load_over_compute_only", sigma.ratio > 0 ? json(sigma.ratio) : json()},
+                 {"qloop_relative_spread", sigma.relative_spread}, {"applied", sigma.applied},
+                 {"applied_s_per_kv_tile", sigma.applied_s}, {"why", sigma.why}}},
+      {"by_sigma", {{"compute_only", by_sigma_json(compute_only, sigma.compute_only_s)},
+                    {"under_load", by_sigma_json(under_load, sigma.under_load_s)}}},
+      {"E_issue_s", p.e_issue_s}, {"E_load_s", p.e_load_s}, {"E_res_pred_capacity_met_s", p.e_res_capacity_met_s},
+      {"judged_at", boundary.name},
+      {"noise_band", {{"measured", band.measured}, {"median_s", band.median_s}, {"p10_s", band.p10_s},
+                      {"p90_s", band.p90_s}, {"T_serial_minus_T_FA_s", band.unhidden_s}}},
+      {"aligned", aligned}, {"phase_aware", phase}};
+  std::string summary = fmt::format("aligned-case test (paper): {} -> {}; phase-aware: {} -> {} (judged at {}). {}",
+                                    p.aligned.verdict, aligned_check.result, p.phase_aware.verdict,
+                                    phase_check.result, boundary.name, aligned_check.reason);
+  if (!q_known) summary += fmt::format(". Q(K={}) is not identified by the calibration", k);
+  for (const auto* ex : {&aligned_ex, &phase_ex})
+    if (!ex->text.empty()) summary += fmt::format(". {}: {}", ex == &aligned_ex ? "aligned" : "phase-aware", ex->text);
+  j["agreement"] = summary;
+}
+
+}  // namespace xs::attention
