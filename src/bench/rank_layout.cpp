@@ -1,5 +1,5 @@
 // xstage bench layer: launcher environment -> RankContext, the all-GPUs-one-process layout and the Ulysses
-// partition check (see rank_layout.hpp). Not wired into any run yet.
+// partition check (see rank_layout.hpp).
 #include "bench/rank_layout.hpp"
 
 #include <charconv>
@@ -53,7 +53,8 @@ std::optional<int> uniform_tasks_per_node(const std::string& name, const std::st
 }
 
 void check_context(const RankContext& c, const std::string& rank_var, const std::string& size_var,
-                   const std::string& local_rank_var, const std::string& local_size_var, int num_local_gpus) {
+                   const std::string& local_rank_var, const std::string& local_size_var,
+                   std::optional<int> local_gpus) {
   if (c.world_size < 1) throw input_error(size_var, "must be at least 1, got " + std::to_string(c.world_size));
   if (c.rank >= c.world_size) {
     throw input_error(rank_var, "rank " + std::to_string(c.rank) + " is not below the world size " +
@@ -70,6 +71,8 @@ void check_context(const RankContext& c, const std::string& rank_var, const std:
                                           " is not below the local size " + std::to_string(c.local_size) + " (" +
                                           local_size_var + ")");
   }
+  if (!local_gpus) return;  // a dry run touches no device
+  const int num_local_gpus = *local_gpus;
   const std::string gpus = std::to_string(num_local_gpus) + " GPU" + (num_local_gpus == 1 ? "" : "s");
   if (c.local_rank >= num_local_gpus) {
     throw input_error(local_rank_var, "more ranks on this node than GPUs: local rank " + std::to_string(c.local_rank) +
@@ -83,8 +86,19 @@ void check_context(const RankContext& c, const std::string& rank_var, const std:
 
 }  // namespace
 
-RankContext rank_context_from_env(const Env& env, int num_local_gpus) {
-  if (num_local_gpus < 1) throw no_gpu_error("no GPU on this node: a rank needs one GPU to drive");
+bool launched_by_launcher(const Env& env) {
+  return lookup(env, "OMPI_COMM_WORLD_RANK") || lookup(env, "PMI_RANK") || lookup(env, "SLURM_PROCID");
+}
+
+void check_world_matches_p(int num_ranks, long long requested_p, const std::string& field) {
+  if (num_ranks <= 1 || requested_p == num_ranks) return;
+  throw input_error(field, "P=" + std::to_string(requested_p) + " but the run has " + std::to_string(num_ranks) +
+                               " ranks: with several ranks P is the number of ranks (mpirun -np P, or --gpus P); "
+                               "with one rank P ranks are emulated on one GPU");
+}
+
+RankContext rank_context_from_env(const Env& env, std::optional<int> num_local_gpus) {
+  if (num_local_gpus && *num_local_gpus < 1) throw no_gpu_error("no GPU on this node: a rank needs one GPU to drive");
   RankContext c;
   if (lookup(env, "OMPI_COMM_WORLD_RANK")) {
     const std::string r = "OMPI_COMM_WORLD_RANK", s = "OMPI_COMM_WORLD_SIZE";
@@ -141,7 +155,7 @@ RankContext rank_context_from_env(const Env& env, int num_local_gpus) {
 std::vector<RankContext> all_gpus_one_process(int num_gpus, int requested) {
   if (num_gpus < 1) throw no_gpu_error("no GPU on this node: the all-GPUs launch model needs at least one");
   if (requested < 0 || requested > num_gpus) {
-    throw input_error("gpus", std::to_string(requested) + " requested, " + std::to_string(num_gpus) +
+    throw input_error("--gpus", std::to_string(requested) + " requested, " + std::to_string(num_gpus) +
                                   " on this node; accepted: 0 (all) to " + std::to_string(num_gpus));
   }
   const int n = requested == 0 ? num_gpus : requested;

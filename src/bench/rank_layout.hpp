@@ -1,8 +1,9 @@
 // xstage bench layer: which rank this process is and which GPU it drives, read from the launcher's environment
 // (OpenMPI, MPICH/Intel MPI PMI, Slurm) or laid out for one process driving all local GPUs. Plain C++.
-// Host-side building block for issue 14: NOT wired into any run yet (no tool calls it; no MPI/NCCL code here).
+// Used at xstage-bench's start-up (bench/rank_launch.hpp); no MPI/NCCL code here.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,18 @@ struct RankContext {
 // (checked on every rank against the local size too, so all ranks of a node fail alike instead of some
 // waiting at bootstrap); no_gpu_error (exit 77) when num_local_gpus < 1.
 // Caveat: a plain `sbatch` script (no srun) also has SLURM_PROCID=0 and SLURM_NTASKS; launch with srun.
-RankContext rank_context_from_env(const std::map<std::string, std::string>& env, int num_local_gpus);
+// num_local_gpus nullopt (a dry run: no device is touched) skips both GPU checks.
+RankContext rank_context_from_env(const std::map<std::string, std::string>& env, std::optional<int> num_local_gpus);
+
+// True when a launcher's rank variable (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID) is set.
+bool launched_by_launcher(const std::map<std::string, std::string>& env);
+
+// With several ranks a point's P (the ranks its work is split over) must be the run's number of ranks; with
+// one rank P is emulated on one GPU and any P is accepted. input_error naming `field` otherwise.
+void check_world_matches_p(int num_ranks, long long requested_p, const std::string& field);
 
 // The ncclCommInitAll launch model: one process, one thread per GPU, rank i drives device i.
-// requested 0 = all `num_gpus`; requested > num_gpus or < 0 -> input_error (field "gpus");
+// requested 0 = all `num_gpus`; requested > num_gpus or < 0 -> input_error (field "--gpus");
 // num_gpus < 1 -> no_gpu_error.
 std::vector<RankContext> all_gpus_one_process(int num_gpus, int requested);
 

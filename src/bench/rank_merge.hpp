@@ -1,11 +1,12 @@
 // xstage bench layer: merging per-rank measurements of one point into the figure the paper reports (per trial
 // the slowest rank, then median/p10/p90 over trials) and per-rank verification counts into one. Plain C++.
-// Host-side building block for issue 14: NOT wired into any run yet (nothing gathers ranks today).
+// Used by the rank-aware application loop (bench/app_bench.hpp) to merge the points rank 0 gathers.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "common/stats.hpp"
+#include "report/app_point.hpp"
 
 namespace xs::bench {
 
@@ -25,5 +26,18 @@ struct RankVerification {
 
 // Counts summed over ranks; verified only when every rank verified. Empty input -> input_error.
 RankVerification merge_rank_verification(const std::vector<RankVerification>& by_rank);
+
+// One application point measured on every rank -> the point the result file holds. One rank: returned as it
+// is. Several (the same id and axes on every rank, else input_error naming the rank):
+//   status   the worst over ranks (failed > skipped > ok) with "rank r: " before the first such rank's
+//            reason; when not ok on every rank, no times (a subset of ranks is not the run's time);
+//   variants merge_rank_trials per variant (per trial the slowest rank, then median/p10/p90); every rank
+//            must report the same variants;
+//   paired   "<a>_minus_<b>" recomputed per trial from the merged a and b (the same-round difference of the
+//            slowest ranks); a key not naming two variants is dropped and listed in extra.ranks;
+//   verification  checked/passed only when on every rank; detail of the first failing rank; values: rank
+//            0's plus "by_rank" (every rank's values);
+//   prediction and extra: rank 0's, extra.ranks = {num_ranks, rule, by_rank: status and medians}.
+report::AppPoint merge_rank_points(const std::vector<report::AppPoint>& by_rank);
 
 }  // namespace xs::bench

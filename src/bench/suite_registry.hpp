@@ -21,7 +21,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/rank_layout.hpp"
+
 namespace xs::bench {
+
+class RankComm;
 
 // Flags xstage-bench owns for every suite, filled before dry_run/run is called.
 struct SuiteContext {
@@ -35,6 +39,10 @@ struct SuiteContext {
   bool resume = false, progress = true, json = false;
   std::string table_flag;               // "--csv" or "--md" when one was given, else ""
   std::vector<std::string> argv;
+  // This rank (bench/rank_launch.hpp): its device is rank.device; comm is null only outside xstage-bench's
+  // start-up (tests). One rank unless launched with --gpus N or under mpirun.
+  RankContext rank;
+  RankComm* comm = nullptr;
 };
 
 // Where a suite declares its flags. The CLI's implementation puts them in an option group titled by the
@@ -57,6 +65,9 @@ struct SuiteDefinition {
   std::function<void(OptionSink&)> add_options;            // may be empty
   std::function<int(const SuiteContext&)> dry_run;         // prints the expanded sweep; no device call
   std::function<int(const SuiteContext&)> run;            // returns the exit code; throws xs::Error
+  // The run uses SuiteContext::rank/comm (bench/app_bench's rank-aware loop, the rank's device). xstage-bench
+  // refuses to start a suite without it on several ranks (each rank would write the same file).
+  bool runs_on_ranks = false;
 };
 
 class SuiteRegistry {

@@ -7,12 +7,17 @@
 #include <vector>
 
 #include "attention/fa_suite.hpp"
+#include "bench/rank_agree.hpp"
+#include "bench/rank_launch.hpp"
 #include "bench/suite_registry.hpp"
 #include "cli/common/cli_main.hpp"
 #include "cli/common/remote_store_suites.hpp"
 #include "cli/common/suite_options.hpp"
 #include "common/error.hpp"
 #include "moe/moe_suite.hpp"
+#if defined(XS_HAVE_CUDA)
+#include "runtime/devices.hpp"
+#endif
 
 namespace {
 
@@ -21,17 +26,34 @@ struct BenchOptions {
   xs::cli::RemoteStoreFlags flags;  // backend, sweep and table flags, shared with xstage-calibrate
   std::string model_path, out_path;
   bool list = false, dry_run = false, resume = false, no_progress = false, json = false;
+  int gpus = 1;  // ranks as threads of this process (0: all local GPUs)
 };
 
-int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const std::vector<std::string>& argv) {
+int count_local_gpus() {
+#if defined(XS_HAVE_CUDA)
+  return xs::runtime::count_devices();
+#else
+  throw xs::no_gpu_error("GPU backend not built: nvcc was not found at configure time, so no rank has a GPU");
+#endif
+}
+
+int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const std::vector<std::string>& argv,
+        const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
   if (o.list) {
     fmt::print("{}", registry.list_text());
     return 0;
   }
-  if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
-  if (o.json && o.flags.tables.markdown)
-    throw xs::input_error("--md", "cannot be combined with --json (both print on stdout)");
-  const xs::bench::SuiteDefinition& suite = registry.at(o.suite_id);
+  const xs::bench::SuiteDefinition* found = nullptr;
+  xs::bench::agree(comm, [&] {  // the same refusal on every rank, reported once by rank 0
+    if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
+    if (o.json && o.flags.tables.markdown)
+      throw xs::input_error("--md", "cannot be combined with --json (both print on stdout)");
+    found = &registry.at(o.suite_id);
+    if (!o.dry_run && comm.size() > 1 && !found->runs_on_ranks)
+      throw xs::input_error(found->id, fmt::format("does not run over several ranks yet ({} ranks started): run it "
+                                                   "as one process (without mpirun or --gpus)", comm.size()));
+  });
+  const xs::bench::SuiteDefinition& suite = *found;
   xs::bench::SuiteContext c;
   c.suite_id = suite.id;
   c.backend = o.flags.backend.kind;
@@ -45,7 +67,13 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
   c.json = o.json;
   c.table_flag = !o.flags.tables.csv_path.empty() ? "--csv" : o.flags.tables.markdown ? "--md" : "";
   c.argv = argv;
-  return o.dry_run ? suite.dry_run(c) : suite.run(c);
+  c.rank = rank;
+  c.comm = &comm;
+  if (!o.dry_run) return suite.run(c);
+  if (comm.rank() != 0) return 0;
+  if (rank.world_size > 1 || rank.launcher != "single")
+    fmt::print("launch: {}, {} rank{}\n", rank.launcher, rank.world_size, rank.world_size == 1 ? "" : "s");
+  return suite.dry_run(c);
 }
 
 std::string examples(const xs::bench::SuiteRegistry& registry) {
@@ -58,7 +86,8 @@ std::string examples(const xs::bench::SuiteRegistry& registry) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xs::cli::run_main("xstage-bench", [&]() {
+  xs::bench::RankProcess ranks(&argc, &argv);  // MPI_Init_thread when started by mpirun/srun in an MPI build
+  const int code = xs::cli::run_main("xstage-bench", [&]() {
     BenchOptions o;
     xs::bench::SuiteRegistry registry;
     xs::cli::register_remote_store_suites(registry, o.flags);
@@ -70,6 +99,8 @@ int main(int argc, char** argv) {
         "Examples:\n" + examples(registry) + "\n"
         "Limits: at most 100,000 points per sweep, 100,000 repetitions per point and 100,000 bursts per\n"
         "repetition (exit 2 beyond them, before anything runs).\n\n"
+        "Several GPUs: --gpus N (one process, one thread per GPU) or, in a build with -DXS_WITH_MPI=ON,\n"
+        "mpirun -np N xstage-bench ... (one process per GPU); rank 0 alone prints and writes.\n\n"
         "Exit codes: 0 ok, 1 a point failed data verification, 2 bad usage or input, 3 CUDA failure,\n"
         "77 no GPU, 130 interrupted (--resume).",
         "xstage-bench"};
@@ -84,10 +115,24 @@ int main(int argc, char** argv) {
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
     app.add_flag("--json", o.json, "Print the result file on stdout instead of a table");
+    app.add_option("--gpus", o.gpus, "Ranks as threads of this process, one per local GPU (0: all; default 1). "
+                                     "Under mpirun each process drives one GPU instead")
+        ->check(CLI::Range(0, 4096));
     xs::cli::add_table_flags(app, o.flags.tables, "every point");
     xs::cli::SuiteOptionSink suite_options(app);
     suite_options.add_suites(registry);
     xs::cli::parse_or_throw(app, argc, argv);
-    return run(registry, o, std::vector<std::string>(argv, argv + argc));
+    ranks.parsed();
+    const std::vector<std::string> args(argv, argv + argc);
+    if (o.list) {  // touches no device, needs no launch
+      xs::bench::SingleRankComm one;
+      return ranks.is_root() ? run(registry, o, args, {}, one) : 0;
+    }
+    const bool uses_gpus = !o.dry_run && o.flags.backend.kind != "sim";
+    return ranks.run(o.gpus, uses_gpus, count_local_gpus,
+                     [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
+                       return run(registry, o, args, rank, comm);
+                     });
   });
+  return ranks.finish(code);
 }

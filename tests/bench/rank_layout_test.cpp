@@ -170,8 +170,8 @@ TEST(RankLayout, AllGpusOneProcessLaysOutOneRankPerDevice) {
 }
 
 TEST(RankLayout, AllGpusOneProcessRefusesMoreThanPresent) {
-  expect_error([] { all_gpus_one_process(2, 3); }, ExitCode::kBadInput, "gpus", "3 requested, 2 on this node");
-  expect_error([] { all_gpus_one_process(2, -1); }, ExitCode::kBadInput, "gpus", "0 (all) to 2");
+  expect_error([] { all_gpus_one_process(2, 3); }, ExitCode::kBadInput, "--gpus", "3 requested, 2 on this node");
+  expect_error([] { all_gpus_one_process(2, -1); }, ExitCode::kBadInput, "--gpus", "0 (all) to 2");
 }
 
 TEST(RankLayout, UlyssesPartitionAcceptsDivisors) {
