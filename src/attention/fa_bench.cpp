@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -11,12 +12,15 @@
 #include "attention/fa_report.hpp"
 #include "attention/fa_runner.hpp"
 #include "bench/app_bench.hpp"
+#include "bench/rank_agree.hpp"
 #include "bench/runner.hpp"
+#include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/gpu_backend.hpp"
+#include "runtime/topology_probe.hpp"
 
 namespace xs::attention {
 namespace {
@@ -48,41 +52,77 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
 
 }  // namespace
 
-int run_fa_bench(const FaBenchOptions& o) {
-  if (o.seq_lens.empty() || o.targets.empty()) throw input_error("--M/--target", "nothing to run");
-  // Every output path before anything is measured: no device node, fifo or unwritable folder (exit 2).
-  report::check_output_path(o.out_path, "--out");
-  report::check_output_path(report::journal_path_for(o.out_path), "the journal");
+int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
+  bench::SingleRankComm single;
+  bench::RankComm& comm = comm_or_null != nullptr ? *comm_or_null : single;
+  const bool several = comm.size() > 1;
   std::optional<model::PlatformModel> platform;
   std::string model_target;
-  if (!o.model_path.empty()) {  // before any launch
-    platform = model::PlatformModel::load(o.model_path);
-    const json file = report::read_json_file(o.model_path);
-    if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
-      model_target = file["config"]["target"].get<std::string>();
-  }
-  const std::vector<FaA2aPointSpec> specs = expand(o);
-  // The GPU backend names the device in the journal header and the result's meta. No usable GPU (exit 77)
-  // stops here, before a journal exists: the points could not run on it either.
-  if (const int num_gpus = runtime::count_devices(); o.device >= num_gpus)
-    throw input_error("--device", fmt::format("GPU {} does not exist: this node has {} GPU{} (use 0..{})", o.device,
-                                              num_gpus, num_gpus == 1 ? "" : "s", num_gpus - 1));
-  const std::unique_ptr<Backend> backend = runtime::make_gpu_backend(o.device);
+  std::vector<FaA2aPointSpec> specs;
+  std::unique_ptr<Backend> backend;
+  json topology;  // meta.topology of a run with a peer/nccl target
+  // Everything that can refuse the run, on every rank before any point: one rank's refusal ends every rank
+  // with the same message (bench/rank_agree.hpp; with one rank its error propagates unchanged).
+  bench::agree(comm, [&] {
+    if (o.seq_lens.empty() || o.targets.empty()) throw input_error("--M/--target", "nothing to run");
+    // Every output path before anything is measured: no device node, fifo or unwritable folder (exit 2).
+    // Rank 0 alone writes, so only its paths matter.
+    if (comm.rank() == 0) {
+      report::check_output_path(o.out_path, "--out");
+      report::check_output_path(report::journal_path_for(o.out_path), "the journal");
+    }
+    if (!o.model_path.empty()) {  // before any launch
+      platform = model::PlatformModel::load(o.model_path);
+      const json file = report::read_json_file(o.model_path);
+      if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
+        model_target = file["config"]["target"].get<std::string>();
+    }
+    specs = expand(o);
+    // The GPU backend names the device in the journal header and the result's meta. No usable GPU (exit 77)
+    // stops here, before a journal exists: the points could not run on it either.
+    if (const int num_gpus = runtime::count_devices(); o.device >= num_gpus)
+      throw input_error("--device", fmt::format("GPU {} does not exist: this node has {} GPU{} (use 0..{})", o.device,
+                                                num_gpus, num_gpus == 1 ? "" : "s", num_gpus - 1));
+    backend = runtime::make_gpu_backend(o.device);
+    // Topology check (issue 14): the pairs the peer/nccl points store across, refused without peer access.
+    std::vector<bench::GpuPair> pairs;
+    for (const auto& target : o.targets)
+      for (const auto& p : bench::pairs_for_point(target, o.device, o.num_ranks))
+        if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
+    if (!pairs.empty()) {
+      const auto links = runtime::query_peer_links(pairs);
+      for (const auto& target : o.targets)
+        bench::check_peer_access(target, bench::pairs_for_point(target, o.device, o.num_ranks), links,
+                                 runtime::count_devices());
+      topology = runtime::measure_topology_record(pairs, links);
+    }
+  });
 
   bench::AppBenchPlan plan;
   plan.suite = kFaSuiteId;
-  for (const auto& s : specs)
-    plan.points.push_back({fa_point_id(s), s.target, fa_canonical_spec(s),
+  for (const auto& s : specs) {
+    json axes = fa_canonical_spec(s);
+    if (several) axes.erase("device");  // each rank's own GPU: meta.ranks lists them
+    plan.points.push_back({fa_point_id(s), s.target, axes,
                            fmt::format("M={} heads={} target={}", s.seq_len, s.num_heads, s.target)});
+  }
   plan.run_identity = {{"model", o.model_path}};  // the journaled points carry that model's predictions
   plan.identity = bench::journal_header_for(*backend, {});
   plan.output_path = o.out_path;
   plan.resume = o.resume;
   plan.progress = o.progress;
-  const bench::AppBenchOutcome outcome = bench::run_app_points(plan, [&](std::size_t i, const bench::AppPointSpec&) {
-    const FaA2aPointResult r = run_fa_a2a_point(specs[i]);
-    return fa_app_point(specs[i], r, fa_point_json(specs[i], r, platform, model_target));
-  });
+  if (several) plan.describe_rank = [&] { return runtime::describe_rank_device(o.device); };
+  const bench::AppBenchOutcome outcome = bench::run_app_points(
+      plan, comm, [&](std::size_t i, const bench::AppPointSpec& spec, const bench::PointContext& ctx) {
+        FaA2aPointSpec s = specs[i];
+        s.seed = ctx.seed;  // the same inputs on every rank
+        const FaA2aPointResult r = run_fa_a2a_point(s);
+        report::AppPoint point = fa_app_point(s, r, fa_point_json(s, r, platform, model_target));
+        point.axes = spec.axes;  // several ranks: without the rank's own device
+        return point;
+      });
+  // Ranks other than 0 write and print nothing (write_app_result returns rank 0's code).
+  if (!outcome.writes_output) return bench::write_app_result(plan, outcome, {});
 
   std::vector<json> legacy;  // extra.fa_a2a: the per-point objects scripts/plot_fa_a2a.py reads
   for (const auto& p : outcome.points) legacy.push_back(fa_legacy_json(p));
@@ -92,8 +132,15 @@ int run_fa_bench(const FaBenchOptions& o) {
                      {"head_dim", o.head_dim}, {"device", o.device},
                      {"num_ctas", o.num_ctas}, {"repetitions", o.repetitions},
                      {"launches_per_graph", o.launches_per_graph}, {"verify", o.verify}};
+  if (several) sections.config.erase("device");  // each rank's own GPU (meta.ranks)
   sections.extra["fa_a2a"] = legacy;
   if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;
+  if (!topology.is_null()) sections.meta["topology"] = topology;
+  if (several)
+    sections.extra["multi_rank"] = {
+        {"mode", "independent senders"},
+        {"note", "each rank ran the one-GPU emulation of every point on its own GPU with the same inputs; no data "
+                 "crossed ranks (a real Ulysses All-to-All across ranks is not built yet: docs/multi-gpu.md)"}};
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
   if (o.json) {

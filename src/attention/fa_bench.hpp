@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/rank_comm.hpp"
+
 namespace xs::attention {
 
 struct FaBenchOptions {
@@ -26,7 +28,13 @@ struct FaBenchOptions {
 
 // Returns the process exit code (0 ok, 1 a point failed verification, a resumed one included, 130
 // interrupted); throws xs::Error otherwise (exit 2: an existing journal without --resume, another run's
-// journal, a locked one; 3 CUDA failure; 77 no GPU).
-int run_fa_bench(const FaBenchOptions& options);
+// journal, a locked one, a peer pair without peer access; 3 CUDA failure; 77 no GPU).
+// `comm` (null: one rank) runs the sweep on every rank of a run (bench/app_bench.hpp's rank-aware loop): each
+// rank measures every point on options.device (its own GPU) with the seed rank 0 drew, rank 0 merges the
+// points (per trial the slowest rank), writes the result with every rank's device in meta.ranks and prints
+// the table. Several ranks run local/host only (fa_suite refuses peer/nccl there): each rank is an
+// independent sender, no data crosses ranks. Runs with a peer/nccl target get meta.topology
+// (bench/topology_record.hpp) and are refused (exit 2) when a pair they store across has no peer access.
+int run_fa_bench(const FaBenchOptions& options, bench::RankComm* comm = nullptr);
 
 }  // namespace xs::attention

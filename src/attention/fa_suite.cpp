@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "attention/fa_app_point.hpp"
+#include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
 #if defined(XS_HAVE_ATTENTION_RUNNER)
@@ -31,6 +32,29 @@ struct FaSweep {
   std::vector<std::string> targets;
 };
 
+// Ulysses over P ranks (bench/rank_layout.hpp), its errors naming the flag. --heads is per rank (after the
+// pre-attention All-to-All), so the run's H = heads * P: P divides H by construction and the check that can
+// fire is P dividing M, which validate_fa_point_spec makes first (naming --P).
+void check_ulysses(long long heads_per_rank, int num_ranks, long long seq_len) {
+  try {
+    bench::validate_ulysses_partition(static_cast<int>(heads_per_rank * num_ranks), num_ranks,
+                                      static_cast<int>(seq_len));
+  } catch (const Error& e) {
+    const std::string what = e.what(), prefix = e.field() + ": ";
+    throw input_error("--" + e.field(), what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
+  }
+}
+
+// The GPU a rank's points run on: --device with one rank (as before ranks existed), the rank's own GPU (its
+// local rank) with several, where --device would be ambiguous.
+int point_device(const bench::SuiteContext& c) {
+  if (c.rank.world_size <= 1) return c.device;
+  if (c.device != 0)
+    throw input_error("--device", "with " + std::to_string(c.rank.world_size) + " ranks each rank drives its own "
+                                  "GPU (its local rank); drop --device");
+  return c.rank.device;
+}
+
 // The shared flags' checks and the sweep's axes, for the dry run and the run alike.
 FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   if (c.backend == "sim")
@@ -42,6 +66,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   s.seq_lens = parse_integer_range(f.M, "--M");
   s.heads = parse_integer_range(f.heads, "--heads");
   s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
+  const int device = point_device(c);
   // Every point's shape and flags before anything runs, the dry run included (exit 2 naming the flag).
   for (long long h : s.heads)
     for (long long m : s.seq_lens) {
@@ -52,12 +77,17 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       p.num_heads = static_cast<int>(h);
       p.head_dim = f.head_dim;
       p.num_ranks = f.P;
-      p.device = c.device;
+      p.device = device;
       p.num_ctas = f.ctas;
       p.launches_per_graph = f.launches_per_graph;
       if (c.repetitions) p.repetitions = *c.repetitions;
       validate_fa_point_spec(p);
+      check_ulysses(h, f.P, m);
     }
+  // Several ranks: P is the number of ranks (also checked by the point loop), and no target may store into
+  // other ranks' buffers yet.
+  bench::check_world_matches_p(c.rank.world_size, f.P, "--P");
+  bench::check_targets_on_ranks(kSuiteId, s.targets, c.rank.world_size);
   return s;
 }
 
@@ -66,7 +96,8 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
   for (const auto& t : s.targets)
     for (long long h : s.heads)
       for (long long m : s.seq_lens)
-        fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}\n", m, h, f.P, t, c.device, f.head_dim);
+        fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}\n", m, h, f.P, t,
+                   c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), f.head_dim);
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -80,7 +111,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.num_heads = s.heads;
   o.num_ranks = f.P;
   o.head_dim = f.head_dim;
-  o.device = c.device;
+  o.device = point_device(c);
   o.num_ctas = f.ctas;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
@@ -91,7 +122,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.model_path = c.model_path;
   o.out_path = c.out_path.empty() ? "out/bench-fa_a2a.json" : c.out_path;
   o.argv = c.argv;
-  return run_fa_bench(o);
+  return run_fa_bench(o, c.comm);
 #else
   (void)s;
   throw no_gpu_error("fa_a2a needs the CUDA build (nvcc was not found at configure time): not built");
@@ -120,6 +151,7 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
   };
   d.dry_run = [flags](const bench::SuiteContext& c) { return dry_run(*flags, c); };
   d.run = [flags](const bench::SuiteContext& c) { return run(*flags, c); };
+  d.runs_on_ranks = true;  // local/host on every rank's own GPU; peer/nccl refused on several (expand)
   registry.add(std::move(d));
 }
 

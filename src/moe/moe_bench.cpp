@@ -12,7 +12,9 @@
 #include <optional>
 
 #include "bench/app_bench.hpp"
+#include "bench/rank_agree.hpp"
 #include "bench/runner.hpp"
+#include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "model/platform_model.hpp"
 #include "moe/advice_json.hpp"
@@ -28,6 +30,7 @@
 #include "runtime/devices.hpp"
 #include "runtime/gpu_backend.hpp"
 #include "runtime/target_cache.hpp"
+#include "runtime/topology_probe.hpp"
 
 namespace xs::moe {
 namespace {
@@ -229,19 +232,43 @@ double tensor_flops_for(const MoeBenchOptions& o, const std::string& precision) 
 
 }  // namespace
 
-int run_moe_bench(const MoeBenchOptions& o) {
-  if (o.points.empty()) throw input_error("--shapes", "nothing to run");
-  report::check_output_path(o.out_path, "--out");
-  report::check_output_path(report::journal_path_for(o.out_path), "the journal");
+int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
+  bench::SingleRankComm single;
+  bench::RankComm& comm = comm_or_null != nullptr ? *comm_or_null : single;
+  const bool several = comm.size() > 1;
   std::optional<Calibration> cal;
-  if (!o.model_path.empty()) {  // before any launch
-    cal = Calibration{model::PlatformModel::load(o.model_path), ""};
-    const json file = report::read_json_file(o.model_path);
-    if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
-      cal->target = file["config"]["target"].get<std::string>();
-  }
-  const std::unique_ptr<Backend> backend = runtime::make_gpu_backend(0);
-  const double peak_clock_hz = runtime::query_device(o.points.front().device).clock_rate_hz;
+  std::unique_ptr<Backend> backend;
+  double peak_clock_hz = 0;
+  json topology;  // meta.topology of a run with a peer/nccl target
+  const int device = o.points.empty() ? 0 : o.points.front().device;  // every point's: the rank's GPU
+  // Everything that can refuse the run, on every rank before any point (one rank's refusal ends all alike).
+  bench::agree(comm, [&] {
+    if (o.points.empty()) throw input_error("--shapes", "nothing to run");
+    if (comm.rank() == 0) {  // rank 0 alone writes
+      report::check_output_path(o.out_path, "--out");
+      report::check_output_path(report::journal_path_for(o.out_path), "the journal");
+    }
+    if (!o.model_path.empty()) {  // before any launch
+      cal = Calibration{model::PlatformModel::load(o.model_path), ""};
+      const json file = report::read_json_file(o.model_path);
+      if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
+        cal->target = file["config"]["target"].get<std::string>();
+    }
+    backend = runtime::make_gpu_backend(device);
+    peak_clock_hz = runtime::query_device(device).clock_rate_hz;
+    // Topology check (issue 14): megamoe's peer:N / nccl:N put every other rank's Combine rows on GPU N.
+    std::vector<bench::GpuPair> pairs;
+    for (const auto& s : o.points)
+      for (const auto& p : bench::pairs_for_point(s.target, s.device, 0))
+        if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
+    if (!pairs.empty()) {
+      const auto links = runtime::query_peer_links(pairs);
+      for (const auto& s : o.points)
+        bench::check_peer_access(s.target, bench::pairs_for_point(s.target, s.device, 0), links,
+                                 runtime::count_devices());
+      topology = runtime::measure_topology_record(pairs, links);
+    }
+  });
 
   bench::AppBenchPlan plan;
   plan.suite = "megamoe";
@@ -256,9 +283,14 @@ int run_moe_bench(const MoeBenchOptions& o) {
   plan.output_path = o.out_path;
   plan.resume = o.resume;
   plan.progress = o.progress;
-  const bench::AppBenchOutcome outcome = bench::run_app_points(plan, [&](std::size_t i, const bench::AppPointSpec&) {
-    const MoePointSpec& spec = o.points[i];
-    const Routing routing = generate_routing(routing_params_of(spec));
+  if (several) plan.describe_rank = [&] { return runtime::describe_rank_device(device); };
+  const bench::AppBenchOutcome outcome = bench::run_app_points(plan, comm, [&](std::size_t i, const bench::AppPointSpec&,
+                                                                               const bench::PointContext& ctx) {
+    MoePointSpec spec = o.points[i];
+    spec.input_seed = ctx.seed;  // the same inputs on every rank
+    Routing routing = generate_routing(routing_params_of(spec));
+    // One rank emulates the most loaded of the P ranks (the routing's choice); on P ranks each plays its own.
+    if (several) routing.emulated_rank = comm.rank();
     const MoeProblem problem = build_problem(routing, spec.shape.hidden, spec.shape.intermediate);
     json prediction;
     const double f = tensor_flops_for(o, spec.precision);
@@ -270,7 +302,8 @@ int run_moe_bench(const MoeBenchOptions& o) {
       clocks = check.record;
       clocks["throttled"] = !check.rerun_reason.empty();
       clocks["reason"] = check.rerun_reason;
-      if (check.rerun_reason.empty() || attempt == o.max_clock_reruns) break;
+      // Several ranks: no re-run (a rank re-running alone would pair its trials with none of the others').
+      if (check.rerun_reason.empty() || attempt == (several ? 0 : o.max_clock_reruns)) break;
       std::fprintf(stderr, "xstage: megamoe %s: %s; re-running the point\n", plan.points[i].label.c_str(),
                    check.rerun_reason.c_str());
       attempts.push_back(clocks);
@@ -286,6 +319,8 @@ int run_moe_bench(const MoeBenchOptions& o) {
     return point;
   });
   runtime::host_target_cache().clear();  // the pinned destinations the points shared
+  // Ranks other than 0 write and print nothing (write_app_result returns rank 0's code).
+  if (!outcome.writes_output) return bench::write_app_result(plan, outcome, {});
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
   sections.config = json::array();
@@ -293,6 +328,13 @@ int run_moe_bench(const MoeBenchOptions& o) {
   sections.config = {{"points", sections.config}};
   if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;
   if (!o.tensor_tflops.empty()) sections.extra["tensor_tflops_for_predictions"] = tflops;
+  if (!topology.is_null()) sections.meta["topology"] = topology;
+  if (several)
+    sections.extra["multi_rank"] = {
+        {"mode", "each rank plays its own EP rank"},
+        {"note", "rank r ran EP rank r's share of the same routing and inputs on its own GPU; its Combine rows for "
+                 "the other ranks went to its own local/host buffers, not to those ranks (a Combine across ranks is "
+                 "not built yet: docs/multi-gpu.md); clock re-runs are off"}};
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
   if (o.json) {

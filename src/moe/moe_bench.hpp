@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/rank_comm.hpp"
 #include "moe/moe_point.hpp"
 
 namespace xs::moe {
@@ -25,7 +26,13 @@ struct MoeBenchOptions {
   std::vector<std::string> argv;
 };
 
-// Returns the exit code (0 ok, 1 a point failed verification, 130 interrupted); throws xs::Error otherwise.
-int run_moe_bench(const MoeBenchOptions& options);
+// Returns the exit code (0 ok, 1 a point failed verification, 130 interrupted); throws xs::Error otherwise
+// (exit 2 also for a peer/nccl pair without peer access). `comm` (null: one rank) runs the sweep on every rank
+// (bench/app_bench.hpp's rank-aware loop): with one rank the point emulates the most loaded of its P ranks, as
+// before; with P ranks rank r plays EP rank r (its own experts' share of the same routing, the same input
+// seed) on its own GPU (points[].device), rank 0 merges (per trial the slowest rank: the most loaded one sets
+// the step time) and writes. Several ranks run local/host only (moe_suite refuses peer/nccl there): each rank's
+// Combine stays on its own GPU or host buffer; no data crosses ranks.
+int run_moe_bench(const MoeBenchOptions& options, bench::RankComm* comm = nullptr);
 
 }  // namespace xs::moe

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
 #include "moe/moe_point.hpp"
@@ -85,6 +86,15 @@ std::map<std::string, double> parse_tensor_tflops(const std::string& text) {
   return out;
 }
 
+// The GPU a rank's points run on: --device with one rank, the rank's own GPU (its local rank) with several.
+int point_device(const bench::SuiteContext& c) {
+  if (c.rank.world_size <= 1) return c.device;
+  if (c.device != 0)
+    throw input_error("--device", "with " + std::to_string(c.rank.world_size) + " ranks each rank drives its own "
+                                  "GPU (its local rank); drop --device");
+  return c.rank.device;
+}
+
 std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c) {
   if (c.backend == "sim")
     throw input_error("--backend", "megamoe has no simulator: it runs the MegaMoE kernel on a GPU (drop --backend sim)");
@@ -124,6 +134,11 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
                                         "interleaved, serial, expert_wave_cc, interleaved_cc, unfused");
   }
   const std::vector<std::string> targets = parse_name_list(c.target.empty() ? "host,local" : c.target, "--target");
+  // Several ranks: P is the number of ranks (each rank plays its own EP rank), and no target may store into
+  // other ranks' buffers yet (the Combine's destination table cannot be given to the runner).
+  bench::check_world_matches_p(c.rank.world_size, f.P, "--P");
+  bench::check_targets_on_ranks(kSuiteId, targets, c.rank.world_size);
+  const int device = point_device(c);
   std::vector<MoePointSpec> points;
   for (const auto& target : targets)
     for (const auto& shape : chosen)
@@ -144,6 +159,7 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
                 s.num_ctas = static_cast<int>(k);
                 s.block_n = f.block_n;
                 s.target = target;
+                s.device = device;
                 s.lead_rows = static_cast<int>(d);
                 s.experts_per_wave = f.experts_per_wave;
                 s.launches_per_graph = f.launches_per_graph;
@@ -181,7 +197,7 @@ int run(const MoeFlags& f, const bench::SuiteContext& c) {
   o.progress = c.progress;
   o.json = c.json;
   o.argv = c.argv;
-  return run_moe_bench(o);
+  return run_moe_bench(o, c.comm);
 #else
   (void)points;
   throw no_gpu_error("megamoe needs the CUDA build (nvcc was not found at configure time): not built");
@@ -207,7 +223,7 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
     sink.add_number("--gain", flags->gain, "Weight of the popularity bias in the router scores");
     sink.add_integer("--routing-seed", flags->routing_seed, "Seed of the routing (recorded)", 0, 1 << 30);
     sink.add_text("--T", flags->tokens, "Tokens per source rank, range grammar");
-    sink.add_integer("--P", flags->P, "Emulated EP degree (ranks); the emulated rank is the most loaded", 1, 16);
+    sink.add_integer("--P", flags->P, "EP degree (ranks): one rank emulates the most loaded of P; on P ranks each plays its own", 1, 16);
     sink.add_text("--ksm", flags->ksm, "Participating SMs K_SM (one persistent CTA each), range grammar");
     sink.add_integer("--block-n", flags->block_n, "Tile width b_n: 128 or 256", 128, 256);
     sink.add_text("--D", flags->lead, "Interleaved lead in rows, range grammar; 0 = max(1, ceil(D_knee))");
@@ -229,6 +245,7 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
   };
   d.dry_run = [flags](const bench::SuiteContext& c) { return dry_run(*flags, c); };
   d.run = [flags](const bench::SuiteContext& c) { return run(*flags, c); };
+  d.runs_on_ranks = true;  // local/host on every rank's own GPU; peer/nccl refused on several (expand)
   registry.add(std::move(d));
 }
 

@@ -22,7 +22,7 @@ int occurrences(const std::string& text, const std::string& needle) {
 
 TEST(RanksFlags, DryRunWithGpusPrintsTheLaunchAndTheSweepOnce) {
   Scratch s;
-  const ToolRun r = s.run(kTool, "fa_a2a --dry-run --gpus 3 --P 3 --M 8192 --target host");
+  const ToolRun r = s.run(kTool, "fa_a2a --dry-run --gpus 3 --P 3 --M 6144 --target host");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(occurrences(r.out, "launch: all-gpus-one-process, 3 ranks\n"), 1) << r.out;
   EXPECT_EQ(occurrences(r.out, "1 points\n"), 1) << r.out;
