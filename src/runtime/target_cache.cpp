@@ -23,7 +23,7 @@ std::size_t HostTargetCache::held_bytes() const {
 }
 
 HostTargetCache& host_target_cache() {
-  static HostTargetCache cache;
+  thread_local HostTargetCache cache;  // one per thread: ranks as threads (--gpus N) must not share the map
   return cache;
 }
 

@@ -24,7 +24,8 @@ class HostTargetCache {
   std::map<std::pair<int, int>, std::unique_ptr<TargetBuffer>> buffers_;  // (device, slot)
 };
 
-// The process-wide cache the sweeps share (points run one after another on one thread).
+// The cache the sweeps of this thread share (points run one after another on one thread; ranks as threads,
+// --gpus N, each have their own, so no lock is needed).
 HostTargetCache& host_target_cache();
 
 }  // namespace xs::runtime
