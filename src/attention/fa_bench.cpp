@@ -89,12 +89,16 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
     for (const auto& target : o.targets)
       for (const auto& p : bench::pairs_for_point(target, o.device, o.num_ranks))
         if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
-    if (!pairs.empty()) {
+    const bool remote = std::any_of(o.targets.begin(), o.targets.end(),
+                                    [](const std::string& t) { return bench::remote_target_of(t).has_value(); });
+    if (remote) {
       const auto links = runtime::query_peer_links(pairs);
       for (const auto& target : o.targets)
         bench::check_peer_access(target, bench::pairs_for_point(target, o.device, o.num_ranks), links,
                                  runtime::count_devices());
-      topology = runtime::measure_topology_record(pairs, links);
+      std::vector<int> gpus = bench::gpus_of(pairs);
+      if (gpus.empty()) gpus = {o.device};  // nccl:<device>: a one-rank communicator
+      topology = runtime::measure_topology_record(gpus, pairs, links);
     }
   });
 

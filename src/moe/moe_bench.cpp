@@ -261,12 +261,16 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
     for (const auto& s : o.points)
       for (const auto& p : bench::pairs_for_point(s.target, s.device, 0))
         if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
-    if (!pairs.empty()) {
+    const bool remote = std::any_of(o.points.begin(), o.points.end(),
+                                    [](const MoePointSpec& s) { return bench::remote_target_of(s.target).has_value(); });
+    if (remote) {
       const auto links = runtime::query_peer_links(pairs);
       for (const auto& s : o.points)
         bench::check_peer_access(s.target, bench::pairs_for_point(s.target, s.device, 0), links,
                                  runtime::count_devices());
-      topology = runtime::measure_topology_record(pairs, links);
+      std::vector<int> gpus = bench::gpus_of(pairs);
+      if (gpus.empty()) gpus = {device};  // nccl:<device>: a one-rank communicator
+      topology = runtime::measure_topology_record(gpus, pairs, links);
     }
   });
 

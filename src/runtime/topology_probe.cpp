@@ -21,7 +21,7 @@ constexpr int kCopyRepetitions = 5;
 
 nlohmann::json nccl_reference(const std::vector<int>& gpus, int num_gpus) {
   if (!nccl_built()) return {{"status", "unavailable: built without NCCL"}};
-  if (gpus.size() < 2) return {{"status", "not measured: the run stores across fewer than two GPUs"}};
+  if (gpus.empty()) return {{"status", "not measured: no GPU given"}};
   for (int g : gpus)
     if (g >= num_gpus)
       return {{"status", "not measured: GPU " + std::to_string(g) + " is not on this node (" +
@@ -61,7 +61,7 @@ std::vector<bench::PeerLink> query_peer_links(const std::vector<bench::GpuPair>&
   return links;
 }
 
-nlohmann::json measure_topology_record(const std::vector<bench::GpuPair>& pairs,
+nlohmann::json measure_topology_record(const std::vector<int>& gpus, const std::vector<bench::GpuPair>& pairs,
                                        const std::vector<bench::PeerLink>& links) {
   const int num_gpus = count_devices();
   std::vector<bench::CopyReference> copies;
@@ -86,7 +86,6 @@ nlohmann::json measure_topology_record(const std::vector<bench::GpuPair>& pairs,
     }
     copies.push_back(c);
   }
-  const std::vector<int> gpus = bench::gpus_of(pairs);
   return bench::topology_record_json(gpus, links, copies, nccl_reference(gpus, num_gpus));
 }
 

@@ -14,12 +14,13 @@ namespace xs::runtime {
 // whose two GPUs exist on this node (pairs naming a missing GPU are left out). Throws Error (exit 3).
 std::vector<bench::PeerLink> query_peer_links(const std::vector<bench::GpuPair>& pairs);
 
-// meta.topology of a run whose points store across `pairs` (bench::topology_record_json): the links, a
-// copy-engine reference per pair with peer access (cudaMemcpyPeerAsync, 256 MiB, median of 5), and the NCCL
-// all-to-all reference (nccl_alltoall_reference over ncclCommInitAll of the pairs' GPUs, 1 MiB per peer) when
-// built with NCCL and every GPU exists. A reference that cannot be measured is recorded with its reason (it
-// does not stop the run); the points' own measurements do not depend on it.
-nlohmann::json measure_topology_record(const std::vector<bench::GpuPair>& pairs,
+// meta.topology of a run on `gpus` whose points store across `pairs` (bench::topology_record_json): the
+// links, a copy-engine reference per pair with peer access (cudaMemcpyPeerAsync, 256 MiB, median of 5), and
+// the NCCL all-to-all reference (nccl_alltoall_reference over ncclCommInitAll of `gpus`, 1 MiB per peer; one
+// GPU: a one-rank communicator, whose all-to-all is a local copy) when built with NCCL and every GPU exists.
+// A reference that cannot be measured is recorded with its reason (it does not stop the run); the points' own
+// measurements do not depend on it.
+nlohmann::json measure_topology_record(const std::vector<int>& gpus, const std::vector<bench::GpuPair>& pairs,
                                        const std::vector<bench::PeerLink>& links);
 
 // One rank's entry of meta.ranks: its device (runtime::to_json(DeviceInfo): name, UUID, PCI bus id, ...), the

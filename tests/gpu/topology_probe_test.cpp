@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/devices.hpp"
+#include "runtime/nccl_comm.hpp"
 #include "runtime/topology_probe.hpp"
 
 namespace xs::runtime {
@@ -35,7 +36,7 @@ TEST(TopologyProbe, RecordOfAPeerRunOnThisNode) {
   const int n = count_devices();
   const std::vector<bench::GpuPair> pairs = {{0, 1}};
   const auto links = query_peer_links(pairs);
-  const nlohmann::json j = measure_topology_record(pairs, links);
+  const nlohmann::json j = measure_topology_record({0, 1}, pairs, links);
   ASSERT_EQ(j["copy_engine"].size(), 1u);
   const nlohmann::json& copy = j["copy_engine"][0];
   if (n < 2) {
@@ -47,6 +48,19 @@ TEST(TopologyProbe, RecordOfAPeerRunOnThisNode) {
     EXPECT_GT(copy["bandwidth_bps"].get<double>(), 0.0);
   }
   std::printf("%s\n", j.dump(1).c_str());
+}
+
+TEST(TopologyProbe, OneGpuNcclRunGetsAOneRankAlltoallReference) {
+  const nlohmann::json j = measure_topology_record({0}, {}, {});
+  EXPECT_TRUE(j["links"].empty());
+  EXPECT_TRUE(j["copy_engine"].empty());
+  if (!nccl_built()) {
+    EXPECT_EQ(j["nccl_alltoall"]["status"], "unavailable: built without NCCL");
+    return;
+  }
+  EXPECT_EQ(j["nccl_alltoall"]["status"], "ok") << j.dump(1);
+  EXPECT_EQ(j["nccl_alltoall"]["num_ranks"], 1);
+  EXPECT_TRUE(j["nccl_alltoall"]["verified"].get<bool>()) << j.dump(1);
 }
 
 }  // namespace
