@@ -76,6 +76,14 @@ for m in re.finditer(r"Function : (\S*flash_attention_kernel\S*)\n(.*?)(?=\n\s*F
     name = f"{sch[k[3]]} d={k[2]} {mode[k[1]]}" if k else m.group(1)[:80]
     print(f"{name}: HGMMA {b.count('HGMMA')}, LDL {b.count('LDL')}, STL {b.count('STL')}, "
           f"BAR.ARV {b.count('BAR.ARV')}, BAR.SYNC {b.count('BAR.SYNC')}, WARPSYNC {b.count('WARPSYNC')}")
+    # Where the turn is passed: the pass must follow the step's HGMMAs without a wait on them in between
+    # (a WARPGROUP.DEPBAR / wait before BAR.ARV would serialize the ping-pong).
+    if name == "pingpong d=128 local":
+        lines = b.splitlines()
+        with open(sys.argv[1].replace("kernels.sass", "pingpong_bar_context.txt"), "w") as f:
+            for i, line in enumerate(lines):
+                if "BAR.ARV" in line or "BAR.SYNC" in line:
+                    f.write("\n".join(lines[max(0, i - 12):i + 4]) + "\n----\n")
 PY
 fi
 
