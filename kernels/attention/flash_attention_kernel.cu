@@ -161,15 +161,17 @@ using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap, CUtensorMap);
 // Runtime-to-template dispatch: one table indexed by [MainloopSchedule][head dim index][EpilogueMode]
 // (kBuiltHeadDims order).
 template <MainloopSchedule kSchedule>
-constexpr KernelFn kSchedule2DModes[2][kNumEpilogueModes] = {
-    {&flash_attention_kernel<EpilogueMode::kLocal, 64, kSchedule>, &flash_attention_kernel<EpilogueMode::kFused, 64, kSchedule>,
+constexpr KernelFn kKernelsOf[2][kNumEpilogueModes] = {
+    {&flash_attention_kernel<EpilogueMode::kLocal, 64, kSchedule>,
+     &flash_attention_kernel<EpilogueMode::kFused, 64, kSchedule>,
      &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64, kSchedule>},
-    {&flash_attention_kernel<EpilogueMode::kLocal, 128, kSchedule>, &flash_attention_kernel<EpilogueMode::kFused, 128, kSchedule>,
+    {&flash_attention_kernel<EpilogueMode::kLocal, 128, kSchedule>,
+     &flash_attention_kernel<EpilogueMode::kFused, 128, kSchedule>,
      &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128, kSchedule>},
 };
 constexpr const KernelFn (*kKernels[kNumMainloopSchedules])[kNumEpilogueModes] = {
-    kSchedule2DModes<MainloopSchedule::kBaseline>, kSchedule2DModes<MainloopSchedule::kPingPong>,
-    kSchedule2DModes<MainloopSchedule::kPingPongFull>};
+    kKernelsOf<MainloopSchedule::kBaseline>, kKernelsOf<MainloopSchedule::kPingPong>,
+    kKernelsOf<MainloopSchedule::kPingPongFull>};
 static_assert(static_cast<int>(MainloopSchedule::kPingPongFull) + 1 == kNumMainloopSchedules,
               "kKernels rows follow MainloopSchedule");
 static_assert(kBuiltHeadDims[0] == 64 && kBuiltHeadDims[1] == 128, "kKernels rows follow kBuiltHeadDims");

@@ -13,15 +13,18 @@
 //            skips its pass on the CTA's last turn, which no take would match. So both barriers end the
 //            kernel with no arrival pending (consumer 0 taking once more after its loop instead makes
 //            ptxas spill the d = 128 consumers: 200 bytes, CUDA 13.0).
-// Both warpgroups run the same tiles with the same number of KV tiles, so they take the same number T of
-// turns: consumer 0 takes T and gets T passes (start + T - 1); consumer 1 takes T and gets T. At most one arrival is ever pending per barrier: consumer 1's k-th pass follows its k-th
-// take, which needs consumer 0's k-th pass, which follows consumer 0's k-th take (which consumed consumer
-// 1's (k-1)-th pass); the same holds the other way round. So an arrival is never counted into the wrong
-// barrier phase.
+// Both warpgroups run the same tiles with the same number of KV tiles, so each takes the same number T of
+// turns. Consumer 0's T takes meet T arrivals (start + consumer 1's T - 1 passes); consumer 1's T takes
+// meet consumer 0's T passes. At most one arrival is ever pending per barrier: consumer 1's k-th pass
+// follows its k-th take, which needs consumer 0's k-th pass, which follows consumer 0's k-th take (which
+// consumed consumer 1's (k-1)-th pass or the start); the same holds the other way round. So an arrival is
+// never counted into the wrong barrier phase.
 // Deadlock freedom with the mbarrier pipeline (mainloop.cuh): a warpgroup waits for its K/V/Q tiles before
-// take(), never while holding the turn, and every tile the turn holder waits for was released by the other
-// warpgroup before that one passed the turn (K_{j-2}, V_{j-3} and the previous tile's Q are released in the
-// step that precedes its pass).
+// take(), so it never holds the turn while it waits on the producer. What its step j waits for (K_j, V_{j-1},
+// a new tile's Q) needs only releases the other warpgroup makes in steps at or before the turn it already
+// passed (K_{j-2} and V_{j-3} in step j-2, the previous tile's Q in that tile's last step), so the other
+// warpgroup is never stuck on the turn before making them. A tile's S_0 and last PV (kPingPong) are issued
+// outside the turn and wait only on the producer.
 #pragma once
 #include <cstdint>
 

@@ -33,8 +33,8 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
   json j = {{"M", s.seq_len}, {"heads", s.num_heads}, {"head_dim", s.head_dim}, {"P", s.num_ranks},
-          {"target", s.target}, {"num_ctas", s.num_ctas}, {"launches_per_graph", s.launches_per_graph},
-          {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
+            {"target", s.target}, {"num_ctas", s.num_ctas}, {"launches_per_graph", s.launches_per_graph},
+            {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
   // The FlashAttention schedule only when not the baseline, so every earlier point keeps its key.
   if (s.fa_schedule != "baseline") j["fa_schedule"] = s.fa_schedule;
   return j;

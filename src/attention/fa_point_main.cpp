@@ -28,7 +28,8 @@ struct Options {
 
 void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPointResult& r) {
   std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s device=%d schedule=%s: %s%s%s\n", s.seq_len, s.num_heads,
-              s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.fa_schedule.c_str(), r.status.c_str(), r.reason.empty() ? "" : " - ", r.reason.c_str());
+              s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.fa_schedule.c_str(), r.status.c_str(),
+              r.reason.empty() ? "" : " - ", r.reason.c_str());
   if (r.status == "skipped") return;
   const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
   std::printf("  T_FA %.1f us (%.1f TFLOPS)  T_A2A %.1f us (bulk %.1f)  T_serial %.1f  T_fused %.1f  T_cc %.1f us\n",
