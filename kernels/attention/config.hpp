@@ -2,6 +2,7 @@
 // data. Host and device read the same constants; src/attention's model and the CPU tests read them too.
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 namespace xs::kernels::attention {
 
@@ -20,6 +21,40 @@ inline const char* epilogue_mode_name(EpilogueMode mode) {
   }
   return "?";
 }
+
+// How the two consumer warpgroups share the SM's tensor cores in the Q-loop (flash_attention_kernel.cu,
+// pingpong.cuh). Every schedule computes the same instructions on the same data in each warpgroup, so all
+// three write the same bits; they differ only in when a warpgroup may issue its wgmmas.
+//   kBaseline      each warpgroup issues as soon as its K/V tiles are there (intra-warpgroup overlap only:
+//                  S_j = Q K_j^T and O += P_{j-1} V_{j-1} issued together, softmax(S_j) while PV runs).
+//                  The measured, proven path.
+//   kPingPong      + inter-warpgroup ping-pong (FlashAttention-3's scheduler barrier): the issue of each
+//                  loop step's S_j + PV_{j-1} pair alternates between the warpgroups through two named
+//                  barriers, so one warpgroup's softmax runs while the other's GEMMs occupy the tensor cores.
+//                  A tile's first S_0 and last PV stay outside the turn (as FA3 does).
+//   kPingPongFull  as kPingPong, and the first S_0 and the last PV of every tile take the turn too.
+enum class MainloopSchedule : int { kBaseline = 0, kPingPong = 1, kPingPongFull = 2 };
+inline constexpr int kNumMainloopSchedules = 3;
+inline const char* mainloop_schedule_name(MainloopSchedule schedule) {
+  switch (schedule) {
+    case MainloopSchedule::kBaseline: return "baseline";
+    case MainloopSchedule::kPingPong: return "pingpong";
+    case MainloopSchedule::kPingPongFull: return "pingpong_full";
+  }
+  return "?";
+}
+// "baseline" | "pingpong" | "pingpong_full" -> true and *out; anything else -> false, *out untouched.
+inline bool parse_mainloop_schedule(std::string_view name, MainloopSchedule* out) {
+  for (int i = 0; i < kNumMainloopSchedules; ++i) {
+    const auto schedule = static_cast<MainloopSchedule>(i);
+    if (name == mainloop_schedule_name(schedule)) {
+      *out = schedule;
+      return true;
+    }
+  }
+  return false;
+}
+inline constexpr const char* kMainloopScheduleNames = "baseline, pingpong, pingpong_full";
 
 // Compile-time tile shape of the sm_90a kernel, one instantiation per built head dim (kBuiltHeadDims).
 //   b_m = 128 query rows per CTA tile, split 2 x 64 over the consumer warpgroups (wgmma M = 64);
@@ -53,6 +88,7 @@ using TileShape = TileShapeD<128>;
 struct FlashAttentionConfig {
   int num_ctas = 0;                             // persistent grid; 0 = one per SM of the current device
   std::uint64_t timeout_cycles = 1ull << 34;    // spin-wait limit (about 8 s at 2 GHz), then trap
+  MainloopSchedule schedule = MainloopSchedule::kBaseline;  // consumer warpgroups' wgmma issue order
 };
 
 }  // namespace xs::kernels::attention

@@ -1,6 +1,6 @@
 // xstage kernels layer (attention): the persistent sm_90a FlashAttention forward (bf16 in/out, fp32
 // accumulation, d = 64 or 128, non-causal) with the Ulysses post-attention All-to-All in its epilogue, its
-// launcher and its six instantiations (one per EpilogueMode and built head dim).
+// launcher and its instantiations (one per MainloopSchedule, EpilogueMode and built head dim).
 //
 // Warp roles (384 threads, one CTA per SM, setmaxnreg 40 / 232):
 //   warpgroup 0      producer: thread 0 issues every TMA load (Q once per tile, K/V per KV tile);
@@ -8,7 +8,9 @@
 //   warpgroups 1, 2  consumers c = 0, 1: query rows [64c, 64c + 64) of the CTA's 128-row tile; each
 //                    runs the Q-loop (mainloop.cuh) and then its own epilogue (epilogue.cuh).
 // Pipeline: Q (1 stage) and K, V (2-stage rings), mbarrier full/empty pairs (mainloop.cuh lists counts
-// and parities). Tile boundary: the warpgroup that owns the output tile stages it, issues its stores and
+// and parities). MainloopSchedule (config.hpp) picks when a consumer may issue its wgmmas: kBaseline as
+// soon as its tiles are there; the ping-pong schedules take turns through named barriers 3 and 4
+// (pingpong.cuh). Tile boundary: the warpgroup that owns the output tile stages it, issues its stores and
 // starts the next tile's Q-loop right away; that Q-loop is the post-issue drain window (paper 4.3).
 // Shared memory (layout.cuh): Q 32 KiB + K 2 x 32 KiB + V 2 x 32 KiB + staging 2 x 17 KiB + barriers
 // = 194 KiB (+1 KiB alignment slack) of the 227 KiB opt-in limit at d = 128; at d = 64 the Q/K/V tiles
@@ -24,13 +26,14 @@
 #include "attention/epilogue.cuh"
 #include "attention/flash_attention.hpp"
 #include "attention/mainloop.cuh"
+#include "attention/pingpong.cuh"
 #include "common/tensor_map.hpp"
 #include "common/error.hpp"
 #include "runtime/check.hpp"
 
 namespace xs::kernels::attention {
 
-template <EpilogueMode kMode, int D>
+template <EpilogueMode kMode, int D, MainloopSchedule kSchedule>
 __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_t* smem, const Barriers& bars,
                                               std::uint32_t cta_idx, std::uint32_t consumer,
                                               std::uint32_t thread) {
@@ -42,6 +45,12 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   const std::uint32_t staging_addr = smem_base + SmemLayout::staging_offset(static_cast<int>(consumer));
   const bool instrument = p.records != nullptr;
   const std::uint32_t num_kv = p.num_kv_tiles;
+  // Ping-pong turns (pingpong.cuh): every loop step's S_j + PV_{j-1} issue, and with kPingPongFull also a
+  // tile's first S_0 and last PV. kBaseline compiles none of it (its code is the same as before the switch).
+  constexpr bool kTurnSteps = kSchedule != MainloopSchedule::kBaseline;
+  constexpr bool kTurnEnds = kSchedule == MainloopSchedule::kPingPongFull;
+  const IssueTurn turn{consumer};
+  if constexpr (kTurnSteps) turn.start(kTurnEnds || num_kv > 1);
 
   float o[TileShapeD<D>::kAccumulators];
   float s[64];
@@ -51,6 +60,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   for (std::uint32_t tile = p.scheduler.first_tile(cta_idx); p.scheduler.valid(tile);
        tile = p.scheduler.next_tile(tile), ++local_idx) {
     const TileCoord coord = p.scheduler.coord(tile);
+    const bool last_tile = !p.scheduler.valid(p.scheduler.next_tile(tile));  // the CTA's last turns
     TileStamps stamps;
     if (instrument && thread == 0) {
       stamps.qloop_start_cycles = ptx::clock64_cycles();
@@ -66,7 +76,9 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     // KV tile 0: S_0, softmax, P_0 (O is still zero, nothing to rescale).
     std::uint32_t stage = kv_iter % S;
     wait_barrier(p, bars.k_full + stage, (kv_iter / S) & 1, WaitFlag::kKFull, tile);
+    if constexpr (kTurnEnds) turn.take();
     issue_qk<D>(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
+    if constexpr (kTurnEnds) turn.pass(false);
     ptx::wgmma_wait_group<0>();
     ptx::fence_operands(s);
     ptx::mbarrier_arrive(bars.k_empty + stage);
@@ -82,8 +94,10 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
       // Both waits before the first issue, so the softmax never waits on a barrier with wgmmas in flight.
       wait_barrier(p, bars.k_full + stage, (kv_iter / S) & 1, WaitFlag::kKFull, tile);
       wait_barrier(p, bars.v_full + prev_stage, (prev_iter / S) & 1, WaitFlag::kVFull, tile);
+      if constexpr (kTurnSteps) turn.take();
       issue_qk<D>(s, q_addr, smem_base + SmemLayout::k_offset(static_cast<int>(stage)));
       issue_pv<D>(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
+      if constexpr (kTurnSteps) turn.pass(!kTurnEnds && last_tile && j + 1 == num_kv);
       ptx::wgmma_wait_group<1>();  // S_j done, PV_{j-1} may still run
       ptx::fence_operands(s);
       ptx::mbarrier_arrive(bars.k_empty + stage);
@@ -99,7 +113,9 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
       prev_iter = kv_iter;
     }
     wait_barrier(p, bars.v_full + prev_stage, (prev_iter / S) & 1, WaitFlag::kVFull, tile);
+    if constexpr (kTurnEnds) turn.take();
     issue_pv<D>(o, pf, smem_base + SmemLayout::v_offset(static_cast<int>(prev_stage)));
+    if constexpr (kTurnEnds) turn.pass(last_tile);
     ptx::wgmma_wait_group<0>();
     ptx::fence_operands(o);
     ptx::fence_operands(pf);
@@ -111,7 +127,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   }
 }
 
-template <EpilogueMode kMode, int D>
+template <EpilogueMode kMode, int D, MainloopSchedule kSchedule>
 __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
     flash_attention_kernel(const __grid_constant__ KernelParams p, const __grid_constant__ CUtensorMap tm_q,
                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
@@ -134,7 +150,7 @@ __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
     if (thread == 0) producer_loop<D>(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x);
   } else {
     ptx::setmaxnreg_inc<TileShape::kConsumerRegisters>();
-    consumer_loop<kMode, D>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
+    consumer_loop<kMode, D, kSchedule>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
   }
 }
 
@@ -142,13 +158,22 @@ __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
 namespace {
 
 using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap, CUtensorMap);
-// Runtime-to-template dispatch: one table indexed by [head dim index][EpilogueMode] (kBuiltHeadDims order).
-constexpr KernelFn kKernels[2][kNumEpilogueModes] = {
-    {&flash_attention_kernel<EpilogueMode::kLocal, 64>, &flash_attention_kernel<EpilogueMode::kFused, 64>,
-     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64>},
-    {&flash_attention_kernel<EpilogueMode::kLocal, 128>, &flash_attention_kernel<EpilogueMode::kFused, 128>,
-     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128>},
+// Runtime-to-template dispatch: one table indexed by [MainloopSchedule][head dim index][EpilogueMode]
+// (kBuiltHeadDims order).
+template <MainloopSchedule kSchedule>
+constexpr KernelFn kKernelsOf[2][kNumEpilogueModes] = {
+    {&flash_attention_kernel<EpilogueMode::kLocal, 64, kSchedule>,
+     &flash_attention_kernel<EpilogueMode::kFused, 64, kSchedule>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64, kSchedule>},
+    {&flash_attention_kernel<EpilogueMode::kLocal, 128, kSchedule>,
+     &flash_attention_kernel<EpilogueMode::kFused, 128, kSchedule>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128, kSchedule>},
 };
+constexpr const KernelFn (*kKernels[kNumMainloopSchedules])[kNumEpilogueModes] = {
+    kKernelsOf<MainloopSchedule::kBaseline>, kKernelsOf<MainloopSchedule::kPingPong>,
+    kKernelsOf<MainloopSchedule::kPingPongFull>};
+static_assert(static_cast<int>(MainloopSchedule::kPingPongFull) + 1 == kNumMainloopSchedules,
+              "kKernels rows follow MainloopSchedule");
 static_assert(kBuiltHeadDims[0] == 64 && kBuiltHeadDims[1] == 128, "kKernels rows follow kBuiltHeadDims");
 int head_dim_index(int head_dim) { return head_dim == 64 ? 0 : 1; }
 std::uint32_t dynamic_smem_bytes(int head_dim) {
@@ -244,6 +269,9 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
                                      std::to_string(std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord)) + " bytes");
   if (static_cast<int>(a.mode) < 0 || static_cast<int>(a.mode) >= kNumEpilogueModes)
     throw input_error("mode", "unknown epilogue mode");
+  if (static_cast<int>(config.schedule) < 0 || static_cast<int>(config.schedule) >= kNumMainloopSchedules)
+    throw input_error("schedule", "unknown mainloop schedule " + std::to_string(static_cast<int>(config.schedule)) +
+                                      "; built: " + kMainloopScheduleNames);
 }
 
 std::string flash_attention_timeout_message() {
@@ -292,9 +320,10 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   const CUtensorMap tm_k = make_tile_map(a.k, rows, a.head_dim, "K");
   const CUtensorMap tm_v = make_tile_map(a.v, rows, a.head_dim, "V");
   const int dim = head_dim_index(a.head_dim);
-  const KernelFn kernel = kKernels[dim][static_cast<int>(a.mode)];
+  const int schedule = static_cast<int>(config.schedule);
+  const KernelFn kernel = kKernels[schedule][dim][static_cast<int>(a.mode)];
   const std::uint32_t smem_bytes = dynamic_smem_bytes(a.head_dim);
-  raise_smem_limit_once(kernel, dim * kNumEpilogueModes + static_cast<int>(a.mode), smem_bytes);
+  raise_smem_limit_once(kernel, (schedule * 2 + dim) * kNumEpilogueModes + static_cast<int>(a.mode), smem_bytes);
   kernel<<<grid, TileShape::kNumThreads, smem_bytes, stream>>>(p, tm_q, tm_k, tm_v);
   XS_CUDA_CHECK_LAUNCH();
 }

@@ -9,7 +9,8 @@
 //   wait S_j; release K_j; softmax(S_j) -> row max/sum, P_j (fp32 in S's registers)
 //   wait PV; release V_{j-1}; O *= exp2(m_old - m_new); P_j -> bf16 A fragments
 // so the softmax of tile j runs while the tensor cores do P_{j-1} V_{j-1} (FlashAttention-3's
-// intra-warpgroup overlap); the two consumer warpgroups additionally interleave on their own.
+// intra-warpgroup overlap); the two consumer warpgroups additionally interleave on their own (kBaseline) or
+// take strict turns issuing (MainloopSchedule kPingPong, kPingPongFull: pingpong.cuh).
 #pragma once
 #include <cstdint>
 

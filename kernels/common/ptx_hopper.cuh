@@ -284,6 +284,11 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 __device__ __forceinline__ void named_barrier_sync(std::uint32_t barrier_id, std::uint32_t num_threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(barrier_id), "r"(num_threads) : "memory");
 }
+// "bar.arrive" (same section): counts the calling warp's threads towards the barrier without waiting for it
+// (a producer's half of a producer/consumer pair of named-barrier calls).
+__device__ __forceinline__ void named_barrier_arrive(std::uint32_t barrier_id, std::uint32_t num_threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(barrier_id), "r"(num_threads) : "memory");
+}
 // "fence.proxy.async" (#parallel-synchronization-and-communication-instructions-membar): generic-proxy
 // shared-memory writes become visible to the async proxy (wgmma, TMA) after this fence.
 __device__ __forceinline__ void fence_proxy_async_shared() {

@@ -25,12 +25,19 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   if (s.launches_per_graph < 1) throw input_error("--launches-per-graph", "need at least 1");
   if (s.repetitions < 1) throw input_error("--reps", "need at least 1 repetition");
   if (s.num_ctas < 0) throw input_error("--ctas", "must be >= 0 (0: one per SM)");
+  ka::MainloopSchedule schedule;
+  if (!ka::parse_mainloop_schedule(s.fa_schedule, &schedule))
+    throw input_error("--fa-schedule", "unknown FlashAttention schedule '" + s.fa_schedule + "'; use one of " +
+                                           ka::kMainloopScheduleNames);
 }
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
-  return {{"M", s.seq_len}, {"heads", s.num_heads}, {"head_dim", s.head_dim}, {"P", s.num_ranks},
-          {"target", s.target}, {"num_ctas", s.num_ctas}, {"launches_per_graph", s.launches_per_graph},
-          {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
+  json j = {{"M", s.seq_len}, {"heads", s.num_heads}, {"head_dim", s.head_dim}, {"P", s.num_ranks},
+            {"target", s.target}, {"num_ctas", s.num_ctas}, {"launches_per_graph", s.launches_per_graph},
+            {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
+  // The FlashAttention schedule only when not the baseline, so every earlier point keeps its key.
+  if (s.fa_schedule != "baseline") j["fa_schedule"] = s.fa_schedule;
+  return j;
 }
 
 std::string fa_point_id(const FaA2aPointSpec& spec) { return std::string(kFaSuiteId) + "." + spec.target; }

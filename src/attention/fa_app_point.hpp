@@ -17,11 +17,13 @@ inline constexpr int kFaMaxRanks = 16;  // = kernels/attention kMaxRanks (static
 // The point's shape and flags before any GPU is touched (dry run, sweep, runner, xstage-fa-point alike):
 // throws input_error (exit 2) naming the flag: "--M" (a positive multiple of 128), "--heads" (>= 1, heads * M
 // < 2^31), "--head-dim" (a built head dim), "--P" (1..16, dividing M), "--device" (>= 0),
-// "--launches-per-graph" (>= 1), "--reps" (>= 1), "--ctas" (>= 0).
+// "--launches-per-graph" (>= 1), "--reps" (>= 1), "--ctas" (>= 0), "--fa-schedule" (a MainloopSchedule
+// name: baseline, pingpong, pingpong_full).
 void validate_fa_point_spec(const FaA2aPointSpec& spec);
 
 // Everything that shapes a point's measurement: M, heads, head_dim, P, target, num_ctas,
-// launches_per_graph, repetitions, verify, device. The journal key and (in sweep order) the config hash.
+// launches_per_graph, repetitions, verify, device, and fa_schedule when it is not "baseline". The journal
+// key and (in sweep order) the config hash.
 nlohmann::json fa_canonical_spec(const FaA2aPointSpec& spec);
 std::string fa_point_id(const FaA2aPointSpec& spec);  // "fa_a2a.<target>"
 

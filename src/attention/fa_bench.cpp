@@ -41,6 +41,7 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         s.num_ranks = o.num_ranks;
         s.target = target;
         s.num_ctas = o.num_ctas;
+        s.fa_schedule = o.fa_schedule;
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.verify = o.verify;

@@ -18,6 +18,7 @@ struct FaBenchOptions {
   std::vector<long long> num_heads{8};   // heads per rank (after the pre-attention All-to-All)
   int num_ranks = 8, num_ctas = 0, repetitions = 10, launches_per_graph = 5;
   int head_dim = 128;                    // --head-dim: 64 or 128
+  std::string fa_schedule = "baseline";  // --fa-schedule: the kernel's MainloopSchedule by name
   int device = 0;                        // --device: the sending GPU (peer:N: its rank in the All-to-All)
   bool verify = true, resume = false, progress = true;
   bool json = false;                     // print the result file on stdout instead of the table

@@ -21,13 +21,15 @@ struct Options {
   int repetitions = 10;
   int launches_per_graph = 5;
   int num_ctas = 0;
+  std::string fa_schedule = "baseline";
   int device = 0;
   bool no_verify = false;
 };
 
 void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPointResult& r) {
-  std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s device=%d: %s%s%s\n", s.seq_len, s.num_heads, s.head_dim,
-              s.num_ranks, s.target.c_str(), s.device, r.status.c_str(), r.reason.empty() ? "" : " - ", r.reason.c_str());
+  std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s device=%d schedule=%s: %s%s%s\n", s.seq_len, s.num_heads,
+              s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.fa_schedule.c_str(), r.status.c_str(),
+              r.reason.empty() ? "" : " - ", r.reason.c_str());
   if (r.status == "skipped") return;
   const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
   std::printf("  T_FA %.1f us (%.1f TFLOPS)  T_A2A %.1f us (bulk %.1f)  T_serial %.1f  T_fused %.1f  T_cc %.1f us\n",
@@ -89,6 +91,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 100))->capture_default_str();
     app.add_option("--ctas", o.num_ctas, "Persistent CTAs (0: one per SM)")->check(CLI::Range(0, 1 << 16))
         ->capture_default_str();
+    app.add_option("--fa-schedule", o.fa_schedule, "FlashAttention consumer schedule: baseline, pingpong, pingpong_full")
+        ->capture_default_str();
     app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();
     app.add_flag("--no-verify", o.no_verify, "Skip the reference comparison (not recommended)");
     xs::cli::parse_or_throw(app, argc, argv);
@@ -104,6 +108,7 @@ int main(int argc, char** argv) {
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.num_ctas = o.num_ctas;
+        s.fa_schedule = o.fa_schedule;
         s.device = o.device;
         s.verify = !o.no_verify;
         const auto r = xs::attention::run_fa_a2a_point(s);

@@ -24,6 +24,7 @@ struct FaFlags {
   std::string M = "8192,16384,32768,49152,65536";
   std::string heads = "8";
   int P = 8, ctas = 0, launches_per_graph = 5, head_dim = 128;
+  std::string fa_schedule = "baseline";
   bool no_verify = false;
 };
 
@@ -79,6 +80,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       p.num_ranks = f.P;
       p.device = device;
       p.num_ctas = f.ctas;
+      p.fa_schedule = f.fa_schedule;
       p.launches_per_graph = f.launches_per_graph;
       if (c.repetitions) p.repetitions = *c.repetitions;
       validate_fa_point_spec(p);
@@ -96,8 +98,9 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
   for (const auto& t : s.targets)
     for (long long h : s.heads)
       for (long long m : s.seq_lens)
-        fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}\n", m, h, f.P, t,
-                   c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), f.head_dim);
+        fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}{}\n", m, h, f.P, t,
+                   c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), f.head_dim,
+                   f.fa_schedule == "baseline" ? "" : " schedule=" + f.fa_schedule);
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -113,6 +116,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.head_dim = f.head_dim;
   o.device = point_device(c);
   o.num_ctas = f.ctas;
+  o.fa_schedule = f.fa_schedule;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
   o.verify = !f.no_verify;
@@ -145,6 +149,8 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
     sink.add_integer("--head-dim", flags->head_dim, "Head dim d (built: 64, 128)", 1, 1024);
     sink.add_integer("--P", flags->P, "Ulysses ranks the output is split over", 1, 1024);
     sink.add_integer("--ctas", flags->ctas, "Persistent CTAs (0: one per SM)", 0, 1 << 20);
+    sink.add_text("--fa-schedule", flags->fa_schedule,
+                  "FlashAttention consumer schedule: baseline, pingpong, pingpong_full (kernels/attention/config.hpp)");
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

@@ -1,6 +1,8 @@
 // xstage GPU attention tests: the wgmma kernel against the GPU reference on several shapes (head dims 128
 // and 64), all three epilogue modes, outputs poisoned first, the Ulysses destination layout checked element by element;
-// bad shapes rejected before launch; instrumentation records filled.
+// bad shapes rejected before launch; instrumentation records filled. Every MainloopSchedule (config.hpp) runs
+// the same checks, and its FA-only output must equal the baseline's bit for bit (same instructions on the same
+// data in each warpgroup; only the issue order between warpgroups differs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,15 +32,16 @@ std::string name_of(const ::testing::TestParamInfo<Case>& info) {
          std::to_string(c.num_ranks) + "_d" + std::to_string(c.head_dim);
 }
 
-class FlashAttention : public ::testing::TestWithParam<Case> {};
-
-TEST_P(FlashAttention, AllModesMatchReferenceAndLayout) {
-  const Case c = GetParam();
-  const std::uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
+// All three modes of one schedule on fresh inputs: FA-only against the reference, fused and completion-coupled
+// against FA-only's output in the Ulysses layout, instrumentation records ordered (compare_to: when given,
+// FA-only must equal it bit for bit: the baseline's output on the same problem). Fatal failures end only
+// this call (ASSERT in a void helper).
+void check_all_modes(const Case& c, const FaProblem& p, ka::MainloopSchedule schedule,
+                                           const std::vector<std::uint16_t>* compare_to) {
+  SCOPED_TRACE(std::string("schedule ") + ka::mainloop_schedule_name(schedule));
   ka::FlashAttentionConfig config;
   config.num_ctas = c.num_ctas;
+  config.schedule = schedule;
   config.timeout_cycles = 1ull << 32;  // ~2 s: a hang fails the test quickly, naming the barrier
 
   const std::vector<std::uint16_t> local = run_fa_local(p, config, nullptr);
@@ -48,6 +51,15 @@ TEST_P(FlashAttention, AllModesMatchReferenceAndLayout) {
   const ErrorStats e = compare_sampled_rows(local.data(), c.heads, c.seq_len, c.head_dim, step, ref.data());
   EXPECT_LE(e.rel_error, 1e-2) << e.describe();
   EXPECT_LE(e.max_abs_error, 0.05) << e.describe();
+  if (compare_to != nullptr) {
+    std::size_t num_differ = 0, first = local.size();
+    for (std::size_t i = 0; i < local.size(); ++i)
+      if (local[i] != (*compare_to)[i]) {
+        ++num_differ;
+        first = std::min(first, i);
+      }
+    EXPECT_EQ(num_differ, 0u) << "FA-only differs from the baseline schedule's bits, first at element " << first;
+  }
 
   // Compact single-sender destinations, and a P-sender group where this rank is sender 1.
   for (UlyssesSpec spec : {UlyssesSpec{c.num_ranks, 0, 0}, UlyssesSpec{c.num_ranks, c.heads * 2, c.heads}}) {
@@ -83,6 +95,16 @@ TEST_P(FlashAttention, AllModesMatchReferenceAndLayout) {
   }
 }
 
+class FlashAttention : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FlashAttention, AllModesMatchReferenceAndLayout) {
+  const Case c = GetParam();
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
+  check_all_modes(c, p, ka::MainloopSchedule::kBaseline, nullptr);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
                          ::testing::Values(Case{1, 256, 1.0f, 0, 1}, Case{1, 128, 1.0f, 0, 1},
                                            Case{2, 1024, 1.0f, 0, 4}, Case{8, 1024, 3.0f, 0, 8},
@@ -92,6 +114,48 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FlashAttention,
                                            Case{1, 256, 1.0f, 0, 1, 64}, Case{8, 1024, 3.0f, 0, 8, 64},
                                            Case{3, 4096, 1.0f, 0, 8, 64}, Case{1, 4096, 4.0f, 1, 16, 64}),
                          name_of);
+
+// The ping-pong schedules (opt-in; pingpong.cuh): every mode against the reference and the layout, and FA-only
+// bit-identical to the baseline on the same fresh inputs. Shapes chosen for the turn protocol: one KV tile (no
+// loop step: kPingPong takes no turn at all), odd and even numbers of KV tiles, one CTA running every tile
+// of several heads (turns carried across many tile boundaries), a CTA count that leaves CTAs with different
+// tile counts, sharp softmax (q_stddev 4: the running-max rescale), both head dims. (The kernel supports
+// only M a multiple of 128; other M are refused before launch, FlashAttentionValidation.)
+struct ScheduleCase {
+  Case shape;
+  ka::MainloopSchedule schedule;
+};
+std::string schedule_case_name(const ::testing::TestParamInfo<ScheduleCase>& info) {
+  return std::string(ka::mainloop_schedule_name(info.param.schedule)) + "_" +
+         name_of(::testing::TestParamInfo<Case>(info.param.shape, info.index));
+}
+std::vector<ScheduleCase> schedule_cases() {
+  const Case shapes[] = {Case{1, 128, 1.0f, 0, 1},      Case{1, 384, 1.0f, 0, 1},  Case{2, 640, 2.0f, 3, 2},
+                         Case{3, 1024, 1.0f, 1, 8},     Case{8, 4096, 3.0f, 0, 8}, Case{4, 2048, 4.0f, 5, 16},
+                         Case{1, 128, 1.0f, 0, 1, 64},  Case{2, 640, 2.0f, 3, 2, 64},
+                         Case{8, 4096, 3.0f, 0, 8, 64}, Case{3, 1024, 1.0f, 1, 8, 64}};
+  std::vector<ScheduleCase> cases;
+  for (int sch = 1; sch < ka::kNumMainloopSchedules; ++sch)
+    for (const Case& c : shapes) cases.push_back({c, static_cast<ka::MainloopSchedule>(sch)});
+  return cases;
+}
+
+class FlashAttentionSchedule : public ::testing::TestWithParam<ScheduleCase> {};
+
+TEST_P(FlashAttentionSchedule, AllModesMatchReferenceLayoutAndBaselineBits) {
+  const ScheduleCase sc = GetParam();
+  const Case& c = sc.shape;
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
+  ka::FlashAttentionConfig base;
+  base.num_ctas = c.num_ctas;
+  base.timeout_cycles = 1ull << 32;
+  const std::vector<std::uint16_t> baseline = run_fa_local(p, base, nullptr);
+  check_all_modes(c, p, sc.schedule, &baseline);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, FlashAttentionSchedule, ::testing::ValuesIn(schedule_cases()), schedule_case_name);
 
 TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   const FaProblem p(1, 256, 128, fresh_seed());
@@ -141,6 +205,17 @@ TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   b.records = reinterpret_cast<ka::TileRecord*>(out.get());
   b.records_bytes = 8;
   rejects(b, "records");
+  // Every schedule refuses the same bad shapes; an unknown schedule is refused by name.
+  for (int sch = 0; sch < ka::kNumMainloopSchedules; ++sch) {
+    config.schedule = static_cast<ka::MainloopSchedule>(sch);
+    EXPECT_NO_THROW(ka::validate_flash_attention(config, a));
+    b = a;
+    b.seq_len = 200;
+    rejects(b, "seq_len");
+  }
+  config.schedule = static_cast<ka::MainloopSchedule>(ka::kNumMainloopSchedules);
+  rejects(a, "schedule");
+  config.schedule = ka::MainloopSchedule::kBaseline;
   // Nothing was launched: the device is still healthy.
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }

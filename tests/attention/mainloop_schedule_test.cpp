@@ -1,0 +1,62 @@
+// Tests for the FlashAttention MainloopSchedule switch on the host side (kernels/attention/config.hpp,
+// attention/fa_app_point): names round-trip, unknown names are refused naming --fa-schedule, and a
+// non-baseline schedule is part of an fa_a2a point's key while a baseline point keeps its earlier key.
+#include <gtest/gtest.h>
+
+#include "attention/config.hpp"
+#include "attention/fa_app_point.hpp"
+#include "common/error.hpp"
+
+namespace xs::attention {
+namespace {
+
+namespace ka = xs::kernels::attention;
+
+TEST(MainloopSchedule, NamesRoundTripAndUnknownNamesAreRefused) {
+  for (int i = 0; i < ka::kNumMainloopSchedules; ++i) {
+    const auto schedule = static_cast<ka::MainloopSchedule>(i);
+    ka::MainloopSchedule parsed = ka::MainloopSchedule::kBaseline;
+    ASSERT_TRUE(ka::parse_mainloop_schedule(ka::mainloop_schedule_name(schedule), &parsed)) << i;
+    EXPECT_EQ(parsed, schedule);
+  }
+  EXPECT_STREQ(ka::mainloop_schedule_name(ka::MainloopSchedule::kPingPong), "pingpong");
+  ka::MainloopSchedule untouched = ka::MainloopSchedule::kPingPongFull;
+  for (const char* bad : {"", "PingPong", "overlap", "pingpong ", "?"}) {
+    EXPECT_FALSE(ka::parse_mainloop_schedule(bad, &untouched)) << bad;
+    EXPECT_EQ(untouched, ka::MainloopSchedule::kPingPongFull) << "a refused name leaves the output alone";
+  }
+  EXPECT_EQ(ka::FlashAttentionConfig{}.schedule, ka::MainloopSchedule::kBaseline) << "opt-in only";
+}
+
+TEST(MainloopSchedule, PointSpecRefusesAnUnknownScheduleNamingTheFlag) {
+  FaA2aPointSpec s;
+  EXPECT_NO_THROW(validate_fa_point_spec(s));
+  for (const char* ok : {"baseline", "pingpong", "pingpong_full"}) {
+    s.fa_schedule = ok;
+    EXPECT_NO_THROW(validate_fa_point_spec(s)) << ok;
+  }
+  s.fa_schedule = "overlap";
+  try {
+    validate_fa_point_spec(s);
+    ADD_FAILURE() << "accepted --fa-schedule overlap";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_EQ(e.field(), "--fa-schedule");
+    EXPECT_NE(std::string(e.what()).find("pingpong_full"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MainloopSchedule, OnlyANonBaselineScheduleEntersThePointKey) {
+  FaA2aPointSpec base, ping;
+  ping.fa_schedule = "pingpong";
+  EXPECT_FALSE(fa_canonical_spec(base).contains("fa_schedule")) << "baseline points keep their earlier key";
+  ASSERT_TRUE(fa_canonical_spec(ping).contains("fa_schedule"));
+  EXPECT_EQ(fa_canonical_spec(ping)["fa_schedule"], "pingpong");
+  EXPECT_NE(fa_canonical_spec(base), fa_canonical_spec(ping)) << "a resumed run must not reuse another schedule's point";
+  FaA2aPointSpec full = ping;
+  full.fa_schedule = "pingpong_full";
+  EXPECT_NE(fa_canonical_spec(full), fa_canonical_spec(ping));
+}
+
+}  // namespace
+}  // namespace xs::attention

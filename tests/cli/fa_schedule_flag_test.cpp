@@ -1,0 +1,30 @@
+// tests/cli: --fa-schedule of the fa_a2a suite: an unknown schedule is exit 2 naming the flag (dry run and
+// run alike, no file written), a built one reaches the points (dry run), the baseline's line is unchanged.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tool_run.hpp"
+
+namespace {
+
+using namespace xs::test;
+const std::string kTool = "xstage-bench";
+
+TEST(FaScheduleFlag, RefusesAnUnknownScheduleNamingTheFlag) {
+  Scratch s;
+  expect_refused(s, kTool, "fa_a2a --M 8192 --fa-schedule overlap --dry-run", 2, {"--fa-schedule", "overlap"});
+  expect_refused(s, kTool, "fa_a2a --M 8192 --fa-schedule overlap --no-progress --out f.json", 2, {"--fa-schedule"});
+}
+
+TEST(FaScheduleFlag, DryRunShowsANonBaselineSchedule) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "fa_a2a --M 8192 --target local --fa-schedule pingpong_full --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "target=local device=0 d=128 schedule=pingpong_full")) << r.out;
+  const ToolRun b = s.run(kTool, "fa_a2a --M 8192 --target local --fa-schedule baseline --dry-run");
+  ASSERT_EQ(b.rc, 0) << b.err;
+  EXPECT_TRUE(contains(b.out, "target=local device=0 d=128\n")) << b.out;
+}
+
+}  // namespace
