@@ -44,7 +44,9 @@ stamp build
   >"$LOGS/build.txt" 2>&1 || { grep -E "error" "$LOGS/build.txt" | head -30; exit 1; }
 clocks "before tests"
 run gpu_moe 240 build/bin/xs_gpu_moe_tests
-run gpu_attention 240 build/bin/xs_gpu_attention_tests
+run gpu_attention 240 build/bin/xs_gpu_attention_tests --gtest_filter='-Schedules/*'
+# The opt-in ping-pong schedules, never run before: a barrier bug hangs, so they run apart under their own limit.
+run gpu_attention_pingpong 120 build/bin/xs_gpu_attention_tests --gtest_filter='Schedules/*'
 run gpu_nccl 120 build/bin/xs_gpu_tests --gtest_filter='Nccl*:GpuBackend.Nccl*'
 run gpu_rest 200 build/bin/xs_gpu_tests --gtest_filter='-Nccl*:GpuBackend.Nccl*'
 # Never a death test under the sanitizer (its deliberate hang runs into the timeout).
