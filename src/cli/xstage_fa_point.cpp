@@ -1,4 +1,4 @@
-// xstage attention layer: xstage-fa-point, a diagnostic driver of run_fa_a2a_point: runs one or more
+// xstage cli layer: xstage-fa-point, a diagnostic driver of run_fa_a2a_point: runs one or more
 // (M, target) points and prints every timing, TFLOPS, sigma, store spans and the verification detail,
 // without writing a result file (xstage-bench fa_a2a is the benchmark). Exit codes as every xstage tool.
 #include <cstdio>
