@@ -103,6 +103,7 @@ std::vector<double> max_over_ranks(std::vector<std::unique_ptr<LocalRank>>& rank
   for (auto& r : ranks) {
     DeviceGuard guard(r->device);
     buffers.push_back(upload(values));
+    XS_CUDA_CHECK(cudaDeviceSynchronize());  // the pageable upload must land before the non-blocking stream reads it
   }
   ncclResult_t res = ncclGroupStart();
   for (std::size_t i = 0; i < ranks.size() && res == ncclSuccess; ++i)
@@ -145,6 +146,9 @@ NcclAlltoallReference nccl_alltoall_reference(const NcclCommGroup& comms, const 
     DeviceGuard guard(r.device);
     copy_to_device(r.send.get(), host.data(), total);
     XS_CUDA_CHECK(cudaMemset(r.recv.get(), 0, total));
+    // A pageable cudaMemcpy may return before its DMA lands and cudaMemset is asynchronous; neither orders
+    // with the non-blocking stream the all-to-all runs on, so wait here.
+    XS_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   for (int i = 0; i < options.warmup_iterations; ++i) (void)alltoall_once(ranks, block, num_ranks);

@@ -89,7 +89,10 @@ PlanOutcome plan_point(const PointSpec& spec, const DeviceInfo& device, const To
     return reject(fmt::format("N*K={} timestamp records exceed the limit of {}",
                               static_cast<std::uint64_t>(spec.num_bursts) * k, kMaxRecords));
   if (plan.target.kind != TargetKind::kHost) {
-    const int owner = plan.target.kind == TargetKind::kPeer ? plan.target.peer_device : device.index;
+    // peer:N and nccl:N memory lives on GPU N (nccl:N is rank N's window).
+    const int owner = plan.target.kind == TargetKind::kPeer || plan.target.kind == TargetKind::kNccl
+                          ? plan.target.peer_device
+                          : device.index;
     const std::uint64_t free = free_bytes_on(owner) + held_bytes;
     if (plan.buffer_bytes() > free)
       return reject(fmt::format("the destination ring of {} does not fit GPU {} (free {})",
