@@ -47,8 +47,12 @@ run gpu_moe 240 build/bin/xs_gpu_moe_tests
 run gpu_attention 240 build/bin/xs_gpu_attention_tests --gtest_filter='-Schedules/*'
 # The opt-in ping-pong schedules, never run before: a barrier bug hangs, so they run apart under their own limit.
 run gpu_attention_pingpong 120 build/bin/xs_gpu_attention_tests --gtest_filter='Schedules/*'
-run gpu_nccl 120 build/bin/xs_gpu_tests --gtest_filter='Nccl*:GpuBackend.Nccl*'
-run gpu_rest 200 build/bin/xs_gpu_tests --gtest_filter='-Nccl*:GpuBackend.Nccl*'
+run gpu_nccl 120 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT build/bin/xs_gpu_tests \
+  --gtest_filter='Nccl*:TopologyProbe.*:GpuBackend.Nccl*'
+# A newer NCCL (>= 2.28.7 gives a one-rank communicator symmetric memory) would let the window path store.
+{ find / -name 'libnccl.so*' 2>/dev/null | xargs -r ls -la
+  /opt/torch/.venv/bin/python3 -c 'import torch; print("torch nccl", torch.cuda.nccl.version())'; } >"$LOGS/nccl_libs.txt" 2>&1
+run gpu_rest 200 build/bin/xs_gpu_tests --gtest_filter='-Nccl*:TopologyProbe.*:GpuBackend.Nccl*'
 # Never a death test under the sanitizer (its deliberate hang runs into the timeout).
 run memcheck_moe 150 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_moe_tests \
   --gtest_filter='MoeRunnerSubset.*'
