@@ -205,6 +205,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     for (const Run& run : {Run{enqueue_serial, &r.wrong_serial, "serial"}, Run{enqueue_fused, &r.wrong_fused, "fused"},
                            Run{enqueue_cc, &r.wrong_cc, "completion_coupled"}}) {
       dst.poison();
+      // Serial's FA launch rewrites the slices its copy sends: poisoned, so a slice it misses cannot pass
+      // on the first FA-only run's bits.
+      XS_CUDA_CHECK(cudaMemsetAsync(fa_out.get(), 0xFF, fa_out.bytes(), s));
       run.enqueue(s);
       sync_checked(s, run.name);
       const std::vector<std::vector<std::uint16_t>> slices = dst.download();
