@@ -25,6 +25,11 @@ double launch_sender_span_s(const ka::TileRecord* records, std::size_t count) {
 std::vector<StoreSpan> store_spans(const ka::TileRecord* records, std::size_t count, int grid, double sm_clock_hz) {
   std::vector<StoreSpan> out;
   if (!(sm_clock_hz > 0) || grid <= 0) return out;
+  // %globaltimer counts from an epoch (~1.8e18 ns): as a double its ulp is 256 ns, longer than a store
+  // burst. Subtract the earliest end in integer ns first, so only differences become doubles.
+  std::uint64_t ref_ns = std::numeric_limits<std::uint64_t>::max();
+  for (std::size_t i = 0; i < count; ++i)
+    if (records[i].written) ref_ns = std::min(ref_ns, records[i].store_end_ns);
   double origin = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < count; ++i) {
     const ka::TileRecord& t = records[i];
@@ -34,7 +39,7 @@ std::vector<StoreSpan> store_spans(const ka::TileRecord* records, std::size_t co
     StoreSpan s;
     s.cta = static_cast<int>(t.tile_idx % static_cast<std::uint32_t>(grid));
     s.wave = static_cast<int>(t.tile_idx / static_cast<std::uint32_t>(grid));
-    s.end_s = static_cast<double>(t.store_end_ns) * 1e-9;
+    s.end_s = static_cast<double>(t.store_end_ns - ref_ns) * 1e-9;
     s.start_s = s.end_s - cycles / sm_clock_hz;
     origin = std::min(origin, s.start_s);
     out.push_back(s);

@@ -173,7 +173,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   auto enqueue_heads_major = [&](cudaStream_t st) { ka::launch_flash_attention(config, heads_major, st); };
 
   // ---- Verification (outputs poisoned before each run) ----
-  XS_CUDA_CHECK(cudaMemset(fa_out.get(), 0xFF, fa_out.bytes()));
+  XS_CUDA_CHECK(cudaMemsetAsync(fa_out.get(), 0xFF, fa_out.bytes(), s));  // on s: it is non-blocking
   enqueue_fa(s);  // also the first launch outside any capture (allocates the timeout report)
   sync_checked(s, "flash attention (FA-only, local rank slices)");
   const std::vector<std::uint16_t> fa_slices = prob.download(fa_out);
@@ -190,7 +190,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.error_detail = e.describe();
     ok = ok && e.rel_error <= kRelTolerance;
     // The heads-major extra: the same compute path, so the same bits in the other order.
-    XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+    XS_CUDA_CHECK(cudaMemsetAsync(out.get(), 0xFF, out.bytes(), s));
     enqueue_heads_major(s);
     sync_checked(s, "flash attention (heads-major)");
     const std::vector<std::uint16_t> hm = prob.download(out);
@@ -205,6 +205,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     for (const Run& run : {Run{enqueue_serial, &r.wrong_serial, "serial"}, Run{enqueue_fused, &r.wrong_fused, "fused"},
                            Run{enqueue_cc, &r.wrong_cc, "completion_coupled"}}) {
       dst.poison();
+      // Serial's FA launch rewrites the slices its copy sends: poisoned, so a slice it misses cannot pass
+      // on the first FA-only run's bits.
+      XS_CUDA_CHECK(cudaMemsetAsync(fa_out.get(), 0xFF, fa_out.bytes(), s));
       run.enqueue(s);
       sync_checked(s, run.name);
       const std::vector<std::vector<std::uint16_t>> slices = dst.download();
@@ -225,7 +228,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     const std::pair<ka::FlashAttentionArgs*, Instrumented> runs[] = {
         {&fa, Instrumented::kFaOnly}, {&fused, Instrumented::kFused}, {&cc, Instrumented::kCompletionCoupled}};
     for (const auto& [a, which] : runs) {
-      XS_CUDA_CHECK(cudaMemset(rec.get(), 0, rec.bytes()));
+      XS_CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), s));
       ka::FlashAttentionArgs ia = *a;
       ia.records = static_cast<ka::TileRecord*>(rec.get());
       ia.records_bytes = rec.bytes();

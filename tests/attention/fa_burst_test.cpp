@@ -50,6 +50,19 @@ TEST(StoreSpans, CtaAndWaveFromThePersistentScheduleAndStartFromCycles) {
   EXPECT_TRUE(store_spans(r.data(), r.size(), 4, 0.0).empty()) << "no clock, no spans";
 }
 
+TEST(StoreSpans, KeepNanosecondsAtEpochScaleGlobaltimerValues) {
+  // %globaltimer reads ns since an epoch (~1.8e18): a double of that has a 256 ns ulp, so converting before
+  // subtracting would round these 50 ns and 100 ns offsets away.
+  const std::uint64_t epoch_ns = 1'764'000'000'123'456'789ull;
+  std::vector<ka::TileRecord> r = {rec(0, 0, epoch_ns + 100, 100), rec(1, 0, epoch_ns + 250, 100)};
+  const auto s = store_spans(r.data(), r.size(), 2, 2e9);  // 100 cycles at 2 GHz = 50 ns
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(s[0].start_s, 0.0, 1e-12);
+  EXPECT_NEAR(s[0].end_s, 50e-9, 1e-12);
+  EXPECT_NEAR(s[1].start_s, 150e-9, 1e-12);
+  EXPECT_NEAR(s[1].end_s, 200e-9, 1e-12);
+}
+
 TEST(BurstAlignment, AlignedBurstsHaveNoSpreadAndEveryCtaStoresAtOnce) {
   std::vector<StoreSpan> s;
   for (int wave = 0; wave < 3; ++wave)
