@@ -312,6 +312,8 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
                    check.rerun_reason.c_str());
       attempts.push_back(clocks);
       r = run_moe_point(spec, routing, problem);
+      // The record must describe the kept result: a re-run that did not finish has no clocks of its own.
+      if (r.status != "ok") clocks = json{{"measured", "not measured: the re-run ended " + r.status}, {"throttled", false}};
     }
     if (!clocks.is_null()) {
       clocks["attempts"] = attempts.size() + 1;
