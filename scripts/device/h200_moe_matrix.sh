@@ -61,7 +61,7 @@ echo "predictions: F = $TFLOPS TFLOP/s (from $F_SOURCE), calibration $MOE_MODEL"
 
 stamp build
 "$CMAKE" --preset default -G Ninja >"$LOGS/configure.txt" 2>&1 || { tail -30 "$LOGS/configure.txt"; exit 1; }
-"$CMAKE" --build build -j16 --target xstage-bench >"$LOGS/build.txt" 2>&1 || { grep error "$LOGS/build.txt" | head -30; exit 1; }
+timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target xstage-bench >"$LOGS/build.txt" 2>&1 || { grep error "$LOGS/build.txt" | head -30; exit 1; }
 
 for part in $PARTS; do
   name="megamoe-${part//:/-}"
