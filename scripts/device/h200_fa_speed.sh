@@ -9,8 +9,8 @@
 # Returns (under $OUT): summary.txt, results.tar.gz (the result files), logs.tar.gz, clocks.txt.
 # Usage there: bash scripts/device/h200_fa_speed.sh [all|check|time]
 #   check: steps 1-2; time: steps 1 (a no-op once built), 3, 4; all (default): everything. On a fresh machine
-#   the build and the tests may take most of one 10-minute call: run `check`, then `time` on the same warm
-#   machine (its build/ stays). XS_FA_M, XS_FA_SCHEDULES, XS_FA_DIMS, XS_FA_REPS narrow or widen it.
+#   the build and the tests may take most of one 10-minute call: run `check`, then `time` (a machine idle for
+#   30 s is given back, so `time` usually rebuilds). Every step is bounded by DEADLINE_S (560 s). XS_FA_M, XS_FA_SCHEDULES, XS_FA_DIMS, XS_FA_REPS narrow or widen it.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"
@@ -26,6 +26,7 @@ case "$PHASE" in all|check|time) ;; *) echo "usage: $0 [all|check|time]" >&2; ex
 M_LIST=${XS_FA_M:-8192,16384,32768,49152,65536}
 SCHEDULES=${XS_FA_SCHEDULES:-baseline pingpong pingpong_full}
 DIMS=${XS_FA_DIMS:-128 64}
+DEADLINE_S=${DEADLINE_S:-560}  # the call's limit is 600 s: no step runs past this, the archives are always written
 SECONDS=0
 stamp() { echo "== $(date -u +%H:%M:%S) (+${SECONDS}s) $*"; }
 clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active \
@@ -43,7 +44,8 @@ if [[ ! -f build/CMakeCache.txt ]]; then
   "$CMAKE" -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >"$LOGS/configure.txt" 2>&1 ||
     { tail -30 "$LOGS/configure.txt"; exit 1; }
 fi
-"$CMAKE" --build build -j16 --target xs_gpu_attention_tests xstage-bench >"$LOGS/build.txt" 2>&1 ||
+timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target xs_gpu_attention_tests xstage-bench \
+  >"$LOGS/build.txt" 2>&1 ||
   { grep -E "error" "$LOGS/build.txt" | head -30; exit 1; }
 # ptxas -v of every FlashAttention instantiation (the entry's register cap is 168 = 65536 / 384; the consumer
 # warpgroups run at setmaxnreg 232): spills must be 0.
@@ -89,7 +91,10 @@ fi
 
 T=build/bin/xs_gpu_attention_tests
 run_gtest() {  # filter, log name
-  timeout -k 5 120 "$T" --gtest_filter="$1" >"$LOGS/$2.txt" 2>&1
+  local left=$((DEADLINE_S - SECONDS))
+  if ((left < 20)); then echo "$1: not run (deadline)"; return 0; fi
+  ((left > 120)) && left=120
+  timeout -k 5 "$left" "$T" --gtest_filter="$1" >"$LOGS/$2.txt" 2>&1
   local rc=$?
   echo "$1 rc=$rc: $(grep -cE '^\[       OK \]' "$LOGS/$2.txt") ok, $(grep -cE '^\[  FAILED  \].*\(' "$LOGS/$2.txt") failed"
   [[ $rc -ne 0 ]] && grep -E "Failure|Expected|Which is|seed|timeout|differs|failed" "$LOGS/$2.txt" | head -10
@@ -111,14 +116,17 @@ clocks "before timing"
 for d in $DIMS; do
   for s in $SCHEDULES; do
     f="$RES/fa-d$d-$s.json"
-    stamp "fa_a2a d=$d schedule=$s"
-    timeout -k 10 300 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --head-dim "$d" --target local \
+    left=$((DEADLINE_S - SECONDS - 40))  # 40 s kept for the cuDNN attach and the archives
+    if ((left < 30)); then echo "fa_a2a d=$d $s: not run (deadline)"; continue; fi
+    ((left > 300)) && left=300
+    stamp "fa_a2a d=$d schedule=$s (limit ${left}s)"
+    timeout -k 10 "$left" build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --head-dim "$d" --target local \
       --fa-schedule "$s" --reps "${XS_FA_REPS:-10}" --out "$f" --no-progress >"$LOGS/fa-d$d-$s.txt" 2>&1
     echo "fa_a2a d=$d $s rc=$?"
     clocks "after d=$d $s"
     rm -f "$RES"/*.journal.jsonl
     # cuDNN SDPA in the same call, pinned backend, same shapes (extra.baseline_sdpa_cudnn, extra.vs_cudnn).
-    [[ -f "$f" ]] && { timeout -k 10 200 "$PY" scripts/fa_attach_baseline.py "$f" >>"$LOGS/fa-d$d-$s.txt" 2>&1;
+    [[ -f "$f" ]] && { timeout -k 5 30 "$PY" scripts/fa_attach_baseline.py "$f" >>"$LOGS/fa-d$d-$s.txt" 2>&1;
                        echo "cuDNN attach rc=$?"; }
   done
 done
