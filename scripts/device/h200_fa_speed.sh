@@ -116,7 +116,7 @@ clocks "before timing"
 for d in $DIMS; do
   for s in $SCHEDULES; do
     f="$RES/fa-d$d-$s.json"
-    left=$((DEADLINE_S - SECONDS - 40))  # 40 s kept for the cuDNN attach and the archives
+    left=$((DEADLINE_S - SECONDS - 70))  # 70 s kept for the cuDNN attach and the archives
     if ((left < 30)); then echo "fa_a2a d=$d $s: not run (deadline)"; continue; fi
     ((left > 300)) && left=300
     stamp "fa_a2a d=$d schedule=$s (limit ${left}s)"
@@ -126,7 +126,7 @@ for d in $DIMS; do
     clocks "after d=$d $s"
     rm -f "$RES"/*.journal.jsonl
     # cuDNN SDPA in the same call, pinned backend, same shapes (extra.baseline_sdpa_cudnn, extra.vs_cudnn).
-    [[ -f "$f" ]] && { timeout -k 5 30 "$PY" scripts/fa_attach_baseline.py "$f" >>"$LOGS/fa-d$d-$s.txt" 2>&1;
+    [[ -f "$f" ]] && { timeout -k 5 60 "$PY" scripts/fa_attach_baseline.py "$f" >>"$LOGS/fa-d$d-$s.txt" 2>&1;
                        echo "cuDNN attach rc=$?"; }
   done
 done
