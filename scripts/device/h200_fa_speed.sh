@@ -28,14 +28,8 @@ SCHEDULES=${XS_FA_SCHEDULES:-baseline pingpong pingpong_full}
 DIMS=${XS_FA_DIMS:-128 64}
 DEADLINE_S=${DEADLINE_S:-560}  # the call's limit is 600 s: no step runs past this, the archives are always written
 SECONDS=0
-stamp() { echo "== $(date -u +%H:%M:%S) (+${SECONDS}s) $*"; }
-clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active \
-  --format=csv,noheader 2>&1 | sed "s/^/$1: /" >>"$OUT/clocks.txt"; }
-finish() {
-  tar -C "$OUT" -czf "$OUT/results.tar.gz" results && rm -rf "$RES"
-  tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
-  ls -la "$OUT"
-}
+source "$(dirname "$0")/lib.sh"
+finish() { archive_folders results logs; ls -la "$OUT"; }
 trap finish EXIT
 { cat .xs-git-sha 2>/dev/null; nvidia-smi; } >"$LOGS/env.txt" 2>&1
 

@@ -47,14 +47,8 @@ EOF
 RESUME_DIR=${RESUME_DIR:-}
 EXTRA_ARGS=${EXTRA_ARGS:-"--launches-per-graph 1"}
 SECONDS=0
-stamp() { echo "== $(date -u +%H:%M:%S) (+${SECONDS}s) $*"; }
-clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,clocks_event_reasons.active \
-  --format=csv,noheader 2>&1 | sed "s/^/$1: /" >>"$OUT/clocks.txt"; }
-finish() {
-  tar -C "$OUT" -czf "$OUT/results.tar.gz" results && rm -rf "$RES"
-  tar -C "$OUT" -czf "$OUT/journals.tar.gz" journals && rm -rf "$JRN"
-  tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
-}
+source "$(dirname "$0")/lib.sh"
+finish() { archive_folders results journals logs; }
 trap finish EXIT
 { cat .xs-git-sha 2>/dev/null; nvidia-smi; echo "TFLOPS=$TFLOPS from $F_SOURCE"; echo "PARTS=$PARTS"; } >"$OUT/env.txt" 2>&1
 echo "predictions: F = $TFLOPS TFLOP/s (from $F_SOURCE), calibration $MOE_MODEL"

@@ -21,13 +21,8 @@ MOE_MODEL=results/h200/megamoe/calibration-moe-pattern.json
 FA_MODEL=results/h200/calibration/calibration-host.json
 DEADLINE_S=${DEADLINE_S:-560}
 SECONDS=0
-stamp() { echo "== $(date -u +%H:%M:%S) (+${SECONDS}s) $*"; }
-clocks() { nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw,clocks_event_reasons.active \
-  --format=csv,noheader 2>&1 | sed "s/^/$1: /" >>"$OUT/clocks.txt"; }
-finish() {
-  tar -C "$OUT" -czf "$OUT/results.tar.gz" results && rm -rf "$RES"
-  tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
-}
+source "$(dirname "$0")/lib.sh"
+finish() { archive_folders results logs; }
 trap finish EXIT
 { cat .xs-git-sha 2>/dev/null; nvidia-smi; ls /usr/lib/x86_64-linux-gnu/libnccl* 2>&1; } >"$OUT/env.txt" 2>&1
 run() {  # name timeout command...: log to $LOGS/name.txt, print rc and the gtest summary lines

@@ -115,7 +115,7 @@ MoePrediction predict_with_mainloops(MoeModelInputs in, double l1_mainloop_s, do
 }
 
 // The routing of the configuration (the runner builds the same one from the same fields).
-static RoutingParams routing_params(const AdvisorConfig& c) {
+RoutingParams routing_params_of(const AdvisorConfig& c) {
   RoutingParams rp;
   rp.num_ranks = c.num_ranks;
   rp.tokens_per_rank = c.tokens_per_rank;
@@ -129,7 +129,7 @@ static RoutingParams routing_params(const AdvisorConfig& c) {
 
 Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const AdvisorThroughput& throughput) {
   return advise(c, platform, throughput,
-                build_problem(generate_routing(routing_params(c)), c.shape.hidden, c.shape.intermediate));
+                build_problem(generate_routing(routing_params_of(c)), c.shape.hidden, c.shape.intermediate));
 }
 
 Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const AdvisorThroughput& throughput,

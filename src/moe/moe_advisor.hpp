@@ -10,6 +10,7 @@
 #include "moe/moe_model.hpp"
 #include "moe/moe_run_point.hpp"
 #include "moe/problem.hpp"
+#include "moe/routing.hpp"
 #include "moe/shapes.hpp"
 
 namespace xs::moe {
@@ -69,6 +70,10 @@ struct Advice {
   std::string reason;
   std::vector<AdvisorRow> rows;  // the report, in order (docs/predict-moe.md lists the keys)
 };
+
+// The routing a configuration describes (the advisor builds its problem from it; so does a caller that
+// passes a built problem to the overload below).
+RoutingParams routing_params_of(const AdvisorConfig& config);
 
 // Builds the routing and the emulated rank's problem (CPU), evaluates both schedules and recommends one.
 // input_error naming the field for a bad configuration (b_n not 128/256, tiles not dividing h or 2I,

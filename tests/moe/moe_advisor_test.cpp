@@ -281,15 +281,8 @@ RunPointQuery tiny_query() {
 TEST(MoeAdvisor, PrebuiltProblemGivesTheSameAdvice) {
   const AdvisorConfig c = small_config();
   const AdvisorPlatform p = platform_with_drain_time(10e-6);
-  RoutingParams rp;
-  rp.num_ranks = c.num_ranks;
-  rp.tokens_per_rank = c.tokens_per_rank;
-  rp.num_experts = c.shape.num_experts;
-  rp.top_k = c.shape.top_k;
-  rp.zipf_alpha = c.zipf_alpha;
-  rp.gain = c.gain;
-  rp.seed = c.routing_seed;
-  const MoeProblem problem = build_problem(generate_routing(rp), c.shape.hidden, c.shape.intermediate);
+  const MoeProblem problem =
+      build_problem(generate_routing(routing_params_of(c)), c.shape.hidden, c.shape.intermediate);
   const Advice fresh = advise(c, p, flops());
   const Advice given = advise(c, p, flops(), problem);
   ASSERT_EQ(fresh.rows.size(), given.rows.size());
