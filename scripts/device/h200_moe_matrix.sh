@@ -55,7 +55,27 @@ echo "predictions: F = $TFLOPS TFLOP/s (from $F_SOURCE), calibration $MOE_MODEL"
 
 stamp build
 "$CMAKE" --preset default -G Ninja >"$LOGS/configure.txt" 2>&1 || { tail -30 "$LOGS/configure.txt"; exit 1; }
-timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target xstage-bench >"$LOGS/build.txt" 2>&1 || { grep error "$LOGS/build.txt" | head -30; exit 1; }
+targets=(xstage-bench)
+[[ -n ${PRECHECK:-} ]] && targets+=(xs_gpu_moe_tests)
+timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target "${targets[@]}" >"$LOGS/build.txt" 2>&1 || { grep error "$LOGS/build.txt" | head -30; exit 1; }
+# PRECHECK=1: the GPU moe tests, memcheck on the variant subset and one small bench point first; the parts run
+# only if that point runs (a crash there would crash every part).
+if [[ -n ${PRECHECK:-} ]]; then
+  SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  stamp "precheck: gpu moe tests"
+  timeout -k 5 150 build/bin/xs_gpu_moe_tests >"$LOGS/gpu_moe.txt" 2>&1; echo "gpu_moe rc=$?"
+  grep -E "^\[  (FAILED|PASSED) |^\[  SKIPPED" "$LOGS/gpu_moe.txt" | head -12
+  timeout -k 5 90 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_moe_tests \
+    --gtest_filter='MoeRunnerSubset.*' >"$LOGS/memcheck_moe.txt" 2>&1; echo "memcheck_moe rc=$?"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$LOGS/memcheck_moe.txt" | head -4
+  stamp "precheck: one bench point"
+  if ! timeout -k 5 90 build/bin/xstage-bench megamoe --shapes dsv4_flash --T 2048 --ksm 66 --target host,local \
+      --precision bf16,fp8 --variants expert_wave,interleaved --launches-per-graph 1 --model "$MOE_MODEL" \
+      --tensor-tflops "$TFLOPS" --out "$RES/megamoe-check.json" --no-progress >"$LOGS/megamoe-check.txt" 2>&1; then
+    echo "precheck point failed: no part run"; tail -20 "$LOGS/megamoe-check.txt"; exit 1
+  fi
+  tail -12 "$LOGS/megamoe-check.txt"
+fi
 
 for part in $PARTS; do
   name="megamoe-${part//:/-}"

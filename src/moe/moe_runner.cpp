@@ -356,7 +356,7 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
     vr.experts_per_wave = v.schedule.kind == km::ScheduleKind::kExpertWave ? v.schedule.experts_per_wave : 0;
     if (spec.verify) {
       dst.poison(s);
-      for (int rank = 0; rank < spec.num_ranks; ++rank)
+      for (std::size_t rank = 0; rank < packed_remote.size(); ++rank)  // empty when unfused is not run
         if (packed_remote[rank]) km::launch_fill_bits16(packed_remote[rank]->device_ptr(), packed_remote[rank]->bytes() / 2, km::kPoisonBits, s);
       const km::MegaMoeArgs a = args_of(v);
       enqueue(v, a, s);
