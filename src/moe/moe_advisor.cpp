@@ -41,10 +41,17 @@ class Rows {
 
 double ratio(double num, double den) { return den > 0 ? num / den : std::numeric_limits<double>::infinity(); }
 
+constexpr double kReplayTie = 0.02;  // the replay picks D and overrides the schedule outside this band
+
 // The recommendation from the per-tile model (eqs. 10, 14, 15), in the order that decides it.
 void recommend(Advice& a, const AdvisorPlatform& platform) {
   const MoePrediction& p = a.tile;
-  const std::string d = fmt::format("D = {}", a.lead_rows);
+  const std::string d =
+      a.lead_rows == a.knee_lead_rows
+          ? fmt::format("D = {} (= max(1, ceil(D_knee)), and the schedule replay finds no better D)", a.lead_rows)
+          : fmt::format("D = {} (the schedule replay's smallest D within 2% of its best time, since eq. 16's "
+                        "max(1, ceil(D_knee)) = {} replays {:.2f}x slower: CTAs wait on one another's Linear-1 tiles)",
+                        a.lead_rows, a.knee_lead_rows, ratio(a.replay_interleaved_knee_s, a.replay_leads.makespan_s));
   if (p.wave_stall_per_l2_tile_s <= 0) {
     a.schedule = "either";
     a.reason = fmt::format(
@@ -68,15 +75,27 @@ void recommend(Advice& a, const AdvisorPlatform& platform) {
         "the backpressure-free floor ({}); reduce the aggregate burst V (smaller K_SM or b_n)",
         d, format_bytes(p.peak_outstanding_bytes), format_bytes(platform.capacity_bytes.value_or(0)), cut);
   } else if (p.capacity_bound == BoundVerdict::kMet) {
-    a.reason = fmt::format("interleaved, {} = max(1, ceil(D_knee)): eq. 14 and eq. 10's capacity bound hold, so "
+    a.reason = fmt::format("interleaved, {}: eq. 14 and eq. 10's capacity bound hold, so "
                            "interleaving removes the modelled wave stall ({} per L2 tile)",
                            d, format_seconds(p.wave_stall_per_l2_tile_s));
   } else {
-    a.reason = fmt::format("interleaved, {} = max(1, ceil(D_knee)): eq. 14 holds, so interleaving removes the modelled "
+    a.reason = fmt::format("interleaved, {}: eq. 14 holds, so interleaving removes the modelled "
                            "rate-bound wave stall ({} per L2 tile); eq. 10's capacity bound is not decided (Q(K_SM) "
                            "not identified), so sufficiency is not decided",
                            d, format_seconds(p.wave_stall_per_l2_tile_s));
   }
+}
+
+// The schedule replay (schedule_sim.hpp) overrides a recommendation whose interleaved kernel it finds slower
+// than the expert-wave one by more than the tie band: the dependency waits the per-tile model cannot see.
+void apply_replay(Advice& a) {
+  const double inter = a.replay_leads.makespan_s, wave = a.replay_wave_s;
+  if (!(inter > wave * (1 + kReplayTie))) return;
+  a.schedule = "expert_wave";
+  a.reason = fmt::format("expert_wave: the schedule replay of this routing's tiles gives interleaved (best D = {}) {} "
+                         "against expert-wave {} ({:.3f}x): with these tile times its dependency waits cost more than "
+                         "the modelled wave stall it removes (per-tile model: {})",
+                         a.lead_rows, format_seconds(inter), format_seconds(wave), ratio(wave, inter), a.reason);
 }
 
 std::string fluid_sentence(const Advice& a) {
@@ -167,7 +186,7 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
     a.tile = predict(in);
   }
   const MoePrediction& p = a.tile;
-  a.lead_rows = std::max(1, static_cast<int>(std::ceil(p.lead_knee_rows)));
+  a.knee_lead_rows = std::max(1, static_cast<int>(std::ceil(p.lead_knee_rows)));
 
   // The emulated rank (the most loaded) of this routing, and its expert waves under ExpertWave{1}.
   if (problem.hidden != c.shape.hidden || problem.intermediate != c.shape.intermediate ||
@@ -182,7 +201,26 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
   if (q_identified) a.fluid_at_capacity = fluid(*platform.capacity_bytes);
   a.fluid_worst = q_identified ? *a.fluid_at_capacity : fluid(platform.capacity_bytes.value_or(0.0));
 
+  // The schedule replay: the kernel's own schedules over this routing's tiles, with the model's tile times
+  // (each L2 tile carries its schedule's modelled stall). It picks D and can overrule the per-tile verdict.
+  const TileDurations wave_tiles{p.l1_mainloop_s, p.l2_mainloop_s + p.wave_stall_per_l2_tile_s};
+  const TileDurations inter_tiles{p.l1_mainloop_s, p.l2_mainloop_s + p.interleaved_stall_per_l2_tile_s};
+  std::vector<int> leads = {1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 64};
+  if (std::find(leads.begin(), leads.end(), a.knee_lead_rows) == leads.end()) leads.push_back(a.knee_lead_rows);
+  a.replay_leads = choose_lead_rows(problem, c.block_n, c.num_sms, inter_tiles, leads, kReplayTie);
+  for (const auto& [lead, span] : a.replay_leads.sweep)
+    if (lead == a.knee_lead_rows) a.replay_interleaved_knee_s = span;
+  // eq. 16's lead stands unless the replay finds it slower than its best by more than the tie band; then the
+  // smallest D inside the band (a small lead keeps weight locality).
+  if (a.replay_interleaved_knee_s <= a.replay_leads.best_makespan_s * (1 + kReplayTie)) {
+    a.replay_leads.lead_rows = a.knee_lead_rows;
+    a.replay_leads.makespan_s = a.replay_interleaved_knee_s;
+  }
+  a.lead_rows = a.replay_leads.lead_rows;
+  a.replay_wave_s = simulate_schedule(problem, c.block_n, c.num_sms, "expert_wave", 1, wave_tiles).makespan_s;
+
   recommend(a, platform);
+  apply_replay(a);
   a.reason += fluid_sentence(a);
   const bool target_known = !platform.calibration_target.empty();
   if (target_known && platform.calibration_target != c.target)
@@ -269,6 +307,14 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
   r.flag("eq14_rate_bound_ok", p.rate_bound_ok, "eq. 14: injection <= R");
   r.text("interleaving_sufficient", bound_verdict_name(p.interleaving_sufficient), "eqs. 14 and 10 both hold");
   r.number("D_knee", p.lead_knee_rows, "b_n K_SM / (2I), scheduler rows (eq. 16)");
+  r.integer("D_knee_lead", a.knee_lead_rows, "max(1, ceil(D_knee)), eq. 16's lead alone");
+  r.seconds("replay_wave_s", a.replay_wave_s,
+            "schedule replay (kernels/moe/scheduler.cuh): expert-wave kernel time, L2 tiles T_L2 + wave stall");
+  r.seconds("replay_interleaved_s", a.replay_leads.makespan_s,
+            "schedule replay: interleaved kernel time at recommended_D, L2 tiles T_L2 + interleaved stall");
+  r.seconds("replay_interleaved_at_D_knee_s", a.replay_interleaved_knee_s, "schedule replay: interleaved at D_knee_lead");
+  r.number("replay_speedup", ratio(a.replay_wave_s, a.replay_leads.makespan_s),
+           "replayed expert-wave / interleaved at recommended_D");
   r.integer("emulated_rank", problem.emulated_rank, "the most loaded rank, whose work is modelled");
   r.integer("received_pairs", double(problem.num_received_pairs), "(token, top-k) pairs it computes");
   r.integer("remote_pairs", double(problem.num_remote_pairs), "pairs whose Combine row goes to another rank");
@@ -293,8 +339,10 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
     r.number("fluid_speedup_max", ratio(a.fluid_worst.wave_schedule_s, a.fluid_no_limit.interleaved_s),
              "fluid wave (slowest Q) / interleaved");
   }
-  r.text("recommended_schedule", a.schedule, "interleaved or either");
-  r.integer("recommended_D", a.lead_rows, "max(1, ceil(D_knee)), the interleaved row lead");
+  r.text("recommended_schedule", a.schedule, "interleaved, either or expert_wave");
+  r.integer("recommended_D", a.lead_rows,
+            "the interleaved row lead: max(1, ceil(D_knee)) unless its replayed time is more than 2% "
+            "above the best replayed D's, then the smallest replayed D within 2% of the best");
   r.text("reason", a.reason, "why");
   return a;
 }

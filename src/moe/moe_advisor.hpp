@@ -10,6 +10,7 @@
 #include "moe/moe_model.hpp"
 #include "moe/moe_run_point.hpp"
 #include "moe/problem.hpp"
+#include "moe/schedule_sim.hpp"
 #include "moe/routing.hpp"
 #include "moe/shapes.hpp"
 
@@ -62,11 +63,15 @@ struct AdvisorRow {
 
 struct Advice {
   MoePrediction tile;
-  int lead_rows = 1;            // D = max(1, ceil(D_knee))
+  int lead_rows = 1;            // D: knee_lead_rows unless the schedule replay finds it >2% slower than its best
+  int knee_lead_rows = 1;       // max(1, ceil(D_knee)), eq. 16 alone
+  LeadChoice replay_leads;      // the interleaved replay at every candidate D
+  double replay_wave_s = 0;     // the expert-wave replay (ExpertWave{1}) with the same tile durations
+  double replay_interleaved_knee_s = 0;  // the interleaved replay at knee_lead_rows
   FluidEstimate fluid_no_limit; // Q = infinity: the wave schedule's fastest fluid time
   std::optional<FluidEstimate> fluid_at_capacity;  // Q identified: the wave schedule at Q
   FluidEstimate fluid_worst;    // Q unknown: at Q = 0 or at Q's lower bound (the slowest the model allows)
-  std::string schedule;         // interleaved | either
+  std::string schedule;         // interleaved | either | expert_wave
   std::string reason;
   std::vector<AdvisorRow> rows;  // the report, in order (docs/predict-moe.md lists the keys)
 };
