@@ -10,9 +10,12 @@ eq. 14 floor test, D sweeps and clocks. Definitions are written into the JSON be
 
 Usage: python3 scripts/moe_matrix_report.py RESULT.json [...] --out-json SUMMARY.json --out-md TABLES.md
        [--block-n 128] [--tie 0.02] [--slowdown-bar 0.03] [--stall-bar 0.3] [--floor-tol 0.10]
-       [--d-tol 0.02] [--clock-tol 0.03] [--fail-on-bars]
+       [--d-tol 0.02] [--clock-tol 0.03] [--advised-d] [--fail-on-bars]
 A later file's point replaces an earlier one for the same configuration when it is at least as good
 (status, verification, not throttled): pass re-runs after the first run.
+--advised-d: a point run at the D its configuration's before-run advisor recommended (prediction.advisor.D of
+the host point; the local control at its host twin's D) fills the matrix slot too, so a re-run at the
+advisor's D, passed after the first run, replaces the D-auto point: the advisor judged at its own D.
 Exit codes: 0 report written; 1 with --fail-on-bars when the matrix is incomplete or a bar is not met;
 2 bad usage or input (nothing written).
 """
@@ -35,10 +38,10 @@ def build_summary(paths, a):
     records = load_points(paths)
     if not records:
         raise InputError("no megamoe point in " + ", ".join(paths) + "; expected `xstage-bench megamoe` results")
-    chosen, superseded, extras = select(records, a.block_n)
+    chosen, superseded, extras = select(records, a.block_n, a.advised_d)
     local_recs = [r for s, r in chosen.items() if s[0] == "local" and status_of(r["point"]) == "ok"]
     summary = {"files": list(paths),
-               "parameters": {"block_n": a.block_n, "tie": a.tie, "slowdown_bar": a.slowdown_bar,
+               "parameters": {"block_n": a.block_n, "advised_d": a.advised_d, "tie": a.tie, "slowdown_bar": a.slowdown_bar,
                               "stall_bar": a.stall_bar, "floor_tol": a.floor_tol, "d_tol": a.d_tol,
                               "clock_tol": a.clock_tol},
                "completeness": completeness(chosen, superseded, extras),
@@ -108,8 +111,11 @@ def readme_lines(s):
                  f"{cf['violated_reached']}, violated and not reached {cf['violated_not_reached']} "
                  f"({e14['before_run']['n']} points).")
     for sw in s["dsweep"]["sweeps"]:
+        advised = sw.get("D_advised")
         lines.append(f"D sweep {sw['config']}: stops improving at D = {sw['D_stop']} (eq. 16 D_knee "
-                     f"{markdown.num(sw['D_knee'], 2)}); the largest D runs {markdown.ratio(sw['largest_D_over_best'])} "
+                     f"{markdown.num(sw['D_knee'], 2)}; the advisor's D before the run "
+                     f"{advised if advised is not None else markdown.NM}); the largest D runs "
+                     f"{markdown.ratio(sw['largest_D_over_best'])} "
                      f"of the best time.")
     ck = s["clocks"]
     lines.append(f"Clocks: {len(ck['throttled'])} throttled points, {len(ck['schedule_clock_warnings'])} points whose "
@@ -158,6 +164,8 @@ def main(argv=None):
     ap.add_argument("--d-tol", type=float, default=0.02, help="D sweep: within this of the best time (0.02)")
     ap.add_argument("--clock-tol", type=float, default=0.03, help="warn: schedules' clocks differ by more (0.03)")
     ap.add_argument("--fail-on-bars", action="store_true", help="exit 1 when incomplete or a bar is not met")
+    ap.add_argument("--advised-d", action="store_true",
+                    help="a point at the advisor's recommended D fills its matrix slot too (later files win)")
     a = ap.parse_args(argv)
     for name in ("tie", "slowdown_bar", "stall_bar", "floor_tol", "d_tol", "clock_tol"):
         value = getattr(a, name)

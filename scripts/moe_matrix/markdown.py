@@ -228,7 +228,8 @@ def dsweep_md(d):
         return lines + [f"{NM}: no points differing only in D.", ""]
     for s in d["sweeps"]:
         lines += [f"**{s['config']}**: D_stop {s['D_stop']} vs eq. 16 D_knee {num(s['D_knee'], 2)} "
-                  f"(default D {s['D_default'] if s['D_default'] is not None else NM}); best D {s['best_D']} "
+                  f"(default D {s['D_default'] if s['D_default'] is not None else NM}; advisor's D before the run "
+                  f"{s.get('D_advised') if s.get('D_advised') is not None else NM}); best D {s['best_D']} "
                   f"({ms(s['best_time_s'])}); largest D over best {ratio(s['largest_D_over_best'])}", ""]
         lines += table(["D", "time (p10–p90)", "T_RS median", "L2 spin per CTA", "L2 spin p90", "source"],
                        [[r["D"], f"{ms(r['time_median_s'])} ({ms(r['time_p10_s'])}–{ms(r['time_p90_s'])})",

@@ -184,7 +184,7 @@ def dsweep_section(records, d_tol):
             per_d[d] = rec
     out = []
     for key, per_d in groups.items():
-        if len(per_d) < 2:
+        if len(per_d) < 3:  # a sweep, not a matrix point beside one re-run at another D
             continue
         ax = json.loads(key)
         rows = []
@@ -201,15 +201,22 @@ def dsweep_section(records, d_tol):
         stop = next(r["D"] for r in rows if r["time_median_s"] <= best * (1 + d_tol))
         knees = [number(get(per_d[d]["point"], "prediction", "D_knee")) for d in per_d]
         knee = next((k for k in knees if k is not None), None)
+        # The before-run advisor's D (its schedule replay where the build has one), never fitted to the sweep.
+        advised = [get(per_d[d]["point"], "prediction", "advisor", "D") for d in per_d
+                   if get(per_d[d]["point"], "prediction", "made") == "before_run"]
+        advised = next((x for x in advised if isinstance(x, int)), None)
         out.append({"config": f"{ax.get('target')} K{ax.get('K_SM')} {ax.get('shape')} {ax.get('precision')} "
                               f"{ax.get('routing')} T{ax.get('T')} b_n{ax.get('block_n')}",
                     "K_SM": ax.get("K_SM"), "precision": ax.get("precision"), "rows": rows,
                     "best_time_s": best, "best_D": next(r["D"] for r in rows if r["time_median_s"] == best),
                     "D_stop": stop, "D_knee": knee,
                     "D_default": max(1, math.ceil(knee)) if knee is not None else None,
+                    "D_advised": advised,
                     "largest_D_over_best": rows[-1]["time_median_s"] / best})
     return {"definition": {"D_stop": f"smallest D whose interleaved median time <= best x (1 + {d_tol})",
                            "D_default": "max(1, ceil(D_knee)), eq. 16 (prediction.D_knee)",
+                           "D_advised": "prediction.advisor.D made before the run (the advisor's schedule replay "
+                                        "where the build has one; eq. 16's D before it)",
                            "largest_D_over_best": "time at the largest D over the best: locality erosion "
                                                   "shows as > 1 (the time trend; no L2 hit-rate counter)"},
             "sweeps": sorted(out, key=lambda s: s["config"])}

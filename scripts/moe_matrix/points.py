@@ -110,11 +110,33 @@ def throttled(p):
     return t if isinstance(t, bool) else None
 
 
-def matrix_slot(p, block_n):
+def config_key(ax):
+    """(K_SM, shape, precision, routing, T): one configuration, whatever the target."""
+    return (ax.get("K_SM"), ax.get("shape"), ax.get("precision"), ax.get("routing"), ax.get("T"))
+
+
+def advised_leads(records):
+    """{config_key: D} from the before-run advisor of each host point (a later file's advice wins): the D the
+    advisor recommended for that configuration, for --advised-d."""
+    leads = {}
+    for rec in records:
+        p = rec["point"]
+        d = get(p, "prediction", "advisor", "D")
+        if p["axes"].get("target") == "host" and get(p, "prediction", "made") == "before_run" and isinstance(d, int):
+            leads[config_key(p["axes"])] = d
+    return leads
+
+
+def matrix_slot(p, block_n, leads=None):
     """(target, K_SM, shape, precision, routing, T) when the point is a matrix run (P 8, b_n as asked,
-    D auto, the design's routing), else None."""
+    D auto, the design's routing), else None. With leads ({config_key: D}, --advised-d), a point run at the
+    advisor's D for its configuration fills the slot too (the local control at its host twin's D)."""
     ax = p["axes"]
-    if ax.get("D") != 0 or ax.get("block_n") != block_n or ax.get("P") != 8:
+    d_ok = ax.get("D") == 0 or (leads is not None and ax.get("D") == leads.get(config_key(ax)))
+    if not d_ok or ax.get("block_n") != block_n or ax.get("P") != 8:
+        return None
+    variants = ax.get("variants")  # a run without both schedules (a D sweep) is no matrix point
+    if isinstance(variants, list) and variants and not {"expert_wave", "interleaved"} <= set(variants):
         return None
     routing = ax.get("routing")
     if routing == "skewed" and (number(ax.get("zipf_alpha")) != SKEWED_ALPHA or number(ax.get("gain")) != 1.0):
@@ -144,13 +166,14 @@ def group_of(slot):
 _QUALITY = {"ok": 3, "unverified": 2, "wrong": 1, "failed": 0}
 
 
-def select(records, block_n):
+def select(records, block_n, advised_d=False):
     """The point kept per matrix slot: best status (ok > unverified > wrong > failed), then not throttled,
     then the later one (files in argument order: a re-run passed after the first run wins).
     Returns (chosen {slot: record}, superseded [record + 'by'], extras [records outside the matrix])."""
     chosen, superseded, extras = {}, [], []
+    leads = advised_leads(records) if advised_d else None
     for rec in records:
-        slot = matrix_slot(rec["point"], block_n)
+        slot = matrix_slot(rec["point"], block_n, leads)
         if slot is None:
             extras.append(rec)
             continue

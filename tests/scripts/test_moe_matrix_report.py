@@ -162,6 +162,33 @@ class FixtureReport(unittest.TestCase):
         self.assertEqual((row["D"], row["src"]), (3, "dsweep.json#2"))
         self.assertAlmostEqual(row["time_median_s"], 10.15e-3)
 
+    def test_advised_d_fills_the_slot_with_the_run_at_the_advisors_D(self):
+        # A later file re-runs EITHER_WRONG's configuration at the advisor's D = 5 (host and its local twin),
+        # plus an interleaved-only D sweep point at the same D that must not fill a matrix slot.
+        slot = moe_fixture.EITHER_WRONG
+        host = moe_fixture.point(slot, 1.1, d_axis=5)
+        host["prediction"]["advisor"].update(schedule="interleaved", D=5, predicted_speedup_low=1.05,
+                                             predicted_speedup_high=1.15)
+        local = moe_fixture.point(("local",) + slot[1:], 1.02, d_axis=5)
+        sweep = moe_fixture.point(slot, 1.0, d_axis=5)
+        sweep["axes"]["variants"] = ["interleaved"]
+        sweep["extra"].pop("speedup_interleaved_vs_wave")
+        label = "host K66 dit_moe fp8 skewed T16384"
+        with tempfile.TemporaryDirectory() as d:
+            extra = os.path.join(d, "advised.json")
+            with open(extra, "w") as f:
+                json.dump({"points": [host, local, sweep]}, f)
+            for flags, want_src, want_speedup in ((("--advised-d",), "advised.json#0", 1.1),
+                                                  ((), "matrix-a.json", 1.04)):
+                proc, out_json, _ = run_report(self.paths + [extra], d, *flags)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                with open(out_json) as f:
+                    rows = {r["config"]: r for r in json.load(f)["speedup"]["rows"]}
+                self.assertTrue(rows[label]["src"].startswith(want_src), (flags, rows[label]["src"]))
+                self.assertAlmostEqual(rows[label]["speedup"]["median"], want_speedup)
+                local_row = rows["local K66 dit_moe fp8 skewed T16384"]
+                self.assertAlmostEqual(local_row["speedup"]["median"], 1.02 if flags else 1.05)
+
     def test_clocks(self):
         c = self.s["clocks"]
         self.assertEqual([r["config"] for r in c["throttled"]],
