@@ -25,19 +25,7 @@ source "$(dirname "$0")/lib.sh"
 finish() { archive_folders results logs; }
 trap finish EXIT
 { cat .xs-git-sha 2>/dev/null; nvidia-smi; ls /usr/lib/x86_64-linux-gnu/libnccl* 2>&1; } >"$OUT/env.txt" 2>&1
-run() {  # name timeout command...: log to $LOGS/name.txt, print rc and the gtest summary lines
-  local name=$1 limit=$2; shift 2
-  local left=$((DEADLINE_S - SECONDS))
-  if ((left < 20)); then echo "$name: not run (deadline)"; return 0; fi
-  ((limit > left)) && limit=$left
-  stamp "$name (limit ${limit}s)"
-  timeout -k 5 "$limit" "$@" >"$LOGS/$name.txt" 2>&1
-  local rc=$?
-  echo "$name rc=$rc"
-  grep -E "^\[  (FAILED|PASSED) |^\[  SKIPPED|ERROR SUMMARY|RACECHECK SUMMARY|Failure|unavailable|skipped|wrote" \
-    "$LOGS/$name.txt" | head -12
-  return 0
-}
+run() { run_step "$@"; }
 
 run calibrate_sh 240 ./scripts/calibrate.sh
 cp out/calibration-gpu-host.json "$OUT/calibrate-sh.json" 2>/dev/null || ls out >>"$LOGS/calibrate_sh.txt"
