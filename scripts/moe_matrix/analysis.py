@@ -151,6 +151,9 @@ def judge_advisor(advisor, s, tie):
     elif rec == "either":
         agree = 1.0 / (1.0 + tie) <= s <= 1.0 + tie
         slowdown = max(s, 1.0 / s) - 1.0    # either may be taken: the slower one counts
+    elif rec == "expert_wave":
+        agree = s < 1.0
+        slowdown = s - 1.0                  # t_wave / t_interleaved - 1
     else:
         return None
     lo, hi = number(advisor.get("predicted_speedup_low")), number(advisor.get("predicted_speedup_high"))
@@ -163,10 +166,11 @@ def judge_advisor(advisor, s, tie):
 
 def advisor_section(chosen, tie, slowdown_bar):
     out = {"definition": {
-        "agree": "recommended 'interleaved': the paired median speedup > 1; 'either': it lies in the tie band "
-                 f"[1/(1+tie), 1+tie], tie = {tie}",
+        "agree": "recommended 'interleaved': the paired median speedup > 1; 'expert_wave': < 1; 'either': it lies "
+                 f"in the tie band [1/(1+tie), 1+tie], tie = {tie}",
         "choice_slowdown": "time of the advisor's choice over the other schedule's, minus 1: 1/s - 1 for "
-                           "'interleaved'; max(s, 1/s) - 1 for 'either' (either may be taken, the slower counts)",
+                           "'interleaved'; s - 1 for 'expert_wave'; max(s, 1/s) - 1 for 'either' (either may be "
+                           "taken, the slower counts)",
         "speedup_error": "0 inside [predicted_speedup_low, predicted_speedup_high], else the distance to the "
                          "nearest bound over the measured speedup",
         "bar": f"choice_slowdown <= {slowdown_bar} on every configuration",

@@ -189,6 +189,17 @@ class FixtureReport(unittest.TestCase):
                 local_row = rows["local K66 dit_moe fp8 skewed T16384"]
                 self.assertAlmostEqual(local_row["speedup"]["median"], 1.02 if flags else 1.05)
 
+    def test_expert_wave_recommendation_is_judged(self):
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        from moe_matrix import analysis  # noqa: E402
+        right = analysis.judge_advisor({"schedule": "expert_wave"}, 0.9, 0.02)
+        wrong = analysis.judge_advisor({"schedule": "expert_wave"}, 1.1, 0.02)
+        self.assertTrue(right["agree"])
+        self.assertAlmostEqual(right["choice_slowdown"], -0.1)
+        self.assertFalse(wrong["agree"])
+        self.assertAlmostEqual(wrong["choice_slowdown"], 0.1)
+        self.assertIsNone(analysis.judge_advisor({"schedule": "wave"}, 1.1, 0.02))
+
     def test_clocks(self):
         c = self.s["clocks"]
         self.assertEqual([r["config"] for r in c["throttled"]],
