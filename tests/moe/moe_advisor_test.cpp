@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <random>
@@ -368,6 +370,43 @@ TEST(MoeRunPoint, CommittedDsv4FlashRun) {
   EXPECT_TRUE(r.same_routing);
   q.target = "local";
   EXPECT_TRUE(contains(load_run_point(path, q).description, "target=local"));
+}
+
+// dit_moe at K_SM 66 (P1 = 88 Linear-1 tiles per row > K_SM, T_L2 = 4 T_L1): eq. 16 gives D = 1, where the
+// replay finds the CTAs waiting on one another; the advisor moves D up and says why. A shape whose eq. 16
+// lead replays well keeps it.
+TEST(MoeAdvisor, ScheduleReplayMovesDOffEq16OnlyWhereItsLeadIsSlow) {
+  AdvisorConfig c = small_config();
+  c.shape = MoeShape{"dit_moe", "DiT-MoE", "test", 1408, 5632, 16, 2, false};
+  c.num_ranks = 8;
+  c.tokens_per_rank = 2048;
+  c.num_sms = 66;
+  c.routing = "skewed";
+  c.zipf_alpha = 0.5;
+  AdvisorPlatform platform = platform_with_drain_time(10e-6);
+  AdvisorThroughput t;
+  t.tensor_flops_per_s = 708e12;
+  const Advice dit = advise(c, platform, t);
+  EXPECT_EQ(dit.knee_lead_rows, 1);
+  EXPECT_GT(dit.lead_rows, 1);
+  EXPECT_GT(dit.replay_interleaved_knee_s, 1.02 * dit.replay_leads.makespan_s);
+  EXPECT_TRUE(contains(dit.reason, "schedule replay")) << dit.reason;
+  const auto rows = by_key(dit);
+  EXPECT_EQ(rows.at("recommended_D").value, dit.lead_rows);
+  EXPECT_EQ(rows.at("D_knee_lead").value, 1);
+  EXPECT_GT(rows.at("replay_interleaved_at_D_knee_s").value, rows.at("replay_interleaved_s").value);
+
+  const Advice tiny = advise(small_config(), platform, flops());
+  EXPECT_EQ(tiny.lead_rows, tiny.knee_lead_rows);
+}
+
+// Every key the advisor reports is documented in docs/predict-moe.md's key table.
+TEST(MoeAdvisor, EveryReportedKeyIsDocumented) {
+  std::ifstream in(std::string(XS_TEST_DATA_DIR) + "/../../docs/predict-moe.md");
+  ASSERT_TRUE(in.good());
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& row : advise(small_config(), platform_with_drain_time(10e-6), flops()).rows)
+    EXPECT_TRUE(contains(doc, "`" + row.key + "`")) << row.key << " is not in docs/predict-moe.md";
 }
 
 }  // namespace
