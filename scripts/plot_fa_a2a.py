@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fig. 11 of the paper from an `xstage-bench fa_a2a` result file: the sender-visible residual
-E_res(M)/T_FA of the X-Stage-fused kernel and of the completion-coupled counterfactual, measured, beside
+E_res(M)/T_FA of the X-Stage-fused kernel (at the sender-side boundary where the file has it, and at
+remote-visible completion) and of the completion-coupled counterfactual, measured, beside
 the two prior predictions (X-Stage: E_drain; completion-coupled: E_cc) from the calibration, per target.
 
 Usage: plot_fa_a2a.py RESULT.json [--out FIG.png]   (matplotlib; post-processing only)
@@ -49,9 +50,20 @@ def main():
                     hi.append(max(100 * d["p90"] / t - v, 0.0))
             return y, [lo, hi]
 
-        y, err = series("E_res_s", "E_res_paired_s")
-        ax.errorbar(m, y, yerr=err, fmt="o-", color=fused_color, ecolor=fused_color, capsize=2,
-                    label="X-Stage-fused, measured E_res (p10-p90)")
+        sender = [(p["measured"].get("hiding") or {}).get("sender_side") for p in tp]
+        if all(sender):  # since issue 13: the sender-side boundary (paper section 5.1) first, completion beside
+            y = [100 * h["E_res_s"] / t for h, t in zip(sender, tfa)]
+            err = [[max(v - 100 * h["E_res_p10_s"] / t, 0.0) for h, t, v in zip(sender, tfa, y)],
+                   [max(100 * h["E_res_p90_s"] / t - v, 0.0) for h, t, v in zip(sender, tfa, y)]]
+            ax.errorbar(m, y, yerr=err, fmt="o-", color=fused_color, ecolor=fused_color, capsize=2,
+                        label="X-Stage-fused, E_res at the sender-side boundary (p10-p90)")
+            y, err = series("E_res_s", "E_res_paired_s")
+            ax.errorbar(m, y, yerr=err, fmt="o:", color=fused_color, ecolor=fused_color, capsize=2, alpha=0.5,
+                        label="X-Stage-fused, E_res at remote-visible completion")
+        else:
+            y, err = series("E_res_s", "E_res_paired_s")
+            ax.errorbar(m, y, yerr=err, fmt="o-", color=fused_color, ecolor=fused_color, capsize=2,
+                        label="X-Stage-fused, measured E_res (p10-p90)")
         y, err = series("E_cc_meas_s", "E_cc_paired_s")
         ax.errorbar(m, y, yerr=err, fmt="s-", color=cc_color, ecolor=cc_color, capsize=2,
                     label="completion-coupled, measured T_cc - T_FA (p10-p90)")
@@ -60,6 +72,10 @@ def main():
                     label="prediction: X-Stage E_drain (eq. 18-19)")
             ax.plot(m, [100 * p["prediction"]["E_cc_s"] / t for p, t in zip(tp, tfa)], ":", color=cc_color,
                     label="prediction: completion-coupled E_cc (eq. 17)")
+            if all(p["prediction"].get("E_res_pred_capacity_met_s") is not None for p in tp):
+                ax.plot(m, [100 * p["prediction"]["E_res_pred_capacity_met_s"] / t for p, t in zip(tp, tfa)], "-.",
+                        color=fused_color, label="prediction: E_res were Q not binding (E_issue + E_load, sigma "
+                                                 "under load)")
             mub = tp[0]["prediction"]["M_ub_tokens"]
             ax.axvline(mub, color="gray", lw=0.8)
             ax.text(mub, ax.get_ylim()[1] * 0.9, f" M_ub*={mub:.0f}", fontsize=7)
@@ -68,10 +84,10 @@ def main():
         ax.set_xlabel("sequence length M (tokens)")
         ax.set_ylabel("residual / T_FA (%)")
         ax.set_title(f"fa_a2a, target {target}" + (f", {heads} heads" if heads is not None else ""))
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6, loc="upper right")
     dev = ", ".join(d.get("name", "?") for d in doc.get("meta", {}).get("devices", []))
     # The file's name only: an absolute path says where the plot was made, not what it shows.
-    fig.suptitle(f"FlashAttention-A2A sender-visible residual ({dev}; {os.path.basename(args.result)})", fontsize=9)
+    fig.suptitle(f"FlashAttention-A2A residual over FA-only ({dev}; {os.path.basename(args.result)})", fontsize=9)
     fig.tight_layout()
     out = args.out or args.result.rsplit(".", 1)[0] + ".png"
     fig.savefig(out, dpi=110)
