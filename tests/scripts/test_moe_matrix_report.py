@@ -125,6 +125,12 @@ class FixtureReport(unittest.TestCase):
         self.assertEqual((fp8["pairs"], fp8["concordant"], fp8["discordant"]), (21, 20, [["qwen3_5", "hy3"]]))
         self.assertAlmostEqual(fp8["spearman"], 1 - 6 * 2 / (7 * 48), places=12)
         self.assertFalse(t["ordering_preserved"])
+        # The fixture's local control waits as much as host: no excess, so the error is the prediction itself.
+        hy3_fp8 = next(r for r in t["rows"] if r["shape"] == "hy3" and r["precision"] == "fp8")
+        self.assertAlmostEqual(hy3_fp8["expert_wave"]["excess_over_local_s"], 0.0, places=15)
+        self.assertAlmostEqual(hy3_fp8["expert_wave"]["abs_error_vs_excess_s"], 2.25e-6, places=15)
+        self.assertAlmostEqual(hy3_fp8["interleaved"]["abs_error_vs_excess_s"], 0.8e-6, places=15)
+        self.assertAlmostEqual(t["max_abs_error_vs_excess_s"], 10.5e-6, places=15)
         ctrl = self.s["negative_control"]
         self.assertEqual(len(ctrl), 12)  # every dit_moe host66 point, the 1.04 one included
         self.assertEqual(sum(not c["within_tie_band"] for c in ctrl), 1)
@@ -260,7 +266,7 @@ class CommittedFile(unittest.TestCase):
                 md = f.read()
         # Absent data print "not measured", never a number: a Table 2 row of a shape not run.
         qwen_row = next(line for line in md.splitlines() if line.startswith("| qwen3_5 | bf16 |"))
-        self.assertEqual(qwen_row.count("not measured"), 14)
+        self.assertEqual(qwen_row.count("not measured"), 16)
         self.assertIn("Advisor judged on before-run predictions: not measured.", s["readme_lines"])
         c = s["completeness"]
         self.assertFalse(c["complete"])
