@@ -138,4 +138,26 @@ DestinationCheck check_ulysses_destination(const xs::kernels::attention::Ulysses
   return c;
 }
 
+DestinationCheck check_received_blocks(const std::uint16_t* window, int num_senders, const std::uint16_t* own_slice,
+                                       std::size_t elems_per_block) {
+  DestinationCheck c;
+  for (int sender = 0; sender < num_senders; ++sender) {
+    const std::uint16_t* block = window + static_cast<std::size_t>(sender) * elems_per_block;
+    for (std::size_t i = 0; i < elems_per_block; ++i) {
+      ++c.num_checked;
+      if (block[i] == kBf16Poison) ++c.num_unwritten;
+      if (block[i] != own_slice[i]) {
+        if (c.num_wrong == 0) {
+          std::ostringstream s;
+          s << "block from sender " << sender << " element " << i << ": got 0x" << std::hex << block[i] << ", want 0x"
+            << own_slice[i];
+          c.first_wrong = s.str();
+        }
+        ++c.num_wrong;
+      }
+    }
+  }
+  return c;
+}
+
 }  // namespace xs::attention

@@ -47,5 +47,10 @@ struct DestinationCheck {
 DestinationCheck check_ulysses_destination(const xs::kernels::attention::UlyssesLayout& layout,
                                            const std::uint16_t* local_out,
                                            const std::vector<const std::uint16_t*>& dst_per_rank);
+// The receive side of a multi-rank exchange (fa_runner.hpp FaExchange): a rank's window holds one block per
+// sender (sender s at s * elems_per_block), and with the same inputs on every rank each block must equal
+// `own_slice`, the rank's own FA-only slice. Poison (still 0xFFFF) counts as unwritten and wrong.
+DestinationCheck check_received_blocks(const std::uint16_t* window, int num_senders, const std::uint16_t* own_slice,
+                                       std::size_t elems_per_block);
 
 }  // namespace xs::attention

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "attention/fa_app_point.hpp"
+#include "attention/fa_exchange.hpp"
 #include "attention/fa_report.hpp"
 #include "attention/fa_runner.hpp"
 #include "bench/app_bench.hpp"
@@ -103,6 +104,19 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
     }
   });
 
+  // Several ranks with an nccl target: one communicator and one receive window per rank for the whole run,
+  // sized for the largest point (P x its slice = M H d 2 bytes), made collectively before the first point.
+  const auto is_nccl = [](const std::string& t) { return t.rfind("nccl:", 0) == 0; };
+  std::unique_ptr<FaNcclExchange> nccl_exchange;
+  if (several && std::any_of(specs.begin(), specs.end(), [&](const FaA2aPointSpec& s) { return is_nccl(s.target); })) {
+    std::size_t window_bytes = 0;
+    for (const auto& s : specs)
+      if (is_nccl(s.target))
+        window_bytes = std::max(window_bytes, std::size_t{2} * static_cast<std::size_t>(s.seq_len) *
+                                                  static_cast<std::size_t>(s.num_heads) * static_cast<std::size_t>(s.head_dim));
+    bench::agree(comm, [&] { nccl_exchange = FaNcclExchange::create(comm, o.device, window_bytes); });
+  }
+
   bench::AppBenchPlan plan;
   plan.suite = kFaSuiteId;
   for (const auto& s : specs) {
@@ -121,6 +135,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
       plan, comm, [&](std::size_t i, const bench::AppPointSpec& spec, const bench::PointContext& ctx) {
         FaA2aPointSpec s = specs[i];
         s.seed = ctx.seed;  // the same inputs on every rank
+        if (nccl_exchange && is_nccl(s.target)) s.exchange = nccl_exchange->exchange();
         const FaA2aPointResult r = run_fa_a2a_point(s);
         report::AppPoint point = fa_app_point(s, r, fa_point_json(s, r, platform, model_target));
         point.axes = spec.axes;  // several ranks: without the rank's own device
@@ -143,9 +158,13 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
   if (!topology.is_null()) sections.meta["topology"] = topology;
   if (several)
     sections.extra["multi_rank"] = {
-        {"mode", "independent senders"},
-        {"note", "each rank ran the one-GPU emulation of every point on its own GPU with the same inputs; no data "
-                 "crossed ranks (a real Ulysses All-to-All across ranks is not built yet: docs/multi-gpu.md)"}};
+        {"mode", nccl_exchange ? "nccl targets: an All-to-All across the ranks; local/host: independent senders"
+                               : "independent senders"},
+        {"note", "local/host: each rank ran the one-GPU emulation of every point on its own GPU with the same inputs; "
+                 "no data crossed ranks. nccl:N: every rank's fused epilogue stored each rank slice into that "
+                 "rank's NCCL window (Serial and A2A-only by ncclAlltoAll into the same layout), every replay "
+                 "started together on all ranks, and each rank checked the blocks it received from every sender "
+                 "(attention/fa_exchange.hpp, docs/multi-gpu.md)"}};
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
   if (o.json) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "attention/cpu_reference.hpp"
@@ -93,6 +95,20 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instru
   }
 }
 
+void check_exchange(const FaExchange& ex, const FaA2aPointSpec& spec) {
+  const auto p = static_cast<std::size_t>(spec.num_ranks);
+  if (ex.peer_windows.size() != p)
+    throw input_error("--P", "P = " + std::to_string(spec.num_ranks) + " but the exchange spans " +
+                                 std::to_string(ex.peer_windows.size()) + " ranks: on several ranks P is the number of ranks");
+  if (ex.world_rank < 0 || ex.world_rank >= spec.num_ranks || ex.own_window == nullptr || !ex.barrier || !ex.alltoall)
+    throw input_error("exchange", "an exchange needs this rank's index in [0, P), its own window, a barrier and an "
+                                  "all-to-all");
+  for (void* w : ex.peer_windows)
+    if (w == nullptr)
+      throw input_error("exchange", "a rank's window is not load/store reachable from this rank (another node?): "
+                                    "the fused epilogue needs every window (" + ex.description + ")");
+}
+
 }  // namespace
 
 FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
@@ -100,14 +116,18 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   const runtime::Target target = runtime::parse_target(spec.target);
   // Shape and flag errors are input errors (exit 2) even where no GPU exists.
   validate_fa_point_spec(spec);
+  const FaExchange* ex = spec.exchange.get();  // several ranks: a real All-to-All through their windows
+  if (ex != nullptr) check_exchange(*ex, spec);
   runtime::DeviceInfo info;
-  if (auto why = runtime::sm90_point_unavailable_reason(target, spec.device, &info)) {
+  // With an exchange the windows exist already: only this rank's GPU is checked.
+  if (auto why = runtime::sm90_point_unavailable_reason(ex != nullptr ? runtime::parse_target("local") : target,
+                                                        spec.device, &info)) {
     r.status = "skipped";
     r.reason = *why;
     return r;
   }
   // peer:N is an All-to-All over the P ranks' GPUs (fa_destinations.hpp): each of them must be usable.
-  if (auto why = rank_group_unavailable_reason(target, spec.device, spec.num_ranks)) {
+  if (auto why = ex != nullptr ? std::nullopt : rank_group_unavailable_reason(target, spec.device, spec.num_ranks)) {
     r.status = "skipped";
     r.reason = *why;
     return r;
@@ -127,9 +147,15 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   base.num_ranks = spec.num_ranks;
   const ka::UlyssesLayout u = base.ulysses();
   const std::uint64_t per_rank = u.dst_bytes_per_rank();
-  RankDestinations dst(target, spec.device, spec.num_ranks, per_rank);
-  r.remote_bytes = static_cast<double>(dst.remote_bytes());
-  r.destinations = dst.describe();
+  if (ex != nullptr && ex->window_bytes < per_rank * static_cast<std::uint64_t>(spec.num_ranks))
+    throw input_error("exchange", "the receive windows hold " + std::to_string(ex->window_bytes) + " bytes; this point "
+                                  "needs P x " + std::to_string(per_rank));
+  // One-sender emulation: every slice where the target puts it. Exchange: each rank's window, this sender's block.
+  std::unique_ptr<RankDestinations> dst;
+  if (ex == nullptr) dst = std::make_unique<RankDestinations>(target, spec.device, spec.num_ranks, per_rank);
+  r.remote_bytes = ex != nullptr ? static_cast<double>(per_rank) * (spec.num_ranks - 1)
+                                 : static_cast<double>(dst->remote_bytes());
+  r.destinations = ex != nullptr ? ex->description : dst->describe();
   // FA-only, layout-matched (issue 13 item 1): the fused epilogue itself (same [token][H][d] rank slices,
   // same 16-byte stores, same bytes) into a local HBM buffer, so T_fused - T_FA isolates the remote path.
   DeviceBuffer fa_out(per_rank * spec.num_ranks);
@@ -138,7 +164,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   cc.mode = ka::EpilogueMode::kCompletionCoupled;
   for (int rank = 0; rank < spec.num_ranks; ++rank) {
     fa.dst[rank] = static_cast<std::uint8_t*>(fa_out.get()) + rank * per_rank;
-    fused.dst[rank] = cc.dst[rank] = dst.slice(rank);
+    fused.dst[rank] = cc.dst[rank] =
+        ex != nullptr ? static_cast<std::uint8_t*>(ex->peer_windows[rank]) + ex->world_rank * per_rank : dst->slice(rank);
     fa.dst_bytes[rank] = fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
   }
   // The former FA-only, heads-major [H][M][d] (kLocal), kept as a labelled extra (the layout bias).
@@ -155,13 +182,16 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
 
   // A2A on the copy engine: FA-only's output is already in rank slices, so rank r's share is one contiguous
   // copy of its slice (what an All-to-All sends); bulk: the same volume as one copy.
+  // Across ranks: the collective, from the same rank slices into the same receive layout the fused stores fill.
   auto enqueue_a2a = [&](cudaStream_t st) {
+    if (ex != nullptr) return ex->alltoall(fa_out.get(), ex->own_window, per_rank, st);
     for (int rank = 0; rank < spec.num_ranks; ++rank)
       XS_CUDA_CHECK(cudaMemcpyAsync(fused.dst[rank], fa.dst[rank], per_rank, cudaMemcpyDefault, st));
   };
   // Only where every slice lives in one buffer (local, host); an All-to-All has no single destination.
+  void* const contiguous = dst != nullptr ? dst->contiguous_base() : nullptr;
   auto enqueue_bulk = [&](cudaStream_t st) {
-    XS_CUDA_CHECK(cudaMemcpyAsync(dst.contiguous_base(), fa_out.get(), fa_out.bytes(), cudaMemcpyDefault, st));
+    XS_CUDA_CHECK(cudaMemcpyAsync(contiguous, fa_out.get(), fa_out.bytes(), cudaMemcpyDefault, st));
   };
   auto enqueue_fa = [&](cudaStream_t st) { ka::launch_flash_attention(config, fa, st); };
   auto enqueue_serial = [&](cudaStream_t st) {
@@ -202,18 +232,35 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
       std::uint64_t* wrong;
       const char* name;
     };
+    const std::size_t slice_elems = per_rank / sizeof(std::uint16_t);
     for (const Run& run : {Run{enqueue_serial, &r.wrong_serial, "serial"}, Run{enqueue_fused, &r.wrong_fused, "fused"},
                            Run{enqueue_cc, &r.wrong_cc, "completion_coupled"}}) {
-      dst.poison();
+      if (ex != nullptr) {  // every rank poisons its window before any rank writes into it
+        XS_CUDA_CHECK(cudaMemsetAsync(ex->own_window, 0xFF, per_rank * spec.num_ranks, s));
+        sync_checked(s, "poison the receive window");
+        ex->barrier();
+      } else {
+        dst->poison();
+      }
       // Serial's FA launch rewrites the slices its copy sends: poisoned, so a slice it misses cannot pass
       // on the first FA-only run's bits.
       XS_CUDA_CHECK(cudaMemsetAsync(fa_out.get(), 0xFF, fa_out.bytes(), s));
       run.enqueue(s);
       sync_checked(s, run.name);
-      const std::vector<std::vector<std::uint16_t>> slices = dst.download();
-      std::vector<const std::uint16_t*> views;
-      for (const auto& v : slices) views.push_back(v.data());
-      const DestinationCheck c = check_ulysses_destination(u, local.data(), views);
+      DestinationCheck c;
+      if (ex != nullptr) {  // every sender finished (its kernel ends with a system fence), then read what came in
+        ex->barrier();
+        std::vector<std::uint16_t> window(slice_elems * spec.num_ranks);
+        XS_CUDA_CHECK(cudaMemcpy(window.data(), ex->own_window, per_rank * spec.num_ranks, cudaMemcpyDeviceToHost));
+        c = check_received_blocks(window.data(), spec.num_ranks, fa_slices.data() + ex->world_rank * slice_elems,
+                                  slice_elems);
+        ex->barrier();  // nobody poisons a window for the next run while a rank still reads its own
+      } else {
+        const std::vector<std::vector<std::uint16_t>> slices = dst->download();
+        std::vector<const std::uint16_t*> views;
+        for (const auto& v : slices) views.push_back(v.data());
+        c = check_ulysses_destination(u, local.data(), views);
+      }
       *run.wrong = c.num_wrong + c.num_foreign_written;
       if (!c.ok() && r.error_detail.find(run.name) == std::string::npos)
         r.error_detail += std::string("; ") + run.name + ": " + std::to_string(c.num_wrong) + " wrong, first " + c.first_wrong;
@@ -245,11 +292,14 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   enum { kFa, kA2a, kSerial, kFused, kCc, kHeadsMajor, kBulk };
   std::vector<runtime::VariantEnqueue> timed = {enqueue_fa,    enqueue_a2a, enqueue_serial,
                                                 enqueue_fused, enqueue_cc,  enqueue_heads_major};
-  if (dst.contiguous_base() != nullptr) timed.push_back(enqueue_bulk);
-  const auto t = runtime::time_variants(timed, L, spec.warmup_replays, spec.repetitions, s, sync_checked);
+  if (contiguous != nullptr) timed.push_back(enqueue_bulk);
+  // Across ranks every replay starts together: the collective variants need it, and the others then meet the
+  // same traffic from the other ranks as the fused variant does.
+  const runtime::ReplayBarrier barrier = ex != nullptr ? ex->barrier : runtime::ReplayBarrier();
+  const auto t = runtime::time_variants(timed, L, spec.warmup_replays, spec.repetitions, s, sync_checked, barrier);
   r.t_fa = timed_stats(t[kFa]);
   r.t_a2a = timed_stats(t[kA2a]);
-  if (dst.contiguous_base() != nullptr) r.t_a2a_bulk = timed_stats(t[kBulk]);
+  if (contiguous != nullptr) r.t_a2a_bulk = timed_stats(t[kBulk]);
   r.t_serial = timed_stats(t[kSerial]);
   r.t_fused = timed_stats(t[kFused]);
   r.t_cc = timed_stats(t[kCc]);
@@ -275,7 +325,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
         [&](std::size_t v, const std::vector<ka::TileRecord>& recs) {
           if (v == kSenderFused && r.sm_clock_hz > 0)
             bursts.push_back(burst_alignment(store_spans(recs.data(), recs.size(), r.num_ctas, r.sm_clock_hz)));
-        });
+        },
+        barrier);
     r.sender_fa = timed_stats(sender[kSenderFa]);
     r.sender_fused = timed_stats(sender[kSenderFused]);
     r.sender_cc = timed_stats(sender[kSenderCc]);

@@ -7,11 +7,31 @@
 // isolates the remote path; the serial A2A copies those slices. The former heads-major [H][M][d] FA-only
 // is timed beside it as t_fa_heads_major (the layout bias the issue measured on `local`).
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace xs::attention {
+
+// A real All-to-All across P ranks (one process per GPU, or a thread per GPU): what a rank's point needs from
+// outside. Each rank owns a receive window of P * bytes_per_rank, sender s's block at s * bytes_per_rank
+// ([M/P tokens][H][d], the sender's heads: the layout ncclAlltoAll produces, so the fused stores and the
+// Serial/A2A-only collective deliver the same bytes to the same place). Made by the suite (fa_bench) from NCCL
+// symmetric windows; plain pointers and callbacks here, so this header needs neither CUDA nor NCCL.
+struct FaExchange {
+  int world_rank = 0;
+  std::vector<void*> peer_windows;  // [world rank]: that rank's receive window as this rank's kernels store to it
+  void* own_window = nullptr;       // this rank's receive window, on its own GPU (poison, read-back)
+  std::size_t window_bytes = 0;     // of each window; >= P * the point's bytes per rank
+  std::function<void()> barrier;    // every rank of the exchange
+  // Serial / A2A-only: one all-to-all of bytes_per_peer per pair from `send` ([P] blocks) into `recv` (the
+  // own window), enqueued on the cudaStream_t `stream`; capturable in a CUDA graph.
+  std::function<void(const void* send, void* recv, std::size_t bytes_per_peer, void* stream)> alltoall;
+  std::string description;          // for the result's `destinations`
+};
 
 struct FaA2aPointSpec {
   int seq_len = 8192;            // M
@@ -31,6 +51,11 @@ struct FaA2aPointSpec {
   bool instrument = true;        // untimed instrumented launches of FA-only, fused and cc (sigma, spans), and
                                  // the sender-side rounds (sender_*, burst alignment); false: none of them
   std::uint64_t seed = 0;        // 0: fresh
+  // Set on every rank of a multi-rank nccl run: the fused epilogue stores into every rank's window and Serial /
+  // A2A-only use the collective; P must equal the ranks. The same seed on every rank (so every sender's block
+  // for a rank is that rank's own FA-only slice, which the receive-side check uses). Null: the one-sender
+  // emulation of `target`.
+  std::shared_ptr<const FaExchange> exchange;
 };
 
 struct TimeStats {

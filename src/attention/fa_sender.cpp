@@ -24,7 +24,8 @@ struct Event {
 
 std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants, std::uint32_t num_tiles,
                                                   int launches_per_round, int warmup, int repetitions,
-                                                  cudaStream_t stream, const SenderLaunchSink& sink) {
+                                                  cudaStream_t stream, const SenderLaunchSink& sink,
+                                                  const std::function<void()>& round_barrier) {
   if (variants.empty() || launches_per_round < 1 || warmup < 0 || repetitions < 1)
     throw input_error("sender-side rounds", "need a variant, >= 1 launch per round, warmup >= 0, repetitions >= 1");
   const std::size_t L = static_cast<std::size_t>(launches_per_round);
@@ -40,6 +41,10 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
       const std::size_t v = (static_cast<std::size_t>(round) + k) % nv;
       const SenderVariant& var = variants[v];
       XS_CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), stream));
+      if (round_barrier) {  // every rank starts this variant's L launches together
+        sync_checked(stream, "sender-side round (clear records)");
+        round_barrier();
+      }
       for (std::size_t l = 0; l < L; ++l) {
         var.enqueue(stream, rec_dev + l * per_launch);
         if (var.after) {

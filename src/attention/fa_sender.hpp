@@ -40,6 +40,7 @@ using SenderLaunchSink = std::function<void(std::size_t variant, const std::vect
 std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants,
                                                   std::uint32_t num_tiles, int launches_per_round, int warmup,
                                                   int repetitions, cudaStream_t stream,
-                                                  const SenderLaunchSink& sink = {});
+                                                  const SenderLaunchSink& sink = {},
+                                                  const std::function<void()>& round_barrier = {});
 
 }  // namespace xs::attention

@@ -190,4 +190,32 @@ NcclAlltoallReference nccl_alltoall_reference(const NcclCommGroup& comms, const 
 #endif
 }
 
+void enqueue_nccl_alltoall(ncclComm* comm, const void* send, void* recv, std::size_t bytes_per_peer, void* stream) {
+  if (comm == nullptr || send == nullptr || recv == nullptr)
+    throw input_error("comm", "an all-to-all needs a communicator and both buffers");
+#if !defined(XS_HAVE_NCCL)
+  (void)bytes_per_peer;
+  (void)stream;
+  throw input_error("target", nccl_built_without_reason());
+#else
+  const auto st = static_cast<cudaStream_t>(stream);
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+  XS_NCCL_CHECK(ncclAlltoAll(send, recv, bytes_per_peer, ncclUint8, comm, st));
+#else
+  int num_ranks = 0;
+  XS_NCCL_CHECK(ncclCommCount(comm, &num_ranks));
+  XS_NCCL_CHECK(ncclGroupStart());
+  ncclResult_t res = ncclSuccess;
+  for (int p = 0; p < num_ranks && res == ncclSuccess; ++p) {
+    res = ncclSend(static_cast<const std::uint8_t*>(send) + p * bytes_per_peer, bytes_per_peer, ncclUint8, p, comm, st);
+    if (res == ncclSuccess)
+      res = ncclRecv(static_cast<std::uint8_t*>(recv) + p * bytes_per_peer, bytes_per_peer, ncclUint8, p, comm, st);
+  }
+  const ncclResult_t end = ncclGroupEnd();
+  XS_NCCL_CHECK(res);
+  XS_NCCL_CHECK(end);
+#endif
+#endif
+}
+
 }  // namespace xs::runtime

@@ -55,4 +55,11 @@ inline nlohmann::json to_json(const NcclAlltoallReference& ref) {
 // process or another, returns the same time_s.
 NcclAlltoallReference nccl_alltoall_reference(const NcclCommGroup& comms, const NcclAlltoallOptions& options);
 
+// Enqueues one all-to-all on `stream` (a cudaStream_t) through `comm` (one member of an NcclCommGroup): block p
+// of `send` (at p * bytes_per_peer) goes to world rank p, rank p's block lands at p * bytes_per_peer of `recv`.
+// Capturable in a CUDA graph; every rank must enqueue (and replay) it in the same order. The fa_a2a Serial and
+// A2A-only variants across ranks. Throws Error "nccl" (exit 3) on failure, input_error "target" when built
+// without NCCL, input_error "comm" for a null communicator or buffer.
+void enqueue_nccl_alltoall(ncclComm* comm, const void* send, void* recv, std::size_t bytes_per_peer, void* stream);
+
 }  // namespace xs::runtime

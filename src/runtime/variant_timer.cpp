@@ -79,7 +79,7 @@ void plain_sync(cudaStream_t stream, const char* what) {
 
 std::vector<std::vector<double>> time_variants(const std::vector<VariantEnqueue>& variants, int launches_per_graph,
                                                int warmup, int repetitions, cudaStream_t stream,
-                                               const StreamSync& synchronize) {
+                                               const StreamSync& synchronize, const ReplayBarrier& barrier) {
   if (variants.empty()) throw input_error("variants", "nothing to time");
   if (launches_per_graph < 1) throw input_error("launches_per_graph", "expected >= 1");
   if (warmup < 0) throw input_error("warmup", "expected >= 0");
@@ -92,6 +92,7 @@ std::vector<std::vector<double>> time_variants(const std::vector<VariantEnqueue>
   for (int round = 0; round < warmup + repetitions; ++round)
     for (std::size_t i = 0; i < graphs.size(); ++i) {
       const std::size_t v = (i + static_cast<std::size_t>(round)) % graphs.size();
+      if (barrier) barrier();
       const double t = graphs[v]->replay_s(stream, events.start, events.stop, sync);
       if (round >= warmup) seconds[v].push_back(t);
     }

@@ -18,12 +18,17 @@ using VariantEnqueue = std::function<void(cudaStream_t)>;
 // Waits for the stream and turns a failure into xs::Error (a suite may add its kernels' timeout report).
 using StreamSync = std::function<void(cudaStream_t, const char* what)>;
 
+// Every rank of a run whose traffic crosses ranks calls it before each replay, so that all ranks replay the
+// same variant of the same round together (an All-to-All cannot be timed against another rank's FA-only).
+using ReplayBarrier = std::function<void()>;
+
 // Returns [variant][round] seconds per launch (event time of one replay / launches_per_graph), the
 // `warmup` leading rounds dropped, `repetitions` rounds kept. Throws xs::Error (exit 3) on CUDA failures;
-// input_error for launches_per_graph < 1, warmup < 0, repetitions < 1 or no variant.
+// input_error for launches_per_graph < 1, warmup < 0, repetitions < 1 or no variant. `barrier`, when given,
+// runs before every replay (after the previous one's stream synchronization).
 std::vector<std::vector<double>> time_variants(const std::vector<VariantEnqueue>& variants, int launches_per_graph,
                                                int warmup, int repetitions, cudaStream_t stream,
-                                               const StreamSync& synchronize = {});
+                                               const StreamSync& synchronize = {}, const ReplayBarrier& barrier = {});
 
 using bench::paired_difference;  // same-round differences of two variants' rounds, summarized
 

@@ -59,12 +59,19 @@ TEST(RankSuites, DeviceIsRefusedOnSeveralRanks) {
   expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --device 1 --target host", {"--device", "drop --device"});
 }
 
-TEST(RankSuites, PeerAndNcclTargetsAreRefusedOnSeveralRanks) {
+TEST(RankSuites, PeerTargetsAndMegamoeNcclAreRefusedOnSeveralRanks) {
   expect_refused_once("fa_a2a --dry-run --gpus 2 --P 2 --M 8192 --target host,peer:1",
                       {"--target", "peer:1 on 2 ranks: fa_a2a would have to store into the other ranks' buffers",
                        "docs/multi-gpu.md"});
   expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --target nccl:1",
                       {"--target", "nccl:1 on 2 ranks: megamoe"});
+  // fa_a2a's nccl:N is the real All-to-All across the ranks' windows (attention/fa_exchange.hpp): accepted.
+  {
+    Scratch s;
+    const ToolRun two = s.run(kTool, "fa_a2a --dry-run --gpus 2 --P 2 --M 8192 --target host,nccl:0");
+    ASSERT_EQ(two.rc, 0) << two.err;
+    EXPECT_TRUE(contains(two.out, "target=nccl:0 device=per-rank")) << two.out;
+  }
   // One rank keeps peer and nccl targets (they emulate the ranks from one sender).
   Scratch s;
   const ToolRun one = s.run(kTool, "fa_a2a --dry-run --P 2 --M 8192 --target peer:1,nccl:0");
