@@ -9,7 +9,6 @@
 #include <memory>
 
 #include "attention/fa_app_point.hpp"
-#include "attention/fa_exchange.hpp"
 #include "attention/fa_report.hpp"
 #include "attention/fa_runner.hpp"
 #include "bench/app_bench.hpp"
@@ -21,6 +20,7 @@
 #include "report/result_file.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/gpu_backend.hpp"
+#include "runtime/rank_windows.hpp"
 #include "runtime/topology_probe.hpp"
 
 namespace xs::attention {
@@ -107,14 +107,16 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
   // Several ranks with an nccl target: one communicator and one receive window per rank for the whole run,
   // sized for the largest point (P x its slice = M H d 2 bytes), made collectively before the first point.
   const auto is_nccl = [](const std::string& t) { return t.rfind("nccl:", 0) == 0; };
-  std::unique_ptr<FaNcclExchange> nccl_exchange;
+  std::unique_ptr<runtime::RankWindows> windows;
+  std::shared_ptr<const FaExchange> nccl_exchange;
   if (several && std::any_of(specs.begin(), specs.end(), [&](const FaA2aPointSpec& s) { return is_nccl(s.target); })) {
     std::size_t window_bytes = 0;
     for (const auto& s : specs)
       if (is_nccl(s.target))
         window_bytes = std::max(window_bytes, std::size_t{2} * static_cast<std::size_t>(s.seq_len) *
                                                   static_cast<std::size_t>(s.num_heads) * static_cast<std::size_t>(s.head_dim));
-    bench::agree(comm, [&] { nccl_exchange = FaNcclExchange::create(comm, o.device, window_bytes); });
+    bench::agree(comm, [&] { windows = runtime::RankWindows::create(comm, o.device, window_bytes); });
+    nccl_exchange = fa_exchange_over(*windows, comm);
   }
 
   bench::AppBenchPlan plan;
@@ -135,7 +137,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
       plan, comm, [&](std::size_t i, const bench::AppPointSpec& spec, const bench::PointContext& ctx) {
         FaA2aPointSpec s = specs[i];
         s.seed = ctx.seed;  // the same inputs on every rank
-        if (nccl_exchange && is_nccl(s.target)) s.exchange = nccl_exchange->exchange();
+        if (nccl_exchange && is_nccl(s.target)) s.exchange = nccl_exchange;
         const FaA2aPointResult r = run_fa_a2a_point(s);
         report::AppPoint point = fa_app_point(s, r, fa_point_json(s, r, platform, model_target));
         point.axes = spec.axes;  // several ranks: without the rank's own device
@@ -164,7 +166,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
                  "no data crossed ranks. nccl:N: every rank's fused epilogue stored each rank slice into that "
                  "rank's NCCL window (Serial and A2A-only by ncclAlltoAll into the same layout), every replay "
                  "started together on all ranks, and each rank checked the blocks it received from every sender "
-                 "(attention/fa_exchange.hpp, docs/multi-gpu.md)"}};
+                 "(attention/fa_runner.hpp FaExchange, runtime/rank_windows.hpp, docs/multi-gpu.md)"}};
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
   if (o.json) {

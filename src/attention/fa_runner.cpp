@@ -20,7 +20,9 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "runtime/check.hpp"
+#include "bench/rank_comm.hpp"
 #include "runtime/devices.hpp"
+#include "runtime/rank_windows.hpp"
 #include "runtime/stream.hpp"
 #include "runtime/targets.hpp"
 #include "runtime/variant_timer.hpp"
@@ -350,6 +352,20 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.reason = "verification failed: " + r.error_detail;
   }
   return r;
+}
+
+std::shared_ptr<const FaExchange> fa_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm) {
+  auto ex = std::make_shared<FaExchange>();
+  ex->world_rank = windows.world_rank();
+  ex->peer_windows = windows.peer_windows();
+  ex->own_window = windows.own_window();
+  ex->window_bytes = windows.window_bytes();
+  ex->barrier = [&comm] { comm.barrier(); };
+  ex->alltoall = [&windows](const void* send, void* recv, std::size_t bytes_per_peer, void* stream) {
+    windows.alltoall(send, recv, bytes_per_peer, stream);
+  };
+  ex->description = "an All-to-All over " + windows.describe() + "; Serial and A2A-only by ncclAlltoAll";
+  return ex;
 }
 
 }  // namespace xs::attention

@@ -14,6 +14,13 @@
 #include <string>
 #include <vector>
 
+namespace xs::bench {
+class RankComm;
+}
+namespace xs::runtime {
+class RankWindows;
+}
+
 namespace xs::attention {
 
 // A real All-to-All across P ranks (one process per GPU, or a thread per GPU): what a rank's point needs from
@@ -119,5 +126,8 @@ struct FaA2aPointResult {
 // Never throws for "cannot run here" (returns status skipped with the reason); throws xs::Error for bad
 // input (exit 2) and CUDA failures (exit 3).
 FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec);
+
+// The exchange over a run's NCCL windows (runtime/rank_windows.hpp): `windows` and `comm` must outlive it.
+std::shared_ptr<const FaExchange> fa_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm);
 
 }  // namespace xs::attention

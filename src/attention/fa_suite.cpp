@@ -87,7 +87,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       check_ulysses(h, f.P, m);
     }
   // Several ranks: P is the number of ranks (also checked by the point loop). nccl:N is the real All-to-All
-  // through every rank's NCCL window (attention/fa_exchange.hpp); peer:N still refused (peer access does not
+  // through every rank's NCCL window (fa_runner.hpp FaExchange); peer:N still refused (peer access does not
   // cross processes, and one process's peer:N already is an All-to-All).
   bench::check_world_matches_p(c.rank.world_size, f.P, "--P");
   std::vector<std::string> not_nccl;

@@ -65,7 +65,7 @@ TEST(RankSuites, PeerTargetsAndMegamoeNcclAreRefusedOnSeveralRanks) {
                        "docs/multi-gpu.md"});
   expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --target nccl:1",
                       {"--target", "nccl:1 on 2 ranks: megamoe"});
-  // fa_a2a's nccl:N is the real All-to-All across the ranks' windows (attention/fa_exchange.hpp): accepted.
+  // fa_a2a's nccl:N is the real All-to-All across the ranks' windows (fa_runner.hpp FaExchange): accepted.
   {
     Scratch s;
     const ToolRun two = s.run(kTool, "fa_a2a --dry-run --gpus 2 --P 2 --M 8192 --target host,nccl:0");

@@ -1,7 +1,7 @@
 // xstage GPU attention tests: the multi-rank exchange path of the fa_a2a runner (fa_runner.hpp FaExchange) on
 // one GPU. A one-rank exchange over a plain device buffer (the all-to-all a device copy) checks the runner's
 // own side: stores at this sender's block of every window, the receive-side check, the collective variants,
-// the per-replay barrier. A one-rank NCCL window (attention/fa_exchange.hpp) runs where NCCL gives a one-rank
+// the per-replay barrier. A one-rank NCCL window (runtime/rank_windows.hpp) runs where NCCL gives a one-rank
 // communicator symmetric memory (>= 2.28.7), else skips with NCCL's reason.
 #include <gtest/gtest.h>
 
@@ -10,11 +10,11 @@
 #include <atomic>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "attention/fa_exchange.hpp"
 #include "attention/fa_runner.hpp"
 #include "bench/rank_comm.hpp"
 #include "common/error.hpp"
 #include "runtime/device_buffer.hpp"
+#include "runtime/rank_windows.hpp"
 
 namespace xs::attention {
 namespace {
@@ -96,14 +96,14 @@ TEST(FaExchangePath, AnExchangeThatDoesNotFitThePointIsAnInputError) {
 TEST(FaExchangePath, OneRankNcclWindowVerifiesOrSaysWhyNot) {
   FaA2aPointSpec spec = one_rank_spec();
   bench::SingleRankComm comm;
-  std::unique_ptr<FaNcclExchange> nccl;
+  std::unique_ptr<runtime::RankWindows> windows;
   try {
-    nccl = FaNcclExchange::create(comm, 0, window_bytes_of(spec));
+    windows = runtime::RankWindows::create(comm, 0, window_bytes_of(spec));
   } catch (const Error& e) {
     ASSERT_EQ(e.code(), ExitCode::kBadInput) << e.what();
     GTEST_SKIP() << "no one-rank NCCL window here: " << e.what();
   }
-  spec.exchange = nccl->exchange();
+  spec.exchange = fa_exchange_over(*windows, comm);
   const FaA2aPointResult r = run_fa_a2a_point(spec);
   ASSERT_EQ(r.status, "ok") << r.reason;
   EXPECT_TRUE(r.verified) << r.error_detail;
