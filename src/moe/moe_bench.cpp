@@ -29,6 +29,7 @@
 #include "report/result_file.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/gpu_backend.hpp"
+#include "runtime/rank_windows.hpp"
 #include "runtime/target_cache.hpp"
 #include "runtime/topology_probe.hpp"
 
@@ -241,6 +242,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   double peak_clock_hz = 0;
   json topology;  // meta.topology of a run with a peer/nccl target
   const int device = o.points.empty() ? 0 : o.points.front().device;  // every point's: the rank's GPU
+  const auto is_nccl = [](const std::string& t) { return t.rfind("nccl:", 0) == 0; };
   // Everything that can refuse the run, on every rank before any point (one rank's refusal ends all alike).
   bench::agree(comm, [&] {
     if (o.points.empty()) throw input_error("--shapes", "nothing to run");
@@ -257,22 +259,38 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
     backend = runtime::make_gpu_backend(device);
     peak_clock_hz = runtime::query_device(device).clock_rate_hz;
     // Topology check (issue 14): megamoe's peer:N / nccl:N put every other rank's Combine rows on GPU N.
+    // (Several ranks: an nccl target is the Combine across the ranks' windows, checked by NCCL itself.)
     std::vector<bench::GpuPair> pairs;
     for (const auto& s : o.points)
-      for (const auto& p : bench::pairs_for_point(s.target, s.device, 0))
-        if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
+      if (!(several && is_nccl(s.target)))
+        for (const auto& p : bench::pairs_for_point(s.target, s.device, 0))
+          if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
     const bool remote = std::any_of(o.points.begin(), o.points.end(),
                                     [](const MoePointSpec& s) { return bench::remote_target_of(s.target).has_value(); });
     if (remote) {
       const auto links = runtime::query_peer_links(pairs);
       for (const auto& s : o.points)
-        bench::check_peer_access(s.target, bench::pairs_for_point(s.target, s.device, 0), links,
-                                 runtime::count_devices());
+        if (!(several && is_nccl(s.target)))
+          bench::check_peer_access(s.target, bench::pairs_for_point(s.target, s.device, 0), links,
+                                   runtime::count_devices());
       std::vector<int> gpus = bench::gpus_of(pairs);
       if (gpus.empty()) gpus = {device};  // nccl:<device>: a one-rank communicator
       topology = runtime::measure_topology_record(gpus, pairs, links);
     }
   });
+
+  // Several ranks with an nccl target: one window per rank for the run, the largest point's Combine slots.
+  std::unique_ptr<runtime::RankWindows> windows;
+  std::shared_ptr<const MoeExchange> exchange;
+  if (several && std::any_of(o.points.begin(), o.points.end(), [&](const MoePointSpec& s) { return is_nccl(s.target); })) {
+    std::size_t bytes = 0;
+    for (const auto& s : o.points)
+      if (is_nccl(s.target))
+        bytes = std::max(bytes, std::size_t{2} * static_cast<std::size_t>(s.tokens_per_rank) *
+                                    static_cast<std::size_t>(s.shape.top_k) * static_cast<std::size_t>(s.shape.hidden));
+    bench::agree(comm, [&] { windows = runtime::RankWindows::create(comm, device, bytes); });
+    exchange = moe_exchange_over(*windows, comm);
+  }
 
   bench::AppBenchPlan plan;
   plan.suite = "megamoe";
@@ -295,6 +313,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
     Routing routing = generate_routing(routing_params_of(spec));
     // One rank emulates the most loaded of the P ranks (the routing's choice); on P ranks each plays its own.
     if (several) routing.emulated_rank = comm.rank();
+    if (exchange && is_nccl(spec.target)) spec.exchange = exchange;
     const MoeProblem problem = build_problem(routing, spec.shape.hidden, spec.shape.intermediate);
     json prediction;
     const double f = tensor_flops_for(o, spec.precision);
@@ -337,10 +356,14 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   if (!topology.is_null()) sections.meta["topology"] = topology;
   if (several)
     sections.extra["multi_rank"] = {
-        {"mode", "each rank plays its own EP rank"},
-        {"note", "rank r ran EP rank r's share of the same routing and inputs on its own GPU; its Combine rows for "
-                 "the other ranks went to its own local/host buffers, not to those ranks (a Combine across ranks is "
-                 "not built yet: docs/multi-gpu.md); clock re-runs are off"}};
+        {"mode", exchange ? "each rank plays its own EP rank; nccl targets: the Combine across the ranks' windows"
+                          : "each rank plays its own EP rank"},
+        {"note", "rank r ran EP rank r's share of the same routing and inputs on its own GPU. local/host: its Combine "
+                 "rows for the other ranks went to its own local/host buffers, not to those ranks. nccl:N: they went "
+                 "into the owning ranks' NCCL windows (every replay started together; each rank checked the rows it "
+                 "sent and that every slot of its own window was written). The Dispatch (moving the tokens to the "
+                 "experts' ranks) is not timed: each rank builds its arrival rows from the shared routing. Clock "
+                 "re-runs are off"}};
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
   if (o.json) {

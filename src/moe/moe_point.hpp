@@ -3,8 +3,11 @@
 // verification counts and the routing facts. The CUDA runner (moe_runner) fills it; the bench suite and
 // the tests read it. Times in seconds, sizes in bytes.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,18 @@
 #include "moe/shapes.hpp"
 
 namespace xs::moe {
+
+// megamoe's Combine across P ranks (one process per GPU, or a thread per GPU): each rank's Combine slots
+// [T*top_k][h] (bf16) live in its NCCL window (runtime/rank_windows.hpp); every rank stores the rows of the
+// pairs its experts computed straight into the owning rank's window. Plain pointers and callbacks here.
+struct MoeExchange {
+  int world_rank = 0;               // the EP rank this process plays (= the routing's emulated rank)
+  std::vector<void*> peer_windows;  // [world rank]: that rank's Combine slots as this rank stores to them
+  void* own_window = nullptr;       // this rank's slots, on its GPU (poison, the completeness check)
+  std::size_t window_bytes = 0;     // >= the point's Combine bytes per rank
+  std::function<void()> barrier;    // every rank of the run
+  std::string description;
+};
 
 struct MoePointSpec {
   MoeShape shape;                 // h, I, E, top_k (configs/moe/models.json)
@@ -37,6 +52,9 @@ struct MoePointSpec {
   // bitwise reference of the others.
   std::vector<std::string> variants;
   std::uint64_t input_seed = 0;   // 0: fresh
+  // Set on every rank of a multi-rank nccl run (the unfused variant is not built there); null: the one-rank
+  // emulation of `target`.
+  std::shared_ptr<const MoeExchange> exchange;
 };
 
 // Every variant a point can run, in the default order.

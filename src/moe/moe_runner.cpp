@@ -23,7 +23,9 @@
 #include "moe/routing.hpp"
 #include "moe/tile_stats.hpp"
 #include "runtime/check.hpp"
+#include "bench/rank_comm.hpp"
 #include "runtime/devices.hpp"
+#include "runtime/rank_windows.hpp"
 #include "runtime/stream.hpp"
 #include "runtime/target_cache.hpp"
 #include "runtime/targets.hpp"
@@ -60,12 +62,27 @@ TimeSummary ratio(const std::vector<double>& num, const std::vector<double>& den
   return summarize(r);
 }
 
+// Combine slots (`slot_elems` bf16 each) in `bytes` of device memory with a poisoned element, counted on the host.
+std::uint64_t count_poisoned_slots(const void* device_ptr, std::uint64_t bytes, std::size_t slot_elems) {
+  std::vector<std::uint16_t> host(bytes / 2);
+  XS_CUDA_CHECK(cudaMemcpy(host.data(), device_ptr, host.size() * 2, cudaMemcpyDeviceToHost));
+  std::uint64_t slots = 0;
+  for (std::size_t i = 0; i + slot_elems <= host.size(); i += slot_elems)
+    slots += std::find(host.begin() + i, host.begin() + i + slot_elems, static_cast<std::uint16_t>(km::kPoisonBits)) !=
+             host.begin() + i + slot_elems;
+  return slots;
+}
+
 // Combine destinations of every rank: the emulated rank's own rows in HBM, the others through the target.
 struct Destinations {
   std::vector<std::unique_ptr<runtime::TargetBuffer>> remote;
   std::vector<DeviceBuffer> own;
   std::vector<void*> ptrs;
   std::uint64_t bytes_per_rank = 0;
+  void* own_window = nullptr;  // across ranks: this rank's window, the only one it poisons
+  // Across ranks: every rank's window (MoeExchange).
+  Destinations(const MoeExchange& ex, std::uint64_t bytes)
+      : ptrs(ex.peer_windows), bytes_per_rank(bytes), own_window(ex.own_window) {}
   Destinations(const runtime::Target& target, int device, int num_ranks, int own_rank, std::uint64_t bytes)
       : bytes_per_rank(bytes) {
     for (int r = 0; r < num_ranks; ++r) {
@@ -81,6 +98,7 @@ struct Destinations {
     }
   }
   void poison(cudaStream_t s) {
+    if (own_window != nullptr) return km::launch_fill_bits16(own_window, bytes_per_rank / 2, km::kPoisonBits, s);
     for (void* p : ptrs) km::launch_fill_bits16(p, bytes_per_rank / 2, km::kPoisonBits, s);
   }
   template <class Args>
@@ -122,8 +140,22 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
                                       "expert_wave_cc, interleaved_cc, unfused");
   const bool want_unfused =
       spec.variants.empty() || std::find(spec.variants.begin(), spec.variants.end(), "unfused") != spec.variants.end();
+  const MoeExchange* ex = spec.exchange.get();  // several ranks: the Combine into every rank's window
+  if (ex != nullptr) {
+    if (want_unfused)
+      throw input_error("--variants", "unfused is not built across ranks (its copy-engine Combine would need "
+                                      "ncclSend/ncclRecv): name the fused variants, e.g. expert_wave,interleaved");
+    if (ex->peer_windows.size() != static_cast<std::size_t>(spec.num_ranks) || !ex->barrier ||
+        ex->own_window == nullptr || ex->world_rank != prob.emulated_rank)
+      throw input_error("exchange", "a Combine across ranks needs one window per rank (P = " +
+                                        std::to_string(spec.num_ranks) + "), a barrier, and this rank playing the "
+                                        "routing's emulated rank");
+    for (void* w : ex->peer_windows)
+      if (w == nullptr) throw input_error("exchange", "a rank's window is not load/store reachable from this rank");
+  }
   runtime::DeviceInfo info;
-  if (auto why = runtime::sm90_point_unavailable_reason(target, spec.device, &info)) {
+  if (auto why = runtime::sm90_point_unavailable_reason(ex != nullptr ? runtime::parse_target("local") : target,
+                                                        spec.device, &info)) {
     r.status = "skipped";
     r.reason = *why;
     return r;
@@ -234,7 +266,11 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
   const std::uint64_t dst_bytes =
       km::combine_bytes_per_rank(static_cast<std::uint32_t>(spec.tokens_per_rank), static_cast<std::uint32_t>(spec.shape.top_k),
                                  static_cast<std::uint32_t>(spec.shape.hidden));
-  Destinations dst(target, spec.device, spec.num_ranks, prob.emulated_rank, dst_bytes);
+  if (ex != nullptr && ex->window_bytes < dst_bytes)
+    throw input_error("exchange", "the Combine windows hold " + std::to_string(ex->window_bytes) + " bytes; this "
+                                  "point needs " + std::to_string(dst_bytes));
+  Destinations dst = ex != nullptr ? Destinations(*ex, dst_bytes)
+                                   : Destinations(target, spec.device, spec.num_ranks, prob.emulated_rank, dst_bytes);
   DeviceBuffer sync(km::SyncLayout{prob.num_row_blocks}.bytes());
   XS_CUDA_CHECK(cudaMemsetAsync(sync.get(), 0, sync.bytes(), s));
   // Unfused: local packed buffers (kernel destinations) and the target-side copies.
@@ -356,11 +392,20 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
     vr.experts_per_wave = v.schedule.kind == km::ScheduleKind::kExpertWave ? v.schedule.experts_per_wave : 0;
     if (spec.verify) {
       dst.poison(s);
+      if (ex != nullptr) {  // every rank's window poisoned before any rank stores into it
+        sync_checked(s, "poison the Combine window");
+        ex->barrier();
+      }
       for (std::size_t rank = 0; rank < packed_remote.size(); ++rank)  // empty when unfused is not run
         if (packed_remote[rank]) km::launch_fill_bits16(packed_remote[rank]->device_ptr(), packed_remote[rank]->bytes() / 2, km::kPoisonBits, s);
       const km::MegaMoeArgs a = args_of(v);
       enqueue(v, a, s);
       sync_checked(s, "megamoe");
+      std::uint64_t own_unwritten = 0;
+      if (ex != nullptr) {  // every rank's Combine landed (each kernel ends with a system fence)
+        ex->barrier();
+        own_unwritten = count_poisoned_slots(ex->own_window, dst_bytes, static_cast<std::size_t>(spec.shape.hidden));
+      }
       std::vector<void*> test = dst.ptrs;
       if (v.unfused) {  // scatter the delivered packed rows (the own rank's stay in its local buffer)
         unpacked->poison(s);
@@ -395,8 +440,15 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
         const km::CombineCompareResult b = check(test, first, 0.0f, 0.0f);
         vr.bitwise_differences = b.total_elements - b.bitwise_equal_elements;
       }
-      vr.verified = c.wrong_elements == 0 && c.unwritten_slots == 0 && c.unexpected_slots == 0 &&
-                    c.multi_writer_slots == 0 && vr.bitwise_differences == 0 &&
+      // Across ranks the other ranks write the slots this rank's pairs do not target: no "unexpected" check
+      // there; instead every slot of this rank's own window must have been written by some rank.
+      if (ex != nullptr) {
+        vr.unexpected_slots = 0;
+        vr.unwritten_slots += own_unwritten;
+        ex->barrier();  // nobody poisons for the next variant while a rank still reads the windows
+      }
+      vr.verified = c.wrong_elements == 0 && c.unwritten_slots == 0 && (ex != nullptr || c.unexpected_slots == 0) &&
+                    own_unwritten == 0 && c.multi_writer_slots == 0 && vr.bitwise_differences == 0 &&
                     (!fp8 || c.relative_difference < 1e-3);
       vr.verification_detail = "max abs error " + std::to_string(c.max_abs_error) + ", max rel error " +
                                std::to_string(c.max_rel_error) + ", relative difference " +
@@ -424,7 +476,8 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
   for (std::size_t vi = 0; vi < variants.size(); ++vi)
     enqueues.push_back([&, vi](cudaStream_t st) { enqueue(variants[vi], variant_args[vi], st); });
   const auto seconds = runtime::time_variants(enqueues, spec.launches_per_graph, spec.warmup_rounds, spec.repetitions,
-                                              s, [](cudaStream_t st, const char* what) { sync_checked(st, what); });
+                                              s, [](cudaStream_t st, const char* what) { sync_checked(st, what); },
+                                              ex != nullptr ? ex->barrier : runtime::ReplayBarrier());
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
     r.variants[vi].time = summarize(seconds[vi]);
     r.variants[vi].tflops = r.variants[vi].time.median_s > 0 ? r.flops / r.variants[vi].time.median_s * 1e-12 : 0;
@@ -445,6 +498,17 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
     r.reason = "verification failed (see each variant)";
   }
   return r;
+}
+
+std::shared_ptr<const MoeExchange> moe_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm) {
+  auto ex = std::make_shared<MoeExchange>();
+  ex->world_rank = windows.world_rank();
+  ex->peer_windows = windows.peer_windows();
+  ex->own_window = windows.own_window();
+  ex->window_bytes = windows.window_bytes();
+  ex->barrier = [&comm] { comm.barrier(); };
+  ex->description = "the Combine into " + windows.describe();
+  return ex;
 }
 
 }  // namespace xs::moe

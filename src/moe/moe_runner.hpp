@@ -9,6 +9,13 @@
 #include "moe/problem.hpp"
 #include "moe/routing.hpp"
 
+namespace xs::bench {
+class RankComm;
+}
+namespace xs::runtime {
+class RankWindows;
+}
+
 namespace xs::moe {
 
 // Never throws for "cannot run here" (status skipped with the reason: one GPU for peer/nccl, fp8 not
@@ -16,5 +23,8 @@ namespace xs::moe {
 MoePointResult run_moe_point(const MoePointSpec& spec);
 // The same with the routing (generate_routing(routing_params_of(spec))) and its problem already built.
 MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, const MoeProblem& problem);
+
+// The Combine exchange over a run's NCCL windows (runtime/rank_windows.hpp): `windows` and `comm` must outlive it.
+std::shared_ptr<const MoeExchange> moe_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm);
 
 }  // namespace xs::moe

@@ -59,12 +59,20 @@ TEST(RankSuites, DeviceIsRefusedOnSeveralRanks) {
   expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --device 1 --target host", {"--device", "drop --device"});
 }
 
-TEST(RankSuites, PeerTargetsAndMegamoeNcclAreRefusedOnSeveralRanks) {
+TEST(RankSuites, PeerTargetsAreRefusedOnSeveralRanksNcclIsTheExchange) {
   expect_refused_once("fa_a2a --dry-run --gpus 2 --P 2 --M 8192 --target host,peer:1",
                       {"--target", "peer:1 on 2 ranks: fa_a2a would have to store into the other ranks' buffers",
                        "docs/multi-gpu.md"});
-  expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --target nccl:1",
-                      {"--target", "nccl:1 on 2 ranks: megamoe"});
+  expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --target peer:1",
+                      {"--target", "peer:1 on 2 ranks: megamoe"});
+  // megamoe's nccl:N is the Combine across the ranks' windows: the fused variants only.
+  expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --target nccl:0",
+                      {"--variants", "unfused variant is not built across ranks"});
+  {
+    Scratch s;
+    const ToolRun two = s.run(kTool, "megamoe --dry-run --gpus 2 --P 2 --target nccl:0 --variants expert_wave,interleaved");
+    ASSERT_EQ(two.rc, 0) << two.err;
+  }
   // fa_a2a's nccl:N is the real All-to-All across the ranks' windows (fa_runner.hpp FaExchange): accepted.
   {
     Scratch s;

@@ -3,9 +3,12 @@
 // bitwise identical to the first variant, timed and instrumented.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "../gpu_common/sm90_environment.hpp"
 #include "common/error.hpp"
 #include "moe/moe_runner.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace xs::moe {
 namespace {
@@ -62,6 +65,39 @@ TEST(MoeRunnerSubset, OnlyTheNamedVariantsRunInTheirOrder) {
   for (const auto& v : r.variants) EXPECT_TRUE(v.verified) << v.name << ": " << v.verification_detail;
   EXPECT_GT(r.speedup_interleaved_vs_wave.median_s, 0.0);          // both present: the ratio exists
   EXPECT_TRUE(r.speedup_interleaved_vs_unfused.samples_s.empty());  // unfused not run: no ratio
+}
+
+// The Combine-across-ranks path (moe_point.hpp MoeExchange) with one rank over a plain device buffer: the
+// rank's window takes every row, the rows it sent are checked where they landed, every slot of its window
+// must be written, and a barrier runs around each verification run and before every timed replay.
+TEST(MoeRunnerExchange, OneRankOverADeviceBufferVerifiesAndMeetsAtEveryReplay) {
+  MoePointSpec s = small_spec("bf16", "nccl:0");
+  s.num_ranks = 1;
+  s.variants = {"expert_wave", "interleaved"};
+  runtime::DeviceBuffer window(std::size_t{2} * s.tokens_per_rank * s.shape.top_k * s.shape.hidden);
+  int barriers = 0;
+  auto ex = std::make_shared<MoeExchange>();
+  ex->world_rank = 0;
+  ex->peer_windows = {window.get()};
+  ex->own_window = window.get();
+  ex->window_bytes = window.bytes();
+  ex->barrier = [&barriers] { ++barriers; };
+  s.exchange = ex;
+  const MoePointResult r = run_moe_point(s);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  ASSERT_EQ(r.variants.size(), 2u);
+  for (const auto& v : r.variants) EXPECT_TRUE(v.verified) << v.name << ": " << v.verification_detail;
+  EXPECT_TRUE(r.verified);
+  // 3 per verification run (2 variants), then one per replay: (1 warm-up + 2 timed) rounds x 2 variants.
+  EXPECT_EQ(barriers, 3 * 2 + 3 * 2);
+  // The unfused variant is not built across ranks.
+  s.variants = {"expert_wave", "unfused"};
+  try {
+    (void)run_moe_point(s);
+    FAIL() << "accepted the unfused variant across ranks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput) << e.what();
+  }
 }
 
 TEST(MoeRunnerInput, UnknownVariantIsRejected) {
