@@ -87,15 +87,19 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
                                                 num_gpus, num_gpus == 1 ? "" : "s", num_gpus - 1));
     backend = runtime::make_gpu_backend(o.device);
     // Topology check (issue 14): the pairs the peer/nccl points store across, refused without peer access.
-    std::vector<bench::GpuPair> pairs;
+    // (Several ranks: an nccl target is the All-to-All across the ranks' windows, checked by NCCL itself.)
+    std::vector<std::string> checked;
     for (const auto& target : o.targets)
+      if (!(several && target.rfind("nccl:", 0) == 0)) checked.push_back(target);
+    std::vector<bench::GpuPair> pairs;
+    for (const auto& target : checked)
       for (const auto& p : bench::pairs_for_point(target, o.device, o.num_ranks))
         if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
-    const bool remote = std::any_of(o.targets.begin(), o.targets.end(),
+    const bool remote = std::any_of(checked.begin(), checked.end(),
                                     [](const std::string& t) { return bench::remote_target_of(t).has_value(); });
     if (remote) {
       const auto links = runtime::query_peer_links(pairs);
-      for (const auto& target : o.targets)
+      for (const auto& target : checked)
         bench::check_peer_access(target, bench::pairs_for_point(target, o.device, o.num_ranks), links,
                                  runtime::count_devices());
       std::vector<int> gpus = bench::gpus_of(pairs);

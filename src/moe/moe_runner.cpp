@@ -391,8 +391,11 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
     vr.lead_rows = v.schedule.kind == km::ScheduleKind::kInterleaved ? v.schedule.lead_rows : 0;
     vr.experts_per_wave = v.schedule.kind == km::ScheduleKind::kExpertWave ? v.schedule.experts_per_wave : 0;
     if (spec.verify) {
+      // Across ranks: nobody poisons while another rank's previous (instrumented) launch may still store into
+      // its window, and every window is poisoned before any rank stores into it.
+      if (ex != nullptr) ex->barrier();
       dst.poison(s);
-      if (ex != nullptr) {  // every rank's window poisoned before any rank stores into it
+      if (ex != nullptr) {
         sync_checked(s, "poison the Combine window");
         ex->barrier();
       }
@@ -444,7 +447,7 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
       // there; instead every slot of this rank's own window must have been written by some rank.
       if (ex != nullptr) {
         vr.unexpected_slots = 0;
-        vr.unwritten_slots += own_unwritten;
+        vr.verification_detail += "; own window: " + std::to_string(own_unwritten) + " slots unwritten";
         ex->barrier();  // nobody poisons for the next variant while a rank still reads the windows
       }
       vr.verified = c.wrong_elements == 0 && c.unwritten_slots == 0 && (ex != nullptr || c.unexpected_slots == 0) &&

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "runtime/nccl_alltoall.hpp"
 #include "runtime/nccl_comm.hpp"
+#include "runtime/nccl_plan.hpp"
 #include "runtime/nccl_window.hpp"
 
 namespace xs::runtime {
@@ -14,9 +15,21 @@ RankWindows::~RankWindows() = default;
 
 std::unique_ptr<RankWindows> RankWindows::create(bench::RankComm& comm, int device, std::size_t bytes) {
   if (bytes == 0) throw input_error("windows", "a window of 0 bytes");
+  // The same answer on every rank before any NCCL collective: built without NCCL, or rank 0 could not make the
+  // id (its failure is broadcast, so no rank waits in a broadcast that never comes).
+  if (!nccl_built()) throw input_error("--target", "nccl on several ranks: " + std::string(nccl_built_without_reason()));
   std::unique_ptr<RankWindows> out(new RankWindows);
   NcclUniqueIdBytes id{};
-  if (comm.rank() == 0) id = nccl_make_unique_id();
+  std::string failure;
+  if (comm.rank() == 0) {
+    try {
+      id = nccl_make_unique_id();
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  }
+  failure = bench::broadcast_string(comm, failure);
+  if (!failure.empty()) throw Error(ExitCode::kDeviceFailure, "nccl", "ncclGetUniqueId on rank 0", failure);
   comm.broadcast_bytes(id.data(), id.size());
   out->comms_ = NcclCommGroup::init_rank(id, comm.size(), comm.rank(), device);
   NcclWindowTarget::Outcome made = NcclWindowTarget::create(out->comms_, bytes);

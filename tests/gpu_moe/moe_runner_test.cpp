@@ -88,8 +88,8 @@ TEST(MoeRunnerExchange, OneRankOverADeviceBufferVerifiesAndMeetsAtEveryReplay) {
   ASSERT_EQ(r.variants.size(), 2u);
   for (const auto& v : r.variants) EXPECT_TRUE(v.verified) << v.name << ": " << v.verification_detail;
   EXPECT_TRUE(r.verified);
-  // 3 per verification run (2 variants), then one per replay: (1 warm-up + 2 timed) rounds x 2 variants.
-  EXPECT_EQ(barriers, 3 * 2 + 3 * 2);
+  // 4 per verification run (2 variants), then one per replay: (1 warm-up + 2 timed) rounds x 2 variants.
+  EXPECT_EQ(barriers, 4 * 2 + 3 * 2);
   // The unfused variant is not built across ranks.
   s.variants = {"expert_wave", "unfused"};
   try {
