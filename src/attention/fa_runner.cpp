@@ -356,11 +356,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
 
 std::shared_ptr<const FaExchange> fa_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm) {
   auto ex = std::make_shared<FaExchange>();
-  ex->world_rank = windows.world_rank();
-  ex->peer_windows = windows.peer_windows();
-  ex->own_window = windows.own_window();
-  ex->window_bytes = windows.window_bytes();
-  ex->barrier = [&comm] { comm.barrier(); };
+  static_cast<runtime::WindowExchange&>(*ex) = windows.exchange(comm);
   ex->alltoall = [&windows](const void* send, void* recv, std::size_t bytes_per_peer, void* stream) {
     windows.alltoall(send, recv, bytes_per_peer, stream);
   };

@@ -14,12 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace xs::bench {
-class RankComm;
-}
-namespace xs::runtime {
-class RankWindows;
-}
+#include "runtime/rank_windows.hpp"
 
 namespace xs::attention {
 
@@ -27,17 +22,12 @@ namespace xs::attention {
 // outside. Each rank owns a receive window of P * bytes_per_rank, sender s's block at s * bytes_per_rank
 // ([M/P tokens][H][d], the sender's heads: the layout ncclAlltoAll produces, so the fused stores and the
 // Serial/A2A-only collective deliver the same bytes to the same place). Made by the suite (fa_bench) from NCCL
-// symmetric windows; plain pointers and callbacks here, so this header needs neither CUDA nor NCCL.
-struct FaExchange {
-  int world_rank = 0;
-  std::vector<void*> peer_windows;  // [world rank]: that rank's receive window as this rank's kernels store to it
-  void* own_window = nullptr;       // this rank's receive window, on its own GPU (poison, read-back)
-  std::size_t window_bytes = 0;     // of each window; >= P * the point's bytes per rank
-  std::function<void()> barrier;    // every rank of the exchange
+// symmetric windows; plain pointers and callbacks here, so this header needs neither CUDA nor NCCL. The
+// windows must hold >= P x the point's bytes per rank; `description` goes into the result's `destinations`.
+struct FaExchange : runtime::WindowExchange {
   // Serial / A2A-only: one all-to-all of bytes_per_peer per pair from `send` ([P] blocks) into `recv` (the
   // own window), enqueued on the cudaStream_t `stream`; capturable in a CUDA graph.
   std::function<void(const void* send, void* recv, std::size_t bytes_per_peer, void* stream)> alltoall;
-  std::string description;          // for the result's `destinations`
 };
 
 struct FaA2aPointSpec {

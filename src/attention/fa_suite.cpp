@@ -90,10 +90,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   // through every rank's NCCL window (fa_runner.hpp FaExchange); peer:N still refused (peer access does not
   // cross processes, and one process's peer:N already is an All-to-All).
   bench::check_world_matches_p(c.rank.world_size, f.P, "--P");
-  std::vector<std::string> not_nccl;
-  for (const auto& t : s.targets)
-    if (t.rfind("nccl:", 0) != 0) not_nccl.push_back(t);
-  bench::check_targets_on_ranks(kSuiteId, not_nccl, c.rank.world_size);
+  bench::check_targets_on_ranks(kSuiteId, s.targets, c.rank.world_size);
   return s;
 }
 

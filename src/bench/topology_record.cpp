@@ -99,13 +99,13 @@ nlohmann::json topology_record_json(const std::vector<int>& gpus, const std::vec
 void check_targets_on_ranks(const std::string& suite, const std::vector<std::string>& targets, int num_ranks) {
   if (num_ranks <= 1) return;
   for (const auto& t : targets) {
-    if (!remote_target_of(t) && t.rfind("peer:", 0) != 0 && t.rfind("nccl:", 0) != 0) continue;
+    if (t.rfind("nccl:", 0) == 0 || (!remote_target_of(t) && t.rfind("peer:", 0) != 0)) continue;
     throw input_error("--target", t + " on " + std::to_string(num_ranks) + " ranks: " + suite +
-                                      " would have to store into the other ranks' buffers, and its runner cannot "
-                                      "take that destination table yet (docs/multi-gpu.md, \"What a real "
-                                      "multi-rank run still needs\"). On several ranks use local or host (each "
-                                      "rank runs the one-GPU emulation on its own GPU); run " + t +
-                                      " as one process, which emulates the ranks from one sender");
+                                      " would store through peer access, which does not cross processes; on "
+                                      "several ranks nccl:N stores into every rank's NCCL window "
+                                      "(docs/multi-gpu.md), and local or host run the one-GPU emulation on each "
+                                      "rank's GPU; run " + t + " as one process, which emulates the ranks from "
+                                      "one sender");
   }
 }
 

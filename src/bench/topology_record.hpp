@@ -70,10 +70,9 @@ struct CopyReference {
 nlohmann::json topology_record_json(const std::vector<int>& gpus, const std::vector<PeerLink>& links,
                                     const std::vector<CopyReference>& copies, const nlohmann::json& nccl_alltoall);
 
-// Several ranks: each rank runs the one-GPU emulation on its own GPU, so a target that would store into other
-// ranks' buffers (peer:N, nccl:N) needs a destination table the runners cannot take yet (docs/multi-gpu.md,
-// "What a real multi-rank run still needs"). Throws input_error("--target", ...) for such a target when
-// num_ranks > 1; one rank: nothing.
+// Several ranks: stores into other ranks' buffers go through nccl:N (every rank's NCCL window,
+// runtime/rank_windows.hpp); peer:N (and a malformed peer/remote target) is refused, since peer access does not
+// cross processes. Throws input_error("--target", ...) for such a target when num_ranks > 1; one rank: nothing.
 void check_targets_on_ranks(const std::string& suite, const std::vector<std::string>& targets, int num_ranks);
 
 }  // namespace xs::bench

@@ -3,9 +3,7 @@
 // verification counts and the routing facts. The CUDA runner (moe_runner) fills it; the bench suite and
 // the tests read it. Times in seconds, sizes in bytes.
 #pragma once
-#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,20 +11,15 @@
 
 #include "moe/routing.hpp"
 #include "moe/shapes.hpp"
+#include "runtime/rank_windows.hpp"
 
 namespace xs::moe {
 
 // megamoe's Combine across P ranks (one process per GPU, or a thread per GPU): each rank's Combine slots
-// [T*top_k][h] (bf16) live in its NCCL window (runtime/rank_windows.hpp); every rank stores the rows of the
-// pairs its experts computed straight into the owning rank's window. Plain pointers and callbacks here.
-struct MoeExchange {
-  int world_rank = 0;               // the EP rank this process plays (= the routing's emulated rank)
-  std::vector<void*> peer_windows;  // [world rank]: that rank's Combine slots as this rank stores to them
-  void* own_window = nullptr;       // this rank's slots, on its GPU (poison, the completeness check)
-  std::size_t window_bytes = 0;     // >= the point's Combine bytes per rank
-  std::function<void()> barrier;    // every rank of the run
-  std::string description;
-};
+// [T*top_k][h] (bf16) live in its NCCL window; every rank stores the rows of the pairs its experts computed
+// straight into the owning rank's window. world_rank is the EP rank this process plays (= the routing's
+// emulated rank); the windows must hold >= the point's Combine bytes per rank.
+using MoeExchange = runtime::WindowExchange;
 
 struct MoePointSpec {
   MoeShape shape;                 // h, I, E, top_k (configs/moe/models.json)

@@ -504,13 +504,8 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
 }
 
 std::shared_ptr<const MoeExchange> moe_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm) {
-  auto ex = std::make_shared<MoeExchange>();
-  ex->world_rank = windows.world_rank();
-  ex->peer_windows = windows.peer_windows();
-  ex->own_window = windows.own_window();
-  ex->window_bytes = windows.window_bytes();
-  ex->barrier = [&comm] { comm.barrier(); };
-  ex->description = "the Combine into " + windows.describe();
+  auto ex = std::make_shared<MoeExchange>(windows.exchange(comm));
+  ex->description = "the Combine into " + ex->description;
   return ex;
 }
 

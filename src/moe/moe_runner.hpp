@@ -9,13 +9,6 @@
 #include "moe/problem.hpp"
 #include "moe/routing.hpp"
 
-namespace xs::bench {
-class RankComm;
-}
-namespace xs::runtime {
-class RankWindows;
-}
-
 namespace xs::moe {
 
 // Never throws for "cannot run here" (status skipped with the reason: one GPU for peer/nccl, fp8 not

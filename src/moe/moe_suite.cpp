@@ -137,11 +137,10 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   // Several ranks: P is the number of ranks (each rank plays its own EP rank). nccl:N is the real Combine into
   // every rank's NCCL window (moe_point.hpp MoeExchange; the fused variants only); peer:N stays refused.
   bench::check_world_matches_p(c.rank.world_size, f.P, "--P");
-  std::vector<std::string> not_nccl;
-  for (const auto& t : targets)
-    if (t.rfind("nccl:", 0) != 0) not_nccl.push_back(t);
-  bench::check_targets_on_ranks(kSuiteId, not_nccl, c.rank.world_size);
-  const bool nccl_on_ranks = c.rank.world_size > 1 && not_nccl.size() != targets.size();
+  bench::check_targets_on_ranks(kSuiteId, targets, c.rank.world_size);
+  const bool nccl_on_ranks =
+      c.rank.world_size > 1 &&
+      std::any_of(targets.begin(), targets.end(), [](const std::string& t) { return t.rfind("nccl:", 0) == 0; });
   if (nccl_on_ranks && (variants.empty() || std::find(variants.begin(), variants.end(), "unfused") != variants.end()))
     throw input_error("--variants", "nccl on " + std::to_string(c.rank.world_size) + " ranks: the unfused variant is "
                                     "not built across ranks (its Combine would need ncclSend/ncclRecv); name the fused "

@@ -55,6 +55,17 @@ void RankWindows::alltoall(const void* send, void* recv, std::size_t bytes_per_p
   enqueue_nccl_alltoall(comms_->member(0).comm, send, recv, bytes_per_peer, stream);
 }
 
+WindowExchange RankWindows::exchange(bench::RankComm& comm) const {
+  WindowExchange ex;
+  ex.world_rank = world_rank_;
+  ex.peer_windows = peer_windows_;
+  ex.own_window = own_window_;
+  ex.window_bytes = window_bytes_;
+  ex.barrier = [&comm] { comm.barrier(); };
+  ex.description = describe();
+  return ex;
+}
+
 std::string RankWindows::describe() const {
   return fmt::format("{} ranks' NCCL symmetric windows ({} bytes each; this rank {}, GPU {})", world_size(),
                      window_bytes_, world_rank_, device_);

@@ -4,6 +4,7 @@
 // and registers one window; each rank gets every window's load/store address. See docs/multi-gpu.md.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,17 @@ namespace xs::runtime {
 
 class NcclCommGroup;
 class NcclWindowTarget;
+
+// What a point needs to store into every rank's window (the applications' exchanges extend it): plain pointers
+// and a barrier, no CUDA or NCCL type.
+struct WindowExchange {
+  int world_rank = 0;
+  std::vector<void*> peer_windows;  // [world rank]: that rank's window as this rank's kernels store to it
+  void* own_window = nullptr;       // this rank's window, on its own GPU (poison, read-back)
+  std::size_t window_bytes = 0;     // of each window
+  std::function<void()> barrier;    // every rank of the run
+  std::string description;
+};
 
 class RankWindows {
  public:
@@ -33,6 +45,8 @@ class RankWindows {
   // ncclAlltoAll of bytes_per_peer per pair on the cudaStream_t `stream` (capturable; same order on every rank).
   void alltoall(const void* send, void* recv, std::size_t bytes_per_peer, void* stream) const;
   std::string describe() const;
+  // The exchange over these windows; its barrier is `comm`'s. `comm` and this object must outlive it.
+  WindowExchange exchange(bench::RankComm& comm) const;
 
  private:
   RankWindows() = default;

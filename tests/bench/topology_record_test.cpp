@@ -105,14 +105,13 @@ TEST(TopologyRecord, RecordKeepsLinksCopiesAndTheNcclReference) {
   EXPECT_EQ(topology_record_json({}, {}, {}, nullptr)["nccl_alltoall"]["status"], "not measured");
 }
 
-TEST(TopologyRecord, PeerAndNcclTargetsAreRefusedOnSeveralRanks) {
+TEST(TopologyRecord, PeerTargetsAreRefusedOnSeveralRanksNcclIsNot) {
   EXPECT_NO_THROW(check_targets_on_ranks("fa_a2a", {"local", "host", "peer:1", "nccl:0"}, 1));
-  EXPECT_NO_THROW(check_targets_on_ranks("fa_a2a", {"local", "host"}, 8));
+  EXPECT_NO_THROW(check_targets_on_ranks("fa_a2a", {"local", "host", "nccl:1"}, 8));  // the windows' exchange
   std::string field;
-  const std::string why = refusal([&] { check_targets_on_ranks("megamoe", {"host", "nccl:1"}, 2); }, &field);
+  const std::string why = refusal([&] { check_targets_on_ranks("megamoe", {"host", "peer:1"}, 2); }, &field);
   EXPECT_EQ(field, "--target");
-  EXPECT_NE(why.find("nccl:1 on 2 ranks: megamoe would have to store into the other ranks' buffers"),
-            std::string::npos) << why;
+  EXPECT_NE(why.find("peer:1 on 2 ranks: megamoe would store through peer access"), std::string::npos) << why;
   EXPECT_NE(why.find("docs/multi-gpu.md"), std::string::npos) << why;
   EXPECT_NE(refusal([] { check_targets_on_ranks("fa_a2a", {"peer:x"}, 2); }), "");  // malformed: refused too
 }

@@ -61,8 +61,7 @@ TEST(RankSuites, DeviceIsRefusedOnSeveralRanks) {
 
 TEST(RankSuites, PeerTargetsAreRefusedOnSeveralRanksNcclIsTheExchange) {
   expect_refused_once("fa_a2a --dry-run --gpus 2 --P 2 --M 8192 --target host,peer:1",
-                      {"--target", "peer:1 on 2 ranks: fa_a2a would have to store into the other ranks' buffers",
-                       "docs/multi-gpu.md"});
+                      {"--target", "peer:1 on 2 ranks: fa_a2a would store through peer access", "docs/multi-gpu.md"});
   expect_refused_once("megamoe --dry-run --gpus 2 --P 2 --target peer:1",
                       {"--target", "peer:1 on 2 ranks: megamoe"});
   // megamoe's nccl:N is the Combine across the ranks' windows: the fused variants only.
