@@ -89,6 +89,30 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                                     {"T_serial_s", stats(r.sender_serial)}, {"T_cc_s", stats(r.sender_cc)},
                                     {"E_res_paired_s", stats(r.e_res_sender_paired)},
                                     {"E_cc_paired_s", stats(r.e_cc_sender_paired)}};
+  if (sender && !r.e_res_sender_cycles_paired.samples_s.empty()) {
+    const double t_fa_cycles = r.sender_fa_cycles.median_s;
+    j["measured"]["sender_side"]["clock_normalized"] = {
+        {"note", "each launch's span x its own SM clock (cycles), per round fused - FA-only, in seconds at the "
+                 "FA-only launches' median clock: a clock change between launches does not move it"},
+        {"E_res_paired_s", stats(r.e_res_sender_cycles_paired)}, {"T_FA_s", stats(r.sender_fa_cycles)},
+        {"E_res_over_T_FA", number(t_fa_cycles > 0 ? r.e_res_sender_cycles_paired.median_s / t_fa_cycles : NAN)},
+        {"clock_fa_hz", stats(r.clock_fa_hz)}, {"clock_fused_hz", stats(r.clock_fused_hz)}};
+  }
+  auto timeline = [](const LaunchTimeline& t) {
+    auto q = [](const Quantiles& x) { return nlohmann::json{{"min", x.min}, {"median", x.median}, {"max", x.max}}; };
+    return nlohmann::json{{"span_s", t.span_s}, {"num_ctas", t.num_ctas}, {"cta_start_s", q(t.cta_start_s)},
+                          {"cta_finish_s", q(t.cta_finish_s)}, {"tail_idle_fraction", t.tail_idle_fraction},
+                          {"tiles_per_cta", q(t.tiles_per_cta)}, {"qloop_median_s", t.qloop_median_s},
+                          {"epilogue_median_s", t.epilogue_median_s}, {"gap_median_s", t.gap_median_s},
+                          {"outside_qloop_fraction", t.outside_qloop_fraction},
+                          {"cta_sigma_s_per_kv_tile", q(t.cta_sigma_s_per_kv_tile)}};
+  };
+  if (r.timeline_fa.num_ctas > 0)
+    j["measured"]["timeline"] = {
+        {"note", "one untimed instrumented launch each (attention/fa_timeline.hpp): CTA start/finish spread, the "
+                 "idle tail of the static schedule, Q-loop / epilogue / inter-tile gap medians, per-CTA speed"},
+        {"fa_only", timeline(r.timeline_fa)},
+        {"fused", r.timeline_fused.num_ctas > 0 ? timeline(r.timeline_fused) : nlohmann::json()}};
   j["verification"] = {{"verified", r.verified}, {"rel_error", r.rel_error}, {"max_abs_error", r.max_abs_error},
                        {"unwritten_local", r.unwritten_local}, {"wrong_serial", r.wrong_serial},
                        {"wrong_fused", r.wrong_fused}, {"wrong_cc", r.wrong_cc}, {"seed", r.seed},

@@ -63,12 +63,15 @@ void print_fa_table(const std::vector<json>& points, std::FILE* out) {
       return v.is_string() ? std::string(v.get<std::string>() == "sender_side" ? "sender" : "completion") : "-"; });
     measured("E_res sender (paired)", {"hiding", "sender_side", "E_res_s"}, us);
     measured("E_res/T_FA sender", {"hiding", "sender_side", "E_res_over_T_FA"}, percent);
+    measured("E_res/T_FA sender, cycles", {"sender_side", "clock_normalized", "E_res_over_T_FA"}, percent);
     measured("E_res/T_A2A sender", {"hiding", "sender_side", "E_res_over_T_A2A"}, percent);
     measured("H sender", {"hiding", "sender_side", "H"}, percent);
     measured("E_res completion (paired)", {"E_res_s"}, us);
     measured("E_res/T_FA completion", {"E_res_over_T_FA"}, percent);
     measured("E_res/T_A2A completion", {"hiding", "completion", "E_res_over_T_A2A"}, percent);
     measured("H completion", {"H"}, percent);
+    measured("FA idle tail", {"timeline", "fa_only", "tail_idle_fraction"}, percent);
+    measured("FA outside Q-loops", {"timeline", "fa_only", "outside_qloop_fraction"}, percent);
     measured("Speedup", {"speedup"}, [](const json& v) {
       return v.is_number() ? fmt::format("{:.3f}x", v.get<double>()) : std::string("-"); });
     row("verified", [&](const json& p) { return std::string(at(p, {"verification", "verified"}) == true ? "yes" : "NO"); });

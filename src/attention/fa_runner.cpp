@@ -16,6 +16,7 @@
 #include "attention/fa_destinations.hpp"
 #include "attention/fa_layout.hpp"
 #include "attention/fa_sender.hpp"
+#include "attention/fa_timeline.hpp"
 #include "attention/flash_attention.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
@@ -62,20 +63,10 @@ enum class Instrumented { kFaOnly, kFused, kCompletionCoupled };
 
 void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instrumented which, FaA2aPointResult& r) {
   const bool cc = which == Instrumented::kCompletionCoupled;
-  std::map<int, std::pair<const ka::TileRecord*, const ka::TileRecord*>> span_of_cta;  // first, last
-  for (const auto& t : recs) {
-    if (!t.written) continue;
-    auto& e = span_of_cta[static_cast<int>(t.tile_idx) % grid];
-    if (!e.first || t.qloop_start_ns < e.first->qloop_start_ns) e.first = &t;
-    if (!e.second || t.store_end_ns > e.second->store_end_ns) e.second = &t;
-  }
-  std::vector<double> hz;
-  for (const auto& [cta, e] : span_of_cta) {
-    const double ns = static_cast<double>(e.second->store_end_ns - e.first->qloop_start_ns);
-    if (ns > 20'000) hz.push_back((e.second->store_end_cycles - e.first->qloop_start_cycles) / (ns * 1e-9));
-  }
-  const double clock_hz = hz.empty() ? 0 : stats_of(hz).median_s;
+  const double clock_hz = launch_sm_clock_hz(recs.data(), recs.size(), grid);
   if (clock_hz <= 0) return;
+  if (which == Instrumented::kFaOnly) r.timeline_fa = launch_timeline(recs.data(), recs.size(), grid, clock_hz);
+  if (which == Instrumented::kFused) r.timeline_fused = launch_timeline(recs.data(), recs.size(), grid, clock_hz);
   std::vector<double> qloop, sigma, span, fence;
   for (const auto& t : recs) {
     if (!t.written) continue;
@@ -321,14 +312,44 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     };
     enum { kSenderFa, kSenderFused, kSenderCc, kSenderSerial };
     std::vector<BurstAlignment> bursts;
+    // Per kept launch of FA-only and fused, in order: its SM clock and its span in SM cycles.
+    std::vector<double> clock_of[2], cycles_of[2];
     const auto sender = time_sender_side(
         {{instrumented(fa), {}}, {instrumented(fused), {}}, {instrumented(cc), {}}, {instrumented(fa), enqueue_a2a}},
         base.num_tiles(), L, spec.warmup_replays, spec.repetitions, s,
         [&](std::size_t v, const std::vector<ka::TileRecord>& recs) {
           if (v == kSenderFused && r.sm_clock_hz > 0)
             bursts.push_back(burst_alignment(store_spans(recs.data(), recs.size(), r.num_ctas, r.sm_clock_hz)));
+          if (v == kSenderFa || v == kSenderFused) {
+            const double hz = launch_sm_clock_hz(recs.data(), recs.size(), r.num_ctas);
+            clock_of[v].push_back(hz);
+            cycles_of[v].push_back(hz * launch_sender_span_s(recs.data(), recs.size()));
+          }
         },
         barrier);
+    static_assert(kSenderFa == 0 && kSenderFused == 1, "clock_of / cycles_of are indexed by these variants");
+    r.clock_fa_hz = stats_of(clock_of[kSenderFa]);
+    r.clock_fused_hz = stats_of(clock_of[kSenderFused]);
+    // Rounds of L launches, in the same order for both variants (time_sender_side keeps every round).
+    const std::size_t per_round = static_cast<std::size_t>(L);
+    const std::size_t rounds = std::min(cycles_of[0].size(), cycles_of[1].size()) / per_round;
+    const double ref_hz = r.clock_fa_hz.median_s;
+    bool every_clock = ref_hz > 0;
+    for (const auto& c : clock_of)
+      for (double hz : c) every_clock = every_clock && hz > 0;
+    if (every_clock && rounds > 0) {
+      std::vector<double> fa_s, diff_s;
+      for (std::size_t k = 0; k < rounds; ++k) {
+        double mean[2] = {0, 0};
+        for (int v = 0; v < 2; ++v)
+          for (std::size_t l = 0; l < per_round; ++l)
+            mean[v] += cycles_of[v][k * per_round + l] / static_cast<double>(per_round);
+        fa_s.push_back(mean[0] / ref_hz);
+        diff_s.push_back((mean[1] - mean[0]) / ref_hz);
+      }
+      r.sender_fa_cycles = timed_stats(std::move(fa_s));
+      r.e_res_sender_cycles_paired = timed_stats(std::move(diff_s));
+    }
     r.sender_fa = timed_stats(sender[kSenderFa]);
     r.sender_fused = timed_stats(sender[kSenderFused]);
     r.sender_cc = timed_stats(sender[kSenderCc]);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/fa_timeline.hpp"
 #include "runtime/rank_windows.hpp"
 
 namespace xs::attention {
@@ -103,6 +104,14 @@ struct FaA2aPointResult {
   // - mean_concurrent_storers: the number of storing CTAs averaged over the time any CTA is storing.
   double store_phase_spread_median_s = 0;
   double peak_concurrent_storers = 0, mean_concurrent_storers = 0;
+  // Where the untimed instrumented FA-only and fused launches spend their time (attention/fa_timeline.hpp).
+  LaunchTimeline timeline_fa, timeline_fused;
+  // Clock-normalized sender side: each kept launch's span times its own SM clock (launch_sm_clock_hz) is
+  // the launch's length in SM cycles, which a clock change between launches (power or thermal management)
+  // does not move; per round the mean over its L launches; e_res_sender_cycles_paired = same-round fused -
+  // FA-only cycles, converted to seconds at the FA-only launches' median clock. clock_*_hz: per launch.
+  TimeStats e_res_sender_cycles_paired, sender_fa_cycles;
+  TimeStats clock_fa_hz, clock_fused_hz;
   // Verification.
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
   double max_abs_error = 0;

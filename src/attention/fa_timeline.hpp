@@ -1,0 +1,45 @@
+// xstage attention host layer: where one instrumented FlashAttention launch spends its time, from its
+// per-tile records (kernels/attention TileRecord): how long the persistent CTAs wait to start, how far
+// their finishing times spread (the static schedule ends with the slowest CTA), how much of each tile lies
+// outside its Q-loop, and how much the SMs differ in Q-loop speed. A diagnostic of the FA speed bar (issue
+// 13), stored beside each point; and the launch's SM clock, which the clock-normalized E_res uses. Plain C++;
+// the CPU tests feed hand-made timelines.
+#pragma once
+#include <cstddef>
+
+#include "attention/layout.cuh"
+
+namespace xs::attention {
+
+// The launch's SM clock: per CTA (tile % grid), its SM cycles over its %globaltimer span from its first
+// tile start to its last store issued; the median over CTAs whose span exceeds min_span_ns (the global
+// timer's resolution makes shorter spans unreliable). 0 when no CTA qualifies.
+double launch_sm_clock_hz(const kernels::attention::TileRecord* records, std::size_t count, int grid,
+                          double min_span_ns = 20'000);
+
+struct Quantiles {
+  double min = 0, median = 0, max = 0;
+};
+
+struct LaunchTimeline {
+  double span_s = 0;                 // earliest tile start to latest store issued (launch_sender_span_s)
+  int num_ctas = 0;                  // CTAs with at least one written record
+  Quantiles cta_start_s;             // each CTA's first tile start, from the earliest one (launch ramp)
+  Quantiles cta_finish_s;            // each CTA's last store issued, from the earliest start
+  // Time the CTAs sit idle before the launch's end: sum over CTAs of (span - its finish) / (CTAs x span).
+  double tail_idle_fraction = 0;
+  Quantiles tiles_per_cta;
+  // Per warpgroup record: Q-loop = qloop_end - qloop_start (includes the wait for Q), epilogue = store
+  // issued - qloop_end; gap = next tile's start - this tile's store issued, for the same warpgroup of a CTA.
+  double qloop_median_s = 0, epilogue_median_s = 0, gap_median_s = 0;
+  // Outside the Q-loops: span - (the slowest CTA's summed Q-loops), as a fraction of span.
+  double outside_qloop_fraction = 0;
+  // Per CTA, the mean Q-loop time per KV tile over its tiles: how far the SMs differ in speed.
+  Quantiles cta_sigma_s_per_kv_tile;
+};
+
+// Empty (all zero) when grid <= 0, clock <= 0 or no record is written.
+LaunchTimeline launch_timeline(const kernels::attention::TileRecord* records, std::size_t count, int grid,
+                               double sm_clock_hz);
+
+}  // namespace xs::attention

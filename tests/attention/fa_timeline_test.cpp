@@ -1,0 +1,79 @@
+// Tests for attention/fa_timeline on hand-made launches: the SM clock from each CTA's cycles over its global
+// span, CTA start/finish spread, the tail idle fraction, Q-loop / epilogue / gap medians per warpgroup, and
+// the per-CTA Q-loop speed.
+#include "attention/fa_timeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace xs::attention {
+namespace {
+
+namespace ka = xs::kernels::attention;
+
+// One warpgroup's tile at a 1 GHz clock (1 cycle = 1 ns): Q-loop [start, start + qloop), epilogue after it.
+// cycles_per_ns scales the cycle counts (2: a 2 GHz clock).
+ka::TileRecord tile(std::uint32_t idx, std::uint64_t start_ns, std::uint64_t qloop_ns, std::uint64_t epilogue_ns,
+                    std::uint32_t kv = 4, std::uint64_t cycles_per_ns = 1) {
+  ka::TileRecord r;
+  r.tile_idx = idx;
+  r.qloop_start_ns = start_ns;
+  r.qloop_start_cycles = 5'000'000 + cycles_per_ns * start_ns;  // another origin: only differences count
+  r.qloop_end_cycles = r.qloop_start_cycles + cycles_per_ns * qloop_ns;
+  r.store_start_cycles = r.qloop_end_cycles + cycles_per_ns * epilogue_ns / 2;
+  r.store_end_cycles = r.qloop_end_cycles + cycles_per_ns * epilogue_ns;
+  r.store_end_ns = start_ns + qloop_ns + epilogue_ns;
+  r.num_kv_tiles = kv;
+  r.written = 1;
+  return r;
+}
+
+// grid 2, tiles 0..2: CTA 0 runs tiles 0 and 2 back to back, CTA 1 runs tile 1 (starting 1 us late).
+std::vector<ka::TileRecord> two_cta_launch(std::uint64_t cycles_per_ns = 1) {
+  std::vector<ka::TileRecord> r(6);
+  r[0] = r[1] = tile(0, 0, 40'000, 2'000, 4, cycles_per_ns);
+  r[2] = r[3] = tile(1, 1'000, 60'000, 2'000, 4, cycles_per_ns);
+  r[4] = r[5] = tile(2, 43'000, 40'000, 2'000, 4, cycles_per_ns);
+  return r;
+}
+
+TEST(LaunchSmClock, CyclesOverEachCtasGlobalSpan) {
+  auto r = two_cta_launch();
+  EXPECT_NEAR(launch_sm_clock_hz(r.data(), r.size(), 2), 1e9, 1);
+  r = two_cta_launch(2);  // twice the cycles in the same ns: 2 GHz
+  EXPECT_NEAR(launch_sm_clock_hz(r.data(), r.size(), 2), 2e9, 1);
+  EXPECT_NEAR(launch_timeline(r.data(), r.size(), 2, 2e9).qloop_median_s, 40e-6, 1e-12);
+  EXPECT_EQ(launch_sm_clock_hz(r.data(), r.size(), 2, 1e9), 0.0);  // no span is long enough
+  EXPECT_EQ(launch_sm_clock_hz(r.data(), r.size(), 0), 0.0);
+}
+
+TEST(LaunchTimeline, StartFinishIdleAndPerTileParts) {
+  const auto r = two_cta_launch();
+  const LaunchTimeline tl = launch_timeline(r.data(), r.size(), 2, 1e9);
+  EXPECT_EQ(tl.num_ctas, 2);
+  EXPECT_NEAR(tl.span_s, 85e-6, 1e-12);  // CTA 0 ends at 43 + 42 us
+  EXPECT_NEAR(tl.cta_start_s.max, 1e-6, 1e-12);
+  EXPECT_NEAR(tl.cta_finish_s.min, 63e-6, 1e-12);
+  EXPECT_NEAR(tl.cta_finish_s.max, 85e-6, 1e-12);
+  EXPECT_NEAR(tl.tail_idle_fraction, (85.0 - 63.0) / (2 * 85.0), 1e-9);
+  EXPECT_EQ(tl.tiles_per_cta.min, 1);
+  EXPECT_EQ(tl.tiles_per_cta.max, 2);
+  EXPECT_NEAR(tl.qloop_median_s, 40e-6, 1e-12);
+  EXPECT_NEAR(tl.epilogue_median_s, 2e-6, 1e-12);
+  EXPECT_NEAR(tl.gap_median_s, 1e-6, 1e-12);  // tile 2 starts 1 us after tile 0's store issued
+  // The slowest CTA's Q-loops sum to 80 us of the 85 us span.
+  EXPECT_NEAR(tl.outside_qloop_fraction, 5.0 / 85.0, 1e-9);
+  EXPECT_NEAR(tl.cta_sigma_s_per_kv_tile.min, 10e-6, 1e-12);
+  EXPECT_NEAR(tl.cta_sigma_s_per_kv_tile.max, 15e-6, 1e-12);
+}
+
+TEST(LaunchTimeline, NothingWrittenOrNoClockIsEmpty) {
+  auto r = two_cta_launch();
+  EXPECT_EQ(launch_timeline(r.data(), r.size(), 2, 0).span_s, 0.0);
+  for (auto& t : r) t.written = 0;
+  EXPECT_EQ(launch_timeline(r.data(), r.size(), 2, 1e9).num_ctas, 0);
+}
+
+}  // namespace
+}  // namespace xs::attention
