@@ -56,6 +56,28 @@ inline bool parse_mainloop_schedule(std::string_view name, MainloopSchedule* out
 }
 inline constexpr const char* kMainloopScheduleNames = "baseline, pingpong, pingpong_full";
 
+// How the persistent CTAs pick their output tiles (scheduler.cuh). Both write the same bits; they differ
+// only in which CTA computes which tile.
+//   kStatic   CTA c runs tiles c, c + grid, c + 2 grid, ...: the launch ends with its slowest CTA.
+//   kDynamic  CTA c runs tile c first, then takes the next unclaimed tile from a global counter
+//             (atomicAdd) while its current tile loads: a CTA on a slower SM takes fewer tiles.
+enum class TileSchedulerKind : int { kStatic = 0, kDynamic = 1 };
+inline constexpr int kNumTileSchedulerKinds = 2;
+inline const char* tile_scheduler_name(TileSchedulerKind kind) {
+  return kind == TileSchedulerKind::kStatic ? "static" : kind == TileSchedulerKind::kDynamic ? "dynamic" : "?";
+}
+inline bool parse_tile_scheduler(std::string_view name, TileSchedulerKind* out) {
+  for (int i = 0; i < kNumTileSchedulerKinds; ++i) {
+    const auto kind = static_cast<TileSchedulerKind>(i);
+    if (name == tile_scheduler_name(kind)) {
+      *out = kind;
+      return true;
+    }
+  }
+  return false;
+}
+inline constexpr const char* kTileSchedulerNames = "static, dynamic";
+
 // Compile-time tile shape of the sm_90a kernel, one instantiation per built head dim (kBuiltHeadDims).
 //   b_m = 128 query rows per CTA tile, split 2 x 64 over the consumer warpgroups (wgmma M = 64);
 //   b_n = 128 keys per KV tile; a 2-stage K ring and a 2-stage V ring.
@@ -89,6 +111,7 @@ struct FlashAttentionConfig {
   int num_ctas = 0;                             // persistent grid; 0 = one per SM of the current device
   std::uint64_t timeout_cycles = 1ull << 34;    // spin-wait limit (about 8 s at 2 GHz), then trap
   MainloopSchedule schedule = MainloopSchedule::kBaseline;  // consumer warpgroups' wgmma issue order
+  TileSchedulerKind tile_scheduler = TileSchedulerKind::kDynamic;  // which CTA computes which tile
 };
 
 }  // namespace xs::kernels::attention

@@ -39,7 +39,8 @@ template <EpilogueMode kMode, int D>
 __device__ __forceinline__ void store_output_tile(const KernelParams& p, const float (&o)[D / 2], TileCoord coord,
                                                   std::uint32_t tile_idx, std::uint32_t consumer,
                                                   std::uint32_t thread, std::uint32_t staging_addr,
-                                                  const TileStamps& stamps) {
+                                                  const TileStamps& stamps, std::uint32_t cta_idx,
+                                                  std::uint32_t cta_tile_idx) {
   constexpr std::uint32_t kPitch = SmemLayoutD<D>::kStagingPitchBytes;
   const std::uint32_t warp = thread / 32, lane = thread % 32;
   // 1. Every thread finished reading the previous tile out of staging.
@@ -99,6 +100,8 @@ __device__ __forceinline__ void store_output_tile(const KernelParams& p, const f
     r.smid = ptx::smid();
     r.num_kv_tiles = p.num_kv_tiles;
     r.written = 1;
+    r.cta_idx = cta_idx;
+    r.cta_tile_idx = cta_tile_idx;
     p.records[2 * tile_idx + consumer] = r;
   }
 }

@@ -8,7 +8,8 @@
 //   warpgroups 1, 2  consumers c = 0, 1: query rows [64c, 64c + 64) of the CTA's 128-row tile; each
 //                    runs the Q-loop (mainloop.cuh) and then its own epilogue (epilogue.cuh).
 // Pipeline: Q (1 stage) and K, V (2-stage rings), mbarrier full/empty pairs (mainloop.cuh lists counts
-// and parities). MainloopSchedule (config.hpp) picks when a consumer may issue its wgmmas: kBaseline as
+// and parities). Tile order: TileSchedulerKind (config.hpp); the producer hands each tile index to the
+// consumers through a shared-memory slot. MainloopSchedule (config.hpp) picks when a consumer may issue its wgmmas: kBaseline as
 // soon as its tiles are there; the ping-pong schedules take turns through named barriers 3 and 4
 // (pingpong.cuh). Tile boundary: the warpgroup that owns the output tile stages it, issues its stores and
 // starts the next tile's Q-loop right away; that Q-loop is the post-issue drain window (paper 4.3).
@@ -16,6 +17,7 @@
 // = 194 KiB (+1 KiB alignment slack) of the 227 KiB opt-in limit at d = 128; at d = 64 the Q/K/V tiles
 // and the staging halve (Q 16 + K 2 x 16 + V 2 x 16 + staging 2 x 9 KiB).
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -56,22 +58,29 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   float s[64];
   std::uint32_t pf[32];
   std::uint32_t kv_iter = 0;
-  std::uint32_t local_idx = 0;
-  for (std::uint32_t tile = p.scheduler.first_tile(cta_idx); p.scheduler.valid(tile);
-       tile = p.scheduler.next_tile(tile), ++local_idx) {
-    const TileCoord coord = p.scheduler.coord(tile);
-    const bool last_tile = !p.scheduler.valid(p.scheduler.next_tile(tile));  // the CTA's last turns
-    TileStamps stamps;
+  // Tiles come through the producer's slot (mainloop.cuh producer_loop, either tile scheduler): written
+  // before it arms q_full, rewritten only after this tile's q_empty; past the last tile, the loop ends. The
+  // wait for the next tile's Q sits at the bottom of the loop (a rotated loop: with the wait at the top,
+  // ptxas spills 200-240 bytes of the d = 128 consumers, CUDA 13.0).
+  const std::uint32_t slot = tile_slot_addr<D>(smem_base);
+  TileStamps stamps;
+  auto stamp_tile_start = [&] {  // a tile starts before its wait for Q
     if (instrument && thread == 0) {
       stamps.qloop_start_cycles = ptx::clock64_cycles();
       stamps.qloop_start_ns = ptx::globaltimer_ns();
     }
+  };
+  std::uint32_t local_idx = 0;
+  stamp_tile_start();
+  wait_barrier(p, bars.q_full, 0, WaitFlag::kQFull, 0);
+  for (std::uint32_t tile = ptx::ld_shared_b32(slot); p.scheduler.valid(tile); ++local_idx) {
+    const TileCoord coord = p.scheduler.coord(tile);
+    const bool last_tile = ptx::ld_shared_b32(slot + 4) == 0;  // the CTA's last turns
 #pragma unroll
     for (int i = 0; i < TileShapeD<D>::kAccumulators; ++i) o[i] = 0.0f;
     float m[2] = {-INFINITY, -INFINITY};
     float l[2] = {0.0f, 0.0f};
     float corr[2];
-    wait_barrier(p, bars.q_full, local_idx & 1, WaitFlag::kQFull, tile);
 
     // KV tile 0: S_0, softmax, P_0 (O is still zero, nothing to rescale).
     std::uint32_t stage = kv_iter % S;
@@ -123,7 +132,10 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     if (instrument && thread == 0) stamps.qloop_end_cycles = ptx::clock64_cycles();
 
     normalize_o(o, l);
-    store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps);
+    store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps, cta_idx, local_idx);
+    stamp_tile_start();
+    wait_barrier(p, bars.q_full, (local_idx + 1) & 1, WaitFlag::kQFull, tile);
+    tile = ptx::ld_shared_b32(slot);
   }
 }
 
@@ -206,6 +218,25 @@ WaitTimeoutReport* timeout_report_device() {
   return device_ptr;
 }
 
+// The dynamic scheduler's two counters, one pair per device, zeroed once here (allocated by the first dynamic
+// launch on the device: launch once outside stream capture before capturing). Every launch leaves them zero,
+// so launches on one device must not overlap in time (one stream, as every xstage caller does).
+std::uint32_t* tile_counters_device() {
+  static std::mutex mutex;
+  static std::map<int, std::uint32_t*> of_device;
+  int device = 0;
+  XS_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::uint32_t*& counters = of_device[device];
+  if (counters == nullptr) {
+    void* mem = nullptr;
+    XS_CUDA_CHECK(cudaMalloc(&mem, 2 * sizeof(std::uint32_t)));
+    XS_CUDA_CHECK(cudaMemset(mem, 0, 2 * sizeof(std::uint32_t)));
+    counters = static_cast<std::uint32_t*>(mem);
+  }
+  return counters;
+}
+
 // cudaFuncSetAttribute once per (device, kernel): later launches (also under stream capture) skip it.
 void raise_smem_limit_once(KernelFn kernel, int kernel_id, std::uint32_t dynamic_bytes) {
   static std::mutex mutex;
@@ -269,6 +300,8 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
                                      std::to_string(std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord)) + " bytes");
   if (static_cast<int>(a.mode) < 0 || static_cast<int>(a.mode) >= kNumEpilogueModes)
     throw input_error("mode", "unknown epilogue mode");
+  if (static_cast<int>(config.tile_scheduler) < 0 || static_cast<int>(config.tile_scheduler) >= kNumTileSchedulerKinds)
+    throw input_error("tile_scheduler", "unknown tile scheduler; built: " + std::string(kTileSchedulerNames));
   if (static_cast<int>(config.schedule) < 0 || static_cast<int>(config.schedule) >= kNumMainloopSchedules)
     throw input_error("schedule", "unknown mainloop schedule " + std::to_string(static_cast<int>(config.schedule)) +
                                       "; built: " + kMainloopScheduleNames);
@@ -313,6 +346,10 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   p.out = static_cast<std::uint8_t*>(a.out);
   for (int r = 0; r < kMaxRanks; ++r) p.dst[r] = static_cast<std::uint8_t*>(a.dst[r]);
   p.records = a.records;
+  if (config.tile_scheduler == TileSchedulerKind::kDynamic) {
+    p.scheduler.dynamic = true;
+    p.tile_counters = tile_counters_device();
+  }
   p.timeout_cycles = config.timeout_cycles;
   p.timeout_report = timeout_report_device();
   const std::uint64_t rows = static_cast<std::uint64_t>(a.num_heads) * a.seq_len;

@@ -24,6 +24,8 @@ namespace xs::kernels::attention {
 //   stage[c] output staging of consumer c: [64 rows][d cols] bf16, row pitch 2d + 16 B (16 B pad keeps the
 //            fragment writes and the 16 B row reads bank-conflict free)   17 KiB each at d = 128
 //   barriers: q_full, q_empty, k_full[s], k_empty[s], v_full[s], v_empty[s] (8 B each)
+//   tile slot: the producer's [tile index, 1 if another tile follows] for the consumers (8 B), written
+//            before it arms q_full, read by the consumers after q_full completes
 template <int D>
 struct SmemLayoutD {
   using Shape = TileShapeD<D>;
@@ -43,7 +45,8 @@ struct SmemLayoutD {
   XS_HD static constexpr std::uint32_t k_offset(int stage) { return kKOffset + stage * kTileBytes; }
   XS_HD static constexpr std::uint32_t v_offset(int stage) { return kVOffset + stage * kTileBytes; }
   XS_HD static constexpr std::uint32_t staging_offset(int consumer) { return kStagingOffset + consumer * kStagingBytes; }
-  static constexpr std::uint32_t kUsedBytes = kBarrierOffset + kNumBarriers * 8;
+  static constexpr std::uint32_t kTileSlotOffset = kBarrierOffset + kNumBarriers * 8;
+  static constexpr std::uint32_t kUsedBytes = kTileSlotOffset + 8;
   // The dynamic allocation adds 1 KiB so the kernel can round its base up to 1024.
   static constexpr std::uint32_t kDynamicBytes = kUsedBytes + 1024;
   static constexpr std::uint32_t kSm90OptinLimitBytes = 227 * 1024;  // per-block opt-in maximum on sm_90
@@ -124,6 +127,8 @@ struct TileRecord {
   std::uint32_t smid = 0;
   std::uint32_t num_kv_tiles = 0;
   std::uint32_t written = 0;             // 1 once written (poison-free check on the host)
+  std::uint32_t cta_idx = 0;             // the persistent CTA that ran the tile
+  std::uint32_t cta_tile_idx = 0;        // its n-th tile (0, 1, ...)
 };
 
 }  // namespace xs::kernels::attention

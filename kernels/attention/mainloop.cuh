@@ -92,20 +92,43 @@ __device__ __forceinline__ void load_tile(std::uint8_t* smem_tile, const void* t
                      h * TileShapeD<D>::kSwizzleCols, row);
 }
 
+// The tile slot in shared memory (layout.cuh kTileSlotOffset): [0] the tile index (past the last tile: no
+// more tiles, the consumers leave), [1] 1 if this CTA runs another tile after it (the ping-pong turns need it).
+// Shared-space addresses (32-bit), so a consumer keeps no 64-bit pointer live across its Q-loop.
+template <int D>
+__device__ __forceinline__ std::uint32_t tile_slot_addr(std::uint32_t smem_base) {
+  return smem_base + SmemLayoutD<D>::kTileSlotOffset;
+}
+
+// The tile after `tile` for this CTA: the static stride, or the next ticket of the dynamic counter.
+__device__ __forceinline__ std::uint32_t following_tile(const KernelParams& p, std::uint32_t tile) {
+  if (!p.scheduler.dynamic) return p.scheduler.next_tile(tile);
+  return p.scheduler.ticket_tile(atomicAdd(p.tile_counters, 1u));
+}
+
 template <int D>
 __device__ __forceinline__ void producer_loop(const KernelParams& p, const void* tm_q, const void* tm_k,
                                               const void* tm_v, std::uint8_t* smem, const Barriers& bars,
                                               std::uint32_t cta_idx) {
   using SmemLayout = SmemLayoutD<D>;
   constexpr std::uint32_t S = TileShape::kStages;
+  const std::uint32_t slot = tile_slot_addr<D>(ptx::smem_u32(smem));
   std::uint32_t kv_iter = 0;
-  std::uint32_t local_idx = 0;
-  for (std::uint32_t tile = p.scheduler.first_tile(cta_idx); p.scheduler.valid(tile);
-       tile = p.scheduler.next_tile(tile), ++local_idx) {
+  std::uint32_t tile = p.scheduler.first_tile(cta_idx);
+  // The following tile is known one tile ahead (its ticket drawn while this tile's K/V stream in), so
+  // the slot can say whether another tile follows.
+  std::uint32_t next = p.scheduler.valid(tile) ? following_tile(p, tile) : tile;
+  for (std::uint32_t local_idx = 0;; ++local_idx) {
+    wait_barrier(p, bars.q_empty, (local_idx & 1) ^ 1, WaitFlag::kQEmpty, tile);
+    ptx::st_shared_b32(slot, tile);
+    ptx::st_shared_b32(slot + 4, p.scheduler.valid(next) ? 1u : 0u);
+    if (!p.scheduler.valid(tile)) {
+      ptx::mbarrier_arrive(bars.q_full);  // no Q: the consumers read the slot and leave
+      break;
+    }
     const TileCoord c = p.scheduler.coord(tile);
     const auto q_row = static_cast<std::int32_t>(c.head * p.seq_len + c.m_block * TileShape::kBlockM);
     const auto kv_row0 = static_cast<std::int32_t>(c.head * p.seq_len);
-    wait_barrier(p, bars.q_empty, (local_idx & 1) ^ 1, WaitFlag::kQEmpty, tile);
     ptx::mbarrier_arrive_expect_tx(bars.q_full, SmemLayout::kQBytes);
     load_tile<D>(smem + SmemLayout::kQOffset, tm_q, bars.q_full, q_row);
     for (std::uint32_t j = 0; j < p.num_kv_tiles; ++j, ++kv_iter) {
@@ -119,6 +142,8 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
       ptx::mbarrier_arrive_expect_tx(bars.v_full + s, SmemLayout::kTileBytes);
       load_tile<D>(smem + SmemLayout::v_offset(static_cast<int>(s)), tm_v, bars.v_full + s, kv_row);
     }
+    tile = next;
+    if (p.scheduler.valid(tile)) next = following_tile(p, tile);
   }
   // Tail: wait until the consumers released every slot, so no TMA write is outstanding when this thread
   // exits and no barrier phase is left half-used.
@@ -127,6 +152,12 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
     const std::uint32_t parity = ((kv_iter / S) & 1) ^ 1;
     wait_barrier(p, bars.k_empty + s, parity, WaitFlag::kKEmpty, 0xFFFFFFFFu);
     wait_barrier(p, bars.v_empty + s, parity, WaitFlag::kVEmpty, 0xFFFFFFFFu);
+  }
+  // Dynamic: every CTA drew its last (past-the-end) ticket before counting itself done, so the last CTA
+  // done zeroes both counters for the next launch on the stream.
+  if (p.scheduler.dynamic && atomicAdd(p.tile_counters + 1, 1u) == p.scheduler.num_ctas - 1) {
+    atomicExch(p.tile_counters, 0u);
+    atomicExch(p.tile_counters + 1, 0u);
   }
 }
 

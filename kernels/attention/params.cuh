@@ -18,6 +18,9 @@ struct KernelParams {
   std::uint8_t* out = nullptr;     // kLocal destination
   std::uint8_t* dst[kMaxRanks] = {};
   TileRecord* records = nullptr;   // nullptr: no instrumentation
+  // Dynamic tile scheduler: [0] the next ticket, [1] CTAs finished; zero before the launch, and the last
+  // CTA to finish zeroes them again (so back-to-back launches on one stream reuse them).
+  std::uint32_t* tile_counters = nullptr;
   std::uint64_t timeout_cycles = 0;
   WaitTimeoutReport* timeout_report = nullptr;  // mapped pinned host memory
 };

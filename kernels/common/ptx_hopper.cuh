@@ -312,6 +312,11 @@ __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
 __device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
+__device__ __forceinline__ std::uint32_t ld_shared_b32(std::uint32_t addr) {
+  std::uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
 __device__ __forceinline__ uint4 ld_shared_v4(std::uint32_t addr) {
   uint4 v;
   asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr)

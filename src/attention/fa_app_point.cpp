@@ -29,6 +29,10 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   if (!ka::parse_mainloop_schedule(s.fa_schedule, &schedule))
     throw input_error("--fa-schedule", "unknown FlashAttention schedule '" + s.fa_schedule + "'; use one of " +
                                            ka::kMainloopScheduleNames);
+  ka::TileSchedulerKind tiles;
+  if (!ka::parse_tile_scheduler(s.fa_tile_scheduler, &tiles))
+    throw input_error("--fa-tile-scheduler", "unknown tile scheduler '" + s.fa_tile_scheduler + "'; use one of " +
+                                                 ka::kTileSchedulerNames);
 }
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
@@ -37,6 +41,8 @@ json fa_canonical_spec(const FaA2aPointSpec& s) {
             {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
   // The FlashAttention schedule only when not the baseline, so every earlier point keeps its key.
   if (s.fa_schedule != "baseline") j["fa_schedule"] = s.fa_schedule;
+  // Likewise the tile scheduler only when not the static one every point before it ran.
+  if (s.fa_tile_scheduler != "static") j["fa_tile_scheduler"] = s.fa_tile_scheduler;
   return j;
 }
 

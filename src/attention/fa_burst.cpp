@@ -37,8 +37,8 @@ std::vector<StoreSpan> store_spans(const ka::TileRecord* records, std::size_t co
     const double cycles = t.store_end_cycles >= t.store_start_cycles
                               ? static_cast<double>(t.store_end_cycles - t.store_start_cycles) : 0.0;
     StoreSpan s;
-    s.cta = static_cast<int>(t.tile_idx % static_cast<std::uint32_t>(grid));
-    s.wave = static_cast<int>(t.tile_idx / static_cast<std::uint32_t>(grid));
+    s.cta = static_cast<int>(t.cta_idx);
+    s.wave = static_cast<int>(t.cta_tile_idx);
     s.end_s = static_cast<double>(t.store_end_ns - ref_ns) * 1e-9;
     s.start_s = s.end_s - cycles / sm_clock_hz;
     origin = std::min(origin, s.start_s);

@@ -18,8 +18,8 @@ double launch_sender_span_s(const xs::kernels::attention::TileRecord* records, s
 
 // One warpgroup's store burst of one tile, on the launch's global clock, seconds from the earliest start.
 struct StoreSpan {
-  int cta = 0;   // persistent CTA: tile % grid (CTA c runs tiles c, c + grid, ...: scheduler.cuh)
-  int wave = 0;  // the CTA's n-th tile: tile / grid
+  int cta = 0;   // the persistent CTA that ran the tile (TileRecord::cta_idx; either tile scheduler)
+  int wave = 0;  // the CTA's n-th tile (TileRecord::cta_tile_idx)
   double start_s = 0, end_s = 0;
 };
 // end = store_end_ns; start = end - (store_end_cycles - store_start_cycles) / sm_clock_hz (the span in SM

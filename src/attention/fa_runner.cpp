@@ -129,6 +129,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   ka::FlashAttentionConfig config;
   config.num_ctas = spec.num_ctas;
   ka::parse_mainloop_schedule(spec.fa_schedule, &config.schedule);  // validated above
+  ka::parse_tile_scheduler(spec.fa_tile_scheduler, &config.tile_scheduler);
   r.seed = spec.seed != 0 ? spec.seed : fresh_seed();
   const FaProblem prob(spec.num_heads, spec.seq_len, spec.head_dim, r.seed);
   runtime::Stream stream;

@@ -25,6 +25,7 @@ struct FaFlags {
   std::string heads = "8";
   int P = 8, ctas = 0, launches_per_graph = 5, head_dim = 128;
   std::string fa_schedule = "baseline";
+  std::string fa_tile_scheduler = "dynamic";
   bool no_verify = false;
 };
 
@@ -81,6 +82,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       p.device = device;
       p.num_ctas = f.ctas;
       p.fa_schedule = f.fa_schedule;
+      p.fa_tile_scheduler = f.fa_tile_scheduler;
       p.launches_per_graph = f.launches_per_graph;
       if (c.repetitions) p.repetitions = *c.repetitions;
       validate_fa_point_spec(p);
@@ -101,7 +103,8 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
       for (long long m : s.seq_lens)
         fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}{}\n", m, h, f.P, t,
                    c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), f.head_dim,
-                   f.fa_schedule == "baseline" ? "" : " schedule=" + f.fa_schedule);
+                   (f.fa_schedule == "baseline" ? "" : " schedule=" + f.fa_schedule) +
+                       " tiles=" + f.fa_tile_scheduler);
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -118,6 +121,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.device = point_device(c);
   o.num_ctas = f.ctas;
   o.fa_schedule = f.fa_schedule;
+  o.fa_tile_scheduler = f.fa_tile_scheduler;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
   o.verify = !f.no_verify;
@@ -152,6 +156,9 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
     sink.add_integer("--ctas", flags->ctas, "Persistent CTAs (0: one per SM)", 0, 1 << 20);
     sink.add_text("--fa-schedule", flags->fa_schedule,
                   "FlashAttention consumer schedule: baseline, pingpong, pingpong_full (kernels/attention/config.hpp)");
+    sink.add_text("--fa-tile-scheduler", flags->fa_tile_scheduler,
+                  "Which CTA computes which tile: dynamic (a global ticket counter: slow SMs take fewer tiles) or "
+                  "static (CTA c: tiles c, c + grid, ...)");
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

@@ -37,16 +37,18 @@ struct CtaRecords {
   std::vector<const ka::TileRecord*> wg[2];  // per consumer warpgroup, in tile order
 };
 
+// Records by the CTA that ran them (TileRecord::cta_idx), each warpgroup's in the order the CTA ran them.
 std::map<int, CtaRecords> by_cta(const ka::TileRecord* records, std::size_t count, int grid) {
   std::map<int, CtaRecords> out;
   for (std::size_t i = 0; i < count; ++i) {
     const ka::TileRecord& t = records[i];
     if (!t.written) continue;
-    out[static_cast<int>(t.tile_idx % static_cast<std::uint32_t>(grid))].wg[i % 2].push_back(&t);
+    (void)grid;
+    out[static_cast<int>(t.cta_idx)].wg[i % 2].push_back(&t);
   }
   for (auto& [cta, c] : out)
     for (auto& v : c.wg)
-      std::sort(v.begin(), v.end(), [](const ka::TileRecord* a, const ka::TileRecord* b) { return a->tile_idx < b->tile_idx; });
+      std::sort(v.begin(), v.end(), [](const ka::TileRecord* a, const ka::TileRecord* b) { return a->cta_tile_idx < b->cta_tile_idx; });
   return out;
 }
 

@@ -11,7 +11,7 @@
 
 namespace xs::attention {
 
-// The launch's SM clock: per CTA (tile % grid), its SM cycles over its %globaltimer span from its first
+// The launch's SM clock: per CTA (TileRecord::cta_idx), its SM cycles over its %globaltimer span from its first
 // tile start to its last store issued; the median over CTAs whose span exceeds min_span_ns (the global
 // timer's resolution makes shorter spans unreliable). 0 when no CTA qualifies.
 double launch_sm_clock_hz(const kernels::attention::TileRecord* records, std::size_t count, int grid,

@@ -22,13 +22,14 @@ struct Options {
   int launches_per_graph = 5;
   int num_ctas = 0;
   std::string fa_schedule = "baseline";
+  std::string fa_tile_scheduler = "dynamic";
   int device = 0;
   bool no_verify = false;
 };
 
 void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPointResult& r) {
-  std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s device=%d schedule=%s: %s%s%s\n", s.seq_len, s.num_heads,
-              s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.fa_schedule.c_str(), r.status.c_str(),
+  std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s device=%d schedule=%s tiles=%s: %s%s%s\n", s.seq_len, s.num_heads,
+              s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.fa_schedule.c_str(), s.fa_tile_scheduler.c_str(), r.status.c_str(),
               r.reason.empty() ? "" : " - ", r.reason.c_str());
   if (r.status == "skipped") return;
   const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
@@ -93,6 +94,8 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--fa-schedule", o.fa_schedule, "FlashAttention consumer schedule: baseline, pingpong, pingpong_full")
         ->capture_default_str();
+    app.add_option("--fa-tile-scheduler", o.fa_tile_scheduler, "Which CTA computes which tile: dynamic or static")
+        ->capture_default_str();
     app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();
     app.add_flag("--no-verify", o.no_verify, "Skip the reference comparison (not recommended)");
     xs::cli::parse_or_throw(app, argc, argv);
@@ -109,6 +112,7 @@ int main(int argc, char** argv) {
         s.launches_per_graph = o.launches_per_graph;
         s.num_ctas = o.num_ctas;
         s.fa_schedule = o.fa_schedule;
+        s.fa_tile_scheduler = o.fa_tile_scheduler;
         s.device = o.device;
         s.verify = !o.no_verify;
         const auto r = xs::attention::run_fa_a2a_point(s);

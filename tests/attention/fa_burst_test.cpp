@@ -10,9 +10,13 @@ namespace {
 
 namespace ka = xs::kernels::attention;
 
-ka::TileRecord rec(std::uint32_t tile, std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t store_cycles = 0) {
+// The CTA and its n-th tile as the static scheduler of a grid of `grid` assigns them.
+ka::TileRecord rec(std::uint32_t tile, std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t store_cycles = 0,
+                   std::uint32_t grid = 4) {
   ka::TileRecord r;
   r.tile_idx = tile;
+  r.cta_idx = tile % grid;
+  r.cta_tile_idx = tile / grid;
   r.qloop_start_ns = start_ns;
   r.store_end_ns = end_ns;
   r.store_start_cycles = 1000;
@@ -31,6 +35,17 @@ TEST(LaunchSenderSpan, FirstTileStartToLastStoreIssuedOverWrittenRecords) {
   for (auto& x : r) x.written = 0;
   EXPECT_EQ(launch_sender_span_s(r.data(), r.size()), 0.0);
   EXPECT_EQ(launch_sender_span_s(nullptr, 0), 0.0);
+}
+
+TEST(StoreSpans, CtaAndWaveComeFromTheRecordUnderTheDynamicScheduler) {
+  // Tile 9 drawn by CTA 0 as its second tile (not 9 % 4 = CTA 1's third).
+  std::vector<ka::TileRecord> r = {rec(9, 0, 10'000, 2000)};
+  r[0].cta_idx = 0;
+  r[0].cta_tile_idx = 1;
+  const auto s = store_spans(r.data(), r.size(), 4, 2e9);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].cta, 0);
+  EXPECT_EQ(s[0].wave, 1);
 }
 
 TEST(StoreSpans, CtaAndWaveFromThePersistentScheduleAndStartFromCycles) {
@@ -54,7 +69,7 @@ TEST(StoreSpans, KeepNanosecondsAtEpochScaleGlobaltimerValues) {
   // %globaltimer reads ns since an epoch (~1.8e18): a double of that has a 256 ns ulp, so converting before
   // subtracting would round these 50 ns and 100 ns offsets away.
   const std::uint64_t epoch_ns = 1'764'000'000'123'456'789ull;
-  std::vector<ka::TileRecord> r = {rec(0, 0, epoch_ns + 100, 100), rec(1, 0, epoch_ns + 250, 100)};
+  std::vector<ka::TileRecord> r = {rec(0, 0, epoch_ns + 100, 100, 2), rec(1, 0, epoch_ns + 250, 100, 2)};
   const auto s = store_spans(r.data(), r.size(), 2, 2e9);  // 100 cycles at 2 GHz = 50 ns
   ASSERT_EQ(s.size(), 2u);
   EXPECT_NEAR(s[0].start_s, 0.0, 1e-12);

@@ -18,6 +18,8 @@ ka::TileRecord tile(std::uint32_t idx, std::uint64_t start_ns, std::uint64_t qlo
                     std::uint32_t kv = 4, std::uint64_t cycles_per_ns = 1) {
   ka::TileRecord r;
   r.tile_idx = idx;
+  r.cta_idx = idx % 2;        // grid 2, the static order
+  r.cta_tile_idx = idx / 2;
   r.qloop_start_ns = start_ns;
   r.qloop_start_cycles = 5'000'000 + cycles_per_ns * start_ns;  // another origin: only differences count
   r.qloop_end_cycles = r.qloop_start_cycles + cycles_per_ns * qloop_ns;

@@ -58,5 +58,24 @@ TEST(MainloopSchedule, OnlyANonBaselineScheduleEntersThePointKey) {
   EXPECT_NE(fa_canonical_spec(full), fa_canonical_spec(ping));
 }
 
+TEST(TileSchedulerKind, NamesRoundTripAndOnlyDynamicEntersThePointKey) {
+  for (int i = 0; i < ka::kNumTileSchedulerKinds; ++i) {
+    const auto kind = static_cast<ka::TileSchedulerKind>(i);
+    ka::TileSchedulerKind back = ka::TileSchedulerKind::kStatic;
+    ASSERT_TRUE(ka::parse_tile_scheduler(ka::tile_scheduler_name(kind), &back));
+    EXPECT_EQ(back, kind);
+  }
+  ka::TileSchedulerKind untouched = ka::TileSchedulerKind::kDynamic;
+  EXPECT_FALSE(ka::parse_tile_scheduler("greedy", &untouched));
+  EXPECT_EQ(untouched, ka::TileSchedulerKind::kDynamic);
+  FaA2aPointSpec fixed, drawn;
+  fixed.fa_tile_scheduler = "static";
+  EXPECT_FALSE(fa_canonical_spec(fixed).contains("fa_tile_scheduler")) << "static points keep their earlier key";
+  ASSERT_TRUE(fa_canonical_spec(drawn).contains("fa_tile_scheduler")) << "dynamic is the default";
+  EXPECT_NE(fa_canonical_spec(fixed), fa_canonical_spec(drawn));
+  drawn.fa_tile_scheduler = "greedy";
+  EXPECT_THROW(validate_fa_point_spec(drawn), Error);
+}
+
 }  // namespace
 }  // namespace xs::attention

@@ -2,6 +2,10 @@
 // over all CTAs, in the order the producer and consumers of a CTA both follow.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <random>
 #include <vector>
 
 #include "attention/scheduler.cuh"
@@ -31,6 +35,55 @@ TEST(TileScheduler, EveryTileOnceAcrossCtas) {
         }
         ASSERT_EQ(total, s.num_tiles());
         for (std::uint32_t t = 0; t < s.num_tiles(); ++t) ASSERT_EQ(visits[t], 1) << "tile " << t;
+      }
+    }
+  }
+}
+
+// The dynamic scheduler as the kernel runs it (mainloop.cuh producer_loop): each CTA starts with tile
+// cta_idx and draws its next ticket one tile ahead; tickets come from one counter in the order the CTAs ask
+// (simulated: the CTA whose current tile ends first draws next; SM speeds drawn at random, some CTAs slow).
+// Every tile runs once, every CTA draws exactly one ticket past the end (so the kernel's "last CTA done"
+// count sees every CTA), and a slow CTA runs no more tiles than a fast one.
+TEST(TileScheduler, DynamicTicketsRunEveryTileOnceAndSlowCtasTakeFewer) {
+  std::mt19937 rng(12345);
+  for (std::uint32_t heads : {1u, 8u}) {
+    for (std::uint32_t m_blocks : {1u, 64u, 512u}) {
+      for (std::uint32_t ctas : {1u, 7u, 132u}) {
+        TileScheduler s{heads, m_blocks, std::min(ctas, heads * m_blocks), true};
+        std::uniform_real_distribution<double> speed(0.9, 1.1);
+        std::vector<double> tile_time(s.num_ctas);
+        for (auto& t : tile_time) t = speed(rng);
+        tile_time[0] = 1.5;  // one slow SM
+        std::vector<int> visits(s.num_tiles(), 0), tiles_of(s.num_ctas, 0), past_end(s.num_ctas, 0);
+        std::uint32_t ticket = 0;
+        using Event = std::pair<double, std::uint32_t>;  // (time the CTA draws its next ticket, cta)
+        std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q;
+        for (std::uint32_t cta = 0; cta < s.num_ctas; ++cta) {
+          const std::uint32_t t = s.first_tile(cta);
+          ASSERT_TRUE(s.valid(t));
+          ++visits[t];
+          ++tiles_of[cta];
+          q.push({0.0, cta});  // draws the next ticket while its first tile loads
+        }
+        while (!q.empty()) {
+          const auto [now, cta] = q.top();
+          q.pop();
+          const std::uint32_t t = s.ticket_tile(ticket++);
+          if (!s.valid(t)) {
+            ++past_end[cta];
+            continue;
+          }
+          ++visits[t];
+          ++tiles_of[cta];
+          q.push({now + tile_time[cta], cta});
+        }
+        for (std::uint32_t t = 0; t < s.num_tiles(); ++t) ASSERT_EQ(visits[t], 1) << "tile " << t;
+        for (std::uint32_t cta = 0; cta < s.num_ctas; ++cta) ASSERT_EQ(past_end[cta], 1) << "cta " << cta;
+        if (s.num_ctas > 1 && s.num_tiles() >= 4 * s.num_ctas) {
+          const int most = *std::max_element(tiles_of.begin(), tiles_of.end());
+          EXPECT_LT(tiles_of[0], most) << "the slow CTA should run fewer tiles (" << heads << "x" << m_blocks << ")";
+        }
       }
     }
   }

@@ -1,5 +1,6 @@
 // tests/cli: --fa-schedule of the fa_a2a suite: an unknown schedule is exit 2 naming the flag (dry run and
-// run alike, no file written), a built one reaches the points (dry run), the baseline's line is unchanged.
+// run alike, no file written), a built one reaches the points (dry run), the baseline's line names no schedule.
+// --fa-tile-scheduler likewise: unknown names refused naming the flag, the chosen one on every dry-run line.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,7 +25,17 @@ TEST(FaScheduleFlag, DryRunShowsANonBaselineSchedule) {
   EXPECT_TRUE(contains(r.out, "target=local device=0 d=128 schedule=pingpong_full")) << r.out;
   const ToolRun b = s.run(kTool, "fa_a2a --M 8192 --target local --fa-schedule baseline --dry-run");
   ASSERT_EQ(b.rc, 0) << b.err;
-  EXPECT_TRUE(contains(b.out, "target=local device=0 d=128\n")) << b.out;
+  EXPECT_TRUE(contains(b.out, "target=local device=0 d=128 tiles=dynamic\n")) << b.out;
+}
+
+TEST(FaScheduleFlag, TileSchedulerIsCheckedAndShown) {
+  Scratch s;
+  expect_refused(s, kTool, "fa_a2a --M 8192 --fa-tile-scheduler greedy --dry-run", 2, {"--fa-tile-scheduler", "greedy"});
+  expect_refused(s, kTool, "fa_a2a --M 8192 --fa-tile-scheduler greedy --no-progress --out f.json", 2,
+                 {"--fa-tile-scheduler"});
+  const ToolRun r = s.run(kTool, "fa_a2a --M 8192 --target local --fa-tile-scheduler static --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "d=128 tiles=static\n")) << r.out;
 }
 
 }  // namespace

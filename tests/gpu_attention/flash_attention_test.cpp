@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "attention/cpu_reference.hpp"
 #include "attention/fa_device.hpp"
@@ -80,7 +82,14 @@ void check_all_modes(const Case& c, const FaProblem& p, ka::MainloopSchedule sch
       EXPECT_EQ(chk.num_checked, local.size());
       EXPECT_EQ(chk.num_wrong, 0u) << chk.first_wrong << " (" << chk.num_unwritten << " unwritten)";
       EXPECT_EQ(chk.num_foreign_written, 0u);
-      // Instrumentation: one record per (tile, consumer), ordered stamps.
+      // Instrumentation: one record per (tile, consumer), ordered stamps; per CTA and consumer, its tiles
+      // numbered 0, 1, ... (cta_tile_idx) whichever tile scheduler ran.
+      std::map<std::pair<std::uint32_t, std::size_t>, std::set<std::uint32_t>> tiles_of;
+      for (std::size_t i = 0; i < records.size(); ++i) tiles_of[{records[i].cta_idx, i % 2}].insert(records[i].cta_tile_idx);
+      for (const auto& [key, idx] : tiles_of) {
+        EXPECT_EQ(*idx.rbegin() + 1, idx.size()) << "CTA " << key.first << " consumer " << key.second;
+        EXPECT_LT(key.first, 1024u);
+      }
       for (const auto& r : records) {
         ASSERT_EQ(r.written, 1u);
         EXPECT_LT(r.qloop_start_cycles, r.qloop_end_cycles);
@@ -157,6 +166,34 @@ TEST_P(FlashAttentionSchedule, AllModesMatchReferenceLayoutAndBaselineBits) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, FlashAttentionSchedule, ::testing::ValuesIn(schedule_cases()), schedule_case_name);
 
+// The tile schedulers (config.hpp TileSchedulerKind): the same tile is the same instructions on the same data
+// whichever CTA runs it, so dynamic FA-only output equals static bit for bit; three dynamic launches in a row
+// (the last CTA of each zeroes the ticket counter for the next) each write every element; few CTAs draw many
+// tickets.
+TEST(FlashAttentionTileScheduler, DynamicEqualsStaticBitsAndBackToBackLaunchesAreComplete) {
+  for (const Case& c : {Case{8, 1024, 2.0f, 0, 8}, Case{3, 2048, 1.0f, 7, 8}, Case{2, 640, 3.0f, 1, 2},
+                        Case{8, 1024, 2.0f, 5, 8, 64}}) {
+    SCOPED_TRACE(name_of(::testing::TestParamInfo<Case>(c, 0)));
+    const std::uint64_t seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
+    ka::FlashAttentionConfig config;
+    config.num_ctas = c.num_ctas;
+    config.timeout_cycles = 1ull << 32;
+    config.tile_scheduler = ka::TileSchedulerKind::kStatic;
+    const std::vector<std::uint16_t> fixed = run_fa_local(p, config, nullptr);
+    ASSERT_EQ(count_poison(fixed.data(), fixed.size()), 0u);
+    config.tile_scheduler = ka::TileSchedulerKind::kDynamic;
+    for (int launch = 0; launch < 3; ++launch) {
+      const std::vector<std::uint16_t> drawn = run_fa_local(p, config, nullptr);
+      ASSERT_EQ(count_poison(drawn.data(), drawn.size()), 0u) << "launch " << launch << " left elements unwritten";
+      std::size_t num_differ = 0;
+      for (std::size_t i = 0; i < drawn.size(); ++i) num_differ += drawn[i] != fixed[i];
+      EXPECT_EQ(num_differ, 0u) << "launch " << launch;
+    }
+  }
+}
+
 TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   const FaProblem p(1, 256, 128, fresh_seed());
   DeviceBuffer out(p.bytes());
@@ -216,6 +253,9 @@ TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   config.schedule = static_cast<ka::MainloopSchedule>(ka::kNumMainloopSchedules);
   rejects(a, "schedule");
   config.schedule = ka::MainloopSchedule::kBaseline;
+  config.tile_scheduler = static_cast<ka::TileSchedulerKind>(ka::kNumTileSchedulerKinds);
+  rejects(a, "tile_scheduler");
+  config.tile_scheduler = ka::TileSchedulerKind::kDynamic;
   // Nothing was launched: the device is still healthy.
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
