@@ -12,6 +12,17 @@ namespace xs::attention {
 
 namespace ka = xs::kernels::attention;
 
+std::pair<std::uint64_t, std::uint64_t> launch_bounds_ns(const ka::TileRecord* records, std::size_t count) {
+  std::uint64_t first = std::numeric_limits<std::uint64_t>::max(), last = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!records[i].written) continue;
+    first = std::min(first, records[i].qloop_start_ns);
+    last = std::max(last, records[i].store_end_ns);
+  }
+  if (last == 0) return {0, 0};
+  return {first, last};
+}
+
 double launch_sender_span_s(const ka::TileRecord* records, std::size_t count) {
   std::uint64_t first = std::numeric_limits<std::uint64_t>::max(), last = 0;
   for (std::size_t i = 0; i < count; ++i) {

@@ -4,6 +4,8 @@
 // timelines.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "attention/layout.cuh"
@@ -15,6 +17,10 @@ namespace xs::attention {
 // every thread's stores issued), over the written records. Excludes the launch latency before the first
 // tile and the post-issue drain after the last store. 0 when no record is written.
 double launch_sender_span_s(const xs::kernels::attention::TileRecord* records, std::size_t count);
+
+// The same launch's [earliest tile start, latest store issued] in %globaltimer ns; {0, 0} when none written.
+std::pair<std::uint64_t, std::uint64_t> launch_bounds_ns(const xs::kernels::attention::TileRecord* records,
+                                                         std::size_t count);
 
 // One warpgroup's store burst of one tile, on the launch's global clock, seconds from the earliest start.
 struct StoreSpan {

@@ -115,6 +115,15 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                  "idle tail of the static schedule, Q-loop / epilogue / inter-tile gap medians, per-CTA speed"},
         {"fa_only", timeline(r.timeline_fa)},
         {"fused", r.timeline_fused.num_ctas > 0 ? timeline(r.timeline_fused) : nlohmann::json()}};
+  if (!r.back_to_back_span.samples_s.empty() || r.back_to_back_span.median_s > 0)
+    j["measured"]["timeline"]["fa_only_back_to_back"] = {
+        {"note", "the FA-only launches of the sender-side rounds (L back to back per round): each launch's "
+                 "span, idle tail and per-CTA sigma (median, slowest CTA), median/p10/p90 over launches; gap: "
+                 "last store issued of one launch to the first tile start of the next"},
+        {"span_s", stats(r.back_to_back_span)}, {"tail_idle_fraction", stats(r.back_to_back_idle_fraction)},
+        {"cta_sigma_median_s_per_kv_tile", stats(r.back_to_back_sigma_median)},
+        {"cta_sigma_max_s_per_kv_tile", stats(r.back_to_back_sigma_max)},
+        {"inter_launch_gap_s", stats(r.back_to_back_gap)}};
   j["verification"] = {{"verified", r.verified}, {"rel_error", r.rel_error}, {"max_abs_error", r.max_abs_error},
                        {"unwritten_local", r.unwritten_local}, {"wrong_serial", r.wrong_serial},
                        {"wrong_fused", r.wrong_fused}, {"wrong_cc", r.wrong_cc}, {"seed", r.seed},

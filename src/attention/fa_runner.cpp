@@ -315,6 +315,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     std::vector<BurstAlignment> bursts;
     // Per kept launch of FA-only and fused, in order: its SM clock and its span in SM cycles.
     std::vector<double> clock_of[2], cycles_of[2];
+    std::vector<double> b2b_span, b2b_idle, b2b_sigma_median, b2b_sigma_max, b2b_gap;  // FA-only launches
+    std::uint64_t prev_last_ns = 0;
     const auto sender = time_sender_side(
         {{instrumented(fa), {}}, {instrumented(fused), {}}, {instrumented(cc), {}}, {instrumented(fa), enqueue_a2a}},
         base.num_tiles(), L, spec.warmup_replays, spec.repetitions, s,
@@ -326,9 +328,26 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
             clock_of[v].push_back(hz);
             cycles_of[v].push_back(hz * launch_sender_span_s(recs.data(), recs.size()));
           }
+          if (v == kSenderFa) {
+            const LaunchTimeline tl = launch_timeline(recs.data(), recs.size(), r.num_ctas, clock_of[v].back());
+            b2b_span.push_back(tl.span_s);
+            b2b_idle.push_back(tl.tail_idle_fraction);
+            b2b_sigma_median.push_back(tl.cta_sigma_s_per_kv_tile.median);
+            b2b_sigma_max.push_back(tl.cta_sigma_s_per_kv_tile.max);
+            const auto [first_ns, last_ns] = launch_bounds_ns(recs.data(), recs.size());
+            if (clock_of[v].size() % static_cast<std::size_t>(L) != 1 && L > 1 && prev_last_ns > 0 &&
+                first_ns > prev_last_ns)
+              b2b_gap.push_back(static_cast<double>(first_ns - prev_last_ns) * 1e-9);
+            prev_last_ns = last_ns;
+          }
         },
         barrier);
     static_assert(kSenderFa == 0 && kSenderFused == 1, "clock_of / cycles_of are indexed by these variants");
+    r.back_to_back_span = stats_of(b2b_span);
+    r.back_to_back_idle_fraction = stats_of(b2b_idle);
+    r.back_to_back_sigma_median = stats_of(b2b_sigma_median);
+    r.back_to_back_sigma_max = stats_of(b2b_sigma_max);
+    r.back_to_back_gap = stats_of(b2b_gap);
     r.clock_fa_hz = stats_of(clock_of[kSenderFa]);
     r.clock_fused_hz = stats_of(clock_of[kSenderFused]);
     // Rounds of L launches, in the same order for both variants (time_sender_side keeps every round).

@@ -107,6 +107,12 @@ struct FaA2aPointResult {
   double peak_concurrent_storers = 0, mean_concurrent_storers = 0;
   // Where the untimed instrumented FA-only and fused launches spend their time (attention/fa_timeline.hpp).
   LaunchTimeline timeline_fa, timeline_fused;
+  // The FA-only launches of the sender-side rounds (back to back, L per round), each one's timeline:
+  // medians over those launches of its span, idle tail, median and slowest per-CTA sigma; and the gap from
+  // one launch's last store issued to the next launch's first tile start within a round (kernel teardown,
+  // launch and prologue).
+  TimeStats back_to_back_span, back_to_back_idle_fraction, back_to_back_sigma_median, back_to_back_sigma_max;
+  TimeStats back_to_back_gap;
   // Clock-normalized sender side: each kept launch's span times its own SM clock (launch_sm_clock_hz) is
   // the launch's length in SM cycles, which a clock change between launches (power or thermal management)
   // does not move; per round the mean over its L launches; e_res_sender_cycles_paired = same-round fused -
