@@ -14,7 +14,9 @@ Per point it writes
   extra.baseline_sdpa_cudnn = {backend, layout, median_s, p10_s, p90_s, samples_s, tflops, layouts: {..},
                                torch, cudnn, device_name, launches, iters}
   extra.vs_cudnn = {fa_over_cudnn_speed: T_cuDNN / T_FA (>= 1: FA-only at least as fast; = FA TFLOPS /
-                    cuDNN TFLOPS), fa_heads_major_over_cudnn_speed (when that variant was timed)}
+                    cuDNN TFLOPS), fa_heads_major_over_cudnn_speed (when that variant was timed),
+                    fa_alone_over_cudnn_speed (FA-only timed alone like cuDNN here: back-to-back replays with
+                    nothing in between, the same sustained-load regime; when timed)}
 with T_FA = variants.fa.median (the layout-matched FA-only, remote-visible boundary: CUDA events, as here).
 Points with the same (M, heads, head dim, device) share one measurement. The file is rewritten atomically.
 
@@ -141,7 +143,8 @@ def attach(doc, measure):
         extra["baseline_sdpa_cudnn"] = base
         ratios = {}
         t_base = base["median_s"]
-        for variant, name in (("fa", "fa_over_cudnn_speed"), ("fa_heads_major", "fa_heads_major_over_cudnn_speed")):
+        for variant, name in (("fa", "fa_over_cudnn_speed"), ("fa_heads_major", "fa_heads_major_over_cudnn_speed"),
+                              ("fa_alone", "fa_alone_over_cudnn_speed")):
             t = p["variants"].get(variant, {}).get("median")
             if t and t > 0 and t_base > 0:
                 ratios[name] = t_base / t

@@ -58,7 +58,8 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   if (r.status == "skipped") return p;  // nothing ran: no times, nothing checked
   const std::pair<const char*, const TimeStats*> variants[] = {
       {"fa", &r.t_fa}, {"a2a", &r.t_a2a}, {"a2a_bulk", &r.t_a2a_bulk}, {"serial", &r.t_serial},
-      {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}, {"fa_heads_major", &r.t_fa_heads_major}};
+      {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}, {"fa_heads_major", &r.t_fa_heads_major},
+      {"fa_alone", &r.t_fa_alone}};
   for (const auto& [name, t] : variants)
     if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
   // The sender-side boundary of the same variants (fa_runner.hpp), "<variant>_sender_side".

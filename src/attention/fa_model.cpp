@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -38,28 +39,42 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
                                                        cover_s);
   p.e_cc_s = xs::model::total_exposure_s(p.num_bursts, p.dt_cc_s);
   p.design = xs::model::design_test(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
-                                    in.capacity_bytes > 0 ? in.capacity_bytes : INFINITY, p.qloop_gap_s);
+                                    in.capacity_bytes > 0 && !in.capacity_bracketed ? in.capacity_bytes : INFINITY,
+                                    p.qloop_gap_s);
   p.verdict = xs::model::action_name(p.design.action);
 
   p.num_kv_tiles = (in.seq_len + TileShape::kBlockN - 1) / TileShape::kBlockN;
   p.e_issue_s = p.num_bursts * in.tiss0_s;
   if (in.sigma_compute_only_s_per_kv_tile > 0)  // signed: a faster fused Q-loop predicts a negative term
     p.e_load_s = p.num_bursts * p.num_kv_tiles * (in.sigma_s_per_kv_tile - in.sigma_compute_only_s_per_kv_tile);
-  const double q_bytes = in.capacity_bytes > 0 ? in.capacity_bytes : 0;
   const bool rate_ok = p.design.rate_bound_ok;
-  p.aligned = burst_verdict(aligned_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s),
-                            q_bytes, in.drain_rate_bps, p.num_bursts, rate_ok, in.capacity_is_lower_bound);
-  p.phase_aware = burst_verdict(
+  // [lower, upper) of Q: a known Q is both ends; a lower bound alone (or Q unknown: 0) leaves upper at +inf
+  // unless a bracket gave one.
+  auto bracket = [](double bytes, bool is_lower_bound, double upper_bytes) {
+    const double lower = bytes > 0 ? bytes : 0;
+    const double upper = bytes > 0 && !is_lower_bound ? bytes : std::max(lower, upper_bytes);
+    return std::pair{lower, upper};
+  };
+  const auto [q_lo, q_hi] = bracket(in.capacity_bytes, in.capacity_is_lower_bound, in.capacity_upper_bytes);
+  const auto [qc_lo, qc_hi] =
+      in.phase_capacity_bytes < 0
+          ? std::pair{q_lo, q_hi}
+          : bracket(in.phase_capacity_bytes, in.phase_capacity_is_lower_bound, in.phase_capacity_upper_bytes);
+  p.aligned = burst_verdict_bracketed(
+      aligned_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s), q_lo, q_hi,
+      in.drain_rate_bps, p.num_bursts, rate_ok);
+  p.phase_aware = burst_verdict_bracketed(
       phase_aware_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment),
-      in.phase_capacity_bytes < 0 ? q_bytes : in.phase_capacity_bytes, in.drain_rate_bps, p.num_bursts, rate_ok,
-      in.phase_capacity_bytes < 0 ? in.capacity_is_lower_bound : in.phase_capacity_is_lower_bound);
-  auto e_res = [&](const BurstVerdict& v) {
+      qc_lo, qc_hi, in.drain_rate_bps, p.num_bursts, rate_ok);
+  auto e_res = [&](const BurstVerdict& v, double e_cap_s) {
     if (!v.capacity_decided) return std::nan("");
-    return p.e_issue_s + p.e_load_s + std::max(p.e_drain_s, v.e_cap_s);
+    return p.e_issue_s + p.e_load_s + std::max(p.e_drain_s, e_cap_s);
   };
   p.e_res_capacity_met_s = p.e_issue_s + p.e_load_s + p.e_drain_s;
-  p.e_res_aligned_s = e_res(p.aligned);
-  p.e_res_phase_aware_s = e_res(p.phase_aware);
+  p.e_res_aligned_s = e_res(p.aligned, p.aligned.e_cap_s);
+  p.e_res_phase_aware_s = e_res(p.phase_aware, p.phase_aware.e_cap_s);
+  p.e_res_aligned_min_s = e_res(p.aligned, p.aligned.e_cap_min_s);
+  p.e_res_phase_aware_min_s = e_res(p.phase_aware, p.phase_aware.e_cap_min_s);
   return p;
 }
 

@@ -4,6 +4,7 @@
 // the Q-loop slowdown under store load and the predicted E_res of each. Reads the kernel's TileShape so
 // predictions match what runs. Plain C++ (xs_attention_host).
 #pragma once
+#include <cmath>
 #include <string>
 
 #include "attention/fa_verdict.hpp"
@@ -32,6 +33,12 @@ struct FaA2aModelInputs {
   double phase_capacity_bytes = -1;
   bool capacity_is_lower_bound = false;        // Q(K) is only a lower bound (no knee in the sweep)
   bool phase_capacity_is_lower_bound = false;  // the same for Q(K_c)
+  // Where a lower bound above comes with an upper one (model::CapacityBracket of a Q the fitter did not
+  // identify): Q(K) in [capacity_bytes, capacity_upper_bytes), likewise for K_c. +inf: no upper bound.
+  // capacity_bracketed keeps the bracket out of the design test (eq. 10 counts an unknown Q as met).
+  double capacity_upper_bytes = INFINITY;
+  double phase_capacity_upper_bytes = INFINITY;
+  bool capacity_bracketed = false;
 };
 
 struct FaA2aPrediction {
@@ -56,8 +63,10 @@ struct FaA2aPrediction {
   double e_load_s = 0;                 // N_t ceil(M/b_n) (sigma - sigma_compute_only); 0 without the latter
   BurstVerdict aligned;                // the paper's aligned case (V = K B_t); verdict "undecided" if Q unknown
   BurstVerdict phase_aware;            // the burst the CTAs form (fa_verdict.hpp)
-  double e_res_aligned_s = 0;          // NaN where the capacity bound is undecided
+  double e_res_aligned_s = 0;          // NaN where the capacity bound is undecided (Q bracketed: the most)
   double e_res_phase_aware_s = 0;
+  double e_res_aligned_min_s = 0;      // the least, at the bracket's upper Q (= the above where Q is known)
+  double e_res_phase_aware_min_s = 0;
   double e_res_capacity_met_s = 0;     // E_issue + E_load + E_drain: either case where its capacity bound holds
 };
 

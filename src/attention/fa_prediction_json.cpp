@@ -109,23 +109,43 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
   return ex;
 }
 
-json wave_json(const BurstVerdict& v, double tile_bytes, double e_res_pred_s) {
+json wave_json(const BurstVerdict& v, double tile_bytes, double e_res_pred_s, double e_res_pred_min_s) {
   return {{"K_cluster", v.wave.cluster_producers}, {"V_bytes", v.wave.cluster_producers * tile_bytes},
           {"window_s", v.wave.window_s}, {"q_cluster_bytes", v.wave.cluster_bytes},
           {"q_wave_bytes", v.wave.wave_bytes}, {"q_peak_bytes", v.wave.peak_bytes},
           {"capacity_bound_ok", v.capacity_decided ? json(v.capacity_bound_ok) : json()},
           {"E_cap_s", v.capacity_decided ? number(v.e_cap_s) : json()},
-          {"E_res_pred_s", number(e_res_pred_s)}, {"verdict", v.verdict}};
+          {"E_cap_min_s", v.capacity_decided ? number(v.e_cap_min_s) : json()},
+          {"E_res_pred_s", number(e_res_pred_s)}, {"E_res_pred_min_s", number(e_res_pred_min_s)},
+          {"verdict", v.verdict}};
+}
+
+// Where Q(K) was not identified: the bracket that decided (or left undecided) the capacity bound.
+json bracket_json(const model::CapacityBracket& b, bool used) {
+  if (!used) return json();
+  return {{"lower_bytes", b.lower_bytes}, {"upper_bytes", number(b.upper_bytes)},
+          {"lower_from_K", b.lower_from_k}, {"upper_from_K", b.upper_from_k},
+          {"note", "Q not identified: a floor burst of K' <= K producers bounds it below, a drained burst of K' >= "
+                   "K above (Q nondecreasing in K); met if q_peak <= lower, violated if q_peak >= upper"}};
+}
+
+// The predicted E_res range [lo, hi] against the band widened by its own width (consistent_with_band).
+bool range_consistent_with_band(double lo_s, double hi_s, const ResidualBand& b) {
+  if (!b.measured || !std::isfinite(lo_s) || !std::isfinite(hi_s)) return false;
+  const double width_s = b.p90_s - b.p10_s;
+  return hi_s >= b.p10_s - width_s && lo_s <= b.p90_s + width_s;
 }
 
 // The verdict is binary; `E_res_pred_within_band` adds whether the predicted magnitude is consistent with the
 // measured band (a "reshape ... agrees" may still predict far more exposure than measured).
-json check_json(const VerdictCheck& c, const Explanation& ex, double e_res_pred_s, const ResidualBand& band) {
+json check_json(const VerdictCheck& c, const Explanation& ex, double e_res_pred_s, double e_res_pred_min_s,
+                const ResidualBand& band) {
   const bool disagrees = c.result == "disagrees";
+  const double lo_s = std::isfinite(e_res_pred_min_s) ? e_res_pred_min_s : e_res_pred_s;
   return {{"result", c.result}, {"measured_state", c.state}, {"reason", c.reason},
           {"explanation", disagrees ? json(ex.text) : json()}, {"explained", disagrees ? json(ex.explained) : json()},
-          {"E_res_pred_within_band",
-           std::isfinite(e_res_pred_s) && band.measured ? json(consistent_with_band(e_res_pred_s, band)) : json()}};
+          {"E_res_pred_within_band", std::isfinite(e_res_pred_s) && band.measured
+                                         ? json(range_consistent_with_band(lo_s, e_res_pred_s, band)) : json()}};
 }
 
 json by_sigma_json(const std::optional<FaA2aPrediction>& p, double sigma_s) {
@@ -161,6 +181,15 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   in.tiss0_s = tiss0.value;
   in.capacity_bytes = q_known ? capacity.value : 0;
   in.capacity_is_lower_bound = capacity.is_lower_bound;
+  // Q(K) not identified: the bracket the isolated bursts of every K give it (model::CapacityBracket), which
+  // decides the capacity bound wherever the burst lies outside it.
+  const model::CapacityBracket bracket = platform.capacity_bracket(k);
+  if (!q_known) {
+    in.capacity_bytes = bracket.lower_bytes;
+    in.capacity_is_lower_bound = true;
+    in.capacity_upper_bytes = bracket.upper_bytes;
+    in.capacity_bracketed = true;
+  }
   in.alignment = {r.store_phase_spread_median_s, r.peak_concurrent_storers, r.mean_concurrent_storers};
   // The phase-aware case checks against Q(K_c) of the CTAs storing at once (fa_verdict.hpp).
   const int k_cluster = phase_aware_wave_outstanding(k, tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment)
@@ -168,6 +197,13 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   const std::optional<model::Lookup> q_of_cluster = identified_capacity(platform, k_cluster);
   in.phase_capacity_bytes = q_of_cluster ? q_of_cluster->value : 0;
   in.phase_capacity_is_lower_bound = q_of_cluster && q_of_cluster->is_lower_bound;
+  const model::CapacityBracket cluster_bracket = platform.capacity_bracket(k_cluster);
+  if (!q_of_cluster) {
+    in.phase_capacity_bytes = cluster_bracket.lower_bytes;
+    in.phase_capacity_is_lower_bound = true;
+    in.phase_capacity_upper_bytes = cluster_bracket.upper_bytes;
+    in.capacity_bracketed = true;
+  }
   auto predict_with = [&](double sigma_s, double compute_only_s) {
     FaA2aModelInputs x = in;
     x.sigma_s_per_kv_tile = sigma_s;
@@ -195,9 +231,11 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
 
   const double iso_s = model::isolated_issue_time_s(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
                                                     q_known ? in.capacity_bytes : INFINITY);
-  json aligned = wave_json(p.aligned, p.tile_bytes, p.e_res_aligned_s);
-  aligned["check"] = check_json(aligned_check, aligned_ex, p.e_res_aligned_s, band);
-  json phase = wave_json(p.phase_aware, p.tile_bytes, p.e_res_phase_aware_s);
+  json aligned = wave_json(p.aligned, p.tile_bytes, p.e_res_aligned_s, p.e_res_aligned_min_s);
+  aligned["check"] = check_json(aligned_check, aligned_ex, p.e_res_aligned_s, p.e_res_aligned_min_s, band);
+  aligned["Q_bracket"] = bracket_json(bracket, !q_known);
+  json phase = wave_json(p.phase_aware, p.tile_bytes, p.e_res_phase_aware_s, p.e_res_phase_aware_min_s);
+  phase["Q_bracket"] = bracket_json(cluster_bracket, !q_of_cluster);
   phase["alignment_measured"] = p.phase_aware.wave.alignment_measured;
   phase["Q_bytes"] = q_of_cluster ? json(q_of_cluster->value) : json();
   phase["Q_is_lower_bound"] = q_of_cluster && q_of_cluster->is_lower_bound;
@@ -207,7 +245,7 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   const double uniform = mean_storers_if_uniform(p.num_producers, r.store_phase_spread_median_s,
                                                  r.store_span_fused.median_s);
   phase["mean_storers_if_uniform"] = uniform > 0 ? json(uniform) : json();
-  phase["check"] = check_json(phase_check, phase_ex, p.e_res_phase_aware_s, band);
+  phase["check"] = check_json(phase_check, phase_ex, p.e_res_phase_aware_s, p.e_res_phase_aware_min_s, band);
   j["prediction"] = {
       {"K", p.num_producers}, {"tile_bytes", p.tile_bytes}, {"V_bytes", p.burst_bytes}, {"N_t", p.num_bursts},
       {"R_Bps", in.drain_rate_bps}, {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss0.extrapolated},
@@ -236,7 +274,10 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   std::string summary = fmt::format("aligned-case test (paper): {} -> {}; phase-aware: {} -> {} (judged at {}). {}",
                                     p.aligned.verdict, aligned_check.result, p.phase_aware.verdict,
                                     phase_check.result, boundary.name, aligned_check.reason);
-  if (!q_known) summary += fmt::format(". Q(K={}) is not identified by the calibration", k);
+  if (!q_known)
+    summary += fmt::format(". Q(K={}) is not identified by the calibration; its isolated bursts bracket it in [{}, {})",
+                           k, mib(bracket.lower_bytes),
+                           std::isfinite(bracket.upper_bytes) ? mib(bracket.upper_bytes) : std::string("inf"));
   for (const auto* ex : {&aligned_ex, &phase_ex})
     if (!ex->text.empty()) summary += fmt::format(". {}: {}", ex == &aligned_ex ? "aligned" : "phase-aware", ex->text);
   j["agreement"] = summary;

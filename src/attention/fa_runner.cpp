@@ -298,6 +298,11 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   r.t_fused = timed_stats(t[kFused]);
   r.t_cc = timed_stats(t[kCc]);
   r.t_fa_heads_major = timed_stats(t[kHeadsMajor]);
+  {
+    const auto alone = runtime::time_variants({enqueue_fa}, L, 5, std::max(20, spec.repetitions), s, sync_checked,
+                                              barrier);
+    r.t_fa_alone = timed_stats(alone[0]);
+  }
   r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
   r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);
   // ---- Sender-side boundary (attention/fa_sender.hpp): rounds of L instrumented back-to-back launches,

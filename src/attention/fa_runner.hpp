@@ -76,6 +76,10 @@ struct FaA2aPointResult {
   // same-round differences: E_res = T_fused - T_FA and T_cc - T_FA per round, then median/p10/p90.
   TimeStats t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;  // t_a2a_bulk: local and host only
   TimeStats t_fa_heads_major;    // FA-only writing heads-major [H][M][d] (kLocal): a labelled extra, not E_res's
+  // FA-only alone, timed as scripts/fa_attach_baseline.py times cuDNN SDPA: its graph of L back-to-back
+  // launches replayed consecutively (5 warm-up replays, max(20, repetitions) kept), no other variant in
+  // between, so both run in the same sustained-load (power) regime. The rotated t_fa stays E_res's partner.
+  TimeStats t_fa_alone;
   TimeStats e_res_paired, e_cc_paired;
   double fa_tflops = 0;          // 4 M^2 d H / T_FA
   // Instrumentation (fused / cc launches): sigma = Q-loop time per KV tile, sender-visible store span T_RS.

@@ -55,14 +55,26 @@ double mean_storers_if_uniform(int num_producers, double phase_spread_s, double 
 
 BurstVerdict burst_verdict(const WaveOutstanding& wave, double capacity_bytes, double drain_rate_bps,
                            double num_bursts, bool rate_bound_ok, bool capacity_is_lower_bound) {
+  const double lower = capacity_bytes > 0 ? capacity_bytes : 0;
+  const double upper = capacity_bytes > 0 && !capacity_is_lower_bound ? capacity_bytes : INFINITY;
+  return burst_verdict_bracketed(wave, lower, upper, drain_rate_bps, num_bursts, rate_bound_ok);
+}
+
+BurstVerdict burst_verdict_bracketed(const WaveOutstanding& wave, double capacity_lower_bytes,
+                                     double capacity_upper_bytes, double drain_rate_bps, double num_bursts,
+                                     bool rate_bound_ok) {
+  if (!(capacity_lower_bytes >= 0) || !(capacity_upper_bytes >= capacity_lower_bytes))
+    throw input_error("capacity", "a Q bracket needs 0 <= lower <= upper");
   BurstVerdict v;
   v.wave = wave;
-  v.capacity_decided = wave.peak_bytes <= 0 ||
-                       (capacity_bytes > 0 && (!capacity_is_lower_bound || wave.peak_bytes <= capacity_bytes));
+  const double q = wave.peak_bytes;
+  const bool met = q <= 0 || q <= capacity_lower_bytes;
+  v.capacity_decided = met || q >= capacity_upper_bytes;
   if (v.capacity_decided) {
-    const double q = capacity_bytes > 0 ? capacity_bytes : 0;
-    v.capacity_bound_ok = wave.peak_bytes <= q || wave.peak_bytes <= 0;
-    v.e_cap_s = num_bursts * positive_part(wave.peak_bytes - q) / drain_rate_bps;  // N_t [q - Q]+ / R
+    v.capacity_bound_ok = met;
+    // N_t [q - Q]+ / R at each end of the bracket
+    v.e_cap_s = met ? 0 : num_bursts * positive_part(q - capacity_lower_bytes) / drain_rate_bps;
+    v.e_cap_min_s = met ? 0 : num_bursts * positive_part(q - capacity_upper_bytes) / drain_rate_bps;
   }
   if (!rate_bound_ok || (v.capacity_decided && !v.capacity_bound_ok)) v.verdict = "reshape";
   else if (v.capacity_decided) v.verdict = "piggyback";

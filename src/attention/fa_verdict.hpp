@@ -72,12 +72,20 @@ struct BurstVerdict {
   WaveOutstanding wave;
   bool capacity_decided = false;
   bool capacity_bound_ok = false;   // meaningful only if capacity_decided
-  double e_cap_s = 0;               // N_t [q - Q]+ / R; meaningful only if capacity_decided
+  double e_cap_s = 0;               // N_t [q - Q]+ / R; meaningful only if capacity_decided (Q bracketed:
+                                    // at the bracket's lower end, the most exposure)
+  double e_cap_min_s = 0;           // the same at the bracket's upper end (= e_cap_s where Q is known)
   std::string verdict;              // "piggyback" | "reshape" | "undecided"
 };
 // capacity_bytes <= 0: Q unknown.
 BurstVerdict burst_verdict(const WaveOutstanding& wave, double capacity_bytes, double drain_rate_bps,
                            double num_bursts, bool rate_bound_ok, bool capacity_is_lower_bound = false);
+// Q known only to lie in [capacity_lower_bytes, capacity_upper_bytes) (model::CapacityBracket; a known Q is
+// lower = upper = Q, a lower bound has upper = +inf): the capacity bound is met where q <= lower, violated
+// where q >= upper, undecided in between.
+BurstVerdict burst_verdict_bracketed(const WaveOutstanding& wave, double capacity_lower_bytes,
+                                     double capacity_upper_bytes, double drain_rate_bps, double num_bursts,
+                                     bool rate_bound_ok);
 
 // ---- A verdict against the measurement ------------------------------------------------------------
 // The measured residual E_res of one boundary: median and the p10..p90 of the same-round (paired)

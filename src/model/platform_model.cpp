@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -155,6 +156,23 @@ PlatformModel PlatformModel::from_json(const json& section) {
     m.capacity_.push_back(pt);
   }
   if (m.constant_ && m.capacity_.size() > 1) throw input_error("model.Q", "a constant model has at most one entry");
+  // The fitter's diagnostics stay free-form; only the capacity evidence of its Q rows is read, leniently (a
+  // missing or non-numeric field is no evidence).
+  if (const json* fit = r.optional("fit"); fit && fit->is_object())
+    if (auto q = fit->find("Q"); q != fit->end() && q->is_array())
+      for (const json& row : *q) {
+        if (!row.is_object() || !row.contains("K") || !row["K"].is_number_integer()) continue;
+        auto num = [&](const char* key) {
+          auto it = row.find(key);
+          return it != row.end() && it->is_number() && std::isfinite(it->get<double>()) && it->get<double>() > 0
+                     ? it->get<double>() : 0.0;
+        };
+        CapacityEvidence e{row["K"].get<int>(), num("floor_lower_bound_bytes"), num("drain_start_V_bytes")};
+        if (e.num_producers > 0 && (e.floor_lower_bound_bytes > 0 || e.drain_start_volume_bytes > 0))
+          m.capacity_evidence_.push_back(e);
+      }
+  std::sort(m.capacity_evidence_.begin(), m.capacity_evidence_.end(),
+            [](const CapacityEvidence& a, const CapacityEvidence& b) { return a.num_producers < b.num_producers; });
 
   std::sort(m.tiss0_.begin(), m.tiss0_.end(), [](const Tiss0Point& a, const Tiss0Point& b) {
     return std::pair(a.num_producers, a.volume_bytes) < std::pair(b.num_producers, b.volume_bytes);
@@ -163,6 +181,30 @@ PlatformModel PlatformModel::from_json(const json& section) {
             [](const CapacityPoint& a, const CapacityPoint& b) { return a.num_producers < b.num_producers; });
   std::sort(m.unidentified_capacity_k_.begin(), m.unidentified_capacity_k_.end());
   return m;
+}
+
+CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
+  CapacityBracket b;
+  b.upper_bytes = std::numeric_limits<double>::infinity();
+  auto raise_lower = [&](double bytes, int k) {
+    if (bytes > b.lower_bytes) { b.lower_bytes = bytes; b.lower_from_k = k; }
+  };
+  auto cut_upper = [&](double bytes, int k) {
+    if (bytes < b.upper_bytes) { b.upper_bytes = bytes; b.upper_from_k = k; }
+  };
+  for (const CapacityEvidence& e : capacity_evidence_) {
+    if (e.num_producers <= num_producers && e.floor_lower_bound_bytes > 0)
+      raise_lower(e.floor_lower_bound_bytes, e.num_producers);
+    if (e.num_producers >= num_producers && e.drain_start_volume_bytes > 0 && std::isfinite(drain_rate_bps_)) {
+      const double v = e.drain_start_volume_bytes;
+      cut_upper(std::max(0.0, v - drain_rate_bps_ * tiss0_s(e.num_producers, v).value), e.num_producers);
+    }
+  }
+  for (const CapacityPoint& c : capacity_) {
+    if (c.num_producers <= num_producers) raise_lower(c.bound == "lower" ? c.capacity_bytes : c.ci95_lo, c.num_producers);
+    if (c.num_producers >= num_producers && c.bound == "fit") cut_upper(c.ci95_hi, c.num_producers);
+  }
+  return b;
 }
 
 PlatformModel PlatformModel::load(const std::string& path) {

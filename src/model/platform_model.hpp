@@ -12,7 +12,8 @@
 //    the K had not been measured, and with no identified row has_capacity() is false.
 //  - Lookups on an empty table throw input_error ("model.tiss0" / "model.Q").
 // Reading is strict (docs/result-schema.md): unknown keys in the section or its rows, duplicate rows, bad
-// numbers are input_error naming the path; `fit` (the fitter's diagnostics) is not read; ci95/R_ci95 may
+// numbers are input_error naming the path; of `fit` (the fitter's diagnostics) only the Q rows' capacity
+// evidence is read, leniently (capacity_evidence()); ci95/R_ci95 may
 // be null; a model with R_bound "not_identified" is read by from_json (drain_rate_identified() false, R
 // NaN) but refused by load(): "R not identified by this calibration".
 #pragma once
@@ -34,6 +35,22 @@ struct CapacityPoint {
   double ci95_lo = 0, ci95_hi = 0;
   std::string bound = "fit";   // "fit" (knee inside the sweep) or "lower" (no knee: Q >= value)
 };
+// What the isolated bursts at one K say about Q(K) where the fitter could not identify it (its `fit.Q[]`
+// diagnostics, docs/result-schema.md): a burst whose outstanding bytes q = V - R T_iss^0 issued on the floor
+// (no backpressure) shows Q(K) >= q (floor_lower_bound_bytes); the smallest V issued on the drain branch
+// shows Q(K) < V - R T_iss^0(K, V) (drain_start_volume_bytes). 0: that side not measured.
+struct CapacityEvidence {
+  int num_producers = 0;                 // K
+  double floor_lower_bound_bytes = 0;
+  double drain_start_volume_bytes = 0;
+};
+// Q(K) in [lower_bytes, upper_bytes): upper_bytes = +inf where nothing bounds it from above.
+struct CapacityBracket {
+  double lower_bytes = 0;
+  double upper_bytes = 0;               // set by capacity_bracket (+inf when unbounded)
+  int lower_from_k = 0, upper_from_k = 0;  // the K whose measurement gave each side (0: none)
+};
+
 struct Lookup {
   double value = 0;
   bool extrapolated = false;
@@ -64,6 +81,14 @@ class PlatformModel {
   const std::vector<CapacityPoint>& capacity_table() const { return capacity_; }  // sorted by K
   // K values whose Q row says "not_identified" (not in capacity_table()).
   const std::vector<int>& unidentified_capacity_k() const { return unidentified_capacity_k_; }
+  // Capacity evidence per K, from the fitter's diagnostics (`fit.Q[]`: floor_lower_bound_bytes,
+  // drain_start_V_bytes), sorted by K; empty for files without them.
+  const std::vector<CapacityEvidence>& capacity_evidence() const { return capacity_evidence_; }
+  // Q(K) bracketed by every K' measured, assuming Q(K) nondecreasing in K (the knee is per producer,
+  // section 3.5; every calibration so far has it so): a floor burst of K' <= K producers bounds Q(K) from
+  // below, a drained burst of K' >= K producers from above; an identified Q(K') (ci95) does both. For a K
+  // whose Q is not identified, so a design test can still be decided where the burst lies outside the bracket.
+  CapacityBracket capacity_bracket(int num_producers) const;
   const std::string& drain_rate_bound() const { return drain_rate_bound_; }  // "fit", "lower", "not_identified"
   bool drain_rate_identified() const { return drain_rate_bound_ != "not_identified"; }
 
@@ -74,6 +99,7 @@ class PlatformModel {
   std::vector<Tiss0Point> tiss0_;
   std::vector<CapacityPoint> capacity_;
   std::vector<int> unidentified_capacity_k_;
+  std::vector<CapacityEvidence> capacity_evidence_;
   std::string drain_rate_bound_ = "fit";
 };
 

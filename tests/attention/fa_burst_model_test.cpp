@@ -198,3 +198,32 @@ TEST(FaVerdictCheck, ConsistencyWidensTheBandByItsWidth) {
 
 }  // namespace
 }  // namespace xs::attention
+
+namespace xs::attention {
+namespace {
+
+// A Q the fitter did not identify, bracketed by the isolated bursts (model::CapacityBracket): decided outside
+// the bracket, undecided inside; exposure between the bracket's two ends.
+TEST(BurstVerdictBracketed, DecidesOutsideTheBracketAndGivesTheExposureRange) {
+  const double R = 50e9, t0 = 0.2e-6, tile = 32768;
+  const WaveOutstanding w = aligned_wave_outstanding(132, tile, R, t0);  // q ~ 4.31 MB
+  const BurstVerdict below = burst_verdict_bracketed(w, 5e6, 8e6, R, 4, true);
+  EXPECT_EQ(below.verdict, "piggyback");
+  EXPECT_EQ(below.e_cap_s, 0.0);
+  const BurstVerdict inside = burst_verdict_bracketed(w, 2e6, 5e6, R, 4, true);
+  EXPECT_EQ(inside.verdict, "undecided");
+  const BurstVerdict above = burst_verdict_bracketed(w, 2e6, w.peak_bytes, R, 4, true);  // q == upper: drained
+  EXPECT_EQ(above.verdict, "reshape");
+  EXPECT_NEAR(above.e_cap_s, 4 * (w.peak_bytes - 2e6) / R, 1e-12);
+  EXPECT_NEAR(above.e_cap_min_s, 0.0, 1e-15);
+  // A known Q (lower = upper) reproduces burst_verdict.
+  const BurstVerdict known = burst_verdict_bracketed(w, 3e6, 3e6, R, 4, true);
+  const BurstVerdict plain = burst_verdict(w, 3e6, R, 4, true);
+  EXPECT_EQ(known.verdict, plain.verdict);
+  EXPECT_DOUBLE_EQ(known.e_cap_s, plain.e_cap_s);
+  EXPECT_DOUBLE_EQ(known.e_cap_min_s, known.e_cap_s);
+  EXPECT_THROW(burst_verdict_bracketed(w, 5e6, 4e6, R, 4, true), Error);
+}
+
+}  // namespace
+}  // namespace xs::attention

@@ -275,3 +275,44 @@ TEST(PlatformModel, CommittedCalibrationsLoad) {
 }
 
 }  // namespace
+
+namespace {
+// Q identified at K = 8 only; K = 16 and 32 not identified, with the fitter's evidence.
+json bracket_section() {
+  return json::parse(R"({
+    "R_Bps": 1e10,
+    "tiss0": [{"K": 16, "V_bytes": 1e6, "s": 1e-6}, {"K": 32, "V_bytes": 1e6, "s": 2e-6}],
+    "Q": [{"K": 8, "bytes": 5e5, "ci95": [4e5, 6e5], "bound": "fit"},
+          {"K": 16, "bytes": null, "ci95": null, "bound": "not_identified"},
+          {"K": 32, "bytes": null, "ci95": null, "bound": "not_identified"}],
+    "fit": {"Q": [{"K": 16, "floor_lower_bound_bytes": 1.0e6, "drain_start_V_bytes": 4.0e6, "note": "x"},
+                  {"K": 32, "floor_lower_bound_bytes": 2.0e6, "drain_start_V_bytes": 3.0e6},
+                  {"K": 64, "floor_lower_bound_bytes": "n/a"}, {"note": "no K"}]}
+  })");
+}
+}  // namespace
+
+TEST(PlatformModelCapacityBracket, FloorBelowAndDrainAboveBracketAnUnidentifiedQ) {
+  const auto model = m::PlatformModel::from_json(bracket_section());
+  ASSERT_EQ(model.capacity_evidence().size(), 2u) << "rows without numbers are no evidence";
+  // K = 16: floors of K' <= 16 (K=16: 1e6; the identified K=8's ci95 low 4e5), drains of K' >= 16 (K=16:
+  // 4e6 - 1e10 * 1 us = 3.99e6; K=32: 3e6 - 1e10 * 2 us = 2.98e6, the tighter).
+  const m::CapacityBracket b16 = model.capacity_bracket(16);
+  EXPECT_DOUBLE_EQ(b16.lower_bytes, 1.0e6);
+  EXPECT_EQ(b16.lower_from_k, 16);
+  EXPECT_NEAR(b16.upper_bytes, 2.98e6, 1);
+  EXPECT_EQ(b16.upper_from_k, 32);
+  // K = 24: K=16's floor below, K=32's drain above.
+  const m::CapacityBracket b24 = model.capacity_bracket(24);
+  EXPECT_DOUBLE_EQ(b24.lower_bytes, 1.0e6);
+  EXPECT_NEAR(b24.upper_bytes, 2.98e6, 1);
+  // K = 8: the identified Q's ci95 on both sides (and the larger K's drains above it).
+  const m::CapacityBracket b8 = model.capacity_bracket(8);
+  EXPECT_DOUBLE_EQ(b8.lower_bytes, 4e5);
+  EXPECT_DOUBLE_EQ(b8.upper_bytes, 6e5);
+  // K = 64: every floor below, nothing above.
+  const m::CapacityBracket b64 = model.capacity_bracket(64);
+  EXPECT_DOUBLE_EQ(b64.lower_bytes, 2.0e6);
+  EXPECT_TRUE(std::isinf(b64.upper_bytes));
+  EXPECT_EQ(b64.upper_from_k, 0);
+}
