@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's bars in one device call, side by side: (1) build; racecheck on small FlashAttention points (both
+# Issue 13's bars in one device call, side by side: (1) build; the FlashAttention GPU tests; racecheck on small FlashAttention points (both
 # tile schedulers' paths: default dynamic); (2) fa_a2a --target local, M = 8K..64K, 8 heads, d = 128, 30 rounds
 # (E_res by time and clock-normalized, FA-only rotated and alone), pinned cuDNN SDPA attached in the same call;
 # (3) fa_a2a --target host with the committed host calibration (verdicts, Q bracket, sigma under load);
@@ -27,6 +27,8 @@ stamp build
   { tail -30 "$LOGS/configure.txt"; exit 1; }
 timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target xs_gpu_attention_tests xstage-bench \
   >"$LOGS/build.txt" 2>&1 || { grep -E "error" "$LOGS/build.txt" | head -30; exit 1; }
+run_step fa_tests 120 build/bin/xs_gpu_attention_tests \
+  --gtest_filter='Shapes/*:FlashAttentionTileScheduler.*:FlashAttentionValidation.*:Schedules/*:FaRunner*:FaSender*:FaA2a*'
 run_step racecheck 60 "$SANITIZER" --tool racecheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
   --gtest_filter='Shapes/FlashAttention.*/H1_M256_q1_ctas0_P1_d128:Shapes/FlashAttention.*/H4_M1024_q1_ctas5_P8_d128'
 clocks "before local"
