@@ -1,10 +1,8 @@
-// xstage kernels layer (attention): the persistent tile scheduler. Tile t = (head, m_block) in diagonal
-// order: m_block = t % num_m_blocks, head = (t / num_m_blocks + m_block) % num_heads, so consecutive tiles
-// (co-running CTAs) cover every head and every query block: their output rows spread over every head's
-// columns of the Ulysses [token][H][d] rows and over every destination rank, and each head's K/V still
-// streams through L2 for about grid / num_heads CTAs at once. (m_block fastest with the head slowest put
-// the whole grid's stores on 2-3 heads' 256-byte column of each 2 KiB token row; FA-only in that layout ran
-// 13% slower than in heads-major at M = 8K on the H200, results/h200/fa_a2a/<sha>/.) Static: CTA c visits tiles
+// xstage kernels layer (attention): the persistent tile scheduler. Tile t = (head, m_block) with the
+// m_block fastest, so co-running CTAs stream the same head's K/V through L2. (A diagonal order that gives
+// co-running CTAs every head was measured on the H200, results/h200/fa_a2a/f4cd35e/: FA-only in the
+// Ulysses layout 6% faster at M = 8K, 11% slower at 32K-64K where the K/V reuse in L2 matters more.)
+// Static: CTA c visits tiles
 // c, c + num_ctas, c + 2*num_ctas, ... Dynamic (config.hpp TileSchedulerKind): CTA c starts with tile c,
 // then each ticket n drawn from a global counter (0, 1, 2, ... across the grid) is tile num_ctas + n, until
 // a ticket lands past the last tile. Header-only, host and device (CPU tests enumerate both).
@@ -28,8 +26,7 @@ struct TileScheduler {
 
   XS_HD std::uint32_t num_tiles() const { return num_heads * num_m_blocks; }
   XS_HD TileCoord coord(std::uint32_t tile_idx) const {
-    const std::uint32_t m_block = tile_idx % num_m_blocks;
-    return TileCoord{(tile_idx / num_m_blocks + m_block) % num_heads, m_block};
+    return TileCoord{tile_idx / num_m_blocks, tile_idx % num_m_blocks};
   }
   XS_HD std::uint32_t first_tile(std::uint32_t cta_idx) const { return cta_idx; }
   XS_HD std::uint32_t next_tile(std::uint32_t tile_idx) const { return tile_idx + num_ctas; }

@@ -181,10 +181,11 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   in.tiss0_s = tiss0.value;
   in.capacity_bytes = q_known ? capacity.value : 0;
   in.capacity_is_lower_bound = capacity.is_lower_bound;
-  // Q(K) not identified: the bracket the isolated bursts of every K give it (model::CapacityBracket), which
-  // decides the capacity bound wherever the burst lies outside it.
+  // Q(K) not identified, or only a lower bound: the bracket the isolated bursts of every K give it
+  // (model::CapacityBracket), which decides the capacity bound wherever the burst lies outside it.
   const model::CapacityBracket bracket = platform.capacity_bracket(k);
-  if (!q_known) {
+  const bool use_bracket = !q_known || capacity.is_lower_bound;
+  if (use_bracket) {
     in.capacity_bytes = bracket.lower_bytes;
     in.capacity_is_lower_bound = true;
     in.capacity_upper_bytes = bracket.upper_bytes;
@@ -198,7 +199,8 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   in.phase_capacity_bytes = q_of_cluster ? q_of_cluster->value : 0;
   in.phase_capacity_is_lower_bound = q_of_cluster && q_of_cluster->is_lower_bound;
   const model::CapacityBracket cluster_bracket = platform.capacity_bracket(k_cluster);
-  if (!q_of_cluster) {
+  const bool use_cluster_bracket = !q_of_cluster || q_of_cluster->is_lower_bound;
+  if (use_cluster_bracket) {
     in.phase_capacity_bytes = cluster_bracket.lower_bytes;
     in.phase_capacity_is_lower_bound = true;
     in.phase_capacity_upper_bytes = cluster_bracket.upper_bytes;
@@ -233,9 +235,9 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
                                                     q_known ? in.capacity_bytes : INFINITY);
   json aligned = wave_json(p.aligned, p.tile_bytes, p.e_res_aligned_s, p.e_res_aligned_min_s);
   aligned["check"] = check_json(aligned_check, aligned_ex, p.e_res_aligned_s, p.e_res_aligned_min_s, band);
-  aligned["Q_bracket"] = bracket_json(bracket, !q_known);
+  aligned["Q_bracket"] = bracket_json(bracket, use_bracket);
   json phase = wave_json(p.phase_aware, p.tile_bytes, p.e_res_phase_aware_s, p.e_res_phase_aware_min_s);
-  phase["Q_bracket"] = bracket_json(cluster_bracket, !q_of_cluster);
+  phase["Q_bracket"] = bracket_json(cluster_bracket, use_cluster_bracket);
   phase["alignment_measured"] = p.phase_aware.wave.alignment_measured;
   phase["Q_bytes"] = q_of_cluster ? json(q_of_cluster->value) : json();
   phase["Q_is_lower_bound"] = q_of_cluster && q_of_cluster->is_lower_bound;

@@ -28,8 +28,7 @@ TEST(TileScheduler, EveryTileOnceAcrossCtas) {
             const TileCoord c = s.coord(t);
             ASSERT_LT(c.head, heads);
             ASSERT_LT(c.m_block, m_blocks);
-            ASSERT_EQ(c.m_block, t % m_blocks);
-            ASSERT_EQ(c.head, (t / m_blocks + c.m_block) % heads);
+            ASSERT_EQ(c.head * m_blocks + c.m_block, t);
           }
           ASSERT_EQ(n, s.num_tiles_of(cta)) << "cta " << cta;
           total += n;
@@ -98,24 +97,14 @@ TEST(TileScheduler, CoordsAreDistinct) {
     for (int v : row) EXPECT_EQ(v, 1);
 }
 
-TEST(TileScheduler, CoRunningCtasCoverEveryHeadAndEveryQueryBlock) {
-  // Diagonal order: 8 consecutive tiles of one diagonal (8 heads x 64 blocks) cover all 8 heads (so concurrent output
-  // stores spread over every head's columns), the first wave of 132 all 64 query blocks (every rank's
-  // tokens), and each head's K/V is shared by 16 or 17 of the 132 co-running CTAs.
+TEST(TileScheduler, CoRunningCtasShareAHead) {
+  // m_block fastest: the first wave of 132 CTAs over 8 heads x 64 blocks touches 3 heads' K/V, not 8.
   TileScheduler s{8, 64, 132};
-  for (std::uint32_t start = 0; start + 8 <= s.num_tiles(); ++start) {
-    if (start % 64 > 56) continue;  // a window across two diagonals may repeat a head
-    std::vector<bool> head_used(8, false);
-    for (std::uint32_t t = start; t < start + 8; ++t) head_used[s.coord(t).head] = true;
-    for (std::uint32_t h = 0; h < 8; ++h) ASSERT_TRUE(head_used[h]) << "tiles " << start << "..+8 miss head " << h;
-  }
-  std::vector<int> per_head(8, 0), per_block(64, 0);
-  for (std::uint32_t cta = 0; cta < 132; ++cta) {
-    ++per_head[s.coord(s.first_tile(cta)).head];
-    ++per_block[s.coord(s.first_tile(cta)).m_block];
-  }
-  for (int n : per_head) EXPECT_TRUE(n == 16 || n == 17) << n;
-  for (int n : per_block) EXPECT_GE(n, 2);
+  std::vector<bool> head_used(8, false);
+  for (std::uint32_t cta = 0; cta < 132; ++cta) head_used[s.coord(s.first_tile(cta)).head] = true;
+  int used = 0;
+  for (bool b : head_used) used += b;
+  EXPECT_EQ(used, 3);
 }
 
 }  // namespace
