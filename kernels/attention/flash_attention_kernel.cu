@@ -72,7 +72,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   };
   std::uint32_t local_idx = 0;
   stamp_tile_start();
-  wait_barrier(p, bars.q_full, 0, WaitFlag::kQFull, 0);
+  wait_barrier(p, bars.q_full, 0, WaitFlag::kQFull, p.scheduler.first_tile(cta_idx));
   for (std::uint32_t tile = ptx::ld_shared_b32(slot); p.scheduler.valid(tile); ++local_idx) {
     const TileCoord coord = p.scheduler.coord(tile);
     const bool last_tile = ptx::ld_shared_b32(slot + 4) == 0;  // the CTA's last turns
@@ -134,7 +134,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     normalize_o(o, l);
     store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps, cta_idx, local_idx);
     stamp_tile_start();
-    wait_barrier(p, bars.q_full, (local_idx + 1) & 1, WaitFlag::kQFull, tile);
+    wait_barrier(p, bars.q_full, (local_idx + 1) & 1, WaitFlag::kQFull, 0xFFFFFFFFu);  // the next tile: unknown yet
     tile = ptx::ld_shared_b32(slot);
   }
 }
@@ -232,6 +232,8 @@ std::uint32_t* tile_counters_device() {
     void* mem = nullptr;
     XS_CUDA_CHECK(cudaMalloc(&mem, 2 * sizeof(std::uint32_t)));
     XS_CUDA_CHECK(cudaMemset(mem, 0, 2 * sizeof(std::uint32_t)));
+    // The memset runs on the legacy stream, which a non-blocking launch stream does not wait for.
+    XS_CUDA_CHECK(cudaDeviceSynchronize());
     counters = static_cast<std::uint32_t*>(mem);
   }
   return counters;

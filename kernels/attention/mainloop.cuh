@@ -155,9 +155,13 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
   }
   // Dynamic: every CTA drew its last (past-the-end) ticket before counting itself done, so the last CTA
   // done zeroes both counters for the next launch on the stream.
-  if (p.scheduler.dynamic && atomicAdd(p.tile_counters + 1, 1u) == p.scheduler.num_ctas - 1) {
-    atomicExch(p.tile_counters, 0u);
-    atomicExch(p.tile_counters + 1, 0u);
+  if (p.scheduler.dynamic) {
+    __threadfence();  // this CTA's last ticket is drawn before it counts itself done
+    if (atomicAdd(p.tile_counters + 1, 1u) == p.scheduler.num_ctas - 1) {
+      __threadfence();  // every other CTA's done (and so its last ticket) before the reset
+      atomicExch(p.tile_counters, 0u);
+      atomicExch(p.tile_counters + 1, 0u);
+    }
   }
 }
 

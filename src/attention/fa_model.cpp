@@ -64,7 +64,8 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
       aligned_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s), q_lo, q_hi,
       in.drain_rate_bps, p.num_bursts, rate_ok);
   p.phase_aware = burst_verdict_bracketed(
-      phase_aware_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment),
+      phase_aware_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment,
+                                   in.tiss0_cluster_s),
       qc_lo, qc_hi, in.drain_rate_bps, p.num_bursts, rate_ok);
   auto e_res = [&](const BurstVerdict& v, double e_cap_s) {
     if (!v.capacity_decided) return std::nan("");

@@ -28,6 +28,7 @@ struct FaA2aModelInputs {
   // and this is > 0, the Q-loop slowdown E_load = N_t ceil(M/b_n) (sigma - sigma_compute_only) is predicted.
   double sigma_compute_only_s_per_kv_tile = 0;
   BurstAlignment alignment;            // the fused launch's measured alignment; zeros: the aligned case
+  double tiss0_cluster_s = -1;         // T_iss^0(K_c, K_c B_t) of the phase-aware cluster; < 0: tiss0_s
   // Q for the phase-aware case, Q(K_c) of the K_c CTAs storing at once (fa_verdict.hpp); < 0: capacity_bytes,
   // <= 0 otherwise: unknown.
   double phase_capacity_bytes = -1;

@@ -124,9 +124,10 @@ json wave_json(const BurstVerdict& v, double tile_bytes, double e_res_pred_s, do
 json bracket_json(const model::CapacityBracket& b, bool used) {
   if (!used) return json();
   return {{"lower_bytes", b.lower_bytes}, {"upper_bytes", number(b.upper_bytes)},
-          {"lower_from_K", b.lower_from_k}, {"upper_from_K", b.upper_from_k},
+          {"lower_from_K", b.lower_from_k}, {"upper_from_K", b.upper_from_k}, {"consistent", b.consistent},
           {"note", "Q not identified: a floor burst of K' <= K producers bounds it below, a drained burst of K' >= "
-                   "K above (Q nondecreasing in K); met if q_peak <= lower, violated if q_peak >= upper"}};
+                   "K above (Q nondecreasing in K); met if q_peak <= lower, violated if q_peak >= upper; "
+                   "inconsistent (lower >= upper): nothing decided by it"}};
 }
 
 // The predicted E_res range [lo, hi] against the band widened by its own width (consistent_with_band).
@@ -185,26 +186,26 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   // (model::CapacityBracket), which decides the capacity bound wherever the burst lies outside it.
   const model::CapacityBracket bracket = platform.capacity_bracket(k);
   const bool use_bracket = !q_known || capacity.is_lower_bound;
-  if (use_bracket) {
-    in.capacity_bytes = bracket.lower_bytes;
+  if (use_bracket) {  // a contradictory bracket decides nothing (q = 0 aside)
+    in.capacity_bytes = bracket.consistent ? bracket.lower_bytes : 0;
     in.capacity_is_lower_bound = true;
-    in.capacity_upper_bytes = bracket.upper_bytes;
+    in.capacity_upper_bytes = bracket.consistent ? bracket.upper_bytes : INFINITY;
     in.capacity_bracketed = true;
   }
   in.alignment = {r.store_phase_spread_median_s, r.peak_concurrent_storers, r.mean_concurrent_storers};
   // The phase-aware case checks against Q(K_c) of the CTAs storing at once (fa_verdict.hpp).
   const int k_cluster = phase_aware_wave_outstanding(k, tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment)
                             .cluster_producers;
+  in.tiss0_cluster_s = platform.tiss0_s(k_cluster, k_cluster * tile_bytes).value;
   const std::optional<model::Lookup> q_of_cluster = identified_capacity(platform, k_cluster);
   in.phase_capacity_bytes = q_of_cluster ? q_of_cluster->value : 0;
   in.phase_capacity_is_lower_bound = q_of_cluster && q_of_cluster->is_lower_bound;
   const model::CapacityBracket cluster_bracket = platform.capacity_bracket(k_cluster);
   const bool use_cluster_bracket = !q_of_cluster || q_of_cluster->is_lower_bound;
-  if (use_cluster_bracket) {
-    in.phase_capacity_bytes = cluster_bracket.lower_bytes;
+  if (use_cluster_bracket) {  // the design test (eq. 10) reads Q(K) only: capacity_bracketed is not set here
+    in.phase_capacity_bytes = cluster_bracket.consistent ? cluster_bracket.lower_bytes : 0;
     in.phase_capacity_is_lower_bound = true;
-    in.phase_capacity_upper_bytes = cluster_bracket.upper_bytes;
-    in.capacity_bracketed = true;
+    in.phase_capacity_upper_bytes = cluster_bracket.consistent ? cluster_bracket.upper_bytes : INFINITY;
   }
   auto predict_with = [&](double sigma_s, double compute_only_s) {
     FaA2aModelInputs x = in;
@@ -232,7 +233,7 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   const Explanation phase_ex = explain(false, phase_check, band, p, under_load, sigma, r);
 
   const double iso_s = model::isolated_issue_time_s(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
-                                                    q_known ? in.capacity_bytes : INFINITY);
+                                                    q_known ? capacity.value : INFINITY);
   json aligned = wave_json(p.aligned, p.tile_bytes, p.e_res_aligned_s, p.e_res_aligned_min_s);
   aligned["check"] = check_json(aligned_check, aligned_ex, p.e_res_aligned_s, p.e_res_aligned_min_s, band);
   aligned["Q_bracket"] = bracket_json(bracket, use_bracket);
@@ -251,7 +252,7 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   j["prediction"] = {
       {"K", p.num_producers}, {"tile_bytes", p.tile_bytes}, {"V_bytes", p.burst_bytes}, {"N_t", p.num_bursts},
       {"R_Bps", in.drain_rate_bps}, {"tiss0_s", in.tiss0_s}, {"tiss0_extrapolated", tiss0.extrapolated},
-      {"Q_bytes", q_known ? json(in.capacity_bytes) : json()},
+      {"Q_bytes", q_known ? json(capacity.value) : json()},
       {"Q_is_lower_bound", capacity.is_lower_bound}, {"Q_identified", q_known},
       {"G_qloop_s", p.qloop_gap_s}, {"G_star_s", p.recovery_gap_s}, {"M_ub_tokens", p.seq_len_bound_tokens},
       {"dt_s", p.drain_stall_s}, {"dt_prime_s", p.critical_stall_s}, {"E_drain_s", p.e_drain_s},

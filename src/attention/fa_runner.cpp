@@ -333,7 +333,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
             clock_of[v].push_back(hz);
             cycles_of[v].push_back(hz * launch_sender_span_s(recs.data(), recs.size()));
           }
-          if (v == kSenderFa) {
+          if (v == kSenderFa && clock_of[v].back() > 0) {
             const LaunchTimeline tl = launch_timeline(recs.data(), recs.size(), r.num_ctas, clock_of[v].back());
             b2b_span.push_back(tl.span_s);
             b2b_idle.push_back(tl.tail_idle_fraction);

@@ -33,7 +33,7 @@ WaveOutstanding aligned_wave_outstanding(int num_producers, double tile_bytes, d
 }
 
 WaveOutstanding phase_aware_wave_outstanding(int num_producers, double tile_bytes, double drain_rate_bps,
-                                             double tiss0_s, const BurstAlignment& a) {
+                                             double tiss0_s, const BurstAlignment& a, double tiss0_cluster_s) {
   if (a.phase_spread_s < 0 || a.peak_concurrent_storers < 0 || a.mean_concurrent_storers < 0)
     throw input_error("burst alignment", "phase spread and concurrent storers must be >= 0 (0: not measured)");
   WaveOutstanding w;
@@ -42,7 +42,8 @@ WaveOutstanding phase_aware_wave_outstanding(int num_producers, double tile_byte
   const int peak = static_cast<int>(std::ceil(a.peak_concurrent_storers));
   w.cluster_producers = peak > 0 ? std::min(num_producers, peak) : num_producers;
   w.window_s = a.phase_spread_s + tiss0_s;
-  w.cluster_bytes = positive_part(w.cluster_producers * tile_bytes - drain_rate_bps * tiss0_s);  // (a)
+  const double cluster_tiss0_s = tiss0_cluster_s >= 0 ? tiss0_cluster_s : tiss0_s;
+  w.cluster_bytes = positive_part(w.cluster_producers * tile_bytes - drain_rate_bps * cluster_tiss0_s);  // (a)
   w.wave_bytes = positive_part(num_producers * tile_bytes - drain_rate_bps * w.window_s);        // (b)
   w.peak_bytes = std::max(w.cluster_bytes, w.wave_bytes);
   return w;

@@ -24,8 +24,8 @@ namespace xs::attention {
 //   q_phase = max(q_c, q_w); capacity bound q_phase <= Q(K_c); per-wave exposure [q_phase - Q(K_c)]+ / R
 //   (eq. 7 as above); E_cap = N_t [q_phase - Q(K_c)]+ / R. Q(K) is the capacity of K producers (Table 1);
 //   at no instant do more than K_c CTAs store, and Q grows with K (the knee of section 3.5 is per
-//   producer), so Q(K_c) is the conservative capacity for both terms. T_iss^0 stays the aligned wave's T_iss^0(K, K B_t): on the H200
-//   R T_iss^0 is ~10 KB against 32 KiB tiles, so the choice moves q by less than one tile.
+//   producer), so Q(K_c) is the conservative capacity for both terms. Term (a) uses the cluster's own
+//   T_iss^0(K_c, K_c B_t), term (b) the aligned wave's T_iss^0(K, K B_t).
 // Aligned reduction: s = 0 and n_peak = K give K_c = K and W = T_iss^0, so q_c = q_w = q_peak of eq. 6,
 // Q(K_c) = Q(K) and E_cap is the aligned case's N_t (T_iss^iso - T_iss^0).
 // A field not measured (0) falls back to the aligned value (n_peak -> K, s -> 0): never less conservative
@@ -61,9 +61,13 @@ struct WaveOutstanding {
 // The aligned case (eq. 6): K_c = K, W = T_iss^0.
 WaveOutstanding aligned_wave_outstanding(int num_producers, double tile_bytes, double drain_rate_bps,
                                          double tiss0_s);
-// The phase-aware case above. Throws input_error for a negative spread or concurrency.
+// The phase-aware case above. tiss0_cluster_s: T_iss^0(K_c, K_c B_t) of the cluster term (a); < 0: tiss0_s,
+// the aligned wave's (a platform whose T_iss^0 grows with V, e.g. the 2026-12-02 host calibration with
+// 29 us at 4.3 MB, would otherwise drain the cluster's bytes during the whole wave's issue time).
+// Throws input_error for a negative spread or concurrency.
 WaveOutstanding phase_aware_wave_outstanding(int num_producers, double tile_bytes, double drain_rate_bps,
-                                             double tiss0_s, const BurstAlignment& alignment);
+                                             double tiss0_s, const BurstAlignment& alignment,
+                                             double tiss0_cluster_s = -1);
 
 // The design test (eq. 10) for one burst shape. The rate bound is phase-independent: every wave still
 // injects K B_t per Q-loop period. The capacity bound is decided where Q is known, or where q = 0 (met

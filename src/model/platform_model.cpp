@@ -196,14 +196,18 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
     if (e.num_producers <= num_producers && e.floor_lower_bound_bytes > 0)
       raise_lower(e.floor_lower_bound_bytes, e.num_producers);
     if (e.num_producers >= num_producers && e.drain_start_volume_bytes > 0 && std::isfinite(drain_rate_bps_)) {
+      // A drained burst bounds Q only where it had something outstanding (V > R T_iss^0). T_iss^0 at a
+      // drained V is the floor's clamped end value (the floor stops below the drain), as the fitter used.
       const double v = e.drain_start_volume_bytes;
-      cut_upper(std::max(0.0, v - drain_rate_bps_ * tiss0_s(e.num_producers, v).value), e.num_producers);
+      const double bound = v - drain_rate_bps_ * tiss0_s(e.num_producers, v).value;
+      if (bound > 0) cut_upper(bound, e.num_producers);
     }
   }
   for (const CapacityPoint& c : capacity_) {
     if (c.num_producers <= num_producers) raise_lower(c.bound == "lower" ? c.capacity_bytes : c.ci95_lo, c.num_producers);
     if (c.num_producers >= num_producers && c.bound == "fit") cut_upper(c.ci95_hi, c.num_producers);
   }
+  b.consistent = b.lower_bytes < b.upper_bytes;
   return b;
 }
 

@@ -49,6 +49,7 @@ struct CapacityBracket {
   double lower_bytes = 0;
   double upper_bytes = 0;               // set by capacity_bracket (+inf when unbounded)
   int lower_from_k = 0, upper_from_k = 0;  // the K whose measurement gave each side (0: none)
+  bool consistent = true;  // false: lower >= upper, the evidence contradicts itself (or Q falls with K)
 };
 
 struct Lookup {

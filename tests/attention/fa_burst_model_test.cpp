@@ -225,5 +225,17 @@ TEST(BurstVerdictBracketed, DecidesOutsideTheBracketAndGivesTheExposureRange) {
   EXPECT_THROW(burst_verdict_bracketed(w, 5e6, 4e6, R, 4, true), Error);
 }
 
+// The cluster term drains only during the cluster's own issue time T_iss^0(K_c, K_c B_t), not the whole
+// aligned wave's (which grows with V on some platforms).
+TEST(FaBurstModel, ClusterTermUsesTheClustersOwnIssueTime) {
+  const double R = 50e9, tile = 32768;
+  const BurstAlignment a{100e-6, 20, 3};
+  const WaveOutstanding slow_wave = phase_aware_wave_outstanding(132, tile, R, 30e-6, a);  // T0 of the wave
+  const WaveOutstanding own = phase_aware_wave_outstanding(132, tile, R, 30e-6, a, 1e-6);
+  EXPECT_DOUBLE_EQ(slow_wave.cluster_bytes, 0.0);                  // 20 x 32 KiB - 50e9 x 30 us < 0
+  EXPECT_DOUBLE_EQ(own.cluster_bytes, 20 * tile - R * 1e-6);       // 655360 - 50000
+  EXPECT_DOUBLE_EQ(own.wave_bytes, slow_wave.wave_bytes);          // the wave term keeps the wave's T0
+}
+
 }  // namespace
 }  // namespace xs::attention

@@ -70,6 +70,20 @@ TEST(LaunchTimeline, StartFinishIdleAndPerTileParts) {
   EXPECT_NEAR(tl.cta_sigma_s_per_kv_tile.max, 15e-6, 1e-12);
 }
 
+TEST(LaunchTimeline, CtasComeFromTheRecordsNotTheTileIndex) {
+  // The dynamic scheduler: CTA 1 drew tile 2 as its second tile, CTA 0 ran only tile 0.
+  auto r = two_cta_launch();
+  r[4] = r[5] = tile(2, 64'000, 40'000, 2'000);
+  r[4].cta_idx = r[5].cta_idx = 1;
+  r[4].cta_tile_idx = r[5].cta_tile_idx = 1;
+  const LaunchTimeline tl = launch_timeline(r.data(), r.size(), 2, 1e9);
+  EXPECT_EQ(tl.tiles_per_cta.min, 1);  // CTA 0
+  EXPECT_EQ(tl.tiles_per_cta.max, 2);  // CTA 1
+  EXPECT_NEAR(tl.cta_finish_s.min, 42e-6, 1e-12);
+  EXPECT_NEAR(tl.cta_finish_s.max, 106e-6, 1e-12);
+  EXPECT_NEAR(tl.gap_median_s, 1e-6, 1e-12);  // CTA 1's tile 2 starts 1 us after its tile 1's store
+}
+
 TEST(LaunchTimeline, NothingWrittenOrNoClockIsEmpty) {
   auto r = two_cta_launch();
   EXPECT_EQ(launch_timeline(r.data(), r.size(), 2, 0).span_s, 0.0);

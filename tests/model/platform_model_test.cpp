@@ -316,3 +316,18 @@ TEST(PlatformModelCapacityBracket, FloorBelowAndDrainAboveBracketAnUnidentifiedQ
   EXPECT_TRUE(std::isinf(b64.upper_bytes));
   EXPECT_EQ(b64.upper_from_k, 0);
 }
+
+TEST(PlatformModelCapacityBracket, ContradictionsAndEmptyDrainsAreNotBounds) {
+  json section = bracket_section();
+  // K = 16's floor (1e6) above K = 32's drain bound: a contradiction for K in [16, 32].
+  section["fit"]["Q"][1]["drain_start_V_bytes"] = 1.0e6 + 1e10 * 2e-6 - 1;  // V - R T_iss^0 just under 1e6
+  const auto model = m::PlatformModel::from_json(section);
+  EXPECT_FALSE(model.capacity_bracket(16).consistent);
+  EXPECT_TRUE(model.capacity_bracket(8).consistent);
+  // A drained burst with nothing outstanding (V <= R T_iss^0) bounds nothing.
+  json empty = bracket_section();
+  empty["fit"]["Q"][1]["drain_start_V_bytes"] = 1.0e4;  // 1e4 - 1e10 * 2 us < 0
+  const m::CapacityBracket b = m::PlatformModel::from_json(empty).capacity_bracket(24);
+  EXPECT_TRUE(std::isinf(b.upper_bytes));
+  EXPECT_TRUE(b.consistent);
+}
