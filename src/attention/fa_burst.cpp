@@ -24,13 +24,8 @@ std::pair<std::uint64_t, std::uint64_t> launch_bounds_ns(const ka::TileRecord* r
 }
 
 double launch_sender_span_s(const ka::TileRecord* records, std::size_t count) {
-  std::uint64_t first = std::numeric_limits<std::uint64_t>::max(), last = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (!records[i].written) continue;
-    first = std::min(first, records[i].qloop_start_ns);
-    last = std::max(last, records[i].store_end_ns);
-  }
-  return last > first && first != std::numeric_limits<std::uint64_t>::max() ? (last - first) * 1e-9 : 0.0;
+  const auto [first, last] = launch_bounds_ns(records, count);
+  return last > first ? static_cast<double>(last - first) * 1e-9 : 0.0;
 }
 
 std::vector<StoreSpan> store_spans(const ka::TileRecord* records, std::size_t count, int grid, double sm_clock_hz) {

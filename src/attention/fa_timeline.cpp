@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <vector>
+
+#include "attention/fa_burst.hpp"
 
 namespace xs::attention {
 
@@ -38,12 +39,11 @@ struct CtaRecords {
 };
 
 // Records by the CTA that ran them (TileRecord::cta_idx), each warpgroup's in the order the CTA ran them.
-std::map<int, CtaRecords> by_cta(const ka::TileRecord* records, std::size_t count, int grid) {
+std::map<int, CtaRecords> by_cta(const ka::TileRecord* records, std::size_t count) {
   std::map<int, CtaRecords> out;
   for (std::size_t i = 0; i < count; ++i) {
     const ka::TileRecord& t = records[i];
     if (!t.written) continue;
-    (void)grid;
     out[static_cast<int>(t.cta_idx)].wg[i % 2].push_back(&t);
   }
   for (auto& [cta, c] : out)
@@ -57,7 +57,7 @@ std::map<int, CtaRecords> by_cta(const ka::TileRecord* records, std::size_t coun
 double launch_sm_clock_hz(const ka::TileRecord* records, std::size_t count, int grid, double min_span_ns) {
   if (grid <= 0) return 0;
   std::vector<double> hz;
-  for (const auto& [cta, c] : by_cta(records, count, grid)) {
+  for (const auto& [cta, c] : by_cta(records, count)) {
     const ka::TileRecord *first = nullptr, *last = nullptr;
     for (const auto& v : c.wg)
       for (const ka::TileRecord* t : v) {
@@ -74,16 +74,9 @@ double launch_sm_clock_hz(const ka::TileRecord* records, std::size_t count, int 
 LaunchTimeline launch_timeline(const ka::TileRecord* records, std::size_t count, int grid, double sm_clock_hz) {
   LaunchTimeline tl;
   if (grid <= 0 || !(sm_clock_hz > 0)) return tl;
-  const auto ctas = by_cta(records, count, grid);
-  if (ctas.empty()) return tl;
-  std::uint64_t origin = std::numeric_limits<std::uint64_t>::max(), end = 0;
-  for (const auto& [cta, c] : ctas)
-    for (const auto& v : c.wg)
-      for (const ka::TileRecord* t : v) {
-        origin = std::min(origin, t->qloop_start_ns);
-        end = std::max(end, t->store_end_ns);
-      }
-  if (end <= origin) return tl;
+  const auto ctas = by_cta(records, count);
+  const auto [origin, end] = launch_bounds_ns(records, count);
+  if (ctas.empty() || end <= origin) return tl;
   tl.span_s = static_cast<double>(end - origin) * 1e-9;
   tl.num_ctas = static_cast<int>(ctas.size());
   std::vector<double> starts, finishes, tiles, qloops, epilogues, gaps, sigmas;
