@@ -45,6 +45,7 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
 
   p.num_kv_tiles = (in.seq_len + TileShape::kBlockN - 1) / TileShape::kBlockN;
   p.e_issue_s = p.num_bursts * in.tiss0_s;
+  p.e_issue_phase_aware_s = p.num_bursts * (in.tiss0_cluster_s >= 0 ? in.tiss0_cluster_s : in.tiss0_s);
   if (in.sigma_compute_only_s_per_kv_tile > 0)  // signed: a faster fused Q-loop predicts a negative term
     p.e_load_s = p.num_bursts * p.num_kv_tiles * (in.sigma_s_per_kv_tile - in.sigma_compute_only_s_per_kv_tile);
   const bool rate_ok = p.design.rate_bound_ok;
@@ -67,15 +68,16 @@ FaA2aPrediction predict_fa_a2a(const FaA2aModelInputs& in) {
       phase_aware_wave_outstanding(p.num_producers, p.tile_bytes, in.drain_rate_bps, in.tiss0_s, in.alignment,
                                    in.tiss0_cluster_s),
       qc_lo, qc_hi, in.drain_rate_bps, p.num_bursts, rate_ok);
-  auto e_res = [&](const BurstVerdict& v, double e_cap_s) {
+  auto e_res = [&](const BurstVerdict& v, double e_issue_s, double e_cap_s) {
     if (!v.capacity_decided) return std::nan("");
-    return p.e_issue_s + p.e_load_s + std::max(p.e_drain_s, e_cap_s);
+    return e_issue_s + p.e_load_s + std::max(p.e_drain_s, e_cap_s);
   };
   p.e_res_capacity_met_s = p.e_issue_s + p.e_load_s + p.e_drain_s;
-  p.e_res_aligned_s = e_res(p.aligned, p.aligned.e_cap_s);
-  p.e_res_phase_aware_s = e_res(p.phase_aware, p.phase_aware.e_cap_s);
-  p.e_res_aligned_min_s = e_res(p.aligned, p.aligned.e_cap_min_s);
-  p.e_res_phase_aware_min_s = e_res(p.phase_aware, p.phase_aware.e_cap_min_s);
+  p.e_res_capacity_met_phase_aware_s = p.e_issue_phase_aware_s + p.e_load_s + p.e_drain_s;
+  p.e_res_aligned_s = e_res(p.aligned, p.e_issue_s, p.aligned.e_cap_s);
+  p.e_res_phase_aware_s = e_res(p.phase_aware, p.e_issue_phase_aware_s, p.phase_aware.e_cap_s);
+  p.e_res_aligned_min_s = e_res(p.aligned, p.e_issue_s, p.aligned.e_cap_min_s);
+  p.e_res_phase_aware_min_s = e_res(p.phase_aware, p.e_issue_phase_aware_s, p.phase_aware.e_cap_min_s);
   return p;
 }
 

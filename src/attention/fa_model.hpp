@@ -60,7 +60,10 @@ struct FaA2aPrediction {
   // Issue 13. Predicted E_res = E_issue + E_load + max(E_drain, E_cap): a wave waits for the tighter of the
   // rate (eq. 18-19) and capacity (eq. 7) bounds, not for both.
   int num_kv_tiles = 0;                // ceil(M / b_n): KV tiles per Q-loop
-  double e_issue_s = 0;                // N_t T_iss^0: backpressure-free issue on each wave's boundary
+  double e_issue_s = 0;                // N_t T_iss^0(K, K B_t): the aligned wave's backpressure-free issue
+  // N_t T_iss^0(K_c, K_c B_t): the phase-aware case's, where each CTA issues beside the K_c of its cluster
+  // only (tiss0_cluster_s; < 0 there: = e_issue_s). A CTA's own issue time is that of the burst it joins.
+  double e_issue_phase_aware_s = 0;
   double e_load_s = 0;                 // N_t ceil(M/b_n) (sigma - sigma_compute_only); 0 without the latter
   BurstVerdict aligned;                // the paper's aligned case (V = K B_t); verdict "undecided" if Q unknown
   BurstVerdict phase_aware;            // the burst the CTAs form (fa_verdict.hpp)
@@ -68,7 +71,8 @@ struct FaA2aPrediction {
   double e_res_phase_aware_s = 0;
   double e_res_aligned_min_s = 0;      // the least, at the bracket's upper Q (= the above where Q is known)
   double e_res_phase_aware_min_s = 0;
-  double e_res_capacity_met_s = 0;     // E_issue + E_load + E_drain: either case where its capacity bound holds
+  double e_res_capacity_met_s = 0;     // E_issue + E_load + E_drain: the aligned case where its capacity bound holds
+  double e_res_capacity_met_phase_aware_s = 0;  // the same with the phase-aware E_issue
 };
 
 // Throws input_error for non-positive M, heads, R or sigma.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attention/config.hpp"
@@ -109,8 +110,10 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
   return ex;
 }
 
-json wave_json(const BurstVerdict& v, double tile_bytes, double e_res_pred_s, double e_res_pred_min_s) {
+json wave_json(const BurstVerdict& v, double tile_bytes, double e_issue_s, double e_res_pred_s,
+               double e_res_pred_min_s, double e_res_capacity_met_s) {
   return {{"K_cluster", v.wave.cluster_producers}, {"V_bytes", v.wave.cluster_producers * tile_bytes},
+          {"E_issue_s", e_issue_s}, {"E_res_pred_capacity_met_s", number(e_res_capacity_met_s)},
           {"window_s", v.wave.window_s}, {"q_cluster_bytes", v.wave.cluster_bytes},
           {"q_wave_bytes", v.wave.wave_bytes}, {"q_peak_bytes", v.wave.peak_bytes},
           {"capacity_bound_ok", v.capacity_decided ? json(v.capacity_bound_ok) : json()},
@@ -224,22 +227,25 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   VerdictCheck aligned_check = check_verdict(p.aligned.verdict, p.e_res_aligned_s, band);
   VerdictCheck phase_check = check_verdict(p.phase_aware.verdict, p.e_res_phase_aware_s, band);
   // An undecided capacity bound still leaves what the model predicts if it holds (E_load can be most of it).
-  for (auto [c, v] : {std::pair{&aligned_check, &p.aligned}, std::pair{&phase_check, &p.phase_aware}})
+  for (auto [c, v, met_s] : {std::tuple{&aligned_check, &p.aligned, p.e_res_capacity_met_s},
+                             std::tuple{&phase_check, &p.phase_aware, p.e_res_capacity_met_phase_aware_s}})
     if (v->verdict == "undecided" && band.measured)
       c->reason += fmt::format("; were the capacity bound met, E_res would be {}, {} the band widened by its width",
-                               us(p.e_res_capacity_met_s),
-                               consistent_with_band(p.e_res_capacity_met_s, band) ? "within" : "outside");
+                               us(met_s), consistent_with_band(met_s, band) ? "within" : "outside");
   const Explanation aligned_ex = explain(true, aligned_check, band, p, under_load, sigma, r);
   const Explanation phase_ex = explain(false, phase_check, band, p, under_load, sigma, r);
 
   const double iso_s = model::isolated_issue_time_s(in.tiss0_s, p.burst_bytes, in.drain_rate_bps,
                                                     q_known ? capacity.value : INFINITY);
-  json aligned = wave_json(p.aligned, p.tile_bytes, p.e_res_aligned_s, p.e_res_aligned_min_s);
+  json aligned = wave_json(p.aligned, p.tile_bytes, p.e_issue_s, p.e_res_aligned_s, p.e_res_aligned_min_s,
+                           p.e_res_capacity_met_s);
   aligned["check"] = check_json(aligned_check, aligned_ex, p.e_res_aligned_s, p.e_res_aligned_min_s, band);
   aligned["Q_bracket"] = bracket_json(bracket, use_bracket);
-  json phase = wave_json(p.phase_aware, p.tile_bytes, p.e_res_phase_aware_s, p.e_res_phase_aware_min_s);
+  json phase = wave_json(p.phase_aware, p.tile_bytes, p.e_issue_phase_aware_s, p.e_res_phase_aware_s,
+                         p.e_res_phase_aware_min_s, p.e_res_capacity_met_phase_aware_s);
   phase["Q_bracket"] = bracket_json(cluster_bracket, use_cluster_bracket);
   phase["alignment_measured"] = p.phase_aware.wave.alignment_measured;
+  phase["tiss0_cluster_s"] = in.tiss0_cluster_s;
   phase["Q_bytes"] = q_of_cluster ? json(q_of_cluster->value) : json();
   phase["Q_is_lower_bound"] = q_of_cluster && q_of_cluster->is_lower_bound;
   phase["phase_spread_s"] = r.store_phase_spread_median_s;

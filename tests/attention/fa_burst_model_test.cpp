@@ -120,6 +120,25 @@ TEST(FaBurstModel, QloopSlowdownUnderLoadIsPredictedPerWave) {
   EXPECT_EQ(predict_fa_a2a(in).e_load_s, 0.0);
 }
 
+TEST(FaBurstModel, PhaseAwareIssueCostIsTheClustersOwn) {
+  // A CTA issues beside the K_c of its cluster, not the aligned wave: the 2026-12-02 small-K host calibration
+  // had T_iss^0 = 29 us for the 4.3 MB aligned wave and 0.5 us for 15 CTAs, N_t = 4 at 8K.
+  FaA2aModelInputs in = host_8k();
+  in.sigma_s_per_kv_tile = 1.54e-6;
+  in.tiss0_s = 29e-6;
+  in.tiss0_cluster_s = 0.5e-6;
+  in.alignment = {300e-6, 15, 6};
+  const FaA2aPrediction p = predict_fa_a2a(in);
+  EXPECT_NEAR(p.e_issue_s, 4 * 29e-6, 1e-15);
+  EXPECT_NEAR(p.e_issue_phase_aware_s, 4 * 0.5e-6, 1e-15);
+  EXPECT_NEAR(p.e_res_capacity_met_phase_aware_s, 4 * 0.5e-6 + p.e_drain_s, 1e-15);
+  ASSERT_EQ(p.phase_aware.verdict, "piggyback");  // q_c = 15 x 32 KiB - R 0.5 us < Q = 8 MiB
+  EXPECT_NEAR(p.e_res_phase_aware_s, 4 * 0.5e-6 + p.e_drain_s, 1e-15);
+  // Without a cluster T_iss^0 the aligned one stands in.
+  in.tiss0_cluster_s = -1;
+  EXPECT_NEAR(predict_fa_a2a(in).e_issue_phase_aware_s, 4 * 29e-6, 1e-15);
+}
+
 TEST(FaBurstModel, ResidualPredictionTakesTheTighterBoundNotBoth) {
   // Rate bound fails at sigma = 1.2 us (G = 76.8 us < G* = 82.98 us) and Q = 2 MiB is exceeded.
   FaA2aModelInputs in = host_8k();
