@@ -20,10 +20,21 @@ Per point it writes
 with T_FA = variants.fa.median (the layout-matched FA-only, remote-visible boundary: CUDA events, as here).
 Points with the same (M, heads, head dim, device) share one measurement. The file is rewritten atomically.
 
+SM clock under the baseline's load (the power cap moves it; issue 13): after the timed samples of each
+layout, --clock-probes more batches of --launches calls, each followed by two spin kernels
+(torch.cuda._sleep, which spins on the SM cycle counter) of 20,000 and 120,000 cycles, event-timed; the
+clock is 100,000 cycles over the difference of their times (the launch overhead cancels). Recorded as
+layouts.<name>.sm_clock_hz {median, p10, p90} and, for the chosen layout, cycles_per_launch = median_s x
+that clock; idle_sm_clock_hz is the same probe before any load (a check of the method: the idle clock).
+vs_cudnn.fa_over_cudnn_cycles = cuDNN cycles per launch / FA-only cycles per launch, FA-only's at its own
+launches' median clock (measured.sender_side.clock_normalized.clock_fa_hz): the speed ratio with the
+clock taken out. --clock-probes 0: no probe.
+
 Exit codes: 0 attached (or nothing to attach: no measured fa_a2a point; file unchanged), 2 bad usage or a
 file that is not an xstage result with points[], 3 the cuDNN backend failed on a shape, 77 no PyTorch, no
 CUDA device visible to it or no cuDNN SDPA backend (file unchanged).
 Usage: python3 scripts/fa_attach_baseline.py RESULT.json [--iters 20] [--warmup 5] [--launches 5]
+       [--clock-probes 10]
 """
 import argparse
 import json
@@ -59,7 +70,32 @@ def summary(samples_s):
             "samples_s": list(samples_s)}
 
 
-def measure_cudnn_sdpa(m, heads, head_dim, device, iters, warmup, launches):
+PROBE_SHORT_CYCLES, PROBE_LONG_CYCLES = 20000, 120000
+
+
+def probe_sm_clock_hz(torch):
+    """One SM-clock reading: two event-timed spins of known cycle counts; the launch overhead cancels."""
+    times = []
+    for cycles in (PROBE_SHORT_CYCLES, PROBE_LONG_CYCLES):
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e-3)
+    dt = times[1] - times[0]
+    return (PROBE_LONG_CYCLES - PROBE_SHORT_CYCLES) / dt if dt > 0 else None
+
+
+def clock_summary(readings):
+    r = sorted(x for x in readings if x)
+    if not r:
+        return None
+    return {"median": statistics.median(r), "p10": quantile(r, 0.1), "p90": quantile(r, 0.9), "n": len(r)}
+
+
+def measure_cudnn_sdpa(m, heads, head_dim, device, iters, warmup, launches, clock_probes=0):
     """Times pinned cuDNN SDPA on one shape; returns the baseline dict (without the shape keys)."""
     try:
         import torch
@@ -74,7 +110,10 @@ def measure_cudnn_sdpa(m, heads, head_dim, device, iters, warmup, launches):
     gen = torch.Generator(device=dev).manual_seed(1234 + m)
     flops = 4.0 * m * m * head_dim * heads
     layouts = {}
+    idle_clock = None
     with torch.cuda.device(dev):
+        if clock_probes > 0:
+            idle_clock = clock_summary([probe_sm_clock_hz(torch) for _ in range(3)])
         for name in ("bhsd", "bshd"):
             if name == "bhsd":
                 q, k, v = (torch.randn((1, heads, m, head_dim), device=dev, dtype=torch.bfloat16, generator=gen)
@@ -97,14 +136,25 @@ def measure_cudnn_sdpa(m, heads, head_dim, device, iters, warmup, launches):
                         stop.record()
                         stop.synchronize()
                         samples.append(start.elapsed_time(stop) * 1e-3 / launches)
+                    readings = []
+                    for _ in range(clock_probes):  # the clock right after a batch: the batch's power regime
+                        for _ in range(launches):
+                            torch.nn.functional.scaled_dot_product_attention(q, k, v)
+                        readings.append(probe_sm_clock_hz(torch))
             except RuntimeError as e:
                 raise BackendFailed(f"cuDNN SDPA {name} M={m} heads={heads} d={head_dim}: {str(e).splitlines()[0]}")
             layouts[name] = summary(samples)
             layouts[name]["tflops"] = flops / layouts[name]["median_s"] * 1e-12
+            if clock_probes > 0:
+                layouts[name]["sm_clock_hz"] = clock_summary(readings)
             del q, k, v
     best = min(layouts, key=lambda n: layouts[n]["median_s"])
     out = {"backend": "cudnn", "layout": best}
     out.update(layouts[best])
+    if out.get("sm_clock_hz"):
+        out["cycles_per_launch"] = out["median_s"] * out["sm_clock_hz"]["median"]
+    if idle_clock:
+        out["idle_sm_clock_hz"] = idle_clock
     out.update({"layouts": layouts, "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                 "device_name": torch.cuda.get_device_name(dev), "launches": launches, "iters": iters})
     return out
@@ -148,6 +198,11 @@ def attach(doc, measure):
             t = p["variants"].get(variant, {}).get("median")
             if t and t > 0 and t_base > 0:
                 ratios[name] = t_base / t
+        fa_clock = (((extra.get("measured") or {}).get("sender_side") or {}).get("clock_normalized") or {}) \
+            .get("clock_fa_hz", {}).get("median")
+        t_fa = p["variants"]["fa"]["median"]
+        if base.get("cycles_per_launch") and fa_clock and t_fa > 0:
+            ratios["fa_over_cudnn_cycles"] = base["cycles_per_launch"] / (t_fa * fa_clock)
         extra["vs_cudnn"] = ratios
     return len(points)
 
@@ -171,12 +226,14 @@ def main(argv=None, measure=None):
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--launches", type=int, default=5)
+    ap.add_argument("--clock-probes", type=int, default=10)
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return EXIT_USAGE if e.code else EXIT_OK
-    if args.iters < 1 or args.warmup < 0 or args.launches < 1:
-        print("fa_attach_baseline: --iters and --launches must be >= 1, --warmup >= 0", file=sys.stderr)
+    if args.iters < 1 or args.warmup < 0 or args.launches < 1 or args.clock_probes < 0:
+        print("fa_attach_baseline: --iters and --launches must be >= 1, --warmup and --clock-probes >= 0",
+              file=sys.stderr)
         return EXIT_USAGE
     try:
         with open(args.result) as f:
@@ -190,7 +247,8 @@ def main(argv=None, measure=None):
         return EXIT_OK
     if measure is None:
         def measure(m, heads, head_dim, device):
-            return measure_cudnn_sdpa(m, heads, head_dim, device, args.iters, args.warmup, args.launches)
+            return measure_cudnn_sdpa(m, heads, head_dim, device, args.iters, args.warmup, args.launches,
+                                      args.clock_probes)
     try:
         n = attach(doc, measure)
     except Unavailable as e:

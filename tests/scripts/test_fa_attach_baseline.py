@@ -62,6 +62,29 @@ class AttachTest(unittest.TestCase):
         self.assertEqual(skipped["extra"], {})
         self.assertEqual(moe["extra"], {})
 
+    def test_cycles_ratio_takes_each_sides_own_clock_and_is_absent_without_one(self):
+        with_clock = fa_point(8192, 8, 100e-6)
+        with_clock["extra"]["measured"] = {"sender_side": {"clock_normalized": {"clock_fa_hz": {"median": 1.5e9}}}}
+        doc = result([with_clock, fa_point(16384, 8, 400e-6)])
+
+        def measure(m, heads, head_dim, device):
+            base = {"backend": "cudnn", "layout": "bhsd", "median_s": 90e-6 if m == 8192 else 380e-6}
+            base["cycles_per_launch"] = base["median_s"] * 1.8e9  # cuDNN ran at 1.8 GHz
+            return base
+
+        fab.attach(doc, measure)
+        p0, p1 = doc["points"]
+        # speed 0.9 / 1.0 = 0.9, but per cycle 90e-6 x 1.8e9 / (100e-6 x 1.5e9) = 1.08
+        self.assertAlmostEqual(p0["extra"]["vs_cudnn"]["fa_over_cudnn_speed"], 0.9)
+        self.assertAlmostEqual(p0["extra"]["vs_cudnn"]["fa_over_cudnn_cycles"], 1.08)
+        self.assertNotIn("fa_over_cudnn_cycles", p1["extra"]["vs_cudnn"])  # no FA-only clock measured
+
+    def test_clock_summary_ignores_failed_probes(self):
+        self.assertIsNone(fab.clock_summary([None, None]))
+        s = fab.clock_summary([1.9e9, None, 1.7e9, 1.8e9])
+        self.assertEqual(s["n"], 3)
+        self.assertAlmostEqual(s["median"], 1.8e9)
+
     def test_a_point_without_the_fa_variant_is_refused_before_any_measurement(self):
         bad = fa_point(8192, 8, 100e-6)
         del bad["variants"]["fa"]
