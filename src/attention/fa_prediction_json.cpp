@@ -79,6 +79,21 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
                             accounts ? "accounts for" : "does not account for")
               : std::string("no E_res predicted with it (capacity bound undecided)")));
       ex.explained = ex.explained || accounts;
+      // The aligned case's E_issue assumes all K CTAs issue at once. Where the measured alignment says fewer
+      // do (and the phase-aware case also predicts piggyback), each CTA issues beside its cluster only: the
+      // phase-aware E_res with the same load term is the magnitude to compare.
+      const double phase_s = under_load->e_res_phase_aware_s;
+      if (aligned_case && !accounts && under_load->phase_aware.wave.alignment_measured &&
+          under_load->phase_aware.wave.cluster_producers < under_load->num_producers &&
+          under_load->phase_aware.verdict == "piggyback" && std::isfinite(phase_s)) {
+        const bool phase_accounts = consistent_with_band(phase_s, band);
+        parts.push_back(fmt::format(
+            "the CTAs do not align (at most {} of K = {} store at once): with each CTA's issue time that of its "
+            "cluster, E_issue = {}, the predicted E_res {} {} the measured band", under_load->phase_aware.wave
+            .cluster_producers, under_load->num_producers, us(under_load->e_issue_phase_aware_s), us(phase_s),
+            phase_accounts ? "accounts for" : "does not account for"));
+        ex.explained = ex.explained || phase_accounts;
+      }
     }
     if (r.fa_only_layout != "ulysses")
       parts.push_back(fmt::format("FA-only writes the '{}' layout, fused the Ulysses one: E_res also holds the "
@@ -164,8 +179,18 @@ json by_sigma_json(const std::optional<FaA2aPrediction>& p, double sigma_s) {
 
 void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const model::PlatformModel& platform,
                          json& j) {
-  const SigmaChoice sigma = choose_sigma(r.sigma_fa_s_per_kv_tile, r.sigma_s_per_kv_tile, r.qloop_fused.median_s,
-                                         r.qloop_fused.p10_s, r.qloop_fused.p90_s);
+  // Sigma from the sender-side rounds (the regime E_res is measured in; cycles, at the FA-only rounds' median
+  // clock) where measured; else from the single instrumented launches, whose clocks can differ.
+  double sigma_fa_s = r.sigma_fa_s_per_kv_tile, sigma_fused_s = r.sigma_s_per_kv_tile;
+  const double ref_hz = r.clock_fa_hz.median_s;
+  const bool from_rounds =
+      r.sigma_rounds_fa_cycles.median_s > 0 && r.sigma_rounds_fused_cycles.median_s > 0 && ref_hz > 0;
+  if (from_rounds) {
+    sigma_fa_s = r.sigma_rounds_fa_cycles.median_s / ref_hz;
+    sigma_fused_s = r.sigma_rounds_fused_cycles.median_s / ref_hz;
+  }
+  const SigmaChoice sigma = choose_sigma(sigma_fa_s, sigma_fused_s, r.qloop_fused.median_s, r.qloop_fused.p10_s,
+                                         r.qloop_fused.p90_s);
   if (sigma.applied_s <= 0) return;
   // The aligned burst of the model: K CTAs x one output tile each.
   const int k = std::min(r.num_ctas, std::max(r.num_tiles, 1));
@@ -272,7 +297,9 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
       {"sigma", {{"compute_only_s_per_kv_tile", sigma.compute_only_s}, {"under_load_s_per_kv_tile", sigma.under_load_s},
                  {"ratio_under_load_over_compute_only", sigma.ratio > 0 ? json(sigma.ratio) : json()},
                  {"qloop_relative_spread", sigma.relative_spread}, {"applied", sigma.applied},
-                 {"applied_s_per_kv_tile", sigma.applied_s}, {"why", sigma.why}}},
+                 {"applied_s_per_kv_tile", sigma.applied_s}, {"why", sigma.why},
+                 {"source", from_rounds ? "sender_side_rounds" : "instrumented_launches"},
+                 {"reference_clock_hz", from_rounds ? json(ref_hz) : json()}}},
       {"by_sigma", {{"compute_only", by_sigma_json(compute_only, sigma.compute_only_s)},
                     {"under_load", by_sigma_json(under_load, sigma.under_load_s)}}},
       {"E_issue_s", p.e_issue_s}, {"E_load_s", p.e_load_s}, {"E_res_pred_capacity_met_s", p.e_res_capacity_met_s},

@@ -70,7 +70,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
       {"speedup", number(model::speedup(t_serial, t_fused))},
       {"fa_tflops", r.fa_tflops},
       {"K", r.num_ctas}, {"num_tiles", r.num_tiles}, {"volume_bytes", r.volume_bytes},
-      {"sm_clock_hz", r.sm_clock_hz},
+      {"sm_clock_hz", r.sm_clock_hz}, {"sm_clock_fa_hz", r.sm_clock_fa_hz},
       {"sigma_s_per_kv_tile", r.sigma_s_per_kv_tile}, {"sigma_fa_s_per_kv_tile", r.sigma_fa_s_per_kv_tile},
       {"qloop_s", stats(r.qloop_fused)}, {"store_span_fused_s", stats(r.store_span_fused)},
       {"store_span_cc_s", stats(r.store_span_cc)}, {"fence_span_cc_s", stats(r.fence_span_cc)},
@@ -100,6 +100,12 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
         {"E_res_over_T_FA", number(t_fa_cycles > 0 ? r.e_res_sender_cycles_paired.median_s / t_fa_cycles : NAN)},
         {"clock_fa_hz", stats(r.clock_fa_hz)}, {"clock_fused_hz", stats(r.clock_fused_hz)}};
   }
+  if (sender && r.sigma_rounds_fa_cycles.median_s > 0)
+    j["measured"]["sender_side"]["sigma_rounds"] = {
+        {"note", "per kept launch of the sender-side rounds, the median CTA's Q-loop time per KV tile in SM cycles; "
+                 "median/p10/p90 over launches (the prediction's sigmas, at the FA-only rounds' median clock)"},
+        {"fa_cycles_per_kv_tile", stats(r.sigma_rounds_fa_cycles)},
+        {"fused_cycles_per_kv_tile", stats(r.sigma_rounds_fused_cycles)}};
   auto timeline = [](const LaunchTimeline& t) {
     auto q = [](const Quantiles& x) { return nlohmann::json{{"min", x.min}, {"median", x.median}, {"max", x.max}}; };
     return nlohmann::json{{"span_s", t.span_s}, {"num_ctas", t.num_ctas}, {"cta_start_s", q(t.cta_start_s)},

@@ -76,6 +76,7 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instru
     if (cc) fence.push_back((t.fence_end_cycles - t.store_end_cycles) / clock_hz);
   }
   if (which == Instrumented::kFaOnly) {
+    r.sm_clock_fa_hz = clock_hz;
     r.sigma_fa_s_per_kv_tile = stats_of(sigma).median_s;
   } else if (cc) {
     r.store_span_cc = stats_of(span);
@@ -321,6 +322,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     // Per kept launch of FA-only and fused, in order: its SM clock and its span in SM cycles.
     std::vector<double> clock_of[2], cycles_of[2];
     std::vector<double> b2b_span, b2b_idle, b2b_sigma_median, b2b_sigma_max, b2b_gap;  // FA-only launches
+    std::vector<double> sigma_cycles_of[2];  // per kept launch: the median CTA's sigma in SM cycles
     std::uint64_t prev_last_ns = 0;
     const auto sender = time_sender_side(
         {{instrumented(fa), {}}, {instrumented(fused), {}}, {instrumented(cc), {}}, {instrumented(fa), enqueue_a2a}},
@@ -333,8 +335,10 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
             clock_of[v].push_back(hz);
             cycles_of[v].push_back(hz * launch_sender_span_s(recs.data(), recs.size()));
           }
-          if (v == kSenderFa && clock_of[v].back() > 0) {
+          if ((v == kSenderFa || v == kSenderFused) && clock_of[v].back() > 0) {
             const LaunchTimeline tl = launch_timeline(recs.data(), recs.size(), r.num_ctas, clock_of[v].back());
+            sigma_cycles_of[v].push_back(tl.cta_sigma_s_per_kv_tile.median * clock_of[v].back());
+            if (v != kSenderFa) return;
             b2b_span.push_back(tl.span_s);
             b2b_idle.push_back(tl.tail_idle_fraction);
             b2b_sigma_median.push_back(tl.cta_sigma_s_per_kv_tile.median);
@@ -355,6 +359,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.back_to_back_gap = stats_of(b2b_gap);
     r.clock_fa_hz = stats_of(clock_of[kSenderFa]);
     r.clock_fused_hz = stats_of(clock_of[kSenderFused]);
+    r.sigma_rounds_fa_cycles = stats_of(sigma_cycles_of[kSenderFa]);
+    r.sigma_rounds_fused_cycles = stats_of(sigma_cycles_of[kSenderFused]);
     // Rounds of L launches, in the same order for both variants (time_sender_side keeps every round).
     const std::size_t per_round = static_cast<std::size_t>(L);
     const std::size_t rounds = std::min(cycles_of[0].size(), cycles_of[1].size()) / per_round;

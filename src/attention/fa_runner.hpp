@@ -83,7 +83,8 @@ struct FaA2aPointResult {
   TimeStats e_res_paired, e_cc_paired;
   double fa_tflops = 0;          // 4 M^2 d H / T_FA
   // Instrumentation (fused / cc launches): sigma = Q-loop time per KV tile, sender-visible store span T_RS.
-  double sm_clock_hz = 0;        // from %clock64 vs %globaltimer over each CTA's lifetime
+  double sm_clock_hz = 0;        // the fused launch's, from %clock64 vs %globaltimer over each CTA's lifetime
+  double sm_clock_fa_hz = 0;     // the same for the instrumented FA-only launch (sigma_fa's clock)
   double sigma_s_per_kv_tile = 0;    // from the fused launch (stores to the target may slow the Q-loop)
   double sigma_fa_s_per_kv_tile = 0; // from an instrumented FA-only launch: the compute side alone
   TimeStats qloop_fused, store_span_fused, store_span_cc, fence_span_cc;
@@ -123,6 +124,11 @@ struct FaA2aPointResult {
   // FA-only cycles, converted to seconds at the FA-only launches' median clock. clock_*_hz: per launch.
   TimeStats e_res_sender_cycles_paired, sender_fa_cycles;
   TimeStats clock_fa_hz, clock_fused_hz;
+  // Sigma in the regime E_res is measured in: per kept FA-only / fused launch of the sender-side rounds, the
+  // median CTA's Q-loop time per KV tile in SM cycles (clock-free), median/p10/p90 over launches. The
+  // single instrumented launches above run alone, often at another SM clock than the back-to-back rounds,
+  // so their sigmas in seconds differ by the clock too; the prediction uses these where measured.
+  TimeStats sigma_rounds_fa_cycles, sigma_rounds_fused_cycles;
   // Verification.
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
   double max_abs_error = 0;

@@ -201,6 +201,31 @@ TEST(FaReport, SigmaUnderLoadChangesTheVerdictAndExplainsTheExposure) {
   EXPECT_FALSE(k["prediction"]["aligned"]["check"]["explained"].get<bool>());
 }
 
+TEST(FaReport, SigmasComeFromTheSenderSideRoundsInCyclesWhereMeasured) {
+  // The lone instrumented launches ran at different clocks (1.2 / 1.5 us per KV tile); the rounds' launches
+  // give 2000 / 2600 cycles, at the FA-only rounds' median clock 2 GHz: 1.0 / 1.3 us.
+  const auto platform = model::PlatformModel::constant(52e9, 0.2e-6, 8.0 * 1048576);
+  FaA2aPointResult r = host_point(8192, 1.2e-6, 1.5e-6);
+  r.sender_fa.median_s = 400e-6;
+  r.sender_fused.median_s = 480e-6;
+  r.e_res_sender_paired = band(80e-6, 75e-6, 85e-6);
+  const auto without = fa_point_json(spec_for("host"), r, platform, "host")["prediction"]["sigma"];
+  EXPECT_EQ(without["source"], "instrumented_launches");
+  EXPECT_TRUE(without["reference_clock_hz"].is_null());
+  EXPECT_EQ(without["compute_only_s_per_kv_tile"].get<double>(), 1.2e-6);
+  r.clock_fa_hz.median_s = 2e9;
+  r.sigma_rounds_fa_cycles.median_s = 2000;
+  r.sigma_rounds_fused_cycles.median_s = 2600;
+  const auto j = fa_point_json(spec_for("host"), r, platform, "host");
+  const auto& sigma = j["prediction"]["sigma"];
+  EXPECT_EQ(sigma["source"], "sender_side_rounds");
+  EXPECT_EQ(sigma["reference_clock_hz"].get<double>(), 2e9);
+  EXPECT_NEAR(sigma["compute_only_s_per_kv_tile"].get<double>(), 1.0e-6, 1e-15);
+  EXPECT_NEAR(sigma["under_load_s_per_kv_tile"].get<double>(), 1.3e-6, 1e-15);
+  EXPECT_NEAR(j["prediction"]["E_load_s"].get<double>(), 4 * 64 * 0.3e-6, 1e-12);
+  EXPECT_EQ(j["measured"]["sender_side"]["sigma_rounds"]["fused_cycles_per_kv_tile"]["median"].get<double>(), 2600);
+}
+
 TEST(FaReport, PhaseShiftedCtasExplainTheAlignedCaseDisagreement) {
   // Issue 13's 32K case: the aligned test says reshape (4.1 MiB > Q = 2 MiB, E_cap = 16 waves x 42.65 us) and
   // ~0 is measured. Measured alignment: 50 us spread, at most 40 storers: q_phase = 1714976 B <= Q.
@@ -235,6 +260,39 @@ TEST(FaReport, PhaseShiftedCtasExplainTheAlignedCaseDisagreement) {
   const auto wide = fa_point_json(spec, r, platform, "host");
   EXPECT_EQ(wide["prediction"]["aligned"]["check"]["result"], "not decided");
   EXPECT_EQ(wide["prediction"]["phase_aware"]["check"]["result"], "not decided");
+}
+
+TEST(FaReport, AnExposureIsExplainedWithTheClustersIssueTimeWhereTheCtasDoNotAlign) {
+  // The 2026-12-02 host shape at 8K: T_iss^0 is 29 us for the aligned 4.3 MB wave and 0.5 us for 26 CTAs'
+  // 0.85 MB; Q = 8 MiB holds both bursts (piggyback). E_load = 4 x 64 x 0.5 us = 128 us; measured 130 us
+  // (120..140). Aligned: E_issue 116 us -> 244 us predicted, outside the band widened by its width; with the
+  // measured alignment (26 storers) the cluster's E_issue, 2 us, gives 130 us: explained.
+  const auto platform = model::PlatformModel::from_json(nlohmann::json::parse(R"({"R_Bps": 52e9,
+      "tiss0": [{"K": 26, "V_bytes": 851968, "s": 5e-7}, {"K": 132, "V_bytes": 4325376, "s": 2.9e-5}],
+      "Q": [{"K": 26, "bytes": 8388608, "bound": "fit"}, {"K": 132, "bytes": 8388608, "bound": "fit"}]})"));
+  FaA2aPointResult r = host_point(8192, 1.5e-6, 2.0e-6);
+  r.e_res_paired = band(130e-6, 120e-6, 140e-6);
+  r.store_phase_spread_median_s = 85e-6;
+  r.peak_concurrent_storers = 26;
+  r.mean_concurrent_storers = 10;
+  const auto j = fa_point_json(spec_for("host"), r, platform, "host");
+  const auto& p = j["prediction"];
+  ASSERT_EQ(p["verdict"], "piggyback");
+  ASSERT_EQ(p["verdict_phase_aware"], "piggyback");
+  EXPECT_NEAR(p["aligned"]["E_issue_s"].get<double>(), 4 * 29e-6, 1e-12);
+  EXPECT_NEAR(p["phase_aware"]["E_issue_s"].get<double>(), 4 * 0.5e-6, 1e-12);
+  EXPECT_NEAR(p["phase_aware"]["E_res_pred_s"].get<double>(), 2e-6 + 128e-6, 1e-12);
+  const auto& aligned = p["aligned"]["check"];
+  EXPECT_EQ(aligned["result"], "disagrees");
+  EXPECT_TRUE(aligned["explained"].get<bool>()) << aligned["explanation"];
+  EXPECT_TRUE(has(aligned["explanation"], "at most 26 of K = 132 store at once")) << aligned["explanation"];
+  EXPECT_TRUE(p["phase_aware"]["check"]["explained"].get<bool>());
+  // Aligned CTAs (no alignment measured): the aligned E_issue stands and nothing explains 130 us.
+  r.store_phase_spread_median_s = 0;
+  r.peak_concurrent_storers = 0;
+  r.mean_concurrent_storers = 0;
+  const auto k = fa_point_json(spec_for("host"), r, platform, "host");
+  EXPECT_FALSE(k["prediction"]["aligned"]["check"]["explained"].get<bool>()) << k["prediction"]["aligned"]["check"];
 }
 
 model::PlatformModel host_platform_with_q(const char* q_rows) {
