@@ -22,8 +22,9 @@ Points with the same (M, heads, head dim, device) share one measurement. The fil
 
 SM clock under the baseline's load (the power cap moves it; issue 13): after the timed samples of each
 layout, --clock-probes more batches of --launches calls, each followed by two spin kernels
-(torch.cuda._sleep, which spins on the SM cycle counter) of 20,000 and 120,000 cycles, event-timed; the
-clock is 100,000 cycles over the difference of their times (the launch overhead cancels). Recorded as
+(torch.cuda._sleep, which spins on the SM cycle counter) of 20,000 and 120,000 cycles, event-timed, all
+enqueued behind the batch before it ends (so neither spin waits for the host to submit it); the clock is
+100,000 cycles over the difference of their times (the launch overhead cancels). Recorded as
 layouts.<name>.sm_clock_hz {median, p10, p90} and, for the chosen layout, cycles_per_launch = median_s x
 that clock; idle_sm_clock_hz is the same probe before any load (a check of the method: the idle clock).
 vs_cudnn.fa_over_cudnn_cycles = cuDNN cycles per launch / FA-only cycles per launch, FA-only's at its own
@@ -74,18 +75,24 @@ PROBE_SHORT_CYCLES, PROBE_LONG_CYCLES = 20000, 120000
 
 
 def probe_sm_clock_hz(torch):
-    """One SM-clock reading: two event-timed spins of known cycle counts; the launch overhead cancels."""
-    times = []
-    for cycles in (PROBE_SHORT_CYCLES, PROBE_LONG_CYCLES):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.cuda._sleep(cycles)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1e-3)
-    dt = times[1] - times[0]
+    """One SM-clock reading: two event-timed spins of known cycle counts, enqueued behind whatever the stream
+    is running (the caller's batch, or a filler spin when idle) so that no event waits for the host; the
+    kernel-to-kernel overhead cancels in the difference."""
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    events[0].record()
+    torch.cuda._sleep(PROBE_SHORT_CYCLES)
+    events[1].record()
+    torch.cuda._sleep(PROBE_LONG_CYCLES)
+    events[2].record()
+    events[2].synchronize()
+    dt = events[1].elapsed_time(events[2]) * 1e-3 - events[0].elapsed_time(events[1]) * 1e-3
     return (PROBE_LONG_CYCLES - PROBE_SHORT_CYCLES) / dt if dt > 0 else None
+
+
+def probe_idle_sm_clock_hz(torch):
+    """The probe on an otherwise idle GPU: a 2 ms filler spin first keeps the host ahead of the GPU."""
+    torch.cuda._sleep(4_000_000)
+    return probe_sm_clock_hz(torch)
 
 
 def clock_summary(readings):
@@ -113,7 +120,7 @@ def measure_cudnn_sdpa(m, heads, head_dim, device, iters, warmup, launches, cloc
     idle_clock = None
     with torch.cuda.device(dev):
         if clock_probes > 0:
-            idle_clock = clock_summary([probe_sm_clock_hz(torch) for _ in range(3)])
+            idle_clock = clock_summary([probe_idle_sm_clock_hz(torch) for _ in range(3)])
         for name in ("bhsd", "bshd"):
             if name == "bhsd":
                 q, k, v = (torch.randn((1, heads, m, head_dim), device=dev, dtype=torch.bfloat16, generator=gen)

@@ -8,6 +8,7 @@
 # clock, power and throttle reasons every 100 ms through the whole call (logs/smi.csv, phases in summary).
 # Returns: results.tar.gz, logs.tar.gz, clocks.txt.
 # Usage there: bash scripts/device/h200_fa_verdicts.sh   (device tool: timeout_s 600, carry .xs-git-sha)
+#   call 2 of 2026-12-02: HOST_RUNS=2 LOCAL_REPS=30 bash scripts/device/h200_fa_verdicts.sh
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
@@ -40,11 +41,15 @@ for run in A B; do
   run_step "calibrate_$run" 60 build/bin/xstage-calibrate --backend gpu --target host --config "$CAL_CONFIG" \
     --out "$RES/calibration-host-small-k-$run.json" --no-progress
 done
-[[ -f "$RES/calibration-host-small-k-A.json" ]] &&
-  run_step host 170 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target host \
-    --model "$RES/calibration-host-small-k-A.json" --out "$RES/fa-a2a-host.json" --no-progress
+# HOST_RUNS=2: a second host run (a replicate measurement) predicted from calibration B.
+for run in $(seq 1 "${HOST_RUNS:-1}"); do
+  cal=$([[ $run == 1 ]] && echo A || echo B); suffix=$([[ $run == 1 ]] && echo "" || echo "-$cal")
+  [[ -f "$RES/calibration-host-small-k-$cal.json" ]] &&
+    run_step "host$suffix" 170 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target host \
+      --model "$RES/calibration-host-small-k-$cal.json" --out "$RES/fa-a2a-host$suffix.json" --no-progress
+done
 clocks "after host"
-run_step local 130 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target local --reps 10 \
+run_step local 130 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target local --reps "${LOCAL_REPS:-10}" \
   --out "$RES/fa-a2a-local.json" --no-progress
 clocks "after local"
 [[ -f "$RES/fa-a2a-local.json" ]] &&

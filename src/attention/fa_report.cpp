@@ -129,7 +129,9 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
         {"span_s", stats(r.back_to_back_span)}, {"tail_idle_fraction", stats(r.back_to_back_idle_fraction)},
         {"cta_sigma_median_s_per_kv_tile", stats(r.back_to_back_sigma_median)},
         {"cta_sigma_max_s_per_kv_tile", stats(r.back_to_back_sigma_max)},
-        {"inter_launch_gap_s", stats(r.back_to_back_gap)}};
+        {"inter_launch_gap_s", stats(r.back_to_back_gap)},
+        {"cta_start_spread_s", stats(r.back_to_back_start_spread)},
+        {"tiles_per_cta_min", stats(r.back_to_back_tiles_min)}, {"tiles_per_cta_max", stats(r.back_to_back_tiles_max)}};
   j["verification"] = {{"verified", r.verified}, {"rel_error", r.rel_error}, {"max_abs_error", r.max_abs_error},
                        {"unwritten_local", r.unwritten_local}, {"wrong_serial", r.wrong_serial},
                        {"wrong_fused", r.wrong_fused}, {"wrong_cc", r.wrong_cc}, {"seed", r.seed},

@@ -322,6 +322,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     // Per kept launch of FA-only and fused, in order: its SM clock and its span in SM cycles.
     std::vector<double> clock_of[2], cycles_of[2];
     std::vector<double> b2b_span, b2b_idle, b2b_sigma_median, b2b_sigma_max, b2b_gap;  // FA-only launches
+    std::vector<double> b2b_start_spread, b2b_tiles_min, b2b_tiles_max;
     std::vector<double> sigma_cycles_of[2];  // per kept launch: the median CTA's sigma in SM cycles
     std::uint64_t prev_last_ns = 0;
     const auto sender = time_sender_side(
@@ -343,6 +344,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
             b2b_idle.push_back(tl.tail_idle_fraction);
             b2b_sigma_median.push_back(tl.cta_sigma_s_per_kv_tile.median);
             b2b_sigma_max.push_back(tl.cta_sigma_s_per_kv_tile.max);
+            b2b_start_spread.push_back(tl.cta_start_s.max - tl.cta_start_s.min);
+            b2b_tiles_min.push_back(tl.tiles_per_cta.min);
+            b2b_tiles_max.push_back(tl.tiles_per_cta.max);
             const auto [first_ns, last_ns] = launch_bounds_ns(recs.data(), recs.size());
             if (clock_of[v].size() % static_cast<std::size_t>(L) != 1 && L > 1 && prev_last_ns > 0 &&
                 first_ns > prev_last_ns)
@@ -357,6 +361,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.back_to_back_sigma_median = stats_of(b2b_sigma_median);
     r.back_to_back_sigma_max = stats_of(b2b_sigma_max);
     r.back_to_back_gap = stats_of(b2b_gap);
+    r.back_to_back_start_spread = stats_of(b2b_start_spread);
+    r.back_to_back_tiles_min = stats_of(b2b_tiles_min);
+    r.back_to_back_tiles_max = stats_of(b2b_tiles_max);
     r.clock_fa_hz = stats_of(clock_of[kSenderFa]);
     r.clock_fused_hz = stats_of(clock_of[kSenderFused]);
     r.sigma_rounds_fa_cycles = stats_of(sigma_cycles_of[kSenderFa]);

@@ -118,6 +118,10 @@ struct FaA2aPointResult {
   // launch and prologue).
   TimeStats back_to_back_span, back_to_back_idle_fraction, back_to_back_sigma_median, back_to_back_sigma_max;
   TimeStats back_to_back_gap;
+  // The same launches' CTA start spread (last CTA's first tile start - the first's: do the CTAs start
+  // together?) and the fewest / most tiles one CTA ran (how the dynamic scheduler shared the work). The tile
+  // counts are plain numbers held in TimeStats' fields.
+  TimeStats back_to_back_start_spread, back_to_back_tiles_min, back_to_back_tiles_max;
   // Clock-normalized sender side: each kept launch's span times its own SM clock (launch_sm_clock_hz) is
   // the launch's length in SM cycles, which a clock change between launches (power or thermal management)
   // does not move; per round the mean over its L launches; e_res_sender_cycles_paired = same-round fused -
