@@ -93,6 +93,18 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
             .cluster_producers, under_load->num_producers, us(under_load->e_issue_phase_aware_s), us(phase_s),
             phase_accounts ? "accounts for" : "does not account for"));
         ex.explained = ex.explained || phase_accounts;
+      } else if (aligned_case && !accounts && under_load->phase_aware.wave.alignment_measured &&
+                 under_load->phase_aware.wave.cluster_producers < under_load->num_producers &&
+                 under_load->phase_aware.verdict == "undecided") {
+        // The same magnitude check, but the cluster's capacity bound is undecided: say what it would give,
+        // and leave the disagreement unexplained.
+        const double met_s = under_load->e_res_capacity_met_phase_aware_s;
+        parts.push_back(fmt::format(
+            "the CTAs do not align (at most {} of K = {} store at once): were the cluster's capacity bound met "
+            "(the calibration leaves it undecided at K_c = {}), E_issue = {} and E_res = {}, {} the measured band",
+            under_load->phase_aware.wave.cluster_producers, under_load->num_producers,
+            under_load->phase_aware.wave.cluster_producers, us(under_load->e_issue_phase_aware_s), us(met_s),
+            consistent_with_band(met_s, band) ? "within" : "outside"));
       }
     }
     if (r.fa_only_layout != "ulysses")

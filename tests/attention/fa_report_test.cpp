@@ -287,6 +287,19 @@ TEST(FaReport, AnExposureIsExplainedWithTheClustersIssueTimeWhereTheCtasDoNotAli
   EXPECT_TRUE(aligned["explained"].get<bool>()) << aligned["explanation"];
   EXPECT_TRUE(has(aligned["explanation"], "at most 26 of K = 132 store at once")) << aligned["explanation"];
   EXPECT_TRUE(p["phase_aware"]["check"]["explained"].get<bool>());
+  // The cluster's capacity bound undecided (its Q bracket contradicts itself): the magnitude is said, the
+  // disagreement stays unexplained.
+  const auto contradictory = model::PlatformModel::from_json(nlohmann::json::parse(R"({"R_Bps": 52e9,
+      "tiss0": [{"K": 26, "V_bytes": 851968, "s": 5e-7}, {"K": 132, "V_bytes": 4325376, "s": 2.9e-5}],
+      "Q": [{"K": 26, "bytes": null, "bound": "not_identified"}, {"K": 132, "bytes": 8388608, "bound": "fit"}],
+      "fit": {"Q": [{"K": 22, "floor_lower_bound_bytes": 1242423},
+                    {"K": 26, "drain_start_V_bytes": 1260000}]}})"));
+  const auto u = fa_point_json(spec_for("host"), r, contradictory, "host");
+  ASSERT_EQ(u["prediction"]["verdict_phase_aware"], "undecided") << u["prediction"]["phase_aware"];
+  const auto& unexplained = u["prediction"]["aligned"]["check"];
+  EXPECT_FALSE(unexplained["explained"].get<bool>());
+  EXPECT_TRUE(has(unexplained["explanation"], "leaves it undecided at K_c = 26")) << unexplained["explanation"];
+  EXPECT_TRUE(has(unexplained["explanation"], "within the measured band")) << unexplained["explanation"];
   // Aligned CTAs (no alignment measured): the aligned E_issue stands and nothing explains 130 us.
   r.store_phase_spread_median_s = 0;
   r.peak_concurrent_storers = 0;
