@@ -72,7 +72,13 @@ def main():
                     label="prediction: X-Stage E_drain (eq. 18-19)")
             ax.plot(m, [100 * p["prediction"]["E_cc_s"] / t for p, t in zip(tp, tfa)], ":", color=cc_color,
                     label="prediction: completion-coupled E_cc (eq. 17)")
-            if all(p["prediction"].get("E_res_pred_capacity_met_s") is not None for p in tp):
+            # The phase-aware case's (each CTA issues beside its cluster) where the file has it, else the
+            # aligned wave's E_issue (files before 2026-12-02 13:00 UTC).
+            phase = [p["prediction"].get("phase_aware", {}).get("E_res_pred_capacity_met_s") for p in tp]
+            if all(x is not None for x in phase):
+                ax.plot(m, [100 * x / t for x, t in zip(phase, tfa)], "-.", color=fused_color,
+                        label="prediction: E_res were Q not binding (phase-aware E_issue + E_load, sigma applied)")
+            elif all(p["prediction"].get("E_res_pred_capacity_met_s") is not None for p in tp):
                 ax.plot(m, [100 * p["prediction"]["E_res_pred_capacity_met_s"] / t for p, t in zip(tp, tfa)], "-.",
                         color=fused_color, label="prediction: E_res were Q not binding (E_issue + E_load, sigma "
                                                  "under load)")
