@@ -9,7 +9,6 @@
 #include "common/error.hpp"
 #include "moe/moe_run_point.hpp"
 #include "moe/shapes.hpp"
-#include "report/file_io.hpp"
 #include "report/json_read.hpp"
 
 namespace xs::cli {
@@ -46,14 +45,6 @@ moe::MoeShape resolve_shape(const PredictMoeOptions& o) {
   s.top_k = static_cast<int>(require(o.top_k, "--top-k", why));
   if (s.top_k > s.num_experts) throw input_error("--top-k", "must not exceed --experts");
   return s;
-}
-
-// config.target of a calibration file ("host", "peer:1", ...); empty when the file does not say.
-std::string calibration_target(const std::string& path) {
-  const nlohmann::json doc = report::parse_json_text(report::read_text_file(path), path);
-  if (!doc.is_object() || !doc.contains("config") || !doc["config"].is_object()) return "";
-  const nlohmann::json& config = doc["config"];
-  return config.contains("target") && config["target"].is_string() ? config["target"].get<std::string>() : "";
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
+#include "cli/predict_fa_result.hpp"
 #include "cli/predict_moe.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -487,12 +488,15 @@ int main(int argc, char** argv) {
     HidingOptions hiding;
     InterleaveOptions interleave;
     xs::cli::PredictMoeOptions moe;
+    xs::cli::PredictFaResultOptions fa_result;
+    fa_result.argv.assign(argv, argv + argc);
     add_burst(app, burst);
     add_fa(app, fa);
     add_stall(app, stall);
     add_hiding(app, hiding);
     add_interleave(app, interleave);
     xs::cli::add_predict_moe(app, moe);
+    xs::cli::add_predict_fa_result(app, fa_result);
     xs::cli::parse_or_throw(app, argc, argv);
 
     const std::string name = app.get_subcommands().front()->get_name();
@@ -506,6 +510,8 @@ int main(int argc, char** argv) {
       run_hiding(hiding).print(hiding.json);
     else if (name == "interleave")
       run_interleave(interleave).print(interleave.json);
+    else if (name == "fa-result")
+      xs::cli::run_predict_fa_result(fa_result);
     else
       run_moe(moe).print(moe.json);
     return 0;

@@ -6,6 +6,8 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/platform_model.hpp"
+#include "report/file_io.hpp"
+#include "report/json_read.hpp"
 
 namespace xs::cli {
 namespace {
@@ -143,6 +145,13 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
                              ? "the --model file has no Q(K) entries; give a size such as 4.25MiB"
                              : p.capacity_unavailable + " (a size such as 4.25MiB)");
   return p;
+}
+
+std::string calibration_target(const std::string& path) {
+  const nlohmann::json doc = report::parse_json_text(report::read_text_file(path), path);
+  if (!doc.is_object() || !doc.contains("config") || !doc["config"].is_object()) return "";
+  const nlohmann::json& config = doc["config"];
+  return config.contains("target") && config["target"].is_string() ? config["target"].get<std::string>() : "";
 }
 
 }  // namespace xs::cli

@@ -65,5 +65,7 @@ void add_platform_flags(CLI::App& cmd, PlatformFlags& flags, bool with_capacity,
 // (input_error naming --K otherwise) and Q is looked up when K is given. Bad files: input_error (exit 2).
 Platform resolve_platform(const PlatformFlags& flags, std::optional<long long> num_producers,
                           double volume_bytes, bool need_capacity);
+// config.target of a calibration file ("host", "peer:1", ...); empty when the file does not say.
+std::string calibration_target(const std::string& model_path);
 
 }  // namespace xs::cli

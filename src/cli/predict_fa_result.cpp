@@ -1,0 +1,251 @@
+// xstage cli layer: `xstage-predict fa-result` (see predict_fa_result.hpp). The measured quantities, meta and
+// every other section stay as the run wrote them; only the prediction of each re-judged point changes, in the
+// places the bench put it: points[i].prediction, points[i].extra.agreement (extra.prediction_note) and the
+// point's copy in extra.fa_a2a[] (the form scripts/plot_fa_a2a.py reads).
+#include "cli/predict_fa_result.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "attention/fa_app_point.hpp"
+#include "attention/fa_prediction_json.hpp"
+#include "attention/fa_result_reader.hpp"
+#include "cli/common/options.hpp"
+#include "common/error.hpp"
+#include "model/platform_model.hpp"
+#include "report/file_io.hpp"
+#include "report/json_read.hpp"
+#include "report/result_file.hpp"
+#include "xstage/build_info.hpp"
+
+namespace xs::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+constexpr const char* kUsage = "xstage-predict fa-result RESULT.json --model CAL.json --out NEW.json";
+
+// j at a JSON pointer ("/spec/M"); null where absent.
+json at(const json& j, const char* pointer) {
+  const json::json_pointer p(pointer);
+  return j.is_object() && j.contains(p) ? j[p] : json();
+}
+
+// A verdict and its check against the measured band: "piggyback" and "disagrees"; empty where none.
+struct Judgement {
+  std::string verdict, check;
+  std::string shown() const { return verdict.empty() ? "-" : verdict + " -> " + check; }
+  json to_json() const { return verdict.empty() ? json() : json{{"verdict", verdict}, {"check", check}}; }
+};
+Judgement judgement(const json& prediction, const char* verdict_key, const char* case_key) {
+  const auto text = [&](const std::string& pointer) {
+    const json value = at(prediction, pointer.c_str());
+    return value.is_string() ? value.get<std::string>() : std::string();
+  };
+  return {text(std::string("/") + verdict_key), text(fmt::format("/{}/check/result", case_key))};
+}
+
+struct PointRow {
+  std::string id, target, note;  // note: why a point was left as it was, or that it has no prediction
+  long long seq_len = 0, num_heads = 0;
+  bool rejudged = false;
+  Judgement aligned, phase_aware, before_aligned, before_phase_aware;
+};
+
+std::string fnv1a64(std::string_view bytes) {  // which calibration bytes judged the points
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b)) return true;  // hard and symbolic links too
+  return fs::weakly_canonical(fs::absolute(a)) == fs::weakly_canonical(fs::absolute(b));
+}
+
+// A whole input file; one that cannot be read is an input_error naming its flag ("--model") and the form.
+std::string read_named(const std::string& path, const char* flag) {
+  try {
+    return report::read_text_file(path);
+  } catch (const Error& e) {
+    throw input_error(flag, fmt::format("{}; usage: {}", e.what(), kUsage));
+  }
+}
+
+// The input as JSON, after the strict result-file reader accepted it and it has fa_a2a points.
+json read_fa_result(const std::string& path) {
+  const std::string text = read_named(path, "RESULT.json");
+  const std::string expected = "expected a result file written by xstage-bench fa_a2a (" + std::string(kUsage) + ")";
+  try {
+    (void)report::parse_result_text(text, path);
+  } catch (const Error& e) {
+    throw input_error("RESULT.json", fmt::format("{}; {}", e.what(), expected));
+  }
+  json doc = report::parse_json_text(text, path);
+  for (const json& p : doc["points"])
+    if (p.value("suite", "") == attention::kFaSuiteId) return doc;
+  throw input_error("RESULT.json", path + " has no fa_a2a points; " + expected);
+}
+
+// Re-judges points[i] in place (with its copy `legacy` in extra.fa_a2a, or null) and says what happened.
+PointRow rejudge(json& point, json* legacy, std::size_t i, const model::PlatformModel& platform,
+                 const std::string& model_target, const json& provenance) {
+  const std::string path = report::index_path("points", i);
+  PointRow row;
+  try {
+    const attention::FaA2aPointSpec spec = attention::fa_point_spec_from_json(point);
+    row.id = point.value("id", "");
+    row.target = spec.target;
+    row.seq_len = spec.seq_len;
+    row.num_heads = spec.num_heads;
+    const json before = point.value("prediction", json());
+    row.before_aligned = judgement(before, "verdict", "aligned");
+    row.before_phase_aware = judgement(before, "verdict_phase_aware", "phase_aware");
+    if (point["status"] != "ok") {
+      row.note = fmt::format("status {}: left as it was", point["status"].get<std::string>());
+      return row;
+    }
+    if (!model_target.empty() && model_target != spec.target) {
+      row.note = fmt::format("target '{}', the calibration's is '{}': left as it was", spec.target, model_target);
+      return row;
+    }
+    json judged = json::object();
+    attention::add_prediction_json(spec, attention::fa_point_result_from_json(point), platform, judged);
+    json& extra = point["extra"];
+    json rejudged = json::object();  // the run's extra.rejudged holds the rest (tool, argv, date)
+    for (const char* key : {"model_file", "model_fnv1a64", "model_target", "note"}) rejudged[key] = provenance.at(key);
+    rejudged["previous"] = {{"aligned", row.before_aligned.to_json()},
+                            {"phase_aware", row.before_phase_aware.to_json()},
+                            {"agreement", extra.value("agreement", json())}};
+    for (json* p : {&point, legacy}) {
+      if (p == nullptr) continue;
+      json& holder = p == &point ? extra : *p;  // the agreement: in extra of a point, beside it in extra.fa_a2a
+      p->erase("prediction");
+      holder.erase("agreement");
+      holder.erase("prediction_note");
+      if (judged.contains("prediction")) {
+        (*p)["prediction"] = judged["prediction"];
+        holder["agreement"] = judged["agreement"];
+      }
+    }
+    if (!judged.contains("prediction")) row.note = "no sigma measured: no prediction";
+    extra["rejudged"] = rejudged;
+  } catch (const Error& e) {
+    throw report::nest_error(e, path);
+  }
+  row.rejudged = true;
+  row.aligned = judgement(point.value("prediction", json()), "verdict", "aligned");
+  row.phase_aware = judgement(point.value("prediction", json()), "verdict_phase_aware", "phase_aware");
+  return row;
+}
+
+void print_rows(const std::vector<PointRow>& rows, const PredictFaResultOptions& o, const std::string& model_target,
+                int num_rejudged) {
+  if (o.json) {
+    json points = json::array();
+    for (const auto& r : rows)
+      points.push_back({{"id", r.id}, {"M", r.seq_len}, {"heads", r.num_heads}, {"target", r.target},
+                        {"rejudged", r.rejudged}, {"note", r.note}, {"aligned", r.aligned.to_json()},
+                        {"phase_aware", r.phase_aware.to_json()},
+                        {"previous", {{"aligned", r.before_aligned.to_json()},
+                                      {"phase_aware", r.before_phase_aware.to_json()}}}});
+    fmt::print("{}\n", json{{"result", o.result_path}, {"model", o.model_path}, {"out", o.out_path},
+                            {"model_target", model_target.empty() ? json() : json(model_target)}, {"num_rejudged", num_rejudged}, {"points", points}}.dump());
+    return;
+  }
+  fmt::print("{} judged with {} (target {})\n", o.result_path, o.model_path,
+             model_target.empty() ? "not recorded" : model_target);
+  fmt::print("{:>6}  {:>5}  {:<8}  {:<26}  {:<26}  {}\n", "M", "heads", "target", "aligned (paper)", "phase-aware",
+             "in the input: aligned | phase-aware");
+  for (const auto& r : rows) {
+    const std::string now = r.rejudged ? fmt::format("{:<26}  {:<26}", r.aligned.shown(), r.phase_aware.shown())
+                                       : fmt::format("{:<54}", "-");
+    fmt::print("{:>6}  {:>5}  {:<8}  {}  {} | {}{}\n", r.seq_len, r.num_heads, r.target, now,
+               r.before_aligned.shown(), r.before_phase_aware.shown(), r.note.empty() ? "" : "  (" + r.note + ")");
+  }
+  fmt::print("wrote {} ({} of {} fa_a2a points re-judged)\n", o.out_path, num_rejudged, rows.size());
+}
+
+}  // namespace
+
+void add_predict_fa_result(CLI::App& app, PredictFaResultOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "fa-result", "Judge a measured fa_a2a result file again against another calibration, without measuring.");
+  cmd->footer(
+      std::string("Usage: ") + kUsage + " [--json]\n"
+      "Every fa_a2a point with status ok whose target is the calibration's (config.target; any target where\n"
+      "the calibration does not record one) gets its prediction and agreement recomputed from the measured\n"
+      "quantities in the file (extra.measured, variants and paired samples) with the calibration's R,\n"
+      "T_iss^0 and Q, exactly as xstage-bench fa_a2a --model computes them: points[i].prediction,\n"
+      "points[i].extra.agreement and extra.fa_a2a[i] are replaced, and extra.rejudged records the\n"
+      "calibration (path, fnv1a64 of its bytes, its git sha and date), the previous verdicts and agreement,\n"
+      "and this tool's version. Other points, measurements and meta are left as they were; extra.model_from\n"
+      "names the new calibration. NEW.json is written atomically and must not be RESULT.json.\n"
+      "Prints M, heads, target, each verdict -> its check (agrees | disagrees | not decided) and the input's.\n"
+      "Exit codes: 0 ok, 2 bad usage or input (nothing written).");
+  cmd->add_option("result", o.result_path, "the fa_a2a result file of xstage-bench fa_a2a to re-judge (read only)")
+      ->type_name("RESULT.json");
+  cmd->add_option("--model", o.model_path, "calibration result file (xstage-calibrate, with a `model` section)")
+      ->type_name("CAL.json");
+  cmd->add_option("--out", o.out_path, "where to write the re-judged result (a new path, not RESULT.json)")
+      ->type_name("NEW.json");
+  cmd->add_flag("--json", o.json, "print one JSON object per run instead of the table");
+}
+
+void run_predict_fa_result(const PredictFaResultOptions& o) {
+  if (o.result_path.empty()) throw_missing("RESULT.json", std::string("the fa_a2a result to re-judge: ") + kUsage);
+  if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to judge with: ") + kUsage);
+  if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the re-judged result: ") + kUsage);
+  if (same_file(o.out_path, o.result_path))
+    throw input_error("--out", fmt::format("'{}' is the input RESULT.json; the input is never overwritten: give "
+                                           "another path", o.out_path));
+  report::check_output_path(o.out_path, "--out");
+  json doc = read_fa_result(o.result_path);
+  const std::string model_text = read_named(o.model_path, "--model");
+  const model::PlatformModel platform = model::PlatformModel::load(o.model_path);
+  const std::string model_target = calibration_target(o.model_path);
+  const json model_meta = at(report::parse_json_text(model_text, o.model_path), "/meta");
+  json provenance = {
+      {"model_file", o.model_path}, {"model_fnv1a64", fnv1a64(model_text)},
+      {"model_target", model_target.empty() ? json() : json(model_target)},
+      {"model_git_sha", at(model_meta, "/git_sha")}, {"model_date_utc", at(model_meta, "/date_utc")},
+      {"previous_model_from", doc["extra"].value("model_from", json())},
+      {"by", {{"tool", "xstage-predict fa-result"}, {"tool_version", build_info::kVersion},
+              {"git_sha", build_info::kGitSha}, {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
+              {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}},
+      {"note", "prediction and agreement recomputed from the point's measured quantities with model_file; nothing "
+               "was measured again: meta, variants and extra.measured are the original run's"}};
+  // extra.fa_a2a[k] is the k-th fa_a2a point's copy where the file keeps one per point, in order.
+  std::vector<std::size_t> fa_points;
+  for (std::size_t i = 0; i < doc["points"].size(); ++i)
+    if (doc["points"][i].value("suite", "") == attention::kFaSuiteId) fa_points.push_back(i);
+  json& legacy = doc["extra"]["fa_a2a"];
+  const bool legacy_matches = legacy.is_array() && legacy.size() == fa_points.size();
+  std::vector<PointRow> rows;
+  int num_rejudged = 0;
+  for (std::size_t k = 0; k < fa_points.size(); ++k) {
+    json& point = doc["points"][fa_points[k]];
+    const bool same_point = legacy_matches && at(legacy[k], "/spec/M") == at(point, "/axes/M") &&
+                            at(legacy[k], "/spec/target") == at(point, "/axes/target");
+    json* copy = same_point ? &legacy[k] : nullptr;
+    rows.push_back(rejudge(point, copy, fa_points[k], platform, model_target, provenance));
+    num_rejudged += rows.back().rejudged ? 1 : 0;
+  }
+  if (legacy.is_null()) doc["extra"].erase("fa_a2a");
+  provenance["num_rejudged"] = num_rejudged;
+  provenance["num_left_as_they_were"] = static_cast<int>(rows.size()) - num_rejudged;
+  doc["extra"]["rejudged"] = provenance;
+  if (num_rejudged > 0) doc["extra"]["model_from"] = o.model_path;
+  (void)report::result_from_json(doc);  // what is written reads back
+  report::prepare_output_path(o.out_path, "--out");
+  report::write_json_atomic(o.out_path, doc, 1);
+  print_rows(rows, o, model_target, num_rejudged);
+}
+
+}  // namespace xs::cli

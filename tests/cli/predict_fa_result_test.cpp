@@ -1,0 +1,109 @@
+// tests/cli: `xstage-predict fa-result` on the committed small-K H200 fa_a2a run and its calibration: a new
+// file with every point re-judged and the measurement untouched; points of another target left as they were;
+// --out naming the input, a file that is not an fa_a2a result and a missing flag refused (exit 2, nothing
+// written).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tool_run.hpp"
+
+namespace {
+
+using nlohmann::json;
+using xs::test::contains;
+using xs::test::Scratch;
+
+const std::string kDir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa_a2a/1bb3bca-small-k/";
+const std::string kResult = kDir + "fa-a2a-host-small-k.json";
+const std::string kCalibration = kDir + "calibration-host-small-k.json";
+const char* kTool = "xstage-predict";
+
+TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
+  Scratch s;
+  const std::string input_before = xs::test::read_file(kResult);
+  const auto r = s.run(kTool, "fa-result " + kResult + " --model " + kCalibration + " --out out/new.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(xs::test::read_file(kResult), input_before);
+  EXPECT_TRUE(contains(r.out, "wrote out/new.json (5 of 5 fa_a2a points re-judged)")) << r.out;
+  EXPECT_TRUE(contains(r.out, " 8192 ")) << r.out;
+  const json in = json::parse(input_before), out = json::parse(xs::test::read_file(s.path("out/new.json")));
+  EXPECT_EQ(out["meta"], in["meta"]);
+  EXPECT_EQ(out["extra"]["model_from"], kCalibration);
+  EXPECT_EQ(out["extra"]["rejudged"]["num_rejudged"], 5);
+  EXPECT_EQ(out["extra"]["rejudged"]["previous_model_from"], in["extra"]["model_from"]);
+  ASSERT_EQ(out["points"].size(), in["points"].size());
+  for (std::size_t i = 0; i < in["points"].size(); ++i) {
+    const json &a = in["points"][i], &b = out["points"][i];
+    EXPECT_EQ(b["variants"], a["variants"]);
+    EXPECT_EQ(b["extra"]["measured"], a["extra"]["measured"]);
+    ASSERT_TRUE(b["prediction"].is_object());
+    EXPECT_TRUE(b["prediction"]["aligned"]["check"]["result"].is_string());
+    EXPECT_EQ(b["extra"]["rejudged"]["model_file"], kCalibration);
+    EXPECT_TRUE(contains(b["extra"]["rejudged"]["model_fnv1a64"].get<std::string>(), "fnv1a64:"));
+    EXPECT_EQ(b["extra"]["rejudged"]["previous"]["agreement"], a["extra"]["agreement"]);
+    // The per-point copy in extra.fa_a2a carries the same new prediction.
+    EXPECT_EQ(out["extra"]["fa_a2a"][i]["prediction"], b["prediction"]);
+    EXPECT_EQ(out["extra"]["fa_a2a"][i]["agreement"], b["extra"]["agreement"]);
+  }
+  const auto j = s.run(kTool, "fa-result " + kResult + " --model " + kCalibration + " --out again.json --json");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  const json report = json::parse(j.out);
+  ASSERT_EQ(report["points"].size(), 5u);
+  EXPECT_EQ(report["points"][0]["M"], 8192);
+  EXPECT_TRUE(report["points"][0]["aligned"]["verdict"].is_string());
+  EXPECT_TRUE(report["points"][0]["previous"]["phase_aware"]["check"].is_string());
+}
+
+TEST(PredictFaResult, APointOfAnotherTargetIsLeftAsItWas) {
+  Scratch s;
+  json in = json::parse(xs::test::read_file(kResult));
+  in["points"][1]["axes"]["target"] = "local";
+  in["extra"]["fa_a2a"][1]["spec"]["target"] = "local";
+  xs::test::write_file(s.path("in.json"), in.dump(1));
+  const auto r = s.run(kTool, "fa-result in.json --model " + kCalibration + " --out new.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "target 'local', the calibration's is 'host': left as it was")) << r.out;
+  const json out = json::parse(xs::test::read_file(s.path("new.json")));
+  EXPECT_EQ(out["points"][1], in["points"][1]);
+  EXPECT_EQ(out["extra"]["fa_a2a"][1], in["extra"]["fa_a2a"][1]);
+  EXPECT_EQ(out["extra"]["rejudged"]["num_rejudged"], 4);
+  EXPECT_TRUE(out["points"][0]["extra"].contains("rejudged"));
+}
+
+TEST(PredictFaResult, RefusesToOverwriteItsInput) {
+  Scratch s;
+  xs::test::write_file(s.path("in.json"), xs::test::read_file(kResult));
+  for (const char* out : {"in.json", "./in.json", "sub/../in.json"})
+    xs::test::expect_refused(s, kTool, std::string("fa-result in.json --model ") + kCalibration + " --out " + out, 2,
+                             {"--out", "is the input RESULT.json", "never overwritten"});
+}
+
+TEST(PredictFaResult, RefusesWhatIsNotAnFaA2aResult) {
+  Scratch s;
+  xs::test::write_file(s.path("plain.json"), R"({"hello": 1})");
+  const std::string model = " --model " + kCalibration + " --out new.json";
+  xs::test::expect_refused(s, kTool, "fa-result plain.json" + model, 2,
+                           {"schema", "expected a result file written by xstage-bench fa_a2a", "RESULT.json"});
+  // A calibration is a result file, but without fa_a2a points.
+  xs::test::expect_refused(s, kTool, "fa-result " + kCalibration + model, 2, {"has no fa_a2a points"});
+  xs::test::expect_refused(s, kTool, "fa-result " + kResult + " --out new.json", 2, {"--model: required"});
+  xs::test::expect_refused(s, kTool, "fa-result " + kResult + " --model " + kResult + " --out new.json", 2, {});
+  // A point without what the prediction reads: the path of the missing key.
+  json in = json::parse(xs::test::read_file(kResult));
+  in["points"][2]["extra"]["measured"].erase("sigma_fa_s_per_kv_tile");
+  xs::test::write_file(s.path("cut.json"), in.dump());
+  xs::test::expect_refused(s, kTool, "fa-result cut.json" + model, 2,
+                           {"points[2].extra.measured.sigma_fa_s_per_kv_tile: missing"});
+}
+
+TEST(PredictFaResult, HelpExplainsTheSubcommand) {
+  const auto r = xs::test::run_tool(kTool, {"fa-result", "--help"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  for (const char* needle : {"RESULT.json", "--model", "--out", "extra.rejudged", "must not be RESULT.json"})
+    EXPECT_TRUE(contains(r.out, needle)) << needle << "\n" << r.out;
+}
+
+}  // namespace
