@@ -123,12 +123,25 @@ FaA2aPointResult fa_point_result_from_json(const json& point) {
     r.sender_cc = timed(*ss, sp, "T_cc_s", "variants", "completion_coupled_sender_side");
     r.e_res_sender_paired = timed(*ss, sp, "E_res_paired_s", "paired", "fused_minus_fa_sender_side");
     r.e_cc_sender_paired = timed(*ss, sp, "E_cc_paired_s", "paired", "completion_coupled_minus_fa_sender_side");
+    // The rounds' sigmas in cycles and the FA-only rounds' clock (the prediction's sigmas; files from
+    // 2026-12-02 13:00 UTC on); older files lack both and the prediction falls back to the lone launches'.
+    if (const json* cn = optional_member(*ss, "clock_normalized")) {
+      const std::string cp = join_path(sp, "clock_normalized");
+      r.clock_fa_hz = stats(*cn, cp, "clock_fa_hz");
+      r.clock_fused_hz = stats(*cn, cp, "clock_fused_hz");
+    }
+    if (const json* sr = optional_member(*ss, "sigma_rounds")) {
+      const std::string rp = join_path(sp, "sigma_rounds");
+      r.sigma_rounds_fa_cycles = stats(*sr, rp, "fa_cycles_per_kv_tile");
+      r.sigma_rounds_fused_cycles = stats(*sr, rp, "fused_cycles_per_kv_tile");
+    }
   }
   r.num_ctas = integer(m, at, "K");
   r.num_tiles = integer(m, at, "num_tiles");
   r.volume_bytes = number(m, at, "volume_bytes");
   r.fa_tflops = number(m, at, "fa_tflops");
   r.sm_clock_hz = number(m, at, "sm_clock_hz");
+  if (optional_member(m, "sm_clock_fa_hz") != nullptr) r.sm_clock_fa_hz = number(m, at, "sm_clock_fa_hz");
   r.sigma_s_per_kv_tile = number(m, at, "sigma_s_per_kv_tile");
   r.sigma_fa_s_per_kv_tile = number(m, at, "sigma_fa_s_per_kv_tile");
   r.qloop_fused = stats(m, at, "qloop_s");

@@ -73,9 +73,17 @@ FaA2aPointResult measured(int rounds, bool sender_side) {
     r.sender_cc = timed(rng, 642e-6, 0.02, rounds);
     r.e_res_sender_paired = paired(r.sender_fused, r.sender_fa);
     r.e_cc_sender_paired = paired(r.sender_cc, r.sender_fa);
+    // The clock-normalized rounds and the rounds' sigmas in cycles (what the prediction's sigmas come from).
+    r.e_res_sender_cycles_paired = paired(r.sender_fused, r.sender_fa);
+    r.sender_fa_cycles = timed(rng, 457e-6, 0.01, rounds);
+    r.clock_fa_hz = timed(rng, 1.726e9, 0.01, rounds);
+    r.clock_fused_hz = timed(rng, 1.731e9, 0.01, rounds);
+    r.sigma_rounds_fa_cycles = timed(rng, 2755, 0.02, rounds);
+    r.sigma_rounds_fused_cycles = timed(rng, 3590, 0.03, rounds);
   }
   r.fa_tflops = 614.5;
   r.sm_clock_hz = 1.72e9;
+  r.sm_clock_fa_hz = 1.85e9;
   r.sigma_s_per_kv_tile = 2.058e-6;
   r.sigma_fa_s_per_kv_tile = 1.508e-6;
   r.qloop_fused = timed(rng, 131.7e-6, 0.15, 9);
@@ -132,6 +140,7 @@ TEST(FaResultReader, ReadBackPointIsJudgedExactlyAsTheMeasuredOne) {
     ASSERT_TRUE(original.contains("prediction"));
     EXPECT_EQ(original["prediction"]["noise_band"]["measured"], band_measured);
     EXPECT_EQ(original["prediction"]["judged_at"], sender_side ? "sender_side" : "remote_visible_completion");
+    EXPECT_EQ(original["prediction"]["sigma"]["source"], sender_side ? "sender_side_rounds" : "instrumented_launches");
     const json again = judged(fa_point_spec_from_json(point), back, platform);
     EXPECT_EQ(again["prediction"], original["prediction"]);
     EXPECT_EQ(again["agreement"], original["agreement"]);
