@@ -78,6 +78,28 @@ inline bool parse_tile_scheduler(std::string_view name, TileSchedulerKind* out) 
 }
 inline constexpr const char* kTileSchedulerNames = "static, dynamic";
 
+// The cache operator of the epilogue's 16-byte output stores (every epilogue mode, so FA-only and fused stay
+// the same work). Both write the same bits.
+//   kDefault    st.global (.wb): the output lines stay in L2 like any other.
+//   kStreaming  st.global.cs: allocated evict-first, so a launch's output does not displace the next launch's
+//               Q/K/V in L2 (issue 13: an FA launch right after another one runs ~12% longer at M = 8K).
+enum class StoreCachePolicy : int { kDefault = 0, kStreaming = 1 };
+inline constexpr int kNumStoreCachePolicies = 2;
+inline const char* store_cache_policy_name(StoreCachePolicy policy) {
+  return policy == StoreCachePolicy::kDefault ? "default" : policy == StoreCachePolicy::kStreaming ? "streaming" : "?";
+}
+inline bool parse_store_cache_policy(std::string_view name, StoreCachePolicy* out) {
+  for (int i = 0; i < kNumStoreCachePolicies; ++i) {
+    const auto policy = static_cast<StoreCachePolicy>(i);
+    if (name == store_cache_policy_name(policy)) {
+      *out = policy;
+      return true;
+    }
+  }
+  return false;
+}
+inline constexpr const char* kStoreCachePolicyNames = "default, streaming";
+
 // Compile-time tile shape of the sm_90a kernel, one instantiation per built head dim (kBuiltHeadDims).
 //   b_m = 128 query rows per CTA tile, split 2 x 64 over the consumer warpgroups (wgmma M = 64);
 //   b_n = 128 keys per KV tile; a 2-stage K ring and a 2-stage V ring.
@@ -112,6 +134,7 @@ struct FlashAttentionConfig {
   std::uint64_t timeout_cycles = 1ull << 34;    // spin-wait limit (about 8 s at 2 GHz), then trap
   MainloopSchedule schedule = MainloopSchedule::kBaseline;  // consumer warpgroups' wgmma issue order
   TileSchedulerKind tile_scheduler = TileSchedulerKind::kDynamic;  // which CTA computes which tile
+  StoreCachePolicy store_cache = StoreCachePolicy::kDefault;        // the output stores' cache operator
 };
 
 }  // namespace xs::kernels::attention

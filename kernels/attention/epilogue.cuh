@@ -68,10 +68,18 @@ __device__ __forceinline__ void store_output_tile(const KernelParams& p, const f
 #pragma unroll
   for (int ps = 0; ps < kPasses; ++ps) data[ps] = ptx::ld_shared_v4(staging_addr + Map::row(ps, thread) * kPitch + chunk * 16);
   const std::uint32_t token0 = coord.m_block * TileShape::kBlockM + consumer * TileShape::kRowsPerConsumer;
+  if (p.streaming_stores) {  // uniform across the launch: the same branch in every thread
 #pragma unroll
-  for (int ps = 0; ps < kPasses; ++ps) {
-    const std::uint32_t token = token0 + Map::row(ps, thread);
-    ptx::st_global_v4(row_address<kMode, D>(p, coord.head, token) + chunk * 16, data[ps]);
+    for (int ps = 0; ps < kPasses; ++ps) {
+      const std::uint32_t token = token0 + Map::row(ps, thread);
+      ptx::st_global_cs_v4(row_address<kMode, D>(p, coord.head, token) + chunk * 16, data[ps]);
+    }
+  } else {
+#pragma unroll
+    for (int ps = 0; ps < kPasses; ++ps) {
+      const std::uint32_t token = token0 + Map::row(ps, thread);
+      ptx::st_global_v4(row_address<kMode, D>(p, coord.head, token) + chunk * 16, data[ps]);
+    }
   }
   std::uint64_t store_end = 0, store_end_ns = 0, fence_end = 0;
   if (instrument) {

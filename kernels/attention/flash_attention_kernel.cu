@@ -304,6 +304,8 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
     throw input_error("mode", "unknown epilogue mode");
   if (static_cast<int>(config.tile_scheduler) < 0 || static_cast<int>(config.tile_scheduler) >= kNumTileSchedulerKinds)
     throw input_error("tile_scheduler", "unknown tile scheduler; built: " + std::string(kTileSchedulerNames));
+  if (static_cast<int>(config.store_cache) < 0 || static_cast<int>(config.store_cache) >= kNumStoreCachePolicies)
+    throw input_error("store_cache", "unknown store cache policy; built: " + std::string(kStoreCachePolicyNames));
   if (static_cast<int>(config.schedule) < 0 || static_cast<int>(config.schedule) >= kNumMainloopSchedules)
     throw input_error("schedule", "unknown mainloop schedule " + std::to_string(static_cast<int>(config.schedule)) +
                                       "; built: " + kMainloopScheduleNames);
@@ -348,6 +350,7 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   p.out = static_cast<std::uint8_t*>(a.out);
   for (int r = 0; r < kMaxRanks; ++r) p.dst[r] = static_cast<std::uint8_t*>(a.dst[r]);
   p.records = a.records;
+  p.streaming_stores = config.store_cache == StoreCachePolicy::kStreaming ? 1u : 0u;
   if (config.tile_scheduler == TileSchedulerKind::kDynamic) {
     p.scheduler.dynamic = true;
     p.tile_counters = tile_counters_device();

@@ -18,6 +18,7 @@ struct KernelParams {
   std::uint8_t* out = nullptr;     // kLocal destination
   std::uint8_t* dst[kMaxRanks] = {};
   TileRecord* records = nullptr;   // nullptr: no instrumentation
+  std::uint32_t streaming_stores = 0;  // 1: the epilogue stores with st.global.cs (StoreCachePolicy::kStreaming)
   // Dynamic tile scheduler: [0] the next ticket, [1] CTAs finished; zero before the launch, and the last
   // CTA to finish zeroes them again (so back-to-back launches on one stream reuse them).
   std::uint32_t* tile_counters = nullptr;

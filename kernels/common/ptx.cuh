@@ -24,6 +24,14 @@ __device__ __forceinline__ void st_global_v4_b32(void* ptr, std::uint32_t a, std
   asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
 }
 
+// The same store with the .cs cache operator (cache streaming: "likely to be accessed once"; the lines are
+// allocated evict-first, so data written once does not push reused data out of L2). PTX ISA "st",
+// "Cache Operators" (#cache-operators).
+__device__ __forceinline__ void st_global_cs_v4_b32(void* ptr, std::uint32_t a, std::uint32_t b, std::uint32_t c,
+                                                    std::uint32_t d) {
+  asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
 // A release store at system scope: makes a status word written before __trap() visible to the host.
 // PTX ISA "st" (.release.sys) and "Memory Consistency Model: Scope" (#scope).
 __device__ __forceinline__ void st_release_sys_u32(std::uint32_t* ptr, std::uint32_t value) {

@@ -326,5 +326,6 @@ __device__ __forceinline__ uint4 ld_shared_v4(std::uint32_t addr) {
 // The 16-byte store of kernels/common/ptx.cuh (the remote-store microbenchmarks' instruction), so the
 // application kernels and the calibration issue the same STG.E.128.
 __device__ __forceinline__ void st_global_v4(void* ptr, uint4 v) { st_global_v4_b32(ptr, v.x, v.y, v.z, v.w); }
+__device__ __forceinline__ void st_global_cs_v4(void* ptr, uint4 v) { st_global_cs_v4_b32(ptr, v.x, v.y, v.z, v.w); }
 
 }  // namespace xs::ptx

@@ -33,6 +33,10 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   if (!ka::parse_tile_scheduler(s.fa_tile_scheduler, &tiles))
     throw input_error("--fa-tile-scheduler", "unknown tile scheduler '" + s.fa_tile_scheduler + "'; use one of " +
                                                  ka::kTileSchedulerNames);
+  ka::StoreCachePolicy store_cache;
+  if (!ka::parse_store_cache_policy(s.fa_store_cache, &store_cache))
+    throw input_error("--fa-store-cache", "unknown store cache policy '" + s.fa_store_cache + "'; use one of " +
+                                              ka::kStoreCachePolicyNames);
 }
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
@@ -43,6 +47,8 @@ json fa_canonical_spec(const FaA2aPointSpec& s) {
   if (s.fa_schedule != "baseline") j["fa_schedule"] = s.fa_schedule;
   // Likewise the tile scheduler only when not the static one every point before it ran.
   if (s.fa_tile_scheduler != "static") j["fa_tile_scheduler"] = s.fa_tile_scheduler;
+  // And the store cache policy only when not the default every point before it ran.
+  if (s.fa_store_cache != "default") j["fa_store_cache"] = s.fa_store_cache;
   return j;
 }
 

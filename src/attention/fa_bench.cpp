@@ -44,6 +44,7 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         s.num_ctas = o.num_ctas;
         s.fa_schedule = o.fa_schedule;
         s.fa_tile_scheduler = o.fa_tile_scheduler;
+        s.fa_store_cache = o.fa_store_cache;
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.verify = o.verify;

@@ -20,6 +20,7 @@ struct FaBenchOptions {
   int head_dim = 128;                    // --head-dim: 64 or 128
   std::string fa_schedule = "baseline";  // --fa-schedule: the kernel's MainloopSchedule by name
   std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (TileSchedulerKind)
+  std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (StoreCachePolicy)
   int device = 0;                        // --device: the sending GPU (peer:N: its rank in the All-to-All)
   bool verify = true, resume = false, progress = true;
   bool json = false;                     // print the result file on stdout instead of the table

@@ -90,6 +90,7 @@ FaA2aPointSpec fa_point_spec_from_json(const json& point) {
   s.fa_schedule = optional_member(axes, "fa_schedule") ? text(axes, "axes", "fa_schedule") : "baseline";
   s.fa_tile_scheduler =
       optional_member(axes, "fa_tile_scheduler") ? text(axes, "axes", "fa_tile_scheduler") : "static";
+  s.fa_store_cache = optional_member(axes, "fa_store_cache") ? text(axes, "axes", "fa_store_cache") : "default";
   return s;
 }
 

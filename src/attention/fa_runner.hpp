@@ -42,6 +42,7 @@ struct FaA2aPointSpec {
   int num_ctas = 0;              // 0: one per SM
   std::string fa_schedule = "baseline";  // --fa-schedule: the kernel's MainloopSchedule by name (every variant)
   std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (every variant)
+  std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (every variant)
   int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
   int warmup_replays = 2;
   int repetitions = 10;          // timed replays; medians reported

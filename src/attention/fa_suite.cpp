@@ -26,6 +26,7 @@ struct FaFlags {
   int P = 8, ctas = 0, launches_per_graph = 5, head_dim = 128;
   std::string fa_schedule = "baseline";
   std::string fa_tile_scheduler = "dynamic";
+  std::string fa_store_cache = "default";
   bool no_verify = false;
 };
 
@@ -83,6 +84,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       p.num_ctas = f.ctas;
       p.fa_schedule = f.fa_schedule;
       p.fa_tile_scheduler = f.fa_tile_scheduler;
+      p.fa_store_cache = f.fa_store_cache;
       p.launches_per_graph = f.launches_per_graph;
       if (c.repetitions) p.repetitions = *c.repetitions;
       validate_fa_point_spec(p);
@@ -104,7 +106,8 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
         fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}{}\n", m, h, f.P, t,
                    c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), f.head_dim,
                    (f.fa_schedule == "baseline" ? "" : " schedule=" + f.fa_schedule) +
-                       " tiles=" + f.fa_tile_scheduler);
+                       " tiles=" + f.fa_tile_scheduler +
+                       (f.fa_store_cache == "default" ? "" : " store_cache=" + f.fa_store_cache));
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -122,6 +125,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.num_ctas = f.ctas;
   o.fa_schedule = f.fa_schedule;
   o.fa_tile_scheduler = f.fa_tile_scheduler;
+  o.fa_store_cache = f.fa_store_cache;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
   o.verify = !f.no_verify;
@@ -159,6 +163,9 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
     sink.add_text("--fa-tile-scheduler", flags->fa_tile_scheduler,
                   "Which CTA computes which tile: dynamic (a global ticket counter: slow SMs take fewer tiles) or "
                   "static (CTA c: tiles c, c + grid, ...)");
+    sink.add_text("--fa-store-cache", flags->fa_store_cache,
+                  "Cache operator of the output-tile stores, every variant: default (st.global) or streaming "
+                  "(st.global.cs, evict-first in L2)");
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

@@ -23,6 +23,7 @@ struct Options {
   int num_ctas = 0;
   std::string fa_schedule = "baseline";
   std::string fa_tile_scheduler = "dynamic";
+  std::string fa_store_cache = "default";
   int device = 0;
   bool no_verify = false;
 };
@@ -96,6 +97,8 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--fa-tile-scheduler", o.fa_tile_scheduler, "Which CTA computes which tile: dynamic or static")
         ->capture_default_str();
+    app.add_option("--fa-store-cache", o.fa_store_cache, "Output stores' cache operator: default or streaming")
+        ->capture_default_str();
     app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();
     app.add_flag("--no-verify", o.no_verify, "Skip the reference comparison (not recommended)");
     xs::cli::parse_or_throw(app, argc, argv);
@@ -113,6 +116,7 @@ int main(int argc, char** argv) {
         s.num_ctas = o.num_ctas;
         s.fa_schedule = o.fa_schedule;
         s.fa_tile_scheduler = o.fa_tile_scheduler;
+        s.fa_store_cache = o.fa_store_cache;
         s.device = o.device;
         s.verify = !o.no_verify;
         const auto r = xs::attention::run_fa_a2a_point(s);

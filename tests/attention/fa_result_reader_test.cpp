@@ -159,6 +159,11 @@ TEST(FaResultReader, SpecRoundTripsWithTheOmittedDefaults) {
   EXPECT_EQ(back.target, "host");
   EXPECT_EQ(back.fa_schedule, "pingpong");
   EXPECT_EQ(back.fa_tile_scheduler, "static");
+  EXPECT_EQ(back.fa_store_cache, "default");
+  FaA2aPointSpec streaming = spec;
+  streaming.fa_store_cache = "streaming";
+  EXPECT_EQ(fa_point_spec_from_json(written_point(streaming, measured(3, true), host_platform())).fa_store_cache,
+            "streaming");
   EXPECT_EQ(back.repetitions, spec.repetitions);
   EXPECT_EQ(back.launches_per_graph, spec.launches_per_graph);
 }

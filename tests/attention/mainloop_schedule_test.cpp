@@ -77,5 +77,30 @@ TEST(TileSchedulerKind, NamesRoundTripAndOnlyDynamicEntersThePointKey) {
   EXPECT_THROW(validate_fa_point_spec(drawn), Error);
 }
 
+TEST(StoreCachePolicy, NamesRoundTripAndOnlyStreamingEntersThePointKey) {
+  for (int i = 0; i < ka::kNumStoreCachePolicies; ++i) {
+    const auto policy = static_cast<ka::StoreCachePolicy>(i);
+    ka::StoreCachePolicy back = ka::StoreCachePolicy::kDefault;
+    ASSERT_TRUE(ka::parse_store_cache_policy(ka::store_cache_policy_name(policy), &back));
+    EXPECT_EQ(back, policy);
+  }
+  ka::StoreCachePolicy untouched = ka::StoreCachePolicy::kStreaming;
+  EXPECT_FALSE(ka::parse_store_cache_policy("evict_last", &untouched));
+  EXPECT_EQ(untouched, ka::StoreCachePolicy::kStreaming);
+  FaA2aPointSpec plain, streaming;
+  streaming.fa_store_cache = "streaming";
+  EXPECT_FALSE(fa_canonical_spec(plain).contains("fa_store_cache")) << "default points keep their earlier key";
+  ASSERT_TRUE(fa_canonical_spec(streaming).contains("fa_store_cache"));
+  EXPECT_NE(fa_canonical_spec(plain), fa_canonical_spec(streaming));
+  streaming.fa_store_cache = "evict_last";
+  try {
+    validate_fa_point_spec(streaming);
+    ADD_FAILURE() << "an unknown policy was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "--fa-store-cache");
+    EXPECT_NE(std::string(e.what()).find("default, streaming"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace xs::attention

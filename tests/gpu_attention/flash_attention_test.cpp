@@ -196,6 +196,30 @@ TEST(FlashAttentionTileScheduler, DynamicEqualsStaticBitsAndBackToBackLaunchesAr
   }
 }
 
+// The store cache policy (config.hpp StoreCachePolicy) changes only the cache operator of the epilogue's
+// stores: FA-only and the fused destinations hold the same bits with streaming stores as with default ones.
+TEST(FlashAttentionStoreCache, StreamingStoresWriteTheSameBits) {
+  for (const Case& c : {Case{8, 1024, 2.0f, 0, 8}, Case{3, 2048, 1.0f, 7, 4, 64}}) {
+    SCOPED_TRACE(name_of(::testing::TestParamInfo<Case>(c, 0)));
+    const std::uint64_t seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
+    ka::FlashAttentionConfig config;
+    config.num_ctas = c.num_ctas;
+    config.timeout_cycles = 1ull << 32;
+    const UlyssesSpec spec{c.num_ranks, 0, 0};
+    const std::vector<std::uint16_t> local = run_fa_local(p, config, nullptr);
+    const auto fused = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, nullptr);
+    config.store_cache = ka::StoreCachePolicy::kStreaming;
+    const std::vector<std::uint16_t> local_cs = run_fa_local(p, config, nullptr);
+    const auto fused_cs = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, nullptr);
+    ASSERT_EQ(count_poison(local_cs.data(), local_cs.size()), 0u) << "streaming FA-only left elements unwritten";
+    EXPECT_TRUE(local_cs == local) << "streaming FA-only differs from the default stores' bits";
+    ASSERT_EQ(fused_cs.size(), fused.size());
+    for (std::size_t r = 0; r < fused.size(); ++r) EXPECT_TRUE(fused_cs[r] == fused[r]) << "rank slice " << r;
+  }
+}
+
 TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   const FaProblem p(1, 256, 128, fresh_seed());
   DeviceBuffer out(p.bytes());
@@ -258,6 +282,9 @@ TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   config.tile_scheduler = static_cast<ka::TileSchedulerKind>(ka::kNumTileSchedulerKinds);
   rejects(a, "tile_scheduler");
   config.tile_scheduler = ka::TileSchedulerKind::kDynamic;
+  config.store_cache = static_cast<ka::StoreCachePolicy>(ka::kNumStoreCachePolicies);
+  rejects(a, "store_cache");
+  config.store_cache = ka::StoreCachePolicy::kDefault;
   // Nothing was launched: the device is still healthy.
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
