@@ -73,7 +73,7 @@ def main():
             ax.plot(m, [100 * p["prediction"]["E_cc_s"] / t for p, t in zip(tp, tfa)], ":", color=cc_color,
                     label="prediction: completion-coupled E_cc (eq. 17)")
             # The phase-aware case's (each CTA issues beside its cluster) where the file has it, else the
-            # aligned wave's E_issue (files before 2026-12-02 13:00 UTC).
+            # aligned wave's E_issue (files before commit f385b4c).
             phase = [p["prediction"].get("phase_aware", {}).get("E_res_pred_capacity_met_s") for p in tp]
             if all(x is not None for x in phase):
                 ax.plot(m, [100 * x / t for x, t in zip(phase, tfa)], "-.", color=fused_color,

@@ -57,6 +57,12 @@ std::optional<model::Lookup> identified_capacity(const model::PlatformModel& pla
 struct Explanation {
   std::string text;
   bool explained = false;
+  std::vector<std::string> by;  // which measured quantities explain it (explained_by in the file)
+  void because(bool accounts, const char* what) {
+    if (!accounts) return;
+    explained = true;
+    by.push_back(what);
+  }
 };
 
 // The measured quantities that account for a disagreement, and whether they do (consistent_with_band).
@@ -78,7 +84,7 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
               ? fmt::format("predicted E_res with it {} {} the measured band", us(with_load_s),
                             accounts ? "accounts for" : "does not account for")
               : std::string("no E_res predicted with it (capacity bound undecided)")));
-      ex.explained = ex.explained || accounts;
+      ex.because(accounts, "sigma_under_load");
       // The aligned case's E_issue assumes all K CTAs issue at once. Where the measured alignment says fewer
       // do (and the phase-aware case also predicts piggyback), each CTA issues beside its cluster only: the
       // phase-aware E_res with the same load term is the magnitude to compare.
@@ -92,7 +98,8 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
             "cluster, E_issue = {}, the predicted E_res {} {} the measured band", under_load->phase_aware.wave
             .cluster_producers, under_load->num_producers, us(under_load->e_issue_phase_aware_s), us(phase_s),
             phase_accounts ? "accounts for" : "does not account for"));
-        ex.explained = ex.explained || phase_accounts;
+        // The same fact as the phase-aware case's explanation (its E_res), reached from the aligned verdict.
+        ex.because(phase_accounts, "sigma_under_load_with_the_measured_alignment");
       } else if (aligned_case && !accounts && under_load->phase_aware.wave.alignment_measured &&
                  under_load->phase_aware.wave.cluster_producers < under_load->num_producers &&
                  under_load->phase_aware.verdict == "undecided") {
@@ -101,7 +108,8 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
         const double met_s = under_load->e_res_capacity_met_phase_aware_s;
         parts.push_back(fmt::format(
             "the CTAs do not align (at most {} of K = {} store at once): were the cluster's capacity bound met "
-            "(the calibration leaves it undecided at K_c = {}), E_issue = {} and E_res = {}, {} the measured band",
+            "(the calibration leaves it undecided at K_c = {}), E_issue = {} and E_res = {}, {} the band widened by "
+            "its width",
             under_load->phase_aware.wave.cluster_producers, under_load->num_producers,
             under_load->phase_aware.wave.cluster_producers, us(under_load->e_issue_phase_aware_s), us(met_s),
             consistent_with_band(met_s, band) ? "within" : "outside"));
@@ -117,19 +125,19 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
           "peak outstanding {} against the aligned {}", applied.phase_aware.wave.cluster_producers,
           applied.num_producers, us(r.store_phase_spread_median_s), mib(applied.phase_aware.wave.peak_bytes),
           mib(applied.aligned.wave.peak_bytes)));
-      ex.explained = true;
+      ex.because(true, "measured_alignment");
     }
     if (!applied.design.rate_bound_ok && under_load && under_load->design.rate_bound_ok) {
       parts.push_back(fmt::format("with the fused launch's sigma the Q-loop gap {} reaches G* = {}: the rate "
                                   "bound holds under load", us(under_load->qloop_gap_s),
                                   us(under_load->recovery_gap_s)));
-      ex.explained = true;
+      ex.because(true, "sigma_under_load_rate_bound");
     }
     const double pred_s = aligned_case ? applied.e_res_aligned_s : applied.e_res_phase_aware_s;
     if (consistent_with_band(pred_s, band)) {
       parts.push_back(fmt::format("the predicted E_res {} is within the band widened by its own width",
                                   us(pred_s)));
-      ex.explained = true;
+      ex.because(true, "predicted_magnitude");
     }
   }
   if (!ex.explained) parts.push_back("not explained by a measured quantity in this file");
@@ -175,6 +183,7 @@ json check_json(const VerdictCheck& c, const Explanation& ex, double e_res_pred_
   const double lo_s = std::isfinite(e_res_pred_min_s) ? e_res_pred_min_s : e_res_pred_s;
   return {{"result", c.result}, {"measured_state", c.state}, {"reason", c.reason},
           {"explanation", disagrees ? json(ex.text) : json()}, {"explained", disagrees ? json(ex.explained) : json()},
+          {"explained_by", disagrees ? json(ex.by) : json()},
           {"E_res_pred_within_band", std::isfinite(e_res_pred_s) && band.measured
                                          ? json(range_consistent_with_band(lo_s, e_res_pred_s, band)) : json()}};
 }
@@ -185,6 +194,22 @@ json by_sigma_json(const std::optional<FaA2aPrediction>& p, double sigma_s) {
           {"E_drain_s", p->e_drain_s}, {"E_load_s", p->e_load_s},
           {"aligned", {{"verdict", p->aligned.verdict}, {"E_res_pred_s", number(p->e_res_aligned_s)}}},
           {"phase_aware", {{"verdict", p->phase_aware.verdict}, {"E_res_pred_s", number(p->e_res_phase_aware_s)}}}};
+}
+
+// The prediction with the lone instrumented launches' sigmas (cycles at the reference clock); null where the
+// rounds' sigmas were not used or a lone launch's clock is missing.
+json lone_json(const std::optional<FaA2aPrediction>& p, double sigma_fa_s, double sigma_fused_s,
+               const ResidualBand& band) {
+  if (!p) return json();
+  json j = by_sigma_json(p, sigma_fused_s);
+  j["sigma_compute_only_s_per_kv_tile"] = sigma_fa_s;
+  j["ratio_under_load_over_compute_only"] = sigma_fused_s / sigma_fa_s;
+  j["phase_aware"]["E_res_pred_within_band"] =
+      std::isfinite(p->e_res_phase_aware_s) && band.measured ? json(consistent_with_band(p->e_res_phase_aware_s, band))
+                                                             : json();
+  j["note"] = "sigmas of the lone instrumented FA-only and fused launches (not part of the judged rounds), each in "
+              "its own clock's cycles, in seconds at the reference clock";
+  return j;
 }
 
 }  // namespace
@@ -258,6 +283,18 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
   // E_load needs both sigmas; with only the fused one the prediction has no load term.
   if (sigma.under_load_s > 0) under_load = predict_with(sigma.under_load_s, sigma.compute_only_s);
   const FaA2aPrediction& p = sigma.applied == "under_load" ? *under_load : *compute_only;
+  // The rounds' sigmas come from the very launches whose fused - FA-only difference is E_res, so where E_load
+  // carries the prediction it decomposes the residual rather than predicting it. Beside it: the same
+  // prediction with the lone instrumented launches' sigmas (each in its own clock's cycles, at the same
+  // reference clock), which are not part of the judged rounds.
+  std::optional<FaA2aPrediction> lone;
+  double lone_fa_s = 0, lone_fused_s = 0;
+  if (from_rounds && r.sm_clock_fa_hz > 0 && r.sm_clock_hz > 0 && r.sigma_fa_s_per_kv_tile > 0 &&
+      r.sigma_s_per_kv_tile > 0) {
+    lone_fa_s = r.sigma_fa_s_per_kv_tile * r.sm_clock_fa_hz / ref_hz;
+    lone_fused_s = r.sigma_s_per_kv_tile * r.sm_clock_hz / ref_hz;
+    lone = predict_with(lone_fused_s, lone_fa_s);
+  }
 
   const FaBoundary boundary = judged_boundary(r);
   const ResidualBand band = band_of(boundary);
@@ -311,9 +348,11 @@ void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, 
                  {"qloop_relative_spread", sigma.relative_spread}, {"applied", sigma.applied},
                  {"applied_s_per_kv_tile", sigma.applied_s}, {"why", sigma.why},
                  {"source", from_rounds ? "sender_side_rounds" : "instrumented_launches"},
-                 {"reference_clock_hz", from_rounds ? json(ref_hz) : json()}}},
+                 {"reference_clock_hz", from_rounds ? json(ref_hz) : json()},
+                 {"e_load_from_judged_launches", from_rounds}}},
       {"by_sigma", {{"compute_only", by_sigma_json(compute_only, sigma.compute_only_s)},
-                    {"under_load", by_sigma_json(under_load, sigma.under_load_s)}}},
+                    {"under_load", by_sigma_json(under_load, sigma.under_load_s)},
+                    {"lone_launches", lone_json(lone, lone_fa_s, lone_fused_s, band)}}},
       {"E_issue_s", p.e_issue_s}, {"E_load_s", p.e_load_s}, {"E_res_pred_capacity_met_s", p.e_res_capacity_met_s},
       {"judged_at", boundary.name},
       {"noise_band", {{"measured", band.measured}, {"median_s", band.median_s}, {"p10_s", band.p10_s},

@@ -101,8 +101,9 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
         {"E_res_over_T_FA", number(t_fa_cycles > 0 ? r.e_res_sender_cycles_paired.median_s / t_fa_cycles : NAN)},
         {"clock_fa_hz", stats(r.clock_fa_hz)}, {"clock_fused_hz", stats(r.clock_fused_hz)}};
   }
-  if (sender && r.sigma_rounds_fa_cycles.median_s > 0)
+  if (sender && r.sigma_rounds_fa_cycles.median_s > 0 && r.clock_fa_hz.median_s > 0)
     j["measured"]["sender_side"]["sigma_rounds"] = {
+        {"reference_clock_hz", r.clock_fa_hz.median_s},  // the prediction's, also where clock_normalized is absent
         {"note", "per kept launch of the sender-side rounds, the median CTA's Q-loop time per KV tile in SM cycles; "
                  "median/p10/p90 over launches (the prediction's sigmas, at the FA-only rounds' median clock)"},
         {"fa_cycles_per_kv_tile", stats(r.sigma_rounds_fa_cycles)},

@@ -124,8 +124,8 @@ FaA2aPointResult fa_point_result_from_json(const json& point) {
     r.sender_cc = timed(*ss, sp, "T_cc_s", "variants", "completion_coupled_sender_side");
     r.e_res_sender_paired = timed(*ss, sp, "E_res_paired_s", "paired", "fused_minus_fa_sender_side");
     r.e_cc_sender_paired = timed(*ss, sp, "E_cc_paired_s", "paired", "completion_coupled_minus_fa_sender_side");
-    // The rounds' sigmas in cycles and the FA-only rounds' clock (the prediction's sigmas; files from
-    // 2026-12-02 13:00 UTC on); older files lack both and the prediction falls back to the lone launches'.
+    // The rounds' sigmas in cycles and the FA-only rounds' clock (the prediction's sigmas; in files
+    // after commit f385b4c); older files lack both and the prediction falls back to the lone launches'.
     if (const json* cn = optional_member(*ss, "clock_normalized")) {
       const std::string cp = join_path(sp, "clock_normalized");
       r.clock_fa_hz = stats(*cn, cp, "clock_fa_hz");
@@ -135,6 +135,10 @@ FaA2aPointResult fa_point_result_from_json(const json& point) {
       const std::string rp = join_path(sp, "sigma_rounds");
       r.sigma_rounds_fa_cycles = stats(*sr, rp, "fa_cycles_per_kv_tile");
       r.sigma_rounds_fused_cycles = stats(*sr, rp, "fused_cycles_per_kv_tile");
+      // The clock the bench converted them at (written beside them in files after commit c32287c; before, only in
+      // clock_normalized, which every such file also has).
+      if (optional_member(*sr, "reference_clock_hz") != nullptr)
+        r.clock_fa_hz.median_s = number(*sr, rp, "reference_clock_hz");
     }
   }
   r.num_ctas = integer(m, at, "K");

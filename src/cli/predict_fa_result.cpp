@@ -112,7 +112,19 @@ PointRow rejudge(json& point, json* legacy, std::size_t i, const model::Platform
       return row;
     }
     if (!model_target.empty() && model_target != spec.target) {
-      row.note = fmt::format("target '{}', the calibration's is '{}': left as it was", spec.target, model_target);
+      // The old calibration's prediction would now sit under extra.model_from naming the new one: drop it and
+      // say why, as xstage-bench fa_a2a --model does for a point of another target.
+      const std::string note =
+          fmt::format("the calibration is for target '{}': no prediction for '{}'", model_target, spec.target);
+      for (json* p : {&point, legacy}) {
+        if (p == nullptr) continue;
+        json& holder = p == &point ? point["extra"] : *p;
+        p->erase("prediction");
+        holder.erase("agreement");
+        holder["prediction_note"] = note;
+      }
+      row.note = fmt::format("target '{}', the calibration's is '{}': its prediction removed", spec.target,
+                             model_target);
       return row;
     }
     json judged = json::object();
@@ -205,6 +217,9 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
   if (same_file(o.out_path, o.result_path))
     throw input_error("--out", fmt::format("'{}' is the input RESULT.json; the input is never overwritten: give "
                                            "another path", o.out_path));
+  if (same_file(o.out_path, o.model_path))
+    throw input_error("--out", fmt::format("'{}' is the calibration given to --model; it is never overwritten: give "
+                                           "another path", o.out_path));
   report::check_output_path(o.out_path, "--out");
   json doc = read_fa_result(o.result_path);
   const std::string model_text = read_named(o.model_path, "--model");
@@ -227,17 +242,27 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
     if (doc["points"][i].value("suite", "") == attention::kFaSuiteId) fa_points.push_back(i);
   json& legacy = doc["extra"]["fa_a2a"];
   const bool legacy_matches = legacy.is_array() && legacy.size() == fa_points.size();
+  bool copies_match = legacy_matches;
+  for (std::size_t k = 0; copies_match && k < fa_points.size(); ++k) {
+    const json& point = doc["points"][fa_points[k]];
+    copies_match = at(legacy[k], "/spec/M") == at(point, "/axes/M") &&
+                   at(legacy[k], "/spec/target") == at(point, "/axes/target");
+  }
+  // A copy that cannot be matched to its point one to one would keep the old prediction beside the new
+  // model_from (scripts/plot_fa_a2a.py reads it): it is removed rather than left stale.
+  if (!legacy.is_null() && !copies_match) {
+    doc["extra"].erase("fa_a2a");
+    provenance["fa_a2a_copy"] = "removed: extra.fa_a2a did not match points[] one to one";
+  }
   std::vector<PointRow> rows;
   int num_rejudged = 0;
   for (std::size_t k = 0; k < fa_points.size(); ++k) {
     json& point = doc["points"][fa_points[k]];
-    const bool same_point = legacy_matches && at(legacy[k], "/spec/M") == at(point, "/axes/M") &&
-                            at(legacy[k], "/spec/target") == at(point, "/axes/target");
-    json* copy = same_point ? &legacy[k] : nullptr;
+    json* copy = copies_match ? &doc["extra"]["fa_a2a"][k] : nullptr;
     rows.push_back(rejudge(point, copy, fa_points[k], platform, model_target, provenance));
     num_rejudged += rows.back().rejudged ? 1 : 0;
   }
-  if (legacy.is_null()) doc["extra"].erase("fa_a2a");
+  if (doc["extra"].contains("fa_a2a") && doc["extra"]["fa_a2a"].is_null()) doc["extra"].erase("fa_a2a");
   provenance["num_rejudged"] = num_rejudged;
   provenance["num_left_as_they_were"] = static_cast<int>(rows.size()) - num_rejudged;
   doc["extra"]["rejudged"] = provenance;

@@ -286,6 +286,8 @@ TEST(FaReport, AnExposureIsExplainedWithTheClustersIssueTimeWhereTheCtasDoNotAli
   EXPECT_EQ(aligned["result"], "disagrees");
   EXPECT_TRUE(aligned["explained"].get<bool>()) << aligned["explanation"];
   EXPECT_TRUE(has(aligned["explanation"], "at most 26 of K = 132 store at once")) << aligned["explanation"];
+  EXPECT_EQ(aligned["explained_by"], nlohmann::json::array({"sigma_under_load_with_the_measured_alignment"}));
+  EXPECT_EQ(p["phase_aware"]["check"]["explained_by"], nlohmann::json::array({"sigma_under_load"}));
   EXPECT_TRUE(p["phase_aware"]["check"]["explained"].get<bool>());
   // The cluster's capacity bound undecided (its Q bracket contradicts itself): the magnitude is said, the
   // disagreement stays unexplained.
@@ -299,7 +301,8 @@ TEST(FaReport, AnExposureIsExplainedWithTheClustersIssueTimeWhereTheCtasDoNotAli
   const auto& unexplained = u["prediction"]["aligned"]["check"];
   EXPECT_FALSE(unexplained["explained"].get<bool>());
   EXPECT_TRUE(has(unexplained["explanation"], "leaves it undecided at K_c = 26")) << unexplained["explanation"];
-  EXPECT_TRUE(has(unexplained["explanation"], "within the measured band")) << unexplained["explanation"];
+  EXPECT_TRUE(has(unexplained["explanation"], "within the band widened by its width")) << unexplained["explanation"];
+  EXPECT_TRUE(unexplained["explained_by"].empty());
   // Aligned CTAs (no alignment measured): the aligned E_issue stands and nothing explains 130 us.
   r.store_phase_spread_median_s = 0;
   r.peak_concurrent_storers = 0;

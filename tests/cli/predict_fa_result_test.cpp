@@ -57,7 +57,7 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   EXPECT_TRUE(report["points"][0]["previous"]["phase_aware"]["check"].is_string());
 }
 
-TEST(PredictFaResult, APointOfAnotherTargetIsLeftAsItWas) {
+TEST(PredictFaResult, APointOfAnotherTargetLosesTheOldCalibrationsPrediction) {
   Scratch s;
   json in = json::parse(xs::test::read_file(kResult));
   in["points"][1]["axes"]["target"] = "local";
@@ -65,10 +65,14 @@ TEST(PredictFaResult, APointOfAnotherTargetIsLeftAsItWas) {
   xs::test::write_file(s.path("in.json"), in.dump(1));
   const auto r = s.run(kTool, "fa-result in.json --model " + kCalibration + " --out new.json");
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "target 'local', the calibration's is 'host': left as it was")) << r.out;
+  EXPECT_TRUE(contains(r.out, "target 'local', the calibration's is 'host': its prediction removed")) << r.out;
   const json out = json::parse(xs::test::read_file(s.path("new.json")));
-  EXPECT_EQ(out["points"][1], in["points"][1]);
-  EXPECT_EQ(out["extra"]["fa_a2a"][1], in["extra"]["fa_a2a"][1]);
+  // The measurement stays; the old calibration's prediction does not sit under the new model_from.
+  EXPECT_EQ(out["points"][1]["variants"], in["points"][1]["variants"]);
+  EXPECT_EQ(out["points"][1]["extra"]["measured"], in["points"][1]["extra"]["measured"]);
+  EXPECT_FALSE(out["points"][1].contains("prediction"));
+  EXPECT_FALSE(out["extra"]["fa_a2a"][1].contains("prediction"));
+  EXPECT_TRUE(contains(out["points"][1]["extra"]["prediction_note"].get<std::string>(), "no prediction for 'local'"));
   EXPECT_EQ(out["extra"]["rejudged"]["num_rejudged"], 4);
   EXPECT_TRUE(out["points"][0]["extra"].contains("rejudged"));
 }
@@ -79,6 +83,22 @@ TEST(PredictFaResult, RefusesToOverwriteItsInput) {
   for (const char* out : {"in.json", "./in.json", "sub/../in.json"})
     xs::test::expect_refused(s, kTool, std::string("fa-result in.json --model ") + kCalibration + " --out " + out, 2,
                              {"--out", "is the input RESULT.json", "never overwritten"});
+  xs::test::write_file(s.path("cal.json"), xs::test::read_file(kCalibration));
+  xs::test::expect_refused(s, kTool, "fa-result in.json --model cal.json --out ./cal.json", 2,
+                           {"--out", "is the calibration given to --model"});
+}
+
+TEST(PredictFaResult, ACopyThatDoesNotMatchItsPointIsRemovedNotLeftStale) {
+  Scratch s;
+  json in = json::parse(xs::test::read_file(kResult));
+  in["extra"]["fa_a2a"][2]["spec"]["M"] = 12345;
+  xs::test::write_file(s.path("in.json"), in.dump(1));
+  const auto r = s.run(kTool, "fa-result in.json --model " + kCalibration + " --out new.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json out = json::parse(xs::test::read_file(s.path("new.json")));
+  EXPECT_FALSE(out["extra"].contains("fa_a2a"));
+  EXPECT_TRUE(contains(out["extra"]["rejudged"]["fa_a2a_copy"].get<std::string>(), "removed"));
+  EXPECT_TRUE(out["points"][2].contains("prediction"));
 }
 
 TEST(PredictFaResult, RefusesWhatIsNotAnFaA2aResult) {
