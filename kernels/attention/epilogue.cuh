@@ -110,6 +110,7 @@ __device__ __forceinline__ void store_output_tile(const KernelParams& p, const f
     r.written = 1;
     r.cta_idx = cta_idx;
     r.cta_tile_idx = cta_tile_idx;
+    r.streaming_stores = p.streaming_stores;
     p.records[2 * tile_idx + consumer] = r;
   }
 }

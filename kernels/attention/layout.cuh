@@ -129,6 +129,7 @@ struct TileRecord {
   std::uint32_t written = 0;             // 1 once written (poison-free check on the host)
   std::uint32_t cta_idx = 0;             // the persistent CTA that ran the tile
   std::uint32_t cta_tile_idx = 0;        // its n-th tile (0, 1, ...)
+  std::uint32_t streaming_stores = 0;    // 1: the tile's stores used st.global.cs (StoreCachePolicy, as launched)
 };
 
 }  // namespace xs::kernels::attention

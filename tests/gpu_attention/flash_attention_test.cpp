@@ -209,10 +209,15 @@ TEST(FlashAttentionStoreCache, StreamingStoresWriteTheSameBits) {
     config.timeout_cycles = 1ull << 32;
     const UlyssesSpec spec{c.num_ranks, 0, 0};
     const std::vector<std::uint16_t> local = run_fa_local(p, config, nullptr);
-    const auto fused = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, nullptr);
+    std::vector<ka::TileRecord> records, records_cs;
+    const auto fused = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, &records);
     config.store_cache = ka::StoreCachePolicy::kStreaming;
     const std::vector<std::uint16_t> local_cs = run_fa_local(p, config, nullptr);
-    const auto fused_cs = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, nullptr);
+    const auto fused_cs = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, &records_cs);
+    // The kernel says which store it took (the bits alone cannot tell a policy that never reached it).
+    ASSERT_FALSE(records.empty());
+    for (const auto& r : records) ASSERT_EQ(r.streaming_stores, 0u) << "default launch took the streaming stores";
+    for (const auto& r : records_cs) ASSERT_EQ(r.streaming_stores, 1u) << "streaming never reached the kernel";
     ASSERT_EQ(count_poison(local_cs.data(), local_cs.size()), 0u) << "streaming FA-only left elements unwritten";
     EXPECT_TRUE(local_cs == local) << "streaming FA-only differs from the default stores' bits";
     ASSERT_EQ(fused_cs.size(), fused.size());
