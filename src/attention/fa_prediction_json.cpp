@@ -217,7 +217,7 @@ json lone_json(const std::optional<FaA2aPrediction>& p, double sigma_fa_s, doubl
 void add_prediction_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const model::PlatformModel& platform,
                          json& j) {
   // Sigma from the sender-side rounds (the regime E_res is measured in; cycles, at the FA-only rounds' median
-  // clock) where measured; else from the single instrumented launches, whose clocks can differ.
+  // clock) where measured; else from the single instrumented launches (each in seconds at its own clock).
   double sigma_fa_s = r.sigma_fa_s_per_kv_tile, sigma_fused_s = r.sigma_s_per_kv_tile;
   const double ref_hz = r.clock_fa_hz.median_s;
   const bool from_rounds =

@@ -131,8 +131,9 @@ struct FaA2aPointResult {
   TimeStats clock_fa_hz, clock_fused_hz;
   // Sigma in the regime E_res is measured in: per kept FA-only / fused launch of the sender-side rounds, the
   // median CTA's Q-loop time per KV tile in SM cycles (clock-free), median/p10/p90 over launches. The
-  // single instrumented launches above run alone, often at another SM clock than the back-to-back rounds,
-  // so their sigmas in seconds differ by the clock too; the prediction uses these where measured.
+  // single instrumented launches above run alone (another regime than the back-to-back rounds) and give the
+  // median tile, not the median CTA's mean; the prediction uses these where measured and keeps the lone
+  // launches' beside (fa_prediction_json.cpp, by_sigma.lone_launches).
   TimeStats sigma_rounds_fa_cycles, sigma_rounds_fused_cycles;
   // Verification.
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows
