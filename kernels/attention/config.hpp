@@ -135,6 +135,14 @@ struct FlashAttentionConfig {
   MainloopSchedule schedule = MainloopSchedule::kBaseline;  // consumer warpgroups' wgmma issue order
   TileSchedulerKind tile_scheduler = TileSchedulerKind::kDynamic;  // which CTA computes which tile
   StoreCachePolicy store_cache = StoreCachePolicy::kDefault;        // the output stores' cache operator
+  // CTAs per thread-block cluster that share every K/V tile (kKvClusterSizes). 1: each CTA loads its own.
+  // 2: the two CTAs of a cluster run the two m-blocks of one head in step; each loads half of every K/V
+  // tile (64 of its 128 keys) and multicasts it to both, so the K/V traffic from L2 to the SMs halves.
+  // Needs M a multiple of 2 b_m and the baseline schedule (the only one built with clusters).
+  int kv_cluster_size = 1;
 };
+inline constexpr int kKvClusterSizes[] = {1, 2};
+inline constexpr int kMaxKvClusterSize = 2;
+inline constexpr bool kv_cluster_size_is_built(int n) { return n == 1 || n == 2; }
 
 }  // namespace xs::kernels::attention

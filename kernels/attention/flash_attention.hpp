@@ -17,7 +17,7 @@ inline constexpr int kMaxRanks = 16;
 // Written by a thread whose mbarrier wait timed out, just before it traps (mapped pinned host memory,
 // so it stays readable after the launch failed). A kernel with wgmma cannot printf: the call would make
 // ptxas serialize every wgmma (warning C7510).
-enum class WaitFlag : std::uint32_t { kQFull, kQEmpty, kKFull, kKEmpty, kVFull, kVEmpty, kCount };
+enum class WaitFlag : std::uint32_t { kQFull, kQEmpty, kKFull, kKEmpty, kVFull, kVEmpty, kUnitFull, kUnitEmpty, kCount };
 struct WaitTimeoutReport {
   std::uint32_t valid = 0;  // 1 once written
   std::uint32_t flag = 0;   // WaitFlag
@@ -80,7 +80,8 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
 // or "" when no wait timed out. Clears the report.
 std::string flash_attention_timeout_message();
 
-// Grid size a launch will use on the current device (config.num_ctas or the SM count, at most num_tiles).
+// Grid size a launch will use on the current device (config.num_ctas or the SM count, at most num_tiles;
+// with kv_cluster_size 2 a multiple of 2 and at most twice the clusters that fit on the device at once).
 int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAttentionArgs& args);
 
 }  // namespace xs::kernels::attention

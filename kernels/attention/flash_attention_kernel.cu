@@ -35,7 +35,7 @@
 
 namespace xs::kernels::attention {
 
-template <EpilogueMode kMode, int D, MainloopSchedule kSchedule>
+template <EpilogueMode kMode, int D, MainloopSchedule kSchedule, int kCluster>
 __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_t* smem, const Barriers& bars,
                                               std::uint32_t cta_idx, std::uint32_t consumer,
                                               std::uint32_t thread) {
@@ -90,7 +90,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     if constexpr (kTurnEnds) turn.pass(false);
     ptx::wgmma_wait_group<0>();
     ptx::fence_operands(s);
-    ptx::mbarrier_arrive(bars.k_empty + stage);
+    release_kv_stage<kCluster>(bars.k_empty + stage, thread);
     if (num_kv == 1) ptx::mbarrier_arrive(bars.q_empty);
     online_softmax(s, m, l, corr, p.scale_log2);
     convert_p(s, pf);
@@ -109,13 +109,13 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
       if constexpr (kTurnSteps) turn.pass(!kTurnEnds && last_tile && j + 1 == num_kv);
       ptx::wgmma_wait_group<1>();  // S_j done, PV_{j-1} may still run
       ptx::fence_operands(s);
-      ptx::mbarrier_arrive(bars.k_empty + stage);
+      release_kv_stage<kCluster>(bars.k_empty + stage, thread);
       if (j + 1 == num_kv) ptx::mbarrier_arrive(bars.q_empty);
       online_softmax(s, m, l, corr, p.scale_log2);
       ptx::wgmma_wait_group<0>();  // PV_{j-1} done: O and P's registers are free again
       ptx::fence_operands(o);
       ptx::fence_operands(pf);
-      ptx::mbarrier_arrive(bars.v_empty + prev_stage);
+      release_kv_stage<kCluster>(bars.v_empty + prev_stage, thread);
       rescale_o(o, corr);
       convert_p(s, pf);
       prev_stage = stage;
@@ -128,7 +128,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     ptx::wgmma_wait_group<0>();
     ptx::fence_operands(o);
     ptx::fence_operands(pf);
-    ptx::mbarrier_arrive(bars.v_empty + prev_stage);
+    release_kv_stage<kCluster>(bars.v_empty + prev_stage, thread);
     if (instrument && thread == 0) stamps.qloop_end_cycles = ptx::clock64_cycles();
 
     normalize_o(o, l);
@@ -139,7 +139,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   }
 }
 
-template <EpilogueMode kMode, int D, MainloopSchedule kSchedule>
+template <EpilogueMode kMode, int D, MainloopSchedule kSchedule, int kCluster>
 __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
     flash_attention_kernel(const __grid_constant__ KernelParams p, const __grid_constant__ CUtensorMap tm_q,
                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
@@ -151,19 +151,24 @@ __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
   const std::uint32_t warpgroup = threadIdx.x / 128;
   const std::uint32_t thread = threadIdx.x % 128;
   if (threadIdx.x == 0) {
-    init_barriers(bars);
+    init_barriers<kCluster>(bars);
     ptx::prefetch_tensormap(&tm_q);
     ptx::prefetch_tensormap(&tm_k);
     ptx::prefetch_tensormap(&tm_v);
   }
   __syncthreads();
+  // Cluster: the peer's barriers are initialised before anyone multicasts into it or arrives on them.
+  if constexpr (kCluster > 1) ptx::cluster_sync();
+  const std::uint32_t cluster_rank = kCluster > 1 ? ptx::cluster_ctarank() : 0u;
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<TileShape::kProducerRegisters>();
-    if (thread == 0) producer_loop<D>(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x);
+    if (thread == 0) producer_loop<D, kCluster>(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x, cluster_rank);
   } else {
     ptx::setmaxnreg_inc<TileShape::kConsumerRegisters>();
-    consumer_loop<kMode, D, kSchedule>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
+    consumer_loop<kMode, D, kSchedule, kCluster>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
   }
+  // Cluster: no CTA leaves while the other may still arrive on its barriers or write its mailbox.
+  if constexpr (kCluster > 1) ptx::cluster_sync();
 }
 
 // ---- Host side ---------------------------------------------------------------------------------------
@@ -172,22 +177,36 @@ namespace {
 using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap, CUtensorMap);
 // Runtime-to-template dispatch: one table indexed by [MainloopSchedule][head dim index][EpilogueMode]
 // (kBuiltHeadDims order).
-template <MainloopSchedule kSchedule>
+// Clusters of 2 (kv_cluster_size) are built for the baseline schedule only: one more row, kKvClusterKernels.
+template <MainloopSchedule kSchedule, int kCluster = 1>
 constexpr KernelFn kKernelsOf[2][kNumEpilogueModes] = {
-    {&flash_attention_kernel<EpilogueMode::kLocal, 64, kSchedule>,
-     &flash_attention_kernel<EpilogueMode::kFused, 64, kSchedule>,
-     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64, kSchedule>},
-    {&flash_attention_kernel<EpilogueMode::kLocal, 128, kSchedule>,
-     &flash_attention_kernel<EpilogueMode::kFused, 128, kSchedule>,
-     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128, kSchedule>},
+    {&flash_attention_kernel<EpilogueMode::kLocal, 64, kSchedule, kCluster>,
+     &flash_attention_kernel<EpilogueMode::kFused, 64, kSchedule, kCluster>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64, kSchedule, kCluster>},
+    {&flash_attention_kernel<EpilogueMode::kLocal, 128, kSchedule, kCluster>,
+     &flash_attention_kernel<EpilogueMode::kFused, 128, kSchedule, kCluster>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128, kSchedule, kCluster>},
 };
 constexpr const KernelFn (*kKernels[kNumMainloopSchedules])[kNumEpilogueModes] = {
     kKernelsOf<MainloopSchedule::kBaseline>, kKernelsOf<MainloopSchedule::kPingPong>,
     kKernelsOf<MainloopSchedule::kPingPongFull>};
+constexpr const KernelFn (*kKvClusterKernels)[kNumEpilogueModes] = kKernelsOf<MainloopSchedule::kBaseline, 2>;
 static_assert(static_cast<int>(MainloopSchedule::kPingPongFull) + 1 == kNumMainloopSchedules,
               "kKernels rows follow MainloopSchedule");
 static_assert(kBuiltHeadDims[0] == 64 && kBuiltHeadDims[1] == 128, "kKernels rows follow kBuiltHeadDims");
 int head_dim_index(int head_dim) { return head_dim == 64 ? 0 : 1; }
+// The instantiation a (validated) launch runs, and a small id for raise_smem_limit_once.
+KernelFn select_kernel(const FlashAttentionConfig& config, const FlashAttentionArgs& a, int* kernel_id) {
+  const int dim = head_dim_index(a.head_dim);
+  const int mode = static_cast<int>(a.mode);
+  if (config.kv_cluster_size == 2) {
+    *kernel_id = (kNumMainloopSchedules * 2 + dim) * kNumEpilogueModes + mode;
+    return kKvClusterKernels[dim][mode];
+  }
+  const int schedule = static_cast<int>(config.schedule);
+  *kernel_id = (schedule * 2 + dim) * kNumEpilogueModes + mode;
+  return kKernels[schedule][dim][mode];
+}
 std::uint32_t dynamic_smem_bytes(int head_dim) {
   return head_dim == 64 ? SmemLayoutD<64>::kDynamicBytes : SmemLayoutD<128>::kDynamicBytes;
 }
@@ -197,10 +216,12 @@ WaitTimeoutReport*& timeout_report_host() {
   return host;
 }
 
-// [rows][d] bf16, box [128 rows][64 cols], 128B swizzle (matches SmemLayoutD and the wgmma descriptors).
-CUtensorMap make_tile_map(const void* base, std::uint64_t rows, int head_dim, const char* name) {
+// [rows][d] bf16, box [box_rows][64 cols], 128B swizzle (matches SmemLayoutD and the wgmma descriptors):
+// 128 rows, or b_n / kv_cluster_size for K and V when a cluster's CTAs load halves of each tile.
+CUtensorMap make_tile_map(const void* base, std::uint64_t rows, int head_dim, std::uint32_t box_rows,
+                          const char* name) {
   return make_tile_map_2d(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, TileShape::kElemBytes, rows,
-                          static_cast<std::uint64_t>(head_dim), 128, TileShape::kSwizzleCols, name);
+                          static_cast<std::uint64_t>(head_dim), box_rows, TileShape::kSwizzleCols, name);
 }
 
 // One report per process, in mapped pinned host memory (allocated by the first launch; launch once
@@ -252,6 +273,49 @@ void raise_smem_limit_once(KernelFn kernel, int kernel_id, std::uint32_t dynamic
 }
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
+
+// Launch attributes of a cluster launch: kv_cluster_size CTAs along x.
+struct ClusterLaunch {
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t config{};
+  ClusterLaunch(int cluster_size, int grid, std::uint32_t smem_bytes, cudaStream_t stream) {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned>(cluster_size);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(static_cast<unsigned>(grid));
+    config.blockDim = dim3(TileShape::kNumThreads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+};
+
+// How many clusters of the kernel fit on the current device at once (one CTA per SM; a cluster's CTAs share
+// a GPC, so an odd SM count in a GPC leaves an SM idle). Once per (device, kernel).
+int max_active_clusters(KernelFn kernel, int kernel_id, int cluster_size, std::uint32_t smem_bytes) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, int> of_kernel;
+  int device = 0;
+  XS_CUDA_CHECK(cudaGetDevice(&device));
+  raise_smem_limit_once(kernel, kernel_id, smem_bytes);
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(device, kernel_id);
+  const auto it = of_kernel.find(key);
+  if (it != of_kernel.end()) return it->second;
+  int sms = 0;
+  XS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  ClusterLaunch launch(cluster_size, sms - sms % cluster_size, smem_bytes, nullptr);
+  int clusters = 0;
+  XS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config));
+  if (clusters < 1)
+    throw Error(ExitCode::kDeviceFailure, "cuda", "kv_cluster_size",
+                "no cluster of " + std::to_string(cluster_size) +
+                    " FlashAttention CTAs fits on this device (cudaOccupancyMaxActiveClusters = 0)");
+  of_kernel[key] = clusters;
+  return clusters;
+}
 
 }  // namespace
 
@@ -309,12 +373,32 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
   if (static_cast<int>(config.schedule) < 0 || static_cast<int>(config.schedule) >= kNumMainloopSchedules)
     throw input_error("schedule", "unknown mainloop schedule " + std::to_string(static_cast<int>(config.schedule)) +
                                       "; built: " + kMainloopScheduleNames);
+  if (!kv_cluster_size_is_built(config.kv_cluster_size))
+    throw input_error("kv_cluster_size", "K/V cluster size " + std::to_string(config.kv_cluster_size) +
+                                             " is not built; use 1 or 2");
+  if (config.kv_cluster_size > 1) {
+    const int cs = config.kv_cluster_size;
+    if (config.schedule != MainloopSchedule::kBaseline)
+      throw input_error("kv_cluster_size", "K/V clusters of " + std::to_string(cs) +
+                                               " are built for the baseline schedule only, not " +
+                                               mainloop_schedule_name(config.schedule));
+    if (a.seq_len % (cs * TileShape::kBlockM) != 0)
+      throw input_error("seq_len", "M = " + std::to_string(a.seq_len) + " must be a multiple of " +
+                                       std::to_string(cs * TileShape::kBlockM) + " with K/V clusters of " +
+                                       std::to_string(cs) + " (the cluster's CTAs share a head)");
+    if (config.num_ctas % cs != 0)
+      throw input_error("num_ctas", std::to_string(config.num_ctas) + " CTAs is not a multiple of the K/V cluster size " +
+                                        std::to_string(cs));
+  }
 }
 
 std::string flash_attention_timeout_message() {
   volatile WaitTimeoutReport* r = timeout_report_host();
   if (r == nullptr || r->valid == 0) return "";
-  static const char* const kNames[] = {"q_full", "q_empty", "k_full", "k_empty", "v_full", "v_empty"};
+  static const char* const kNames[] = {"q_full", "q_empty", "k_full",    "k_empty",
+                                       "v_full", "v_empty", "unit_full", "unit_empty"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<std::size_t>(WaitFlag::kCount),
+                "a name per WaitFlag");
   const std::uint32_t flag = r->flag;
   const std::string msg = std::string("timeout waiting on mbarrier '") +
                           (flag < static_cast<std::uint32_t>(WaitFlag::kCount) ? kNames[flag] : "?") + "' (block " +
@@ -332,7 +416,17 @@ int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAtt
     XS_CUDA_CHECK(cudaDeviceGetAttribute(&ctas, cudaDevAttrMultiProcessorCount, device));
   }
   const int tiles = static_cast<int>(args.num_tiles());
-  return ctas < tiles ? ctas : tiles;
+  ctas = ctas < tiles ? ctas : tiles;
+  const int cs = config.kv_cluster_size;
+  if (cs > 1) {
+    validate_flash_attention(config, args);
+    int kernel_id = 0;
+    const KernelFn kernel = select_kernel(config, args, &kernel_id);
+    const int fit = cs * max_active_clusters(kernel, kernel_id, cs, dynamic_smem_bytes(args.head_dim));
+    ctas = ctas < fit ? ctas : fit;
+    ctas -= ctas % cs;
+  }
+  return ctas;
 }
 
 void launch_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a, cudaStream_t stream) {
@@ -342,6 +436,7 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   p.scheduler.num_heads = static_cast<std::uint32_t>(a.num_heads);
   p.scheduler.num_m_blocks = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockM);
   p.scheduler.num_ctas = static_cast<std::uint32_t>(grid);
+  p.scheduler.cluster_size = static_cast<std::uint32_t>(config.kv_cluster_size);
   p.seq_len = static_cast<std::uint32_t>(a.seq_len);
   p.num_kv_tiles = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockN);
   const float scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
@@ -358,16 +453,22 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   p.timeout_cycles = config.timeout_cycles;
   p.timeout_report = timeout_report_device();
   const std::uint64_t rows = static_cast<std::uint64_t>(a.num_heads) * a.seq_len;
-  const CUtensorMap tm_q = make_tile_map(a.q, rows, a.head_dim, "Q");
-  const CUtensorMap tm_k = make_tile_map(a.k, rows, a.head_dim, "K");
-  const CUtensorMap tm_v = make_tile_map(a.v, rows, a.head_dim, "V");
-  const int dim = head_dim_index(a.head_dim);
-  const int schedule = static_cast<int>(config.schedule);
-  const KernelFn kernel = kKernels[schedule][dim][static_cast<int>(a.mode)];
+  const auto kv_box_rows = static_cast<std::uint32_t>(TileShape::kBlockN / config.kv_cluster_size);
+  const CUtensorMap tm_q = make_tile_map(a.q, rows, a.head_dim, TileShape::kBlockM, "Q");
+  const CUtensorMap tm_k = make_tile_map(a.k, rows, a.head_dim, kv_box_rows, "K");
+  const CUtensorMap tm_v = make_tile_map(a.v, rows, a.head_dim, kv_box_rows, "V");
+  int kernel_id = 0;
+  const KernelFn kernel = select_kernel(config, a, &kernel_id);
   const std::uint32_t smem_bytes = dynamic_smem_bytes(a.head_dim);
-  raise_smem_limit_once(kernel, (schedule * 2 + dim) * kNumEpilogueModes + static_cast<int>(a.mode), smem_bytes);
-  kernel<<<grid, TileShape::kNumThreads, smem_bytes, stream>>>(p, tm_q, tm_k, tm_v);
-  XS_CUDA_CHECK_LAUNCH();
+  raise_smem_limit_once(kernel, kernel_id, smem_bytes);
+  if (config.kv_cluster_size == 1) {
+    kernel<<<grid, TileShape::kNumThreads, smem_bytes, stream>>>(p, tm_q, tm_k, tm_v);
+    XS_CUDA_CHECK_LAUNCH();
+  } else {
+    ClusterLaunch launch(config.kv_cluster_size, grid, smem_bytes, stream);
+    XS_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, p, tm_q, tm_k, tm_v));
+    XS_CUDA_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace xs::kernels::attention

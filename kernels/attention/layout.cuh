@@ -23,9 +23,11 @@ namespace xs::kernels::attention {
 //   V[s]   same shape as K                                                  d/4 KiB each
 //   stage[c] output staging of consumer c: [64 rows][d cols] bf16, row pitch 2d + 16 B (16 B pad keeps the
 //            fragment writes and the 16 B row reads bank-conflict free)   17 KiB each at d = 128
-//   barriers: q_full, q_empty, k_full[s], k_empty[s], v_full[s], v_empty[s] (8 B each)
+//   barriers: q_full, q_empty, k_full[s], k_empty[s], v_full[s], v_empty[s], unit_full, unit_empty (8 B each)
 //   tile slot: the producer's [tile index, 1 if another tile follows] for the consumers (8 B), written
-//            before it arms q_full, read by the consumers after q_full completes
+//            before it arms q_full, read by the consumers after q_full completes; then the unit mailbox
+//            (4 B): with clusters of 2 and the dynamic scheduler, rank 0's producer writes each unit it drew
+//            into rank 1's mailbox (mainloop.cuh following_unit)
 template <int D>
 struct SmemLayoutD {
   using Shape = TileShapeD<D>;
@@ -34,7 +36,7 @@ struct SmemLayoutD {
   static constexpr std::uint32_t kHalfRowsBytes = 128 * Shape::kSwizzleCols * Shape::kElemBytes;  // 16 KiB
   static constexpr std::uint32_t kStagingPitchBytes = Shape::kHeadDim * Shape::kElemBytes + 16;
   static constexpr std::uint32_t kStagingBytes = Shape::kRowsPerConsumer * kStagingPitchBytes;
-  static constexpr std::uint32_t kNumBarriers = 2 + 4 * Shape::kStages;
+  static constexpr std::uint32_t kNumBarriers = 2 + 4 * Shape::kStages + 2;
 
   static constexpr std::uint32_t kQOffset = 0;
   static constexpr std::uint32_t kKOffset = kQOffset + kQBytes;                     // K[0]
@@ -46,7 +48,8 @@ struct SmemLayoutD {
   XS_HD static constexpr std::uint32_t v_offset(int stage) { return kVOffset + stage * kTileBytes; }
   XS_HD static constexpr std::uint32_t staging_offset(int consumer) { return kStagingOffset + consumer * kStagingBytes; }
   static constexpr std::uint32_t kTileSlotOffset = kBarrierOffset + kNumBarriers * 8;
-  static constexpr std::uint32_t kUsedBytes = kTileSlotOffset + 8;
+  static constexpr std::uint32_t kUnitMailboxOffset = kTileSlotOffset + 8;
+  static constexpr std::uint32_t kUsedBytes = kUnitMailboxOffset + 8;
   // The dynamic allocation adds 1 KiB so the kernel can round its base up to 1024.
   static constexpr std::uint32_t kDynamicBytes = kUsedBytes + 1024;
   static constexpr std::uint32_t kSm90OptinLimitBytes = 227 * 1024;  // per-block opt-in maximum on sm_90

@@ -25,6 +25,12 @@ namespace xs::kernels::attention {
 //   q_empty   256      every consumer thread after its last S = Q K^T of the tile
 //   k_full[s] 1 + tx   producer; TMA completes kTileBytes     k_empty[s] 256  consumers after S_j
 //   v_full[s] 1 + tx   producer; TMA completes kTileBytes     v_empty[s] 256  consumers after PV_j
+// With kv_cluster_size 2 (config.hpp) both CTAs of a cluster fill every K/V stage of both: each producer
+// loads half the tile (64 keys) with multicast, so k_full/v_full still expect kTileBytes (both halves land
+// in each CTA), and a stage may be refilled only when the consumers of both CTAs released it: k_empty and
+// v_empty then count 16, one arrival per consumer warp of each CTA (release_kv_stage).
+//   unit_full  1  (rank 1) rank 0's producer after writing the next unit into rank 1's mailbox
+//   unit_empty 1  (rank 0) rank 1's producer after reading its mailbox (dynamic scheduler only)
 // Ring slot of KV iteration i (counted over all tiles of the CTA): s = i % kStages, parity (i / kStages) & 1;
 // the producer waits on "empty" with the opposite parity (a fresh barrier's previous phase counts as done).
 struct Barriers {
@@ -34,16 +40,23 @@ struct Barriers {
   std::uint64_t* k_empty;
   std::uint64_t* v_full;
   std::uint64_t* v_empty;
+  std::uint64_t* unit_full;
+  std::uint64_t* unit_empty;
 };
 
 // Spin-wait with a timeout (STYLE.md): after p.timeout_cycles SM cycles the thread records which barrier
 // it waited on in the host-visible report and traps (the launch fails; flash_attention_timeout_message()
 // names the flag).
+// kClusterAcquire: the wait also acquires what another CTA of the cluster released with its arrive.
+template <bool kClusterAcquire = false>
 __device__ __forceinline__ void wait_barrier(const KernelParams& p, std::uint64_t* bar, std::uint32_t parity,
                                              WaitFlag flag, std::uint32_t tile) {
-  if (ptx::mbarrier_try_wait_parity(bar, parity)) return;
+  auto done = [&] {
+    return kClusterAcquire ? ptx::mbarrier_try_wait_parity_cluster(bar, parity) : ptx::mbarrier_try_wait_parity(bar, parity);
+  };
+  if (done()) return;
   const std::uint64_t start = ptx::clock64_cycles();
-  while (!ptx::mbarrier_try_wait_parity(bar, parity)) {
+  while (!done()) {
     if (ptx::clock64_cycles() - start > p.timeout_cycles) {
       volatile WaitTimeoutReport* r = p.timeout_report;
       if (r != nullptr) {
@@ -65,19 +78,45 @@ template <int D>
 __device__ __forceinline__ Barriers barriers_at(std::uint8_t* smem) {
   auto* b = reinterpret_cast<std::uint64_t*>(smem + SmemLayoutD<D>::kBarrierOffset);
   constexpr int S = TileShape::kStages;
-  return Barriers{b, b + 1, b + 2, b + 2 + S, b + 2 + 2 * S, b + 2 + 3 * S};
+  return Barriers{b, b + 1, b + 2, b + 2 + S, b + 2 + 2 * S, b + 2 + 3 * S, b + 2 + 4 * S, b + 3 + 4 * S};
 }
 
+// Arrivals that release a K/V stage: every consumer thread (no cluster), or one per consumer warp of each
+// CTA of the cluster.
+template <int kCluster>
+inline constexpr std::uint32_t kKvEmptyArrivals =
+    kCluster == 1 ? TileShape::kNumConsumerThreads : kCluster * TileShape::kNumConsumerThreads / 32;
+
+template <int kCluster>
 __device__ __forceinline__ void init_barriers(const Barriers& bars) {
   ptx::mbarrier_init(bars.q_full, 1);
   ptx::mbarrier_init(bars.q_empty, TileShape::kNumConsumerThreads);
   for (int s = 0; s < TileShape::kStages; ++s) {
     ptx::mbarrier_init(bars.k_full + s, 1);
-    ptx::mbarrier_init(bars.k_empty + s, TileShape::kNumConsumerThreads);
+    ptx::mbarrier_init(bars.k_empty + s, kKvEmptyArrivals<kCluster>);
     ptx::mbarrier_init(bars.v_full + s, 1);
-    ptx::mbarrier_init(bars.v_empty + s, TileShape::kNumConsumerThreads);
+    ptx::mbarrier_init(bars.v_empty + s, kKvEmptyArrivals<kCluster>);
   }
+  ptx::mbarrier_init(bars.unit_full, 1);
+  ptx::mbarrier_init(bars.unit_empty, 1);
   ptx::fence_mbarrier_init();
+}
+
+// A consumer thread is done reading K/V stage `bar` belongs to. Cluster: the warp's reads are done once all
+// its lanes passed their wgmma wait; lane 0 then arrives on the stage's empty barrier in every CTA of the
+// cluster (each CTA's producer multicasts into all of them).
+template <int kCluster>
+__device__ __forceinline__ void release_kv_stage(std::uint64_t* bar, std::uint32_t thread) {
+  if constexpr (kCluster == 1) {
+    ptx::mbarrier_arrive(bar);
+  } else {
+    __syncwarp();
+    if ((thread & 31u) == 0) {
+      const std::uint32_t addr = ptx::smem_u32(bar);
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) ptx::mbarrier_arrive_cluster(ptx::mapa_shared(addr, r));
+    }
+  }
 }
 
 // ---- Producer (one thread) ---------------------------------------------------------------------------
@@ -100,29 +139,75 @@ __device__ __forceinline__ std::uint32_t tile_slot_addr(std::uint32_t smem_base)
   return smem_base + SmemLayoutD<D>::kTileSlotOffset;
 }
 
-// The tile after `tile` for this CTA: the static stride, or the next ticket of the dynamic counter.
-__device__ __forceinline__ std::uint32_t following_tile(const KernelParams& p, std::uint32_t tile) {
-  if (!p.scheduler.dynamic) return p.scheduler.next_tile(tile);
-  return p.scheduler.ticket_tile(atomicAdd(p.tile_counters, 1u));
+// A K/V tile (b_n keys at `row`) into one stage. kCluster 2: this CTA loads keys [64 r, 64 r + 64) of it
+// (r = cluster rank) with a [64 rows][64 cols] box and multicasts them to both CTAs, at the same place in
+// each (the half starts 8 KiB into every column half: a multiple of the 1024-B swizzle atom).
+template <int D, int kCluster>
+__device__ __forceinline__ void load_kv_tile(std::uint8_t* smem_tile, const void* tensor_map, std::uint64_t* bar,
+                                             std::int32_t row, std::uint32_t cluster_rank) {
+  if constexpr (kCluster == 1) {
+    load_tile<D>(smem_tile, tensor_map, bar, row);
+  } else {
+    constexpr std::uint32_t kRows = TileShape::kBlockN / kCluster;
+    constexpr std::uint16_t kAllCtas = static_cast<std::uint16_t>((1u << kCluster) - 1u);
+#pragma unroll
+    for (int h = 0; h < TileShapeD<D>::kNumColHalves; ++h)
+      ptx::tma_load_2d_multicast(smem_tile + h * SmemLayoutD<D>::kHalfRowsBytes + cluster_rank * kRows * 128,
+                                 tensor_map, bar, h * TileShapeD<D>::kSwizzleCols,
+                                 row + static_cast<std::int32_t>(cluster_rank * kRows), kAllCtas);
+  }
 }
 
-template <int D>
+// The unit after `unit` for this CTA's cluster: the static stride, or the next ticket of the dynamic
+// counter. Clusters of 2 with the dynamic scheduler: rank 0 draws the ticket and hands the unit to rank 1
+// through rank 1's mailbox (unit_full / unit_empty, one hand-off in flight); `handoffs` counts them.
+template <int D, int kCluster>
+__device__ __forceinline__ std::uint32_t following_unit(const KernelParams& p, const Barriers& bars,
+                                                        std::uint32_t smem_base, std::uint32_t unit,
+                                                        std::uint32_t cluster_rank, std::uint32_t& handoffs) {
+  if (!p.scheduler.dynamic) return p.scheduler.next_unit(unit);
+  if constexpr (kCluster == 1) {
+    return p.scheduler.ticket_unit(atomicAdd(p.tile_counters, 1u));
+  } else {
+    const std::uint32_t parity = handoffs++ & 1u;
+    const std::uint32_t mailbox = smem_base + SmemLayoutD<D>::kUnitMailboxOffset;
+    if (cluster_rank == 0) {
+      const std::uint32_t next = p.scheduler.ticket_unit(atomicAdd(p.tile_counters, 1u));
+      wait_barrier<true>(p, bars.unit_empty, parity ^ 1u, WaitFlag::kUnitEmpty, unit);  // rank 1 read the last
+      ptx::st_shared_cluster_b32(ptx::mapa_shared(mailbox, 1), next);
+      ptx::mbarrier_arrive_cluster(ptx::mapa_shared(ptx::smem_u32(bars.unit_full), 1));
+      return next;
+    } else {
+      wait_barrier<true>(p, bars.unit_full, parity, WaitFlag::kUnitFull, unit);
+      const std::uint32_t next = ptx::ld_shared_b32(mailbox);
+      ptx::mbarrier_arrive_cluster(ptx::mapa_shared(ptx::smem_u32(bars.unit_empty), 0));
+      return next;
+    }
+  }
+}
+
+template <int D, int kCluster>
 __device__ __forceinline__ void producer_loop(const KernelParams& p, const void* tm_q, const void* tm_k,
                                               const void* tm_v, std::uint8_t* smem, const Barriers& bars,
-                                              std::uint32_t cta_idx) {
+                                              std::uint32_t cta_idx, std::uint32_t cluster_rank) {
   using SmemLayout = SmemLayoutD<D>;
   constexpr std::uint32_t S = TileShape::kStages;
-  const std::uint32_t slot = tile_slot_addr<D>(ptx::smem_u32(smem));
+  const std::uint32_t smem_base = ptx::smem_u32(smem);
+  const std::uint32_t slot = tile_slot_addr<D>(smem_base);
   std::uint32_t kv_iter = 0;
-  std::uint32_t tile = p.scheduler.first_tile(cta_idx);
-  // The following tile is known one tile ahead (its ticket drawn while this tile's K/V stream in), so
+  std::uint32_t handoffs = 0;
+  std::uint32_t unit = p.scheduler.first_unit(cta_idx / kCluster);
+  // The following unit is known one unit ahead (its ticket drawn while this unit's K/V stream in), so
   // the slot can say whether another tile follows.
-  std::uint32_t next = p.scheduler.valid(tile) ? following_tile(p, tile) : tile;
+  std::uint32_t next =
+      p.scheduler.valid_unit(unit) ? following_unit<D, kCluster>(p, bars, smem_base, unit, cluster_rank, handoffs)
+                                   : unit;
   for (std::uint32_t local_idx = 0;; ++local_idx) {
+    const std::uint32_t tile = p.scheduler.tile_of(unit, cluster_rank);
     wait_barrier(p, bars.q_empty, (local_idx & 1) ^ 1, WaitFlag::kQEmpty, tile);
     ptx::st_shared_b32(slot, tile);
-    ptx::st_shared_b32(slot + 4, p.scheduler.valid(next) ? 1u : 0u);
-    if (!p.scheduler.valid(tile)) {
+    ptx::st_shared_b32(slot + 4, p.scheduler.valid_unit(next) ? 1u : 0u);
+    if (!p.scheduler.valid_unit(unit)) {
       ptx::mbarrier_arrive(bars.q_full);  // no Q: the consumers read the slot and leave
       break;
     }
@@ -137,13 +222,16 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
       const auto kv_row = kv_row0 + static_cast<std::int32_t>(j * TileShape::kBlockN);
       wait_barrier(p, bars.k_empty + s, parity, WaitFlag::kKEmpty, tile);
       ptx::mbarrier_arrive_expect_tx(bars.k_full + s, SmemLayout::kTileBytes);
-      load_tile<D>(smem + SmemLayout::k_offset(static_cast<int>(s)), tm_k, bars.k_full + s, kv_row);
+      load_kv_tile<D, kCluster>(smem + SmemLayout::k_offset(static_cast<int>(s)), tm_k, bars.k_full + s, kv_row,
+                                cluster_rank);
       wait_barrier(p, bars.v_empty + s, parity, WaitFlag::kVEmpty, tile);
       ptx::mbarrier_arrive_expect_tx(bars.v_full + s, SmemLayout::kTileBytes);
-      load_tile<D>(smem + SmemLayout::v_offset(static_cast<int>(s)), tm_v, bars.v_full + s, kv_row);
+      load_kv_tile<D, kCluster>(smem + SmemLayout::v_offset(static_cast<int>(s)), tm_v, bars.v_full + s, kv_row,
+                                cluster_rank);
     }
-    tile = next;
-    if (p.scheduler.valid(tile)) next = following_tile(p, tile);
+    unit = next;
+    if (p.scheduler.valid_unit(unit))
+      next = following_unit<D, kCluster>(p, bars, smem_base, unit, cluster_rank, handoffs);
   }
   // Tail: wait until the consumers released every slot, so no TMA write is outstanding when this thread
   // exits and no barrier phase is left half-used.
@@ -153,8 +241,8 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
     wait_barrier(p, bars.k_empty + s, parity, WaitFlag::kKEmpty, 0xFFFFFFFFu);
     wait_barrier(p, bars.v_empty + s, parity, WaitFlag::kVEmpty, 0xFFFFFFFFu);
   }
-  // Dynamic: every CTA drew its last (past-the-end) ticket before counting itself done, so the last CTA
-  // done zeroes both counters for the next launch on the stream.
+  // Dynamic: every CTA drew (or, rank 1 of a cluster, received) its last (past-the-end) ticket before
+  // counting itself done, so the last CTA done zeroes both counters for the next launch on the stream.
   if (p.scheduler.dynamic) {
     __threadfence();  // this CTA's last ticket is drawn before it counts itself done
     if (atomicAdd(p.tile_counters + 1, 1u) == p.scheduler.num_ctas - 1) {

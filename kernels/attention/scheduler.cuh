@@ -2,10 +2,11 @@
 // m_block fastest, so co-running CTAs stream the same head's K/V through L2. (A diagonal order that gives
 // co-running CTAs every head was measured on the H200, results/h200/fa_a2a/f4cd35e/: FA-only in the
 // Ulysses layout 6% faster at M = 8K, 11% slower at 32K-64K where the K/V reuse in L2 matters more.)
-// Static: CTA c visits tiles
-// c, c + num_ctas, c + 2*num_ctas, ... Dynamic (config.hpp TileSchedulerKind): CTA c starts with tile c,
-// then each ticket n drawn from a global counter (0, 1, 2, ... across the grid) is tile num_ctas + n, until
-// a ticket lands past the last tile. Header-only, host and device (CPU tests enumerate both).
+// Static: cluster c visits units
+// c, c + num_clusters, c + 2*num_clusters, ... Dynamic (config.hpp TileSchedulerKind): cluster c starts with
+// unit c, then each ticket n drawn from a global counter (0, 1, 2, ... across the grid; with clusters of 2
+// only rank 0 draws and hands the unit to its peer) is unit num_clusters + n, until a ticket lands past
+// the last unit. Without clusters (cluster_size 1) a unit is a tile and a cluster a CTA. Header-only, host and device (CPU tests enumerate both).
 #pragma once
 #include <cstdint>
 
@@ -23,18 +24,34 @@ struct TileScheduler {
   std::uint32_t num_m_blocks = 0;  // M / b_m
   std::uint32_t num_ctas = 1;
   bool dynamic = false;            // TileSchedulerKind::kDynamic
+  // CTAs per cluster (FlashAttentionConfig::kv_cluster_size, divides num_ctas and num_m_blocks). The
+  // scheduler hands out units of cluster_size consecutive tiles (m-blocks of one head, so the CTAs of a
+  // cluster share K/V); the CTA of cluster rank r runs tile unit * cluster_size + r. With 1 a unit is a tile.
+  std::uint32_t cluster_size = 1;
 
   XS_HD std::uint32_t num_tiles() const { return num_heads * num_m_blocks; }
+  XS_HD std::uint32_t num_units() const { return num_tiles() / cluster_size; }
+  XS_HD std::uint32_t num_clusters() const { return num_ctas / cluster_size; }
   XS_HD TileCoord coord(std::uint32_t tile_idx) const {
     return TileCoord{tile_idx / num_m_blocks, tile_idx % num_m_blocks};
   }
-  XS_HD std::uint32_t first_tile(std::uint32_t cta_idx) const { return cta_idx; }
-  XS_HD std::uint32_t next_tile(std::uint32_t tile_idx) const { return tile_idx + num_ctas; }
-  XS_HD std::uint32_t ticket_tile(std::uint32_t ticket) const { return num_ctas + ticket; }  // dynamic
+  XS_HD std::uint32_t tile_of(std::uint32_t unit_idx, std::uint32_t cluster_rank) const {
+    return unit_idx * cluster_size + cluster_rank;
+  }
+  // Units, per cluster (cluster_idx = cta_idx / cluster_size).
+  XS_HD std::uint32_t first_unit(std::uint32_t cluster_idx) const { return cluster_idx; }
+  XS_HD std::uint32_t next_unit(std::uint32_t unit_idx) const { return unit_idx + num_clusters(); }   // static
+  XS_HD std::uint32_t ticket_unit(std::uint32_t ticket) const { return num_clusters() + ticket; }   // dynamic
+  XS_HD bool valid_unit(std::uint32_t unit_idx) const { return unit_idx < num_units(); }
+  // Tiles (what a CTA's consumers see); with cluster_size 1 these are the units.
+  XS_HD std::uint32_t first_tile(std::uint32_t cta_idx) const {
+    return tile_of(first_unit(cta_idx / cluster_size), cta_idx % cluster_size);
+  }
   XS_HD bool valid(std::uint32_t tile_idx) const { return tile_idx < num_tiles(); }
   // Static only: how many tiles CTA cta_idx runs (dynamic: decided at run time).
   XS_HD std::uint32_t num_tiles_of(std::uint32_t cta_idx) const {
-    return cta_idx < num_tiles() ? (num_tiles() - cta_idx + num_ctas - 1) / num_ctas : 0;
+    const std::uint32_t cluster = cta_idx / cluster_size;
+    return cluster < num_units() ? (num_units() - cluster + num_clusters() - 1) / num_clusters() : 0;
   }
 };
 

@@ -67,6 +67,62 @@ __device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)) : "memory");
 }
 
+// The same 2D tile delivered to every CTA of the cluster named in cta_mask (".multicast::cluster"): the data
+// land at the same shared-memory offset in each, and each destination's mbarrier at bar's offset gets the tx.
+__device__ __forceinline__ void tma_load_2d_multicast(void* smem_dst, const void* tensor_map, std::uint64_t* bar,
+                                                      std::int32_t coord_inner, std::int32_t coord_outer,
+                                                      std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_u32(smem_dst)),
+      "l"(reinterpret_cast<std::uint64_t>(tensor_map)), "r"(coord_inner), "r"(coord_outer), "r"(smem_u32(bar)),
+      "h"(cta_mask)
+      : "memory");
+}
+
+// --- Thread-block clusters --------------------------------------------------------------------------
+// "Special registers: %cluster_ctarank" (#special-registers-cluster-ctarank): this CTA's rank in its cluster.
+__device__ __forceinline__ std::uint32_t cluster_ctarank() {
+  std::uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+// "barrier.cluster" (#parallel-synchronization-and-communication-instructions-barrier-cluster): every
+// non-exited thread of the cluster arrives (release) and waits (acquire); exited threads do not hold it up.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+// "mapa" (#data-movement-and-conversion-instructions-mapa): the shared::cluster address of the variable at
+// the shared::cta address `addr` in the CTA of rank `cta_rank`.
+__device__ __forceinline__ std::uint32_t mapa_shared(std::uint32_t addr, std::uint32_t cta_rank) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta_rank));
+  return remote;
+}
+// "mbarrier.arrive" on a barrier of any CTA in the cluster (a shared::cluster address from mapa_shared),
+// ordering this thread's earlier accesses before it (.release.cluster).
+__device__ __forceinline__ void mbarrier_arrive_cluster(std::uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
+}
+// "mbarrier.try_wait" with .acquire.cluster: also sees writes released by another CTA's arrive.
+__device__ __forceinline__ bool mbarrier_try_wait_parity_cluster(std::uint64_t* bar, std::uint32_t parity) {
+  std::uint32_t done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(smem_u32(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+// "st" to distributed shared memory (.shared::cluster): a 32-bit store into another CTA of the cluster.
+__device__ __forceinline__ void st_shared_cluster_b32(std::uint32_t cluster_addr, std::uint32_t v) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(cluster_addr), "r"(v) : "memory");
+}
+
 // --- wgmma ------------------------------------------------------------------------------------------
 // PTX ISA "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" (#asynchronous-warpgroup-level-matrix-instructions).
 // "Matrix Descriptor Format" (#asynchronous-warpgroup-level-matrix-shared-memory-layout-matrix-descriptor):

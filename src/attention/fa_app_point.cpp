@@ -37,6 +37,19 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   if (!ka::parse_store_cache_policy(s.fa_store_cache, &store_cache))
     throw input_error("--fa-store-cache", "unknown store cache policy '" + s.fa_store_cache + "'; use one of " +
                                               ka::kStoreCachePolicyNames);
+  if (!ka::kv_cluster_size_is_built(s.fa_kv_cluster))
+    throw input_error("--fa-kv-cluster", std::to_string(s.fa_kv_cluster) + " is not built; use 1 or 2");
+  if (s.fa_kv_cluster > 1) {
+    if (schedule != ka::MainloopSchedule::kBaseline)
+      throw input_error("--fa-kv-cluster", "clusters of 2 are built for --fa-schedule baseline only");
+    if (s.seq_len % (s.fa_kv_cluster * ka::TileShape::kBlockM) != 0)
+      throw input_error("--fa-kv-cluster", "M = " + std::to_string(s.seq_len) + " must be a multiple of " +
+                                               std::to_string(s.fa_kv_cluster * ka::TileShape::kBlockM) +
+                                               " with clusters of " + std::to_string(s.fa_kv_cluster));
+    if (s.num_ctas % s.fa_kv_cluster != 0)
+      throw input_error("--ctas", std::to_string(s.num_ctas) + " is not a multiple of --fa-kv-cluster " +
+                                      std::to_string(s.fa_kv_cluster));
+  }
 }
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
@@ -49,6 +62,8 @@ json fa_canonical_spec(const FaA2aPointSpec& s) {
   if (s.fa_tile_scheduler != "static") j["fa_tile_scheduler"] = s.fa_tile_scheduler;
   // And the store cache policy only when not the default every point before it ran.
   if (s.fa_store_cache != "default") j["fa_store_cache"] = s.fa_store_cache;
+  // And the K/V cluster size only when not 1 (no cluster), as every point before it ran.
+  if (s.fa_kv_cluster != 1) j["fa_kv_cluster"] = s.fa_kv_cluster;
   return j;
 }
 

@@ -45,6 +45,7 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         s.fa_schedule = o.fa_schedule;
         s.fa_tile_scheduler = o.fa_tile_scheduler;
         s.fa_store_cache = o.fa_store_cache;
+        s.fa_kv_cluster = o.fa_kv_cluster;
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.verify = o.verify;

@@ -55,6 +55,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
   if (spec.fa_schedule != "baseline") j["spec"]["fa_schedule"] = spec.fa_schedule;  // as fa_canonical_spec
   if (spec.fa_tile_scheduler != "static") j["spec"]["fa_tile_scheduler"] = spec.fa_tile_scheduler;
   if (spec.fa_store_cache != "default") j["spec"]["fa_store_cache"] = spec.fa_store_cache;
+  if (spec.fa_kv_cluster != 1) j["spec"]["fa_kv_cluster"] = spec.fa_kv_cluster;
   if (r.status == "skipped") return j;
   const double t_fa = r.t_fa.median_s, t_fused = r.t_fused.median_s, t_serial = r.t_serial.median_s;
   j["measured"] = {

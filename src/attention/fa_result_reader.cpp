@@ -91,6 +91,7 @@ FaA2aPointSpec fa_point_spec_from_json(const json& point) {
   s.fa_tile_scheduler =
       optional_member(axes, "fa_tile_scheduler") ? text(axes, "axes", "fa_tile_scheduler") : "static";
   s.fa_store_cache = optional_member(axes, "fa_store_cache") ? text(axes, "axes", "fa_store_cache") : "default";
+  s.fa_kv_cluster = optional_member(axes, "fa_kv_cluster") ? integer(axes, "axes", "fa_kv_cluster") : 1;
   return s;
 }
 

@@ -10,8 +10,8 @@
 namespace xs::attention {
 
 // From `axes`: M, heads, head_dim, P, target, num_ctas, launches_per_graph, repetitions, verify (required);
-// device, fa_schedule (default baseline), fa_tile_scheduler (default static) and fa_store_cache (default
-// default: fa_canonical_spec omits those three at their old defaults). A point of another suite, or without a required key, is an input_error
+// device, fa_schedule (default baseline), fa_tile_scheduler (default static), fa_store_cache (default
+// default) and fa_kv_cluster (default 1): fa_canonical_spec omits those four at their old defaults. A point of another suite, or without a required key, is an input_error
 // whose field is the JSON path of the key (e.g. "axes.M"), relative to the point.
 FaA2aPointSpec fa_point_spec_from_json(const nlohmann::json& point);
 

@@ -43,6 +43,7 @@ struct FaA2aPointSpec {
   std::string fa_schedule = "baseline";  // --fa-schedule: the kernel's MainloopSchedule by name (every variant)
   std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (every variant)
   std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (every variant)
+  int fa_kv_cluster = 1;                      // --fa-kv-cluster: CTAs sharing K/V by TMA multicast, 1 | 2
   int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
   int warmup_replays = 2;
   int repetitions = 10;          // timed replays; medians reported

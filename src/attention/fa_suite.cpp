@@ -27,6 +27,7 @@ struct FaFlags {
   std::string fa_schedule = "baseline";
   std::string fa_tile_scheduler = "dynamic";
   std::string fa_store_cache = "default";
+  int fa_kv_cluster = 1;
   bool no_verify = false;
 };
 
@@ -85,6 +86,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       p.fa_schedule = f.fa_schedule;
       p.fa_tile_scheduler = f.fa_tile_scheduler;
       p.fa_store_cache = f.fa_store_cache;
+      p.fa_kv_cluster = f.fa_kv_cluster;
       p.launches_per_graph = f.launches_per_graph;
       if (c.repetitions) p.repetitions = *c.repetitions;
       validate_fa_point_spec(p);
@@ -107,7 +109,8 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
                    c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), f.head_dim,
                    (f.fa_schedule == "baseline" ? "" : " schedule=" + f.fa_schedule) +
                        " tiles=" + f.fa_tile_scheduler +
-                       (f.fa_store_cache == "default" ? "" : " store_cache=" + f.fa_store_cache));
+                       (f.fa_store_cache == "default" ? "" : " store_cache=" + f.fa_store_cache) +
+                       (f.fa_kv_cluster == 1 ? "" : " kv_cluster=" + std::to_string(f.fa_kv_cluster)));
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -126,6 +129,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.fa_schedule = f.fa_schedule;
   o.fa_tile_scheduler = f.fa_tile_scheduler;
   o.fa_store_cache = f.fa_store_cache;
+  o.fa_kv_cluster = f.fa_kv_cluster;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
   o.verify = !f.no_verify;
@@ -166,6 +170,11 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
     sink.add_text("--fa-store-cache", flags->fa_store_cache,
                   "Cache operator of the output-tile stores, every variant: default (st.global) or streaming "
                   "(st.global.cs, evict-first in L2)");
+    sink.add_integer("--fa-kv-cluster", flags->fa_kv_cluster,
+                     "CTAs per cluster sharing each K/V tile by TMA multicast, every variant: 1 (none) or 2 (the "
+                     "two m-blocks of a head in step, half the K/V traffic from L2; baseline schedule, M a "
+                     "multiple of 256)",
+                     1, 2);
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

@@ -24,6 +24,7 @@ struct Options {
   std::string fa_schedule = "baseline";
   std::string fa_tile_scheduler = "dynamic";
   std::string fa_store_cache = "default";
+  int fa_kv_cluster = 1;
   int device = 0;
   bool no_verify = false;
 };
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--fa-store-cache", o.fa_store_cache, "Output stores' cache operator: default or streaming")
         ->capture_default_str();
+    app.add_option("--fa-kv-cluster", o.fa_kv_cluster, "CTAs per cluster sharing K/V by TMA multicast: 1 or 2")
+        ->capture_default_str();
     app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();
     app.add_flag("--no-verify", o.no_verify, "Skip the reference comparison (not recommended)");
     xs::cli::parse_or_throw(app, argc, argv);
@@ -117,6 +120,7 @@ int main(int argc, char** argv) {
         s.fa_schedule = o.fa_schedule;
         s.fa_tile_scheduler = o.fa_tile_scheduler;
         s.fa_store_cache = o.fa_store_cache;
+        s.fa_kv_cluster = o.fa_kv_cluster;
         s.device = o.device;
         s.verify = !o.no_verify;
         const auto r = xs::attention::run_fa_a2a_point(s);

@@ -164,6 +164,11 @@ TEST(FaResultReader, SpecRoundTripsWithTheOmittedDefaults) {
   streaming.fa_store_cache = "streaming";
   EXPECT_EQ(fa_point_spec_from_json(written_point(streaming, measured(3, true), host_platform())).fa_store_cache,
             "streaming");
+  EXPECT_EQ(back.fa_kv_cluster, 1);
+  FaA2aPointSpec clustered = spec;
+  clustered.fa_schedule = "baseline";
+  clustered.fa_kv_cluster = 2;
+  EXPECT_EQ(fa_point_spec_from_json(written_point(clustered, measured(3, true), host_platform())).fa_kv_cluster, 2);
   EXPECT_EQ(back.repetitions, spec.repetitions);
   EXPECT_EQ(back.launches_per_graph, spec.launches_per_graph);
 }

@@ -32,6 +32,8 @@ void check_regions_disjoint_aligned_within_budget() {
   for (int c = 0; c < TileShape::kNumConsumerWarpgroups; ++c)
     r.push_back({SmemLayout::staging_offset(c), SmemLayout::staging_offset(c) + SmemLayout::kStagingBytes, "staging"});
   r.push_back({SmemLayout::kBarrierOffset, SmemLayout::kBarrierOffset + SmemLayout::kNumBarriers * 8, "barriers"});
+  r.push_back({SmemLayout::kTileSlotOffset, SmemLayout::kTileSlotOffset + 8, "tile slot"});
+  r.push_back({SmemLayout::kUnitMailboxOffset, SmemLayout::kUnitMailboxOffset + 4, "unit mailbox"});
   for (std::size_t i = 0; i < r.size(); ++i) {
     EXPECT_LE(r[i].end, SmemLayout::kUsedBytes) << r[i].name;
     for (std::size_t j = i + 1; j < r.size(); ++j)
@@ -41,8 +43,11 @@ void check_regions_disjoint_aligned_within_budget() {
   for (const auto& x : r)
     if (std::string(x.name) == "Q" || std::string(x.name) == "K" || std::string(x.name) == "V") {
       EXPECT_EQ(x.begin % 1024, 0u) << x.name;
-      for (int h = 0; h < TileShape::kNumColHalves; ++h)
+      for (int h = 0; h < TileShape::kNumColHalves; ++h) {
         EXPECT_EQ((x.begin + h * SmemLayout::kHalfRowsBytes) % 1024, 0u) << x.name;
+        // kv_cluster_size 2: each CTA's multicast half (b_n / 2 keys) starts inside the column half.
+        EXPECT_EQ((x.begin + h * SmemLayout::kHalfRowsBytes + TileShape::kBlockN / 2 * 128) % 1024, 0u) << x.name;
+      }
     }
   // A tile is exactly its column halves (what the producer's expect_tx counts).
   EXPECT_EQ(SmemLayout::kTileBytes, TileShape::kNumColHalves * SmemLayout::kHalfRowsBytes);

@@ -102,5 +102,35 @@ TEST(StoreCachePolicy, NamesRoundTripAndOnlyStreamingEntersThePointKey) {
   }
 }
 
+TEST(KvCluster, OnlyClustersOf2EnterThePointKeyAndBadCombinationsAreRefused) {
+  FaA2aPointSpec plain, clustered;
+  clustered.fa_kv_cluster = 2;
+  validate_fa_point_spec(clustered);
+  EXPECT_FALSE(fa_canonical_spec(plain).contains("fa_kv_cluster")) << "unclustered points keep their earlier key";
+  ASSERT_TRUE(fa_canonical_spec(clustered).contains("fa_kv_cluster"));
+  EXPECT_EQ(fa_canonical_spec(clustered)["fa_kv_cluster"], 2);
+  auto field_of = [](const FaA2aPointSpec& s) {
+    try {
+      validate_fa_point_spec(s);
+    } catch (const Error& e) {
+      return e.field();
+    }
+    return std::string("accepted");
+  };
+  FaA2aPointSpec bad = clustered;
+  bad.fa_kv_cluster = 4;
+  EXPECT_EQ(field_of(bad), "--fa-kv-cluster");
+  bad = clustered;
+  bad.fa_schedule = "pingpong";
+  EXPECT_EQ(field_of(bad), "--fa-kv-cluster") << "clusters are built for the baseline schedule only";
+  bad = clustered;
+  bad.seq_len = 8192 + 128;  // a multiple of b_m, not of 2 b_m: the cluster's CTAs would straddle two heads
+  bad.num_ranks = 1;
+  EXPECT_EQ(field_of(bad), "--fa-kv-cluster");
+  bad = clustered;
+  bad.num_ctas = 131;
+  EXPECT_EQ(field_of(bad), "--ctas");
+}
+
 }  // namespace
 }  // namespace xs::attention

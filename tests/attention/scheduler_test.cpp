@@ -22,7 +22,7 @@ TEST(TileScheduler, EveryTileOnceAcrossCtas) {
         std::uint32_t total = 0;
         for (std::uint32_t cta = 0; cta < ctas; ++cta) {
           std::uint32_t n = 0;
-          for (std::uint32_t t = s.first_tile(cta); s.valid(t); t = s.next_tile(t), ++n) {
+          for (std::uint32_t t = s.first_tile(cta); s.valid(t); t = s.next_unit(t), ++n) {
             ASSERT_LT(t, s.num_tiles());
             ++visits[t];
             const TileCoord c = s.coord(t);
@@ -69,7 +69,7 @@ TEST(TileScheduler, DynamicTicketsRunEveryTileOnceAndSlowCtasTakeFewer) {
         while (!q.empty()) {
           const auto [now, cta] = q.top();
           q.pop();
-          const std::uint32_t t = s.ticket_tile(ticket++);
+          const std::uint32_t t = s.ticket_unit(ticket++);
           if (!s.valid(t)) {
             ++past_end[cta];
             continue;
@@ -83,6 +83,63 @@ TEST(TileScheduler, DynamicTicketsRunEveryTileOnceAndSlowCtasTakeFewer) {
         if (s.num_ctas > 1 && s.num_tiles() >= 4 * s.num_ctas) {
           const int most = *std::max_element(tiles_of.begin(), tiles_of.end());
           EXPECT_LT(tiles_of[0], most) << "the slow CTA should run fewer tiles (" << heads << "x" << m_blocks << ")";
+        }
+      }
+    }
+  }
+}
+
+// Clusters of 2 (kv_cluster_size): the producers of both ranks follow the same units, rank r runs tile
+// 2 unit + r, so the two CTAs of a cluster always run two m-blocks of one head (they share every K/V tile),
+// every tile runs once, static and dynamic (rank 0 draws, rank 1 receives the same unit).
+TEST(TileScheduler, ClustersOf2RunEveryTileOnceAndShareAHead) {
+  std::mt19937 rng(777);
+  for (bool dynamic : {false, true}) {
+    for (std::uint32_t heads : {1u, 3u, 8u}) {
+      for (std::uint32_t m_blocks : {2u, 64u, 512u}) {
+        for (std::uint32_t ctas : {2u, 8u, 132u}) {
+          TileScheduler s{heads, m_blocks, std::min(ctas, heads * m_blocks), dynamic, 2};
+          ASSERT_EQ(s.num_ctas % 2, 0u);
+          std::vector<int> visits(s.num_tiles(), 0);
+          // Units per cluster, as the producers get them: static stride, or tickets in the order clusters ask.
+          std::vector<std::vector<std::uint32_t>> units(s.num_clusters());
+          std::uniform_real_distribution<double> speed(0.8, 1.2);
+          using Event = std::pair<double, std::uint32_t>;
+          std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q;
+          std::uint32_t ticket = 0;
+          for (std::uint32_t c = 0; c < s.num_clusters(); ++c) {
+            units[c].push_back(s.first_unit(c));
+            if (!dynamic) {
+              for (std::uint32_t u = s.next_unit(s.first_unit(c)); s.valid_unit(u); u = s.next_unit(u)) units[c].push_back(u);
+            } else {
+              q.push({0.0, c});
+            }
+          }
+          while (!q.empty()) {
+            const auto [now, c] = q.top();
+            q.pop();
+            const std::uint32_t u = s.ticket_unit(ticket++);
+            if (!s.valid_unit(u)) continue;
+            units[c].push_back(u);
+            q.push({now + speed(rng), c});
+          }
+          for (std::uint32_t c = 0; c < s.num_clusters(); ++c) {
+            for (std::uint32_t rank = 0; rank < 2; ++rank) {
+              const std::uint32_t cta = 2 * c + rank;
+              ASSERT_EQ(s.first_tile(cta), s.tile_of(units[c][0], rank));
+              for (std::uint32_t u : units[c]) {
+                ASSERT_TRUE(s.valid_unit(u));
+                const std::uint32_t t = s.tile_of(u, rank);
+                ASSERT_TRUE(s.valid(t));
+                ++visits[t];
+                EXPECT_EQ(s.coord(t).head, s.coord(s.tile_of(u, 1 - rank)).head) << "cluster split over two heads";
+              }
+              if (!dynamic) {
+                EXPECT_EQ(s.num_tiles_of(cta), units[c].size());
+              }
+            }
+          }
+          for (std::uint32_t t = 0; t < s.num_tiles(); ++t) ASSERT_EQ(visits[t], 1) << "tile " << t;
         }
       }
     }

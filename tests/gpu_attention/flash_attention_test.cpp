@@ -225,6 +225,56 @@ TEST(FlashAttentionStoreCache, StreamingStoresWriteTheSameBits) {
   }
 }
 
+// K/V clusters of 2 (config.hpp kv_cluster_size): each CTA computes the same instructions on the same K/V
+// bits, only who loads which half differs, so FA-only and fused outputs equal the unclustered kernel's bit
+// for bit, static and dynamic, three launches in a row (the dynamic counter reset and rank 0's hand-off of
+// every unit to rank 1). The records prove the clusters ran: the two m-blocks of a unit ran on the two CTAs
+// of one cluster, tile 2u + r on cluster rank r (= blockIdx.x % 2 for a cluster of 2 along x).
+TEST(FlashAttentionKvCluster, ClustersOf2WriteTheSameBitsAndPairTheMBlocksOfAHead) {
+  for (const Case& c : {Case{8, 1024, 2.0f, 0, 8}, Case{3, 2048, 1.0f, 6, 4}, Case{2, 512, 3.0f, 2, 2},
+                        Case{8, 1024, 2.0f, 10, 8, 64}}) {
+    SCOPED_TRACE(name_of(::testing::TestParamInfo<Case>(c, 0)));
+    const std::uint64_t seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
+    ka::FlashAttentionConfig config;
+    config.num_ctas = c.num_ctas;
+    config.timeout_cycles = 1ull << 32;
+    const UlyssesSpec spec{c.num_ranks, 0, 0};
+    config.tile_scheduler = ka::TileSchedulerKind::kStatic;
+    const std::vector<std::uint16_t> local = run_fa_local(p, config, nullptr);
+    const auto fused = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr);
+    ASSERT_EQ(count_poison(local.data(), local.size()), 0u);
+    config.kv_cluster_size = 2;
+    for (auto kind : {ka::TileSchedulerKind::kStatic, ka::TileSchedulerKind::kDynamic}) {
+      config.tile_scheduler = kind;
+      SCOPED_TRACE(ka::tile_scheduler_name(kind));
+      for (int launch = 0; launch < 3; ++launch) {
+        const std::vector<std::uint16_t> local2 = run_fa_local(p, config, nullptr);
+        ASSERT_EQ(count_poison(local2.data(), local2.size()), 0u) << "launch " << launch << " left elements unwritten";
+        std::size_t num_differ = 0;
+        for (std::size_t i = 0; i < local2.size(); ++i) num_differ += local2[i] != local[i];
+        EXPECT_EQ(num_differ, 0u) << "FA-only, launch " << launch;
+      }
+      std::vector<ka::TileRecord> records;
+      const auto fused2 = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, &records);
+      ASSERT_EQ(fused2.size(), fused.size());
+      for (std::size_t r = 0; r < fused.size(); ++r) EXPECT_TRUE(fused2[r] == fused[r]) << "rank slice " << r;
+      const std::uint32_t num_tiles = static_cast<std::uint32_t>(c.heads * (c.seq_len / 128));
+      ASSERT_EQ(records.size(), 2u * num_tiles);
+      for (std::uint32_t t = 0; t < num_tiles; t += 2) {
+        const ka::TileRecord& even = records[2 * t];
+        const ka::TileRecord& odd = records[2 * (t + 1)];
+        ASSERT_EQ(even.written, 1u);
+        ASSERT_EQ(odd.written, 1u);
+        EXPECT_EQ(even.cta_idx % 2, 0u) << "tile " << t << " not on rank 0";
+        EXPECT_EQ(odd.cta_idx, even.cta_idx + 1) << "tiles " << t << ", " << t + 1 << " not on one cluster";
+        EXPECT_EQ(odd.cta_tile_idx, even.cta_tile_idx) << "the cluster's CTAs fell out of step";
+      }
+    }
+  }
+}
+
 TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   const FaProblem p(1, 256, 128, fresh_seed());
   DeviceBuffer out(p.bytes());
@@ -290,6 +340,20 @@ TEST(FlashAttentionValidation, BadShapesRejectedBeforeLaunch) {
   config.store_cache = static_cast<ka::StoreCachePolicy>(ka::kNumStoreCachePolicies);
   rejects(a, "store_cache");
   config.store_cache = ka::StoreCachePolicy::kDefault;
+  config.kv_cluster_size = 3;
+  rejects(a, "kv_cluster_size");
+  config.kv_cluster_size = 2;
+  EXPECT_NO_THROW(ka::validate_flash_attention(config, a));
+  b = a;
+  b.seq_len = 128;  // one m-block: no pair of a head
+  rejects(b, "seq_len");
+  config.num_ctas = 3;
+  rejects(a, "num_ctas");
+  config.num_ctas = 0;
+  config.schedule = ka::MainloopSchedule::kPingPong;
+  rejects(a, "kv_cluster_size");
+  config.schedule = ka::MainloopSchedule::kBaseline;
+  config.kv_cluster_size = 1;
   // Nothing was launched: the device is still healthy.
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
