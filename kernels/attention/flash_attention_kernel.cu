@@ -419,7 +419,11 @@ int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAtt
   ctas = ctas < tiles ? ctas : tiles;
   const int cs = config.kv_cluster_size;
   if (cs > 1) {
-    validate_flash_attention(config, args);
+    // Only what picking the kernel needs (the caller may ask before its buffers exist).
+    if (!head_dim_is_built(args.head_dim) || !kv_cluster_size_is_built(cs) ||
+        config.schedule != MainloopSchedule::kBaseline || static_cast<int>(args.mode) < 0 ||
+        static_cast<int>(args.mode) >= kNumEpilogueModes)
+      validate_flash_attention(config, args);  // throws the input error that names the field
     int kernel_id = 0;
     const KernelFn kernel = select_kernel(config, args, &kernel_id);
     const int fit = cs * max_active_clusters(kernel, kernel_id, cs, dynamic_smem_bytes(args.head_dim));
