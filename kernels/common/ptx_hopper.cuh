@@ -99,9 +99,15 @@ __device__ __forceinline__ std::uint32_t mapa_shared(std::uint32_t addr, std::ui
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta_rank));
   return remote;
 }
-// "mbarrier.arrive" on a barrier of any CTA in the cluster (a shared::cluster address from mapa_shared),
-// ordering this thread's earlier accesses before it (.release.cluster).
+// "mbarrier.arrive" on a barrier of any CTA in the cluster (a shared::cluster address from mapa_shared), with
+// the default semantics (.release.cta): enough to free a buffer whose reads already completed (a stage the
+// wgmmas of this warp finished), and no cluster-scope fence on every K/V tile.
 __device__ __forceinline__ void mbarrier_arrive_cluster(std::uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
+}
+// The same with .release.cluster: this thread's earlier writes (e.g. st_shared_cluster_b32 into that CTA) are
+// visible to whoever acquires the phase at cluster scope (mbarrier_try_wait_parity_cluster).
+__device__ __forceinline__ void mbarrier_arrive_cluster_release(std::uint32_t cluster_addr) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
 }
 // "mbarrier.try_wait" with .acquire.cluster: also sees writes released by another CTA's arrive.
