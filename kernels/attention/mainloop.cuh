@@ -51,9 +51,7 @@ struct Barriers {
 template <bool kClusterAcquire = false>
 __device__ __forceinline__ void wait_barrier(const KernelParams& p, std::uint64_t* bar, std::uint32_t parity,
                                              WaitFlag flag, std::uint32_t tile) {
-  auto done = [&] {
-    return kClusterAcquire ? ptx::mbarrier_try_wait_parity_cluster(bar, parity) : ptx::mbarrier_try_wait_parity(bar, parity);
-  };
+  auto done = [&] { return ptx::mbarrier_try_wait_parity<kClusterAcquire>(bar, parity); };
   if (done()) return;
   const std::uint64_t start = ptx::clock64_cycles();
   while (!done()) {

@@ -35,18 +35,26 @@ __device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
 // "mbarrier.test_wait/try_wait" (.parity): true once the phase with parity `parity` has completed.
-// try_wait may suspend the thread for a system-dependent time before returning false.
+// try_wait may suspend the thread for a system-dependent time before returning false. kClusterAcquire:
+// .acquire.cluster, so the wait also sees writes another CTA of the cluster released with its arrive
+// (mbarrier_arrive_cluster_release); otherwise the default .acquire.cta.
+template <bool kClusterAcquire = false>
 __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t parity) {
   std::uint32_t done;
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(smem_u32(bar)), "r"(parity)
-      : "memory");
+  if constexpr (kClusterAcquire) {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+  }
   return done != 0;
 }
 
@@ -109,20 +117,6 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(std::uint32_t cluster_ad
 // visible to whoever acquires the phase at cluster scope (mbarrier_try_wait_parity_cluster).
 __device__ __forceinline__ void mbarrier_arrive_cluster_release(std::uint32_t cluster_addr) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
-}
-// "mbarrier.try_wait" with .acquire.cluster: also sees writes released by another CTA's arrive.
-__device__ __forceinline__ bool mbarrier_try_wait_parity_cluster(std::uint64_t* bar, std::uint32_t parity) {
-  std::uint32_t done;
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(smem_u32(bar)), "r"(parity)
-      : "memory");
-  return done != 0;
 }
 // "st" to distributed shared memory (.shared::cluster): a 32-bit store into another CTA of the cluster.
 __device__ __forceinline__ void st_shared_cluster_b32(std::uint32_t cluster_addr, std::uint32_t v) {

@@ -28,3 +28,27 @@ run_step() {  # name timeout command...: log to $LOGS/name.txt, print rc and the
     "$LOGS/$name.txt" | head -12
   return 0
 }
+# The preamble the FlashAttention call scripts share (h200_fa_kv_cluster.sh on; the older scripts keep theirs as
+# they ran). start_call: tools (CMAKE, PY, SANITIZER), never NVLink multicast, nvidia-smi sampled every 100 ms
+# into $LOGS/smi.csv (gzipped at exit), env.txt; at exit the results and logs folders are archived.
+start_call() {
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  CMAKE=${CMAKE:-/opt/torch/.venv/bin/cmake}
+  [[ -x "$CMAKE" ]] || CMAKE=cmake
+  PY=/opt/torch/.venv/bin/python3; [[ -x $PY ]] || PY=python3
+  SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+    --format=csv,noheader -lms 100 >"$LOGS/smi.csv" 2>&1 &
+  SMI_PID=$!
+  trap 'kill "$SMI_PID" 2>/dev/null; gzip -f "$LOGS/smi.csv"; rm -f "$RES"/*.journal.jsonl; archive_folders results logs' EXIT
+  { cat .xs-git-sha 2>/dev/null; nvidia-smi; } >"$LOGS/env.txt" 2>&1
+}
+# build_targets TARGET...: configure once (the default preset), then build the targets with 16 jobs before the
+# deadline; on failure print the errors and return 1.
+build_targets() {
+  stamp build
+  [[ -f build/CMakeCache.txt ]] || "$CMAKE" --preset default -G Ninja >"$LOGS/configure.txt" 2>&1 ||
+    { tail -30 "$LOGS/configure.txt"; return 1; }
+  timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target "$@" >"$LOGS/build.txt" 2>&1 ||
+    { grep -E "error" "$LOGS/build.txt" | head -30; return 1; }
+}
