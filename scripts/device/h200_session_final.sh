@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Last call of the third session of 2026-12-02: first the README's ./scripts/calibrate.sh exactly, from this
+# fresh copy (it configures and builds build/ itself); then every FlashAttention GPU test on the final code
+# (the K/V cluster plumbing reaches the runner, the bench and the spec readers) and memcheck on the cluster test. Returns: results.tar.gz
+# (calibrate.sh's calibration), logs.tar.gz, clocks.txt.
+# Usage there: bash scripts/device/h200_session_final.sh   (device tool: timeout_s 480, carry .xs-git-sha)
+set -uo pipefail
+OUT=${OUT:-$PWD/out/device}
+LOGS="$OUT/logs"; RES="$OUT/results"
+mkdir -p "$LOGS" "$RES"
+DEADLINE_S=${DEADLINE_S:-450}
+SECONDS=0
+source "$(dirname "$0")/lib.sh"
+start_call
+clocks "before calibrate.sh"
+run_step calibrate_sh 200 ./scripts/calibrate.sh
+cp out/calibration-gpu-host.json "$RES/calibrate-sh.json" 2>/dev/null || ls out >>"$LOGS/calibrate_sh.txt" 2>&1
+build_targets xs_gpu_attention_tests || exit 1
+run_step fa_tests 150 build/bin/xs_gpu_attention_tests
+run_step memcheck 60 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
+  --gtest_filter='FlashAttentionKvCluster.*'
+clocks "after"
+stamp done
