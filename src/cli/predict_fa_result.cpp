@@ -222,10 +222,12 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
                                            "another path", o.out_path));
   report::check_output_path(o.out_path, "--out");
   json doc = read_fa_result(o.result_path);
+  // One read of the calibration: the model, its target, its meta and the recorded hash all come from these bytes.
   const std::string model_text = read_named(o.model_path, "--model");
-  const model::PlatformModel platform = model::PlatformModel::load(o.model_path);
-  const std::string model_target = calibration_target(o.model_path);
-  const json model_meta = at(report::parse_json_text(model_text, o.model_path), "/meta");
+  const model::PlatformModel platform = model::PlatformModel::from_result_text(model_text, o.model_path);
+  const json model_doc = report::parse_json_text(model_text, o.model_path);
+  const std::string model_target = calibration_target_of(model_doc);
+  const json model_meta = at(model_doc, "/meta");
   json provenance = {
       {"model_file", o.model_path}, {"model_fnv1a64", fnv1a64(model_text)},
       {"model_target", model_target.empty() ? json() : json(model_target)},

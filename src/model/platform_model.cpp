@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "report/file_io.hpp"
 #include "report/json_read.hpp"
 #include "report/result_file.hpp"
 
@@ -212,9 +213,13 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
 }
 
 PlatformModel PlatformModel::load(const std::string& path) {
+  return from_result_text(report::read_text_file(path), path);
+}
+
+PlatformModel PlatformModel::from_result_text(std::string_view text, const std::string& path) {
   // The one strict reader of result files: duplicate or unknown keys, NaN/inf/overflowing numbers, invalid
   // points and another schema are input errors naming the JSON path.
-  const report::ResultFile file = report::read_result_file(path);
+  const report::ResultFile file = report::parse_result_text(text, path);
   if (!file.model.is_object())
     throw input_error("model", path + ": model: null; expected a fitted model section (a calibration file "
                                "written by xstage-calibrate)");

@@ -18,6 +18,7 @@
 // NaN) but refused by load(): "R not identified by this calibration".
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,9 @@ class PlatformModel {
   // From a whole result/calibration file on disk, through the strict result-file reader
   // (report::read_result_file: schema, duplicate/unknown keys, points); input_error otherwise.
   static PlatformModel load(const std::string& path);
+  // The same from the file's bytes already read (`source` names them in errors): a caller that also hashes
+  // or reads other sections of the file uses one read, so all of it comes from the same bytes.
+  static PlatformModel from_result_text(std::string_view text, const std::string& source);
 
   double drain_rate_bps() const { return drain_rate_bps_; }
   Lookup tiss0_s(int num_producers, double volume_bytes) const;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,23 @@ TEST(PlatformModel, LoadsCalibrationFile) {
   EXPECT_DOUBLE_EQ(model.tiss0_s(148, 4849664).value, 0.76e-6);
   EXPECT_DOUBLE_EQ(model.capacity_bytes(148).value, 4456296);
   EXPECT_TRUE(model.capacity_bytes(8).is_lower_bound);
+}
+
+TEST(PlatformModel, FromResultTextIsLoadOnBytesAlreadyRead) {
+  // xstage-predict fa-result reads the calibration once and hashes those bytes: the model from the bytes must
+  // be the model load() reads, and an error must still name the source.
+  std::ifstream in(kDataDir + "calibration_ok.json", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  const auto from_text = m::PlatformModel::from_result_text(text, "calibration_ok.json");
+  EXPECT_EQ(from_text.to_json(), m::PlatformModel::load(kDataDir + "calibration_ok.json").to_json());
+  try {
+    m::PlatformModel::from_result_text(text.substr(0, text.size() / 2), "half-read.json");
+    ADD_FAILURE() << "a truncated calibration was accepted";
+  } catch (const xs::Error& e) {
+    EXPECT_EQ(e.code(), xs::ExitCode::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("half-read.json"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PlatformModel, LoadsTheDocumentedExample) {

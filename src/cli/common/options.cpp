@@ -148,7 +148,10 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
 }
 
 std::string calibration_target(const std::string& path) {
-  const nlohmann::json doc = report::parse_json_text(report::read_text_file(path), path);
+  return calibration_target_of(report::parse_json_text(report::read_text_file(path), path));
+}
+
+std::string calibration_target_of(const nlohmann::json& doc) {
   if (!doc.is_object() || !doc.contains("config") || !doc["config"].is_object()) return "";
   const nlohmann::json& config = doc["config"];
   return config.contains("target") && config["target"].is_string() ? config["target"].get<std::string>() : "";

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace xs::cli {
 
@@ -67,5 +68,7 @@ Platform resolve_platform(const PlatformFlags& flags, std::optional<long long> n
                           double volume_bytes, bool need_capacity);
 // config.target of a calibration file ("host", "peer:1", ...); empty when the file does not say.
 std::string calibration_target(const std::string& model_path);
+// The same from the calibration file's parsed JSON (read once by the caller).
+std::string calibration_target_of(const nlohmann::json& calibration_doc);
 
 }  // namespace xs::cli
