@@ -62,9 +62,10 @@ TEST(FaExchangePath, OneRankOverADeviceBufferVerifiesTimesAndMeetsAtEveryReplay)
   EXPECT_EQ(r.remote_bytes, 0.0);  // P = 1: nothing leaves the rank
   EXPECT_GT(r.t_a2a.median_s, 0);
   EXPECT_EQ(r.t_a2a_bulk.samples_s.size(), 0u);  // no bulk copy across ranks
-  // 3 verification runs x 3 barriers, then one per replay: (2 warm-up + 3 timed) rounds x 6 variants, and per
+  // 3 verification runs x 3 barriers, then one per replay: (2 warm-up + 3 timed) rounds x 6 variants, FA-only
+  // timed alone (fa_runner.cpp: 5 warm-up + max(20, repetitions) replays of the one variant), and per
   // sender-side round 4 variants x 5 rounds.
-  EXPECT_EQ(barriers.load(), 3 * 3 + 5 * 6 + 5 * 4);
+  EXPECT_EQ(barriers.load(), 3 * 3 + 5 * 6 + (5 + 20) + 5 * 4);
 }
 
 TEST(FaExchangePath, AnExchangeThatDoesNotFitThePointIsAnInputError) {
