@@ -6,6 +6,19 @@
 
 namespace xs::kernels::attention {
 
+// Name -> value of an enum whose values are 0 .. kCount - 1, named by name_of: true and *out; anything else ->
+// false, *out untouched. The parse_* functions below are this with their table.
+template <typename E, int kCount>
+inline bool parse_enum_name(std::string_view name, const char* (*name_of)(E), E* out) {
+  for (int i = 0; i < kCount; ++i) {
+    if (name == name_of(static_cast<E>(i))) {
+      *out = static_cast<E>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 // What a consumer warpgroup does with a finished output tile (paper section 5.3's variants).
 enum class EpilogueMode : int {
   kLocal = 0,               // FA-only: O[head][token][d] in local HBM
@@ -45,14 +58,7 @@ inline const char* mainloop_schedule_name(MainloopSchedule schedule) {
 }
 // "baseline" | "pingpong" | "pingpong_full" -> true and *out; anything else -> false, *out untouched.
 inline bool parse_mainloop_schedule(std::string_view name, MainloopSchedule* out) {
-  for (int i = 0; i < kNumMainloopSchedules; ++i) {
-    const auto schedule = static_cast<MainloopSchedule>(i);
-    if (name == mainloop_schedule_name(schedule)) {
-      *out = schedule;
-      return true;
-    }
-  }
-  return false;
+  return parse_enum_name<MainloopSchedule, kNumMainloopSchedules>(name, mainloop_schedule_name, out);
 }
 inline constexpr const char* kMainloopScheduleNames = "baseline, pingpong, pingpong_full";
 
@@ -67,14 +73,7 @@ inline const char* tile_scheduler_name(TileSchedulerKind kind) {
   return kind == TileSchedulerKind::kStatic ? "static" : kind == TileSchedulerKind::kDynamic ? "dynamic" : "?";
 }
 inline bool parse_tile_scheduler(std::string_view name, TileSchedulerKind* out) {
-  for (int i = 0; i < kNumTileSchedulerKinds; ++i) {
-    const auto kind = static_cast<TileSchedulerKind>(i);
-    if (name == tile_scheduler_name(kind)) {
-      *out = kind;
-      return true;
-    }
-  }
-  return false;
+  return parse_enum_name<TileSchedulerKind, kNumTileSchedulerKinds>(name, tile_scheduler_name, out);
 }
 inline constexpr const char* kTileSchedulerNames = "static, dynamic";
 
@@ -89,14 +88,7 @@ inline const char* store_cache_policy_name(StoreCachePolicy policy) {
   return policy == StoreCachePolicy::kDefault ? "default" : policy == StoreCachePolicy::kStreaming ? "streaming" : "?";
 }
 inline bool parse_store_cache_policy(std::string_view name, StoreCachePolicy* out) {
-  for (int i = 0; i < kNumStoreCachePolicies; ++i) {
-    const auto policy = static_cast<StoreCachePolicy>(i);
-    if (name == store_cache_policy_name(policy)) {
-      *out = policy;
-      return true;
-    }
-  }
-  return false;
+  return parse_enum_name<StoreCachePolicy, kNumStoreCachePolicies>(name, store_cache_policy_name, out);
 }
 inline constexpr const char* kStoreCachePolicyNames = "default, streaming";
 

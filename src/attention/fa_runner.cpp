@@ -47,16 +47,8 @@ TimeStats stats_of(std::vector<double> v) {
   return t;
 }
 
-// Timed replays: the harness's quantiles (common/stats: linear interpolation), every round kept.
-TimeStats timed_stats(std::vector<double> rounds_s) {
-  const Summary sum = summarize(std::move(rounds_s));
-  TimeStats t;
-  t.median_s = sum.median;
-  t.p10_s = sum.p10;
-  t.p90_s = sum.p90;
-  t.samples_s = sum.samples;
-  return t;
-}
+// Timed replays: timed_stats (fa_runner.hpp), the harness's quantiles (common/stats: linear interpolation),
+// every round kept.
 
 // Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
 enum class Instrumented { kFaOnly, kFused, kCompletionCoupled };

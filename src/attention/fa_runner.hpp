@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attention/fa_timeline.hpp"
+#include "common/stats.hpp"
 #include "runtime/rank_windows.hpp"
 
 namespace xs::attention {
@@ -63,6 +64,16 @@ struct TimeStats {
   double median_s = 0, p10_s = 0, p90_s = 0;
   std::vector<double> samples_s;  // timed variants and paired differences: one per round; else empty
 };
+// Median, p10, p90 of per-round times, the samples kept (the runner's summaries; tests build theirs with it).
+inline TimeStats timed_stats(std::vector<double> rounds_s) {
+  const Summary sum = summarize(std::move(rounds_s));
+  TimeStats t;
+  t.median_s = sum.median;
+  t.p10_s = sum.p10;
+  t.p90_s = sum.p90;
+  t.samples_s = sum.samples;
+  return t;
+}
 
 struct FaA2aPointResult {
   std::string status = "ok";     // ok | skipped | failed

@@ -24,28 +24,18 @@ namespace {
 
 using nlohmann::json;
 
-TimeStats from_samples(std::vector<double> samples) {
-  const Summary s = summarize(samples);
-  TimeStats t;
-  t.median_s = s.median;
-  t.p10_s = s.p10;
-  t.p90_s = s.p90;
-  t.samples_s = s.samples;
-  return t;
-}
-
 // One quantity over `rounds` rounds, within +-spread of `median_s`.
 TimeStats timed(std::mt19937& rng, double median_s, double spread, int rounds) {
   std::uniform_real_distribution<double> u(1 - spread, 1 + spread);
   std::vector<double> samples;
   for (int i = 0; i < rounds; ++i) samples.push_back(median_s * u(rng));
-  return from_samples(samples);
+  return timed_stats(samples);
 }
 
 TimeStats paired(const TimeStats& a, const TimeStats& b) {  // same-round a - b
   std::vector<double> d;
   for (std::size_t i = 0; i < a.samples_s.size(); ++i) d.push_back(a.samples_s[i] - b.samples_s[i]);
-  return from_samples(d);
+  return timed_stats(d);
 }
 
 // A host point like the committed M = 8K one (every field the prediction reads nonzero); `sender_side`
