@@ -29,7 +29,9 @@ layouts.<name>.sm_clock_hz {median, p10, p90} and, for the chosen layout, cycles
 that clock; idle_sm_clock_hz is the same probe before any load (a check of the method: the idle clock).
 vs_cudnn.fa_over_cudnn_cycles = cuDNN cycles per launch / FA-only cycles per launch, FA-only's at its own
 launches' median clock (measured.sender_side.clock_normalized.clock_fa_hz): the speed ratio with the
-clock taken out. --clock-probes 0: no probe.
+clock taken out. vs_cudnn.fa_over_cudnn_cycles_probed: the same with FA-only's clock probed exactly as
+cuDNN's (the bench's measured.clock_probe_fa_hz: the same two spins after its own batches of launches), so
+both clocks share the method and its bias. --clock-probes 0: no probe.
 
 Exit codes: 0 attached (or nothing to attach: no measured fa_a2a point; file unchanged), 2 bad usage or a
 file that is not an xstage result with points[], 3 the cuDNN backend failed on a shape, 77 no PyTorch, no
@@ -210,6 +212,10 @@ def attach(doc, measure):
         t_fa = p["variants"]["fa"]["median"]
         if base.get("cycles_per_launch") and fa_clock and t_fa > 0:
             ratios["fa_over_cudnn_cycles"] = base["cycles_per_launch"] / (t_fa * fa_clock)
+        # Both clocks by the same probe (the bench probes FA-only after its own batches: measured.clock_probe_fa_hz).
+        fa_probe = ((extra.get("measured") or {}).get("clock_probe_fa_hz") or {}).get("median")
+        if base.get("cycles_per_launch") and fa_probe and t_fa > 0:
+            ratios["fa_over_cudnn_cycles_probed"] = base["cycles_per_launch"] / (t_fa * fa_probe)
         extra["vs_cudnn"] = ratios
     return len(points)
 

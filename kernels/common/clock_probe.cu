@@ -22,7 +22,18 @@ __global__ void clock_probe_kernel(const ClockProbeArgs args) {
   args.result->elapsed_ns = t1_ns - t0_ns;
 }
 
+__global__ void cycle_spin_kernel(std::uint64_t cycles) {
+  const std::uint64_t c0 = ptx::clock64_cycles();
+  while (ptx::clock64_cycles() - c0 < cycles) {
+  }
+}
+
 }  // namespace
+
+cudaError_t launch_cycle_spin(std::uint64_t cycles, cudaStream_t stream) {
+  cycle_spin_kernel<<<1, 1, 0, stream>>>(cycles);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_clock_probe(const ClockProbeArgs& args, cudaStream_t stream) {
   clock_probe_kernel<<<1, 1, 0, stream>>>(args);

@@ -19,4 +19,9 @@ struct ClockProbeArgs {
 
 cudaError_t launch_clock_probe(const ClockProbeArgs& args, cudaStream_t stream);
 
+// One thread spins for `cycles` SM cycles (%clock64). Two event-timed spins of different lengths queued behind
+// a batch give the SM clock right after it, the launch overhead cancelled in their difference: the method
+// scripts/fa_attach_baseline.py uses on cuDNN's side (torch.cuda._sleep), so both sides are probed alike.
+cudaError_t launch_cycle_spin(std::uint64_t cycles, cudaStream_t stream);
+
 }  // namespace xs::kernels

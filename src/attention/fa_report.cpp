@@ -73,6 +73,13 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
       {"fa_tflops", r.fa_tflops},
       {"K", r.num_ctas}, {"num_tiles", r.num_tiles}, {"volume_bytes", r.volume_bytes},
       {"sm_clock_hz", r.sm_clock_hz}, {"sm_clock_fa_hz", r.sm_clock_fa_hz},
+      // The SM clock right after batches of L FA-only launches, probed as cuDNN's is (fa_clock_probe.hpp).
+      {"clock_probe_fa_hz", r.clock_probe_fa_hz.samples_s.empty()
+                                ? nlohmann::json()
+                                : nlohmann::json{{"median", r.clock_probe_fa_hz.median_s},
+                                                 {"p10", r.clock_probe_fa_hz.p10_s},
+                                                 {"p90", r.clock_probe_fa_hz.p90_s},
+                                                 {"n", r.clock_probe_fa_hz.samples_s.size()}}},
       {"sigma_s_per_kv_tile", r.sigma_s_per_kv_tile}, {"sigma_fa_s_per_kv_tile", r.sigma_fa_s_per_kv_tile},
       {"qloop_s", stats(r.qloop_fused)}, {"store_span_fused_s", stats(r.store_span_fused)},
       {"store_span_cc_s", stats(r.store_span_cc)}, {"fence_span_cc_s", stats(r.fence_span_cc)},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attention/cpu_reference.hpp"
+#include "attention/fa_clock_probe.hpp"
 #include "attention/fa_device.hpp"
 #include "attention/fa_app_point.hpp"
 #include "attention/fa_burst.hpp"
@@ -34,6 +35,7 @@ namespace {
 namespace ka = xs::kernels::attention;
 
 constexpr double kRelTolerance = 1e-2;
+constexpr int kClockProbes = 5;  // readings of the SM clock after a batch of FA-only launches
 static_assert(kFaMaxRanks == ka::kMaxRanks, "the host-side P check must match the kernel's rank table");
 
 TimeStats stats_of(std::vector<double> v) {
@@ -297,6 +299,14 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     const auto alone = runtime::time_variants({enqueue_fa}, L, 5, std::max(20, spec.repetitions), s, sync_checked,
                                               barrier);
     r.t_fa_alone = timed_stats(alone[0]);
+    // The clock right after such a batch, probed as the attach script probes cuDNN's (fa_clock_probe.hpp).
+    std::vector<double> hz = probe_clock_after_batches(
+        [&](cudaStream_t st) {
+          for (int l = 0; l < L; ++l) enqueue_fa(st);
+        },
+        kClockProbes, s);
+    r.clock_probe_fa_hz = stats_of(hz);
+    r.clock_probe_fa_hz.samples_s = std::move(hz);
   }
   r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
   r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);

@@ -141,6 +141,9 @@ struct FaA2aPointResult {
   // FA-only cycles, converted to seconds at the FA-only launches' median clock. clock_*_hz: per launch.
   TimeStats e_res_sender_cycles_paired, sender_fa_cycles;
   TimeStats clock_fa_hz, clock_fused_hz;
+  // SM clock right after batches of L FA-only launches (fa_clock_probe.hpp, cuDNN's probe method), in Hz
+  // (median_s/p10_s/p90_s hold Hz); empty samples when not probed.
+  TimeStats clock_probe_fa_hz;
   // Sigma in the regime E_res is measured in: per kept FA-only / fused launch of the sender-side rounds, the
   // median CTA's Q-loop time per KV tile in SM cycles (clock-free), median/p10/p90 over launches. The
   // single instrumented launches above run alone (another regime than the back-to-back rounds) and give the

@@ -78,6 +78,22 @@ class AttachTest(unittest.TestCase):
         self.assertAlmostEqual(p0["extra"]["vs_cudnn"]["fa_over_cudnn_speed"], 0.9)
         self.assertAlmostEqual(p0["extra"]["vs_cudnn"]["fa_over_cudnn_cycles"], 1.08)
         self.assertNotIn("fa_over_cudnn_cycles", p1["extra"]["vs_cudnn"])  # no FA-only clock measured
+        self.assertNotIn("fa_over_cudnn_cycles_probed", p0["extra"]["vs_cudnn"])  # no probe of FA-only
+
+    def test_probed_cycles_ratio_uses_the_benchs_probe_of_fa_only(self):
+        probed = fa_point(8192, 8, 100e-6)
+        probed["extra"]["measured"] = {"sender_side": {"clock_normalized": {"clock_fa_hz": {"median": 1.5e9}}},
+                                       "clock_probe_fa_hz": {"median": 1.6e9, "p10": 1.5e9, "p90": 1.7e9, "n": 5}}
+        doc = result([probed])
+
+        def measure(m, heads, head_dim, device):
+            return {"backend": "cudnn", "layout": "bhsd", "median_s": 90e-6, "cycles_per_launch": 90e-6 * 1.8e9}
+
+        fab.attach(doc, measure)
+        ratios = doc["points"][0]["extra"]["vs_cudnn"]
+        # in-launch clock: 90 x 1.8 / (100 x 1.5) = 1.08; both probed: 90 x 1.8 / (100 x 1.6) = 1.0125
+        self.assertAlmostEqual(ratios["fa_over_cudnn_cycles"], 1.08)
+        self.assertAlmostEqual(ratios["fa_over_cudnn_cycles_probed"], 1.0125)
 
     def test_clock_summary_ignores_failed_probes(self):
         self.assertIsNone(fab.clock_summary([None, None]))

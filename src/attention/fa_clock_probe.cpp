@@ -1,0 +1,44 @@
+// xstage attention layer (CUDA): the SM clock right after a batch (see fa_clock_probe.hpp).
+#include "attention/fa_clock_probe.hpp"
+
+#include "attention/fa_device.hpp"
+#include "common/clock_probe.hpp"
+#include "runtime/check.hpp"
+
+namespace xs::attention {
+namespace {
+struct Events {
+  cudaEvent_t e[3] = {};
+  Events() {
+    for (auto& x : e) XS_CUDA_CHECK(cudaEventCreate(&x));
+  }
+  ~Events() {
+    for (auto& x : e) (void)cudaEventDestroy(x);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+};
+}  // namespace
+
+std::vector<double> probe_clock_after_batches(const std::function<void(cudaStream_t)>& enqueue_batch,
+                                              int num_probes, cudaStream_t stream) {
+  std::vector<double> hz;
+  const Events ev;
+  for (int k = 0; k < num_probes; ++k) {
+    enqueue_batch(stream);
+    XS_CUDA_CHECK(cudaEventRecord(ev.e[0], stream));
+    XS_CUDA_CHECK(kernels::launch_cycle_spin(kProbeShortCycles, stream));
+    XS_CUDA_CHECK(cudaEventRecord(ev.e[1], stream));
+    XS_CUDA_CHECK(kernels::launch_cycle_spin(kProbeLongCycles, stream));
+    XS_CUDA_CHECK(cudaEventRecord(ev.e[2], stream));
+    sync_checked(stream, "clock probe after a batch");
+    float short_ms = 0, long_ms = 0;
+    XS_CUDA_CHECK(cudaEventElapsedTime(&short_ms, ev.e[0], ev.e[1]));
+    XS_CUDA_CHECK(cudaEventElapsedTime(&long_ms, ev.e[1], ev.e[2]));
+    const double dt_s = (static_cast<double>(long_ms) - static_cast<double>(short_ms)) * 1e-3;
+    if (dt_s > 0) hz.push_back(static_cast<double>(kProbeLongCycles - kProbeShortCycles) / dt_s);
+  }
+  return hz;
+}
+
+}  // namespace xs::attention
