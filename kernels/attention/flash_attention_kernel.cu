@@ -419,11 +419,15 @@ int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAtt
   ctas = ctas < tiles ? ctas : tiles;
   const int cs = config.kv_cluster_size;
   if (cs > 1) {
-    // Only what picking the kernel needs (the caller may ask before its buffers exist).
-    if (!head_dim_is_built(args.head_dim) || !kv_cluster_size_is_built(cs) ||
-        config.schedule != MainloopSchedule::kBaseline || static_cast<int>(args.mode) < 0 ||
-        static_cast<int>(args.mode) >= kNumEpilogueModes)
-      validate_flash_attention(config, args);  // throws the input error that names the field
+    // Only what picking the kernel needs (the caller may ask before its buffers exist), each named.
+    if (!head_dim_is_built(args.head_dim))
+      throw input_error("head_dim", "head dim " + std::to_string(args.head_dim) + " is not built; use 64 or 128");
+    if (!kv_cluster_size_is_built(cs))
+      throw input_error("kv_cluster_size", "K/V cluster size " + std::to_string(cs) + " is not built; use 1 or 2");
+    if (config.schedule != MainloopSchedule::kBaseline)
+      throw input_error("kv_cluster_size", "K/V clusters are built for the baseline schedule only");
+    if (static_cast<int>(args.mode) < 0 || static_cast<int>(args.mode) >= kNumEpilogueModes)
+      throw input_error("mode", "unknown epilogue mode");
     int kernel_id = 0;
     const KernelFn kernel = select_kernel(config, args, &kernel_id);
     const int fit = cs * max_active_clusters(kernel, kernel_id, cs, dynamic_smem_bytes(args.head_dim));

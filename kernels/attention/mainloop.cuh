@@ -171,12 +171,13 @@ __device__ __forceinline__ std::uint32_t following_unit(const KernelParams& p, c
     const std::uint32_t mailbox = smem_base + SmemLayoutD<D>::kUnitMailboxOffset;
     if (cluster_rank == 0) {
       const std::uint32_t next = p.scheduler.ticket_unit(atomicAdd(p.tile_counters, 1u));
-      wait_barrier<true>(p, bars.unit_empty, parity ^ 1u, WaitFlag::kUnitEmpty, unit);  // rank 1 read the last
+      wait_barrier<true>(p, bars.unit_empty, parity ^ 1u, WaitFlag::kUnitEmpty,
+                         p.scheduler.tile_of(unit, cluster_rank));  // rank 1 read the last
       ptx::st_shared_cluster_b32(ptx::mapa_shared(mailbox, 1), next);
       ptx::mbarrier_arrive_cluster_release(ptx::mapa_shared(ptx::smem_u32(bars.unit_full), 1));
       return next;
     } else {
-      wait_barrier<true>(p, bars.unit_full, parity, WaitFlag::kUnitFull, unit);
+      wait_barrier<true>(p, bars.unit_full, parity, WaitFlag::kUnitFull, p.scheduler.tile_of(unit, cluster_rank));
       const std::uint32_t next = ptx::ld_shared_b32(mailbox);
       ptx::mbarrier_arrive_cluster_release(ptx::mapa_shared(ptx::smem_u32(bars.unit_empty), 0));
       return next;

@@ -131,6 +131,28 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                  "idle tail of the static schedule, Q-loop / epilogue / inter-tile gap medians, per-CTA speed"},
         {"fa_only", timeline(r.timeline_fa)},
         {"fused", r.timeline_fused.num_ctas > 0 ? timeline(r.timeline_fused) : nlohmann::json()}};
+  // FA-only launches by position in their round of L, stream rounds and graph replays (fa_timeline.hpp).
+  const auto by_position = [](const PositionTimelines& pt) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < pt.positions.size(); ++i) {
+      const auto& p = pt.positions[i];
+      out.push_back({{"position", i}, {"n", p.span_s.size()}, {"span_s", stats(timed_stats(p.span_s))},
+                     {"clock_hz", stats(timed_stats(p.clock_hz))}, {"span_cycles", stats(timed_stats(p.span_cycles))},
+                     {"cta_sigma_median_s_per_kv_tile", stats(timed_stats(p.sigma_median_s_per_kv_tile))},
+                     {"tail_idle_fraction", stats(timed_stats(p.tail_idle_fraction))}});
+    }
+    return out;
+  };
+  if (!r.fa_by_position_stream.empty() || !r.fa_by_position_graph.empty() || !r.fa_by_position_graph_error.empty())
+    j["measured"]["timeline"]["fa_only_by_position"] = {
+        {"note", "FA-only launches by position in their round of L back-to-back launches (0: first after the "
+                 "round's sync): stream = the sender-side rounds, graph = the same instrumented launches replayed "
+                 "as a CUDA graph like the timed replays; span first tile start to last store issued, clock from "
+                 "the launch's records"},
+        {"stream", by_position(r.fa_by_position_stream)},
+        {"graph", by_position(r.fa_by_position_graph)}};
+  if (!r.fa_by_position_graph_error.empty())
+    j["measured"]["timeline"]["fa_only_by_position"]["graph_error"] = r.fa_by_position_graph_error;
   if (!r.back_to_back_span.samples_s.empty() || r.back_to_back_span.median_s > 0)
     j["measured"]["timeline"]["fa_only_back_to_back"] = {
         {"note", "the FA-only launches of the sender-side rounds (L back to back per round): each launch's "

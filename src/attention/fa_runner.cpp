@@ -329,6 +329,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     std::vector<double> b2b_start_spread, b2b_tiles_min, b2b_tiles_max;
     std::vector<double> sigma_cycles_of[2];  // per kept launch: the median CTA's sigma in SM cycles
     std::uint64_t prev_last_ns = 0;
+    r.fa_by_position_stream = PositionTimelines(L);
     const auto sender = time_sender_side(
         {{instrumented(fa), {}}, {instrumented(fused), {}}, {instrumented(cc), {}}, {instrumented(fa), enqueue_a2a}},
         base.num_tiles(), L, spec.warmup_replays, spec.repetitions, s,
@@ -351,6 +352,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
             b2b_start_spread.push_back(tl.cta_start_s.max - tl.cta_start_s.min);
             b2b_tiles_min.push_back(tl.tiles_per_cta.min);
             b2b_tiles_max.push_back(tl.tiles_per_cta.max);
+            r.fa_by_position_stream.add(clock_of[v].size() - 1, clock_of[v].back(), tl);
             const auto [first_ns, last_ns] = launch_bounds_ns(recs.data(), recs.size());
             if (clock_of[v].size() % static_cast<std::size_t>(L) != 1 && L > 1 && prev_last_ns > 0 &&
                 first_ns > prev_last_ns)
@@ -368,6 +370,23 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.back_to_back_start_spread = stats_of(b2b_start_spread);
     r.back_to_back_tiles_min = stats_of(b2b_tiles_min);
     r.back_to_back_tiles_max = stats_of(b2b_tiles_max);
+    // The same instrumented FA-only launches replayed as a CUDA graph of L, the timed replays' regime, kept by
+    // position: whether a launch right after another one runs longer there, by clock or by cycles.
+    // A diagnostic: a failure of it is recorded in the point (measured.timeline.fa_only_by_position.graph_error)
+    // and the point's measurements are kept; a sticky CUDA error still fails the point at its next call.
+    r.fa_by_position_graph = PositionTimelines(L);
+    try {
+      replay_instrumented_graph({instrumented(fa), {}}, base.num_tiles(), L, spec.warmup_replays, spec.repetitions,
+                                s, [&](std::size_t launch, const std::vector<ka::TileRecord>& recs) {
+                                  const double hz = launch_sm_clock_hz(recs.data(), recs.size(), r.num_ctas);
+                                  if (hz > 0)
+                                    r.fa_by_position_graph.add(
+                                        launch, hz, launch_timeline(recs.data(), recs.size(), r.num_ctas, hz));
+                                });
+    } catch (const Error& e) {
+      r.fa_by_position_graph = PositionTimelines(L);
+      r.fa_by_position_graph_error = e.what();
+    }
     r.clock_fa_hz = stats_of(clock_of[kSenderFa]);
     r.clock_fused_hz = stats_of(clock_of[kSenderFused]);
     r.sigma_rounds_fa_cycles = stats_of(sigma_cycles_of[kSenderFa]);

@@ -144,6 +144,10 @@ struct FaA2aPointResult {
   // SM clock right after batches of L FA-only launches (fa_clock_probe.hpp, cuDNN's probe method), in Hz
   // (median_s/p10_s/p90_s hold Hz); empty samples when not probed.
   TimeStats clock_probe_fa_hz;
+  // FA-only launches by their position in a round of L: the sender-side rounds (stream launches) and the same
+  // instrumented launches replayed as a CUDA graph, as the timed replays run (fa_sender.hpp).
+  PositionTimelines fa_by_position_stream, fa_by_position_graph;
+  std::string fa_by_position_graph_error;  // the graph replays' failure, if any (the point's data are kept)
   // Sigma in the regime E_res is measured in: per kept FA-only / fused launch of the sender-side rounds, the
   // median CTA's Q-loop time per KV tile in SM cycles (clock-free), median/p10/p90 over launches. The
   // single instrumented launches above run alone (another regime than the back-to-back rounds) and give the

@@ -74,4 +74,48 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
   return out;
 }
 
+void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_tiles, int launches_per_round,
+                               int warmup, int repetitions, cudaStream_t stream,
+                               const std::function<void(std::size_t, const std::vector<ka::TileRecord>&)>& sink) {
+  if (!variant.enqueue || variant.after || launches_per_round < 1 || warmup < 0 || repetitions < 1)
+    throw input_error("instrumented graph", "need one kernel-only variant, >= 1 launch per round, warmup >= 0, "
+                                            "repetitions >= 1");
+  const std::size_t L = static_cast<std::size_t>(launches_per_round);
+  const std::size_t per_launch = std::size_t{num_tiles} * 2;
+  DeviceBuffer rec(L * per_launch * sizeof(ka::TileRecord));
+  auto* rec_dev = static_cast<ka::TileRecord*>(rec.get());
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (std::size_t l = 0; l < L; ++l) variant.enqueue(stream, rec_dev + l * per_launch);
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    throw;
+  }
+  XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  struct GraphGuard {
+    cudaGraph_t& g;
+    cudaGraphExec_t& e;
+    ~GraphGuard() {
+      if (e != nullptr) (void)cudaGraphExecDestroy(e);
+      if (g != nullptr) (void)cudaGraphDestroy(g);
+    }
+  } guard{graph, exec};
+  XS_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  std::vector<ka::TileRecord> host(L * per_launch);
+  std::size_t kept = 0;
+  for (int round = 0; round < warmup + repetitions; ++round) {
+    XS_CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), stream));
+    XS_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    sync_checked(stream, "instrumented graph replay");
+    if (round < warmup) continue;
+    XS_CUDA_CHECK(cudaMemcpy(host.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
+    for (std::size_t l = 0; l < L; ++l)
+      sink(kept++, std::vector<ka::TileRecord>(host.begin() + static_cast<std::ptrdiff_t>(l * per_launch),
+                                               host.begin() + static_cast<std::ptrdiff_t>((l + 1) * per_launch)));
+  }
+}
+
 }  // namespace xs::attention

@@ -43,4 +43,12 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
                                                   const SenderLaunchSink& sink = {},
                                                   const std::function<void()>& round_barrier = {});
 
+// The same instrumented launches as a CUDA graph, as the timed replays run them (runtime/variant_timer): the
+// variant's L launches (each writing its own records) captured once, then warmup + repetitions replays with one
+// stream synchronization each; sink(launch index over the kept replays, its records) for every kept launch.
+// `variant.after` is not allowed here (input_error). Throws xs::Error (exit 3) on CUDA failures.
+void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_tiles, int launches_per_round,
+                               int warmup, int repetitions, cudaStream_t stream,
+                               const std::function<void(std::size_t, const std::vector<kernels::attention::TileRecord>&)>& sink);
+
 }  // namespace xs::attention

@@ -119,4 +119,20 @@ LaunchTimeline launch_timeline(const ka::TileRecord* records, std::size_t count,
   return tl;
 }
 
+void PositionTimelines::add(std::size_t launch_index, double sm_clock_hz, const LaunchTimeline& tl) {
+  if (positions.empty() || sm_clock_hz <= 0 || tl.span_s <= 0) return;
+  Position& p = positions[launch_index % positions.size()];
+  p.span_s.push_back(tl.span_s);
+  p.clock_hz.push_back(sm_clock_hz);
+  p.span_cycles.push_back(tl.span_s * sm_clock_hz);
+  p.sigma_median_s_per_kv_tile.push_back(tl.cta_sigma_s_per_kv_tile.median);
+  p.tail_idle_fraction.push_back(tl.tail_idle_fraction);
+}
+
+bool PositionTimelines::empty() const {
+  for (const Position& p : positions)
+    if (!p.span_s.empty()) return false;
+  return true;
+}
+
 }  // namespace xs::attention

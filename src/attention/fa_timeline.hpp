@@ -6,6 +6,7 @@
 // the CPU tests feed hand-made timelines.
 #pragma once
 #include <cstddef>
+#include <vector>
 
 #include "attention/layout.cuh"
 
@@ -41,5 +42,20 @@ struct LaunchTimeline {
 // Empty (all zero) when grid <= 0, clock <= 0 or no record is written.
 LaunchTimeline launch_timeline(const kernels::attention::TileRecord* records, std::size_t count, int grid,
                                double sm_clock_hz);
+
+// Launches of rounds of L back-to-back launches, kept by their position in the round (0 = the first after the
+// round's synchronization): does a launch right after another one run longer, and by clock or by cycles?
+struct PositionTimelines {
+  struct Position {
+    std::vector<double> span_s, clock_hz, span_cycles, sigma_median_s_per_kv_tile, tail_idle_fraction;
+  };
+  std::vector<Position> positions;  // [L]
+  explicit PositionTimelines(int launches_per_round = 0)
+      : positions(static_cast<std::size_t>(launches_per_round > 0 ? launches_per_round : 0)) {}
+  // The launch_index-th kept launch (counted from 0 over all rounds, in order) ran with this clock and timeline;
+  // a launch without a clock or a timeline is left out. No-op without positions.
+  void add(std::size_t launch_index, double sm_clock_hz, const LaunchTimeline& tl);
+  bool empty() const;
+};
 
 }  // namespace xs::attention

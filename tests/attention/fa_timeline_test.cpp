@@ -91,5 +91,36 @@ TEST(LaunchTimeline, NothingWrittenOrNoClockIsEmpty) {
   EXPECT_EQ(launch_timeline(r.data(), r.size(), 2, 1e9).num_ctas, 0);
 }
 
+// Rounds of 3 launches: the k-th kept launch lands at position k % 3; a launch without a clock or a span is
+// left out; span in cycles is span x clock (a later position that is slower only by its clock has the same
+// cycles).
+TEST(PositionTimelines, LaunchesLandByPositionInTheirRound) {
+  PositionTimelines pt(3);
+  EXPECT_TRUE(pt.empty());
+  LaunchTimeline tl;
+  tl.span_s = 400e-6;
+  tl.tail_idle_fraction = 0.05;
+  tl.cta_sigma_s_per_kv_tile.median = 1.5e-6;
+  for (std::size_t k = 0; k < 6; ++k) {
+    LaunchTimeline t = tl;
+    if (k % 3 != 0) t.span_s = 440e-6;  // launches right after another one: 10% longer
+    pt.add(k, k % 3 == 0 ? 1.8e9 : 1.8e9 / 1.1, t);
+  }
+  pt.add(6, 0.0, tl);         // no clock: left out
+  LaunchTimeline empty_tl;
+  pt.add(7, 1.8e9, empty_tl);  // no span: left out
+  ASSERT_EQ(pt.positions.size(), 3u);
+  EXPECT_FALSE(pt.empty());
+  EXPECT_EQ(pt.positions[0].span_s.size(), 2u);
+  EXPECT_EQ(pt.positions[1].span_s.size(), 2u);
+  EXPECT_EQ(pt.positions[2].span_s.size(), 2u);
+  EXPECT_DOUBLE_EQ(pt.positions[0].span_cycles[0], 400e-6 * 1.8e9);
+  EXPECT_NEAR(pt.positions[1].span_cycles[0], pt.positions[0].span_cycles[0], 1e-3);  // clock only
+  EXPECT_DOUBLE_EQ(pt.positions[2].tail_idle_fraction[1], 0.05);
+  PositionTimelines none;
+  none.add(0, 1.8e9, tl);  // no positions: nothing kept
+  EXPECT_TRUE(none.empty());
+}
+
 }  // namespace
 }  // namespace xs::attention

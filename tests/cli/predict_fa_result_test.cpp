@@ -4,6 +4,8 @@
 // written).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +22,15 @@ const std::string kDir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa
 const std::string kResult = kDir + "fa-a2a-host-small-k.json";
 const std::string kCalibration = kDir + "calibration-host-small-k.json";
 const char* kTool = "xstage-predict";
+
+// FNV-1a 64 of a file's bytes, as the tool records it ("fnv1a64:%016x").
+std::string fnv1a64_of(const std::string& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "fnv1a64:%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
 
 TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   Scratch s;
@@ -42,7 +53,8 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
     ASSERT_TRUE(b["prediction"].is_object());
     EXPECT_TRUE(b["prediction"]["aligned"]["check"]["result"].is_string());
     EXPECT_EQ(b["extra"]["rejudged"]["model_file"], kCalibration);
-    EXPECT_TRUE(contains(b["extra"]["rejudged"]["model_fnv1a64"].get<std::string>(), "fnv1a64:"));
+    // The hash is of the calibration's bytes the tool judged with (one read: model, target, meta, hash).
+    EXPECT_EQ(b["extra"]["rejudged"]["model_fnv1a64"], fnv1a64_of(xs::test::read_file(kCalibration)));
     EXPECT_EQ(b["extra"]["rejudged"]["previous"]["agreement"], a["extra"]["agreement"]);
     // The per-point copy in extra.fa_a2a carries the same new prediction.
     EXPECT_EQ(out["extra"]["fa_a2a"][i]["prediction"], b["prediction"]);

@@ -244,6 +244,7 @@ TEST(FlashAttentionKvCluster, ClustersOf2WriteTheSameBitsAndPairTheMBlocksOfAHea
     config.tile_scheduler = ka::TileSchedulerKind::kStatic;
     const std::vector<std::uint16_t> local = run_fa_local(p, config, nullptr);
     const auto fused = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr);
+    const auto cc = run_fa_ulysses(p, config, ka::EpilogueMode::kCompletionCoupled, spec, nullptr);
     ASSERT_EQ(count_poison(local.data(), local.size()), 0u);
     config.kv_cluster_size = 2;
     for (auto kind : {ka::TileSchedulerKind::kStatic, ka::TileSchedulerKind::kDynamic}) {
@@ -260,6 +261,11 @@ TEST(FlashAttentionKvCluster, ClustersOf2WriteTheSameBitsAndPairTheMBlocksOfAHea
       const auto fused2 = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, spec, nullptr, &records);
       ASSERT_EQ(fused2.size(), fused.size());
       for (std::size_t r = 0; r < fused.size(); ++r) EXPECT_TRUE(fused2[r] == fused[r]) << "rank slice " << r;
+      const auto cc2 = run_fa_ulysses(p, config, ka::EpilogueMode::kCompletionCoupled, spec, nullptr);
+      ASSERT_EQ(cc2.size(), cc.size());
+      for (std::size_t r = 0; r < cc.size(); ++r) EXPECT_TRUE(cc2[r] == cc[r]) << "completion-coupled slice " << r;
+      // The pairing below proves the clusters only under the dynamic scheduler: with static tiles and an even
+      // grid the unclustered kernel would pair them the same way.
       const std::uint32_t num_tiles = static_cast<std::uint32_t>(c.heads * (c.seq_len / 128));
       ASSERT_EQ(records.size(), 2u * num_tiles);
       for (std::uint32_t t = 0; t < num_tiles; t += 2) {

@@ -164,8 +164,9 @@ TEST(PlatformModel, LoadsCalibrationFile) {
 }
 
 TEST(PlatformModel, FromResultTextIsLoadOnBytesAlreadyRead) {
-  // xstage-predict fa-result reads the calibration once and hashes those bytes: the model from the bytes must
-  // be the model load() reads, and an error must still name the source.
+  // xstage-predict fa-result reads the calibration once and hashes those bytes (its CLI test checks the hash).
+  // load() is read_text_file + from_result_text, so the equality below guards the split staying that way; the
+  // part that can fail on its own: an error from bytes names the source it was given.
   std::ifstream in(kDataDir + "calibration_ok.json", std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(text.empty());
