@@ -274,6 +274,26 @@ void raise_smem_limit_once(KernelFn kernel, int kernel_id, std::uint32_t dynamic
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
 
+// What picking the instantiation needs (select_kernel), each refusal naming its field: the head dim, the
+// epilogue mode, the schedule and the K/V cluster size. validate_flash_attention starts with it;
+// flash_attention_grid_size needs only it (its caller may ask before the buffers exist).
+void check_kernel_choice(const FlashAttentionConfig& config, const FlashAttentionArgs& a) {
+  if (!head_dim_is_built(a.head_dim))
+    throw input_error("head_dim", "head dim " + std::to_string(a.head_dim) + " is not built; use 64 or 128");
+  if (static_cast<int>(a.mode) < 0 || static_cast<int>(a.mode) >= kNumEpilogueModes)
+    throw input_error("mode", "unknown epilogue mode");
+  if (static_cast<int>(config.schedule) < 0 || static_cast<int>(config.schedule) >= kNumMainloopSchedules)
+    throw input_error("schedule", "unknown mainloop schedule " + std::to_string(static_cast<int>(config.schedule)) +
+                                      "; built: " + kMainloopScheduleNames);
+  if (!kv_cluster_size_is_built(config.kv_cluster_size))
+    throw input_error("kv_cluster_size", "K/V cluster size " + std::to_string(config.kv_cluster_size) +
+                                             " is not built; use 1 or 2");
+  if (config.kv_cluster_size > 1 && config.schedule != MainloopSchedule::kBaseline)
+    throw input_error("kv_cluster_size", "K/V clusters of " + std::to_string(config.kv_cluster_size) +
+                                             " are built for the baseline schedule only, not " +
+                                             mainloop_schedule_name(config.schedule));
+}
+
 // Launch attributes of a cluster launch: kv_cluster_size CTAs along x.
 struct ClusterLaunch {
   cudaLaunchAttribute attribute{};
@@ -320,8 +340,7 @@ int max_active_clusters(KernelFn kernel, int kernel_id, int cluster_size, std::u
 }  // namespace
 
 void validate_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a) {
-  if (!head_dim_is_built(a.head_dim))
-    throw input_error("head_dim", "head dim " + std::to_string(a.head_dim) + " is not built; use 64 or 128");
+  check_kernel_choice(config, a);
   if (a.seq_len <= 0 || a.seq_len % TileShape::kBlockM != 0)
     throw input_error("seq_len", "M = " + std::to_string(a.seq_len) + " must be a positive multiple of " +
                                      std::to_string(TileShape::kBlockM));
@@ -364,24 +383,12 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
   if (a.records != nullptr && a.records_bytes < std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord))
     throw input_error("records", "instrumentation buffer needs 2 records per tile = " +
                                      std::to_string(std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord)) + " bytes");
-  if (static_cast<int>(a.mode) < 0 || static_cast<int>(a.mode) >= kNumEpilogueModes)
-    throw input_error("mode", "unknown epilogue mode");
   if (static_cast<int>(config.tile_scheduler) < 0 || static_cast<int>(config.tile_scheduler) >= kNumTileSchedulerKinds)
     throw input_error("tile_scheduler", "unknown tile scheduler; built: " + std::string(kTileSchedulerNames));
   if (static_cast<int>(config.store_cache) < 0 || static_cast<int>(config.store_cache) >= kNumStoreCachePolicies)
     throw input_error("store_cache", "unknown store cache policy; built: " + std::string(kStoreCachePolicyNames));
-  if (static_cast<int>(config.schedule) < 0 || static_cast<int>(config.schedule) >= kNumMainloopSchedules)
-    throw input_error("schedule", "unknown mainloop schedule " + std::to_string(static_cast<int>(config.schedule)) +
-                                      "; built: " + kMainloopScheduleNames);
-  if (!kv_cluster_size_is_built(config.kv_cluster_size))
-    throw input_error("kv_cluster_size", "K/V cluster size " + std::to_string(config.kv_cluster_size) +
-                                             " is not built; use 1 or 2");
   if (config.kv_cluster_size > 1) {
     const int cs = config.kv_cluster_size;
-    if (config.schedule != MainloopSchedule::kBaseline)
-      throw input_error("kv_cluster_size", "K/V clusters of " + std::to_string(cs) +
-                                               " are built for the baseline schedule only, not " +
-                                               mainloop_schedule_name(config.schedule));
     if (a.seq_len % (cs * TileShape::kBlockM) != 0)
       throw input_error("seq_len", "M = " + std::to_string(a.seq_len) + " must be a multiple of " +
                                        std::to_string(cs * TileShape::kBlockM) + " with K/V clusters of " +
@@ -419,15 +426,7 @@ int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAtt
   ctas = ctas < tiles ? ctas : tiles;
   const int cs = config.kv_cluster_size;
   if (cs > 1) {
-    // Only what picking the kernel needs (the caller may ask before its buffers exist), each named.
-    if (!head_dim_is_built(args.head_dim))
-      throw input_error("head_dim", "head dim " + std::to_string(args.head_dim) + " is not built; use 64 or 128");
-    if (!kv_cluster_size_is_built(cs))
-      throw input_error("kv_cluster_size", "K/V cluster size " + std::to_string(cs) + " is not built; use 1 or 2");
-    if (config.schedule != MainloopSchedule::kBaseline)
-      throw input_error("kv_cluster_size", "K/V clusters are built for the baseline schedule only");
-    if (static_cast<int>(args.mode) < 0 || static_cast<int>(args.mode) >= kNumEpilogueModes)
-      throw input_error("mode", "unknown epilogue mode");
+    check_kernel_choice(config, args);  // the caller may ask before its buffers exist
     int kernel_id = 0;
     const KernelFn kernel = select_kernel(config, args, &kernel_id);
     const int fit = cs * max_active_clusters(kernel, kernel_id, cs, dynamic_smem_bytes(args.head_dim));

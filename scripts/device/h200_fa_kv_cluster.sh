@@ -4,10 +4,11 @@
 # L2 to the SMs, the estimate of the session before put it near the L2's limit at ~5.6 TB/s). (1) build; the
 # FlashAttention GPU tests with the new cluster test; memcheck and racecheck on it; (2) local 8K..64K,
 # LOCAL_REPS rounds (default 10), --fa-kv-cluster 1 then 2, cuDNN SDPA attached to both (side by side in one
-# call); (3) with LONE=1 also 8K and 16K with one launch per graph, both cluster sizes. nvidia-smi samples every
-# 100 ms. Returns: results.tar.gz, logs.tar.gz, clocks.txt.
-# Usage there: [LOCAL_REPS=30] [LONE=1] bash scripts/device/h200_fa_kv_cluster.sh  (device tool: timeout_s 600,
-# carry .xs-git-sha)
+# call); (3) with LONE=1 also 8K and 16K with one launch per graph, both cluster sizes. FA_TESTS: the gtest
+# filter of step (1) (default: the cluster, tile-scheduler, validation and shape tests; '*' every FA GPU test).
+# nvidia-smi samples every 100 ms. Returns: results.tar.gz, logs.tar.gz, clocks.txt.
+# Usage there: [LOCAL_REPS=30] [LONE=1] [FA_TESTS='*'] bash scripts/device/h200_fa_kv_cluster.sh  (device tool:
+# timeout_s 600, carry .xs-git-sha)
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
@@ -20,7 +21,7 @@ source "$(dirname "$0")/lib.sh"
 start_call
 build_targets xs_gpu_attention_tests xstage-bench || exit 1
 run_step fa_tests 120 build/bin/xs_gpu_attention_tests \
-  --gtest_filter='FlashAttentionKvCluster.*:FlashAttentionTileScheduler.*:FlashAttentionValidation.*:Shapes/*'
+  --gtest_filter="${FA_TESTS:-FlashAttentionKvCluster.*:FlashAttentionTileScheduler.*:FlashAttentionValidation.*:Shapes/*}"
 run_step memcheck 75 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
   --gtest_filter='FlashAttentionKvCluster.*'
 run_step racecheck 75 "$SANITIZER" --tool racecheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \

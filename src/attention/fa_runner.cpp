@@ -49,9 +49,6 @@ TimeStats stats_of(std::vector<double> v) {
   return t;
 }
 
-// Timed replays: timed_stats (fa_runner.hpp), the harness's quantiles (common/stats: linear interpolation),
-// every round kept.
-
 // Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
 enum class Instrumented { kFaOnly, kFused, kCompletionCoupled };
 
@@ -300,13 +297,11 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
                                               barrier);
     r.t_fa_alone = timed_stats(alone[0]);
     // The clock right after such a batch, probed as the attach script probes cuDNN's (fa_clock_probe.hpp).
-    std::vector<double> hz = probe_clock_after_batches(
+    r.clock_probe_fa_hz = timed_stats(probe_clock_after_batches(
         [&](cudaStream_t st) {
           for (int l = 0; l < L; ++l) enqueue_fa(st);
         },
-        kClockProbes, s);
-    r.clock_probe_fa_hz = stats_of(hz);
-    r.clock_probe_fa_hz.samples_s = std::move(hz);
+        kClockProbes, s));
   }
   r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
   r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);

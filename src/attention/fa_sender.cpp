@@ -7,20 +7,12 @@
 #include "attention/fa_device.hpp"
 #include "common/error.hpp"
 #include "runtime/check.hpp"
+#include "runtime/stream.hpp"
+#include "runtime/variant_timer.hpp"
 
 namespace xs::attention {
 
 namespace ka = xs::kernels::attention;
-
-namespace {
-struct Event {
-  cudaEvent_t e = nullptr;
-  Event() { XS_CUDA_CHECK(cudaEventCreate(&e)); }
-  ~Event() { (void)cudaEventDestroy(e); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-};
-}  // namespace
 
 std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants, std::uint32_t num_tiles,
                                                   int launches_per_round, int warmup, int repetitions,
@@ -33,7 +25,7 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
   DeviceBuffer rec(L * per_launch * sizeof(ka::TileRecord));
   auto* rec_dev = static_cast<ka::TileRecord*>(rec.get());
   std::vector<ka::TileRecord> host(L * per_launch);
-  std::vector<Event> start(L), stop(L);
+  std::vector<runtime::Event> start(L), stop(L);
   const std::size_t nv = variants.size();
   std::vector<std::vector<double>> out(nv);
   for (int round = 0; round < warmup + repetitions; ++round) {
@@ -48,9 +40,9 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
       for (std::size_t l = 0; l < L; ++l) {
         var.enqueue(stream, rec_dev + l * per_launch);
         if (var.after) {
-          XS_CUDA_CHECK(cudaEventRecord(start[l].e, stream));
+          XS_CUDA_CHECK(cudaEventRecord(start[l].get(), stream));
           var.after(stream);
-          XS_CUDA_CHECK(cudaEventRecord(stop[l].e, stream));
+          XS_CUDA_CHECK(cudaEventRecord(stop[l].get(), stream));
         }
       }
       sync_checked(stream, "sender-side round");  // the one remote-visibility barrier after L launches
@@ -61,7 +53,7 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
         sum_s += launch_sender_span_s(host.data() + l * per_launch, per_launch);
         if (var.after) {
           float ms = 0;
-          XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start[l].e, stop[l].e));
+          XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start[l].get(), stop[l].get()));
           sum_s += ms * 1e-3;
         }
         if (sink)
@@ -84,31 +76,14 @@ void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_t
   const std::size_t per_launch = std::size_t{num_tiles} * 2;
   DeviceBuffer rec(L * per_launch * sizeof(ka::TileRecord));
   auto* rec_dev = static_cast<ka::TileRecord*>(rec.get());
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    for (std::size_t l = 0; l < L; ++l) variant.enqueue(stream, rec_dev + l * per_launch);
-  } catch (...) {
-    (void)cudaStreamEndCapture(stream, &graph);
-    if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    throw;
-  }
-  XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  struct GraphGuard {
-    cudaGraph_t& g;
-    cudaGraphExec_t& e;
-    ~GraphGuard() {
-      if (e != nullptr) (void)cudaGraphExecDestroy(e);
-      if (g != nullptr) (void)cudaGraphDestroy(g);
-    }
-  } guard{graph, exec};
-  XS_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const runtime::CapturedGraph graph(
+      [&](cudaStream_t st, int l) { variant.enqueue(st, rec_dev + static_cast<std::size_t>(l) * per_launch); },
+      launches_per_round, stream);
   std::vector<ka::TileRecord> host(L * per_launch);
   std::size_t kept = 0;
   for (int round = 0; round < warmup + repetitions; ++round) {
     XS_CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), stream));
-    XS_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    graph.launch(stream);
     sync_checked(stream, "instrumented graph replay");
     if (round < warmup) continue;
     XS_CUDA_CHECK(cudaMemcpy(host.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));

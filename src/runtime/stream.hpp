@@ -1,4 +1,5 @@
-// xstage runtime layer (CUDA): an owned non-blocking CUDA stream, for the application runners.
+// xstage runtime layer (CUDA): an owned non-blocking CUDA stream and an owned timing event, for the application
+// runners.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -16,6 +17,19 @@ class Stream {
 
  private:
   cudaStream_t s_ = nullptr;
+};
+
+// A timing event (cudaEventCreate's defaults), destroyed with its owner.
+class Event {
+ public:
+  Event() { XS_CUDA_CHECK(cudaEventCreate(&e_)); }
+  ~Event() { (void)cudaEventDestroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
 };
 
 }  // namespace xs::runtime

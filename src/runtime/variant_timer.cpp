@@ -6,68 +6,58 @@
 
 #include "common/error.hpp"
 #include "runtime/check.hpp"
+#include "runtime/stream.hpp"
 
 namespace xs::runtime {
+
+CapturedGraph::CapturedGraph(const std::function<void(cudaStream_t, int)>& enqueue, int launches,
+                             cudaStream_t stream)
+    : launches_(launches) {
+  XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (int i = 0; i < launches; ++i) enqueue(stream, i);
+  } catch (...) {
+    cudaGraph_t g = nullptr;
+    (void)cudaStreamEndCapture(stream, &g);
+    if (g != nullptr) (void)cudaGraphDestroy(g);
+    throw;
+  }
+  XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+  try {
+    XS_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  } catch (...) {
+    (void)cudaGraphDestroy(graph_);
+    throw;
+  }
+}
+
+CapturedGraph::~CapturedGraph() {
+  if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
+  if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
+}
+
+void CapturedGraph::launch(cudaStream_t stream) const { XS_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
 namespace {
 
-// One captured graph of `launches` back-to-back launches of a variant.
+// One captured graph of `launches` back-to-back launches of a variant, replayed timed with events.
 class VariantGraph {
  public:
-  VariantGraph(const VariantEnqueue& enqueue, int launches, cudaStream_t stream) : launches_(launches) {
-    XS_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    try {
-      for (int i = 0; i < launches; ++i) enqueue(stream);
-    } catch (...) {
-      cudaGraph_t g = nullptr;
-      (void)cudaStreamEndCapture(stream, &g);
-      if (g != nullptr) (void)cudaGraphDestroy(g);
-      throw;
-    }
-    XS_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
-    XS_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  }
-  ~VariantGraph() {
-    if (exec_ != nullptr) (void)cudaGraphExecDestroy(exec_);
-    if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
-  }
-  VariantGraph(const VariantGraph&) = delete;
-  VariantGraph& operator=(const VariantGraph&) = delete;
+  VariantGraph(const VariantEnqueue& enqueue, int launches, cudaStream_t stream)
+      : graph_([&enqueue](cudaStream_t st, int) { enqueue(st); }, launches, stream) {}
   // One replay timed with events: seconds per launch.
   double replay_s(cudaStream_t stream, cudaEvent_t start, cudaEvent_t stop, const StreamSync& sync) const {
     XS_CUDA_CHECK(cudaEventRecord(start, stream));
-    XS_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+    graph_.launch(stream);
     XS_CUDA_CHECK(cudaEventRecord(stop, stream));
     sync(stream, "graph replay");
     float ms = 0;
     XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    return ms * 1e-3 / launches_;
+    return ms * 1e-3 / graph_.launches();
   }
 
  private:
-  int launches_;
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
-// The pair of timing events, destroyed on every path.
-class EventPair {
- public:
-  EventPair() {
-    XS_CUDA_CHECK(cudaEventCreate(&start));
-    try {
-      XS_CUDA_CHECK(cudaEventCreate(&stop));
-    } catch (...) {
-      (void)cudaEventDestroy(start);
-      throw;
-    }
-  }
-  ~EventPair() {
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  cudaEvent_t start = nullptr, stop = nullptr;
+  CapturedGraph graph_;
 };
 
 void plain_sync(cudaStream_t stream, const char* what) {
@@ -87,13 +77,13 @@ std::vector<std::vector<double>> time_variants(const std::vector<VariantEnqueue>
   const StreamSync sync = synchronize ? synchronize : StreamSync(plain_sync);
   std::vector<std::unique_ptr<VariantGraph>> graphs;
   for (const auto& v : variants) graphs.push_back(std::make_unique<VariantGraph>(v, launches_per_graph, stream));
-  const EventPair events;
+  const Event start, stop;
   std::vector<std::vector<double>> seconds(variants.size());
   for (int round = 0; round < warmup + repetitions; ++round)
     for (std::size_t i = 0; i < graphs.size(); ++i) {
       const std::size_t v = (i + static_cast<std::size_t>(round)) % graphs.size();
       if (barrier) barrier();
-      const double t = graphs[v]->replay_s(stream, events.start, events.stop, sync);
+      const double t = graphs[v]->replay_s(stream, start.get(), stop.get(), sync);
       if (round >= warmup) seconds[v].push_back(t);
     }
   return seconds;

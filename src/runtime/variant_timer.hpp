@@ -22,6 +22,24 @@ using StreamSync = std::function<void(cudaStream_t, const char* what)>;
 // same variant of the same round together (an All-to-All cannot be timed against another rank's FA-only).
 using ReplayBarrier = std::function<void()>;
 
+// One CUDA graph of `launches` back-to-back launches, captured once from enqueue(stream, launch index)
+// (thread-local capture; a throwing enqueue ends the capture and rethrows). Throws xs::Error (exit 3) on CUDA
+// failures.
+class CapturedGraph {
+ public:
+  CapturedGraph(const std::function<void(cudaStream_t, int launch)>& enqueue, int launches, cudaStream_t stream);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  void launch(cudaStream_t stream) const;  // enqueues one replay
+  int launches() const { return launches_; }
+
+ private:
+  int launches_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 // Returns [variant][round] seconds per launch (event time of one replay / launches_per_graph), the
 // `warmup` leading rounds dropped, `repetitions` rounds kept. Throws xs::Error (exit 3) on CUDA failures;
 // input_error for launches_per_graph < 1, warmup < 0, repetitions < 1 or no variant. `barrier`, when given,
