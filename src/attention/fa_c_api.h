@@ -1,0 +1,56 @@
+/* xstage attention: a C ABI over launch_flash_attention, for the paired PyTorch script
+ * (scripts/fa_vs_cudnn.py loads libxstage_fa.so with ctypes and times the FA-only launch beside cuDNN SDPA in
+ * one process, on the same tensors, interleaved: the same power-capped regime for both). Plain C; no
+ * exceptions cross it. */
+#ifndef XSTAGE_FA_C_API_H
+#define XSTAGE_FA_C_API_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XS_FA_C_API_VERSION 1
+#if defined(__GNUC__)
+#define XS_FA_EXPORT __attribute__((visibility("default")))
+#else
+#define XS_FA_EXPORT
+#endif
+
+/* Output layouts of xs_fa_launch. */
+#define XS_FA_OUT_HEADS_MAJOR 0 /* O [heads][M][d] bf16 (EpilogueMode kLocal: the layout of Q) */
+#define XS_FA_OUT_ULYSSES 1     /* the bench's FA-only: the fused epilogue's P rank slices, each
+                                   [M/P][heads][d] bf16, back to back in `out` (EpilogueMode kFused into one
+                                   local buffer: the same stores and bytes as X-Stage-Fused) */
+
+typedef struct XsFaDesc {
+  int version;          /* XS_FA_C_API_VERSION */
+  const void* q;        /* [heads][M][d] bf16 device memory, 16-byte aligned (a contiguous [1, H, M, d] tensor) */
+  const void* k;
+  const void* v;
+  void* out;            /* see out_layout */
+  uint64_t out_bytes;   /* capacity of out: heads * M * d * 2 either way */
+  int seq_len;          /* M, a multiple of 128 (256 with kv_cluster_size 2) */
+  int num_heads;
+  int head_dim;         /* 64 or 128 */
+  int out_layout;       /* XS_FA_OUT_* */
+  int num_ranks;        /* P of XS_FA_OUT_ULYSSES (1..16, divides M); ignored for heads-major */
+  int kv_cluster_size;  /* 1 or 2 */
+  int tile_scheduler;   /* 0 static, 1 dynamic (the default of xstage-bench) */
+  int num_ctas;         /* 0: one per SM */
+} XsFaDesc;
+
+/* Validates and enqueues one launch on `stream` (a cudaStream_t; 0 = the legacy default stream).
+ * Stream-capturable. Returns 0, or the xstage exit code (2 bad input, 3 CUDA failure) with a message in
+ * err[0..err_len) naming the problem. */
+XS_FA_EXPORT int xs_fa_launch(const XsFaDesc* desc, void* stream, char* err, int err_len);
+
+/* The persistent grid a launch of desc uses on the current device (0 and a message on bad input). */
+XS_FA_EXPORT int xs_fa_grid_size(const XsFaDesc* desc, char* err, int err_len);
+
+XS_FA_EXPORT int xs_fa_c_api_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

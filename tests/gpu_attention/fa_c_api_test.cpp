@@ -1,0 +1,146 @@
+// xstage GPU attention tests: libxstage_fa.so (src/attention/fa_c_api.h), loaded with dlopen exactly as the paired
+// PyTorch script loads it: its FA-only launches write the bits of the C++ launcher's (the Ulysses rank slices
+// of the bench's `fa` variant and the heads-major O), poisoned first, K/V clusters 1 and 2; bad descriptors
+// come back as exit code 2 with a message naming the field, nothing launched.
+#include <gtest/gtest.h>
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "attention/cpu_reference.hpp"
+#include "attention/fa_c_api.h"
+#include "attention/fa_device.hpp"
+#include "attention/flash_attention.hpp"
+#include "runtime/check.hpp"
+
+namespace xs::attention {
+namespace {
+
+namespace ka = xs::kernels::attention;
+
+struct Api {
+  void* handle = nullptr;
+  int (*launch)(const XsFaDesc*, void*, char*, int) = nullptr;
+  int (*grid)(const XsFaDesc*, char*, int) = nullptr;
+  int (*version)() = nullptr;
+  std::string error;
+  Api() {
+    const std::string path = std::string(XS_BIN_DIR) + "/../lib/libxstage_fa.so";
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      error = path + ": " + dlerror();
+      return;
+    }
+    launch = reinterpret_cast<decltype(launch)>(dlsym(handle, "xs_fa_launch"));
+    grid = reinterpret_cast<decltype(grid)>(dlsym(handle, "xs_fa_grid_size"));
+    version = reinterpret_cast<decltype(version)>(dlsym(handle, "xs_fa_c_api_version"));
+    if (launch == nullptr || grid == nullptr || version == nullptr) error = "a symbol is missing from " + path;
+  }
+  ~Api() {
+    if (handle != nullptr) dlclose(handle);
+  }
+};
+
+XsFaDesc desc_of(const FaProblem& p, void* out, std::uint64_t out_bytes, int layout, int ranks, int kv) {
+  XsFaDesc d{};
+  d.version = XS_FA_C_API_VERSION;
+  d.q = p.q.get();
+  d.k = p.k.get();
+  d.v = p.v.get();
+  d.out = out;
+  d.out_bytes = out_bytes;
+  d.seq_len = p.seq_len;
+  d.num_heads = p.num_heads;
+  d.head_dim = p.head_dim;
+  d.out_layout = layout;
+  d.num_ranks = ranks;
+  d.kv_cluster_size = kv;
+  d.tile_scheduler = 1;
+  return d;
+}
+
+std::size_t count_differ(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+  if (a.size() != b.size()) return a.size() + b.size();
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+  return n;
+}
+
+TEST(FaCApi, WritesTheBitsOfTheCppLauncherInBothLayouts) {
+  Api api;
+  ASSERT_TRUE(api.error.empty()) << api.error;
+  EXPECT_EQ(api.version(), XS_FA_C_API_VERSION);
+  const int ranks = 4;
+  for (int d : {128, 64}) {
+    const FaProblem p(4, 1024, d, fresh_seed());
+    for (int kv : {1, 2}) {
+      SCOPED_TRACE("d " + std::to_string(d) + " kv cluster " + std::to_string(kv));
+      ka::FlashAttentionConfig config;
+      config.kv_cluster_size = kv;
+      config.timeout_cycles = 1ull << 32;
+      DeviceBuffer out(p.bytes());
+      char err[512] = {};
+      // Ulysses rank slices, back to back (the bench's FA-only).
+      const auto slices = run_fa_ulysses(p, config, ka::EpilogueMode::kFused, UlyssesSpec{ranks, 0, 0}, nullptr);
+      std::vector<std::uint16_t> expect;
+      for (const auto& s : slices) expect.insert(expect.end(), s.begin(), s.end());
+      XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+      XsFaDesc u = desc_of(p, out.get(), out.bytes(), XS_FA_OUT_ULYSSES, ranks, kv);
+      EXPECT_GT(api.grid(&u, err, sizeof err), 0) << err;
+      ASSERT_EQ(api.launch(&u, nullptr, err, sizeof err), 0) << err;
+      sync_checked(nullptr, "xs_fa_launch (ulysses)");
+      const auto got_u = p.download(out);
+      EXPECT_EQ(count_poison(got_u.data(), got_u.size()), 0u);
+      EXPECT_EQ(count_differ(got_u, expect), 0u) << "the C API's rank slices differ from run_fa_ulysses's";
+      // Heads-major O.
+      const auto expect_hm = run_fa_local(p, config, nullptr);
+      XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+      XsFaDesc h = desc_of(p, out.get(), out.bytes(), XS_FA_OUT_HEADS_MAJOR, 1, kv);
+      ASSERT_EQ(api.launch(&h, nullptr, err, sizeof err), 0) << err;
+      sync_checked(nullptr, "xs_fa_launch (heads-major)");
+      const auto got_h = p.download(out);
+      EXPECT_EQ(count_poison(got_h.data(), got_h.size()), 0u);
+      EXPECT_EQ(count_differ(got_h, expect_hm), 0u) << "the C API's heads-major O differs from run_fa_local's";
+    }
+  }
+}
+
+TEST(FaCApi, BadDescriptorsAreRefusedNamingTheField) {
+  Api api;
+  ASSERT_TRUE(api.error.empty()) << api.error;
+  const FaProblem p(2, 512, 128, fresh_seed());
+  DeviceBuffer out(p.bytes());
+  XS_CUDA_CHECK(cudaMemset(out.get(), 0xAB, out.bytes()));
+  struct Bad {
+    const char* field;
+    void (*mutate)(XsFaDesc&);
+  };
+  const Bad cases[] = {
+      {"version", [](XsFaDesc& d) { d.version = 99; }},
+      {"out_layout", [](XsFaDesc& d) { d.out_layout = 7; }},
+      {"num_ranks", [](XsFaDesc& d) { d.num_ranks = 3; }},         // does not divide M = 512
+      {"out_bytes", [](XsFaDesc& d) { d.out_bytes = 1024; }},
+      {"tile_scheduler", [](XsFaDesc& d) { d.tile_scheduler = 5; }},
+      {"M", [](XsFaDesc& d) { d.seq_len = 500; }},                  // not a multiple of b_m
+  };
+  for (const Bad& b : cases) {
+    SCOPED_TRACE(b.field);
+    XsFaDesc d = desc_of(p, out.get(), out.bytes(), XS_FA_OUT_ULYSSES, 4, 1);
+    b.mutate(d);
+    char err[512] = {};
+    EXPECT_EQ(api.launch(&d, nullptr, err, sizeof err), 2);
+    EXPECT_NE(std::string(err).find(b.field), std::string::npos) << err;
+    EXPECT_EQ(api.grid(&d, err, sizeof err), 0);
+  }
+  EXPECT_EQ(api.launch(nullptr, nullptr, nullptr, 0), 2);
+  XS_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto untouched = p.download(out);
+  std::size_t changed = 0;
+  for (std::uint16_t x : untouched) changed += x != 0xABAB;
+  EXPECT_EQ(changed, 0u) << "a refused descriptor wrote output";
+}
+
+}  // namespace
+}  // namespace xs::attention

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Tests for scripts/fa_vs_cudnn.py without torch or a GPU: the block order (each contender first equally often),
+the summaries and ratios (overall and paired per block, >= 1 meaning FA at least as fast), the C descriptor's
+layout against fa_c_api.h, and the usage refusals (exit 2 before anything is loaded). Run:
+python3 -m unittest -v test_fa_vs_cudnn (from tests/scripts; CTest scripts.fa_vs_cudnn)."""
+import ctypes
+import importlib.util
+import io
+import os
+import re
+import tempfile
+import unittest
+from contextlib import redirect_stderr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+spec = importlib.util.spec_from_file_location("fa_vs_cudnn", os.path.join(ROOT, "scripts", "fa_vs_cudnn.py"))
+fvc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fvc)
+
+
+class BlockOrder(unittest.TestCase):
+    def test_each_contender_leads_equally_often_and_all_run_every_block(self):
+        names = ["cudnn", "fa_u_kv1", "fa_u_kv2", "fa_hm_kv2"]
+        firsts = {}
+        for b in range(8):
+            order = fvc.block_order(names, b)
+            self.assertEqual(sorted(order), sorted(names))
+            firsts[order[0]] = firsts.get(order[0], 0) + 1
+        self.assertEqual(firsts, {n: 2 for n in names})
+
+
+class Summaries(unittest.TestCase):
+    def test_median_over_all_samples_and_per_block(self):
+        s = fvc.summarize_contender([[3.0, 1.0, 2.0], [10.0, 10.0, 10.0]])
+        self.assertEqual(s["n"], 6)
+        self.assertAlmostEqual(s["median_s"], 6.5)  # (3 + 10) / 2 of the pooled, sorted samples
+        self.assertEqual(s["block_median_s"], [2.0, 10.0])
+
+    def test_ratio_is_cudnn_time_over_fa_time_and_pairs_blocks_by_index(self):
+        cudnn = {"median_s": 4.0, "block_median_s": [4.0, 4.4]}
+        fa = {"median_s": 5.0, "block_median_s": [5.0, 4.0]}
+        r = fvc.speed_ratios(cudnn, fa)
+        self.assertAlmostEqual(r["over_cudnn_speed"], 0.8)  # FA slower: below 1
+        self.assertEqual(r["paired_blocks"]["n"], 2)
+        self.assertAlmostEqual(r["paired_blocks"]["min"], 0.8)
+        self.assertAlmostEqual(r["paired_blocks"]["max"], 1.1)
+        self.assertAlmostEqual(r["paired_blocks"]["median"], 0.95)
+
+
+class Descriptor(unittest.TestCase):
+    def test_ctypes_fields_follow_the_c_header_in_order(self):
+        with open(os.path.join(ROOT, "src", "attention", "fa_c_api.h")) as f:
+            header = f.read()
+        body = header[header.index("typedef struct XsFaDesc {"):header.index("} XsFaDesc;")]
+        c_fields = re.findall(r"^\s*(?:const\s+)?\w+\*?\s+\*?(\w+);", body, re.M)
+        self.assertEqual(c_fields, [f[0] for f in fvc.XsFaDesc._fields_])
+        self.assertEqual(ctypes.sizeof(fvc.XsFaDesc), 8 + 4 * 8 + 8 + 8 * 4)
+        version = re.search(r"#define XS_FA_C_API_VERSION (\d+)", header).group(1)
+        self.assertEqual(int(version), fvc.C_API_VERSION)
+        self.assertIn("#define XS_FA_OUT_HEADS_MAJOR %d" % fvc.OUT_HEADS_MAJOR, header)
+        self.assertIn("#define XS_FA_OUT_ULYSSES %d" % fvc.OUT_ULYSSES, header)
+
+
+class Usage(unittest.TestCase):
+    def run_main(self, argv):
+        err = io.StringIO()
+        with redirect_stderr(err):
+            code = fvc.main(argv)
+        return code, err.getvalue()
+
+    def test_refusals_exit_2_naming_the_option_and_write_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "o.json")
+            lib = os.path.join(d, "libxstage_fa.so")
+            open(lib, "w").close()
+            for argv, needle in (
+                    (["--lib", lib, "--out", out, "--M", "8k"], "--M"),
+                    (["--lib", lib, "--out", out, "--M", "0"], "--M"),
+                    (["--lib", lib, "--out", out, "--kv-clusters", "3"], "--kv-clusters"),
+                    (["--lib", lib, "--out", out, "--blocks", "0"], "--blocks"),
+                    (["--lib", os.path.join(d, "missing.so"), "--out", out], "--lib"),
+                    (["--out", out], "--lib")):
+                code, msg = self.run_main(argv)
+                self.assertEqual(code, 2, argv)
+                self.assertIn(needle, msg, argv)
+                self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
