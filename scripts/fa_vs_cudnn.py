@@ -13,6 +13,8 @@ It loads libxstage_fa.so (the C ABI of src/attention/fa_c_api.h) with ctypes and
   fa_u_kvN     xstage FA-only exactly as the bench's `fa` variant: the same Q/K/V tensors, O written as the
                fused epilogue's P = --ranks rank slices [M/P][H][d] into one local buffer, K/V clusters of N
   fa_hm_kvN    xstage FA, O [H][M][d] (cuDNN's own output layout)
+  fa_u_kvN_hb1 as fa_u_kvN in the m-block-fastest tile order (heads_per_band 1; the others take the kernel's
+               default, auto: the widest band of heads whose K/V fits in 3/4 of L2)
 Each is a CUDA graph of --launches back-to-back launches (cuDNN's captured with torch.cuda.graph).
 
 Protocols (both recorded; the bar is judged on `sustained`):
@@ -34,7 +36,7 @@ Writes OUT.json (atomically, after every M: nothing measured is lost to a later 
 Exit codes: 0 done, 2 bad usage, 3 a CUDA/cuDNN failure, 4 verification failed, 77 no torch / GPU / cuDNN.
 Usage: python3 scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out OUT.json
        [--M 8192,16384,32768,49152,65536] [--heads 8] [--head-dim 128] [--ranks 8] [--kv-clusters 1,2]
-       [--heads-major-kv 2] [--blocks 6] [--block-s 0.3] [--block-warm-s 0.2] [--launches 5]
+       [--heads-major-kv 2] [--band1-kv 1,2] [--blocks 6] [--block-s 0.3] [--block-warm-s 0.2] [--launches 5]
 """
 import argparse
 import ctypes
@@ -50,7 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fa_attach_baseline import clock_summary, probe_sm_clock_hz, quantile, write_atomically  # noqa: E402
 
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE, EXIT_VERIFY, EXIT_NO_GPU = 0, 2, 3, 4, 77
-C_API_VERSION = 1
+C_API_VERSION = 2
 OUT_HEADS_MAJOR, OUT_ULYSSES = 0, 1
 
 
@@ -59,7 +61,7 @@ class XsFaDesc(ctypes.Structure):
                 ("out", ctypes.c_void_p), ("out_bytes", ctypes.c_uint64), ("seq_len", ctypes.c_int),
                 ("num_heads", ctypes.c_int), ("head_dim", ctypes.c_int), ("out_layout", ctypes.c_int),
                 ("num_ranks", ctypes.c_int), ("kv_cluster_size", ctypes.c_int), ("tile_scheduler", ctypes.c_int),
-                ("num_ctas", ctypes.c_int)]
+                ("num_ctas", ctypes.c_int), ("heads_per_band", ctypes.c_int)]
 
 
 class Failure(Exception):
@@ -137,14 +139,16 @@ class FaLib:
         self.lib.xs_fa_launch.restype = ctypes.c_int
         self.lib.xs_fa_grid_size.argtypes = [ctypes.POINTER(XsFaDesc), ctypes.c_char_p, ctypes.c_int]
         self.lib.xs_fa_grid_size.restype = ctypes.c_int
+        self.lib.xs_fa_heads_per_band.argtypes = [ctypes.POINTER(XsFaDesc), ctypes.c_char_p, ctypes.c_int]
+        self.lib.xs_fa_heads_per_band.restype = ctypes.c_int
         version = self.lib.xs_fa_c_api_version()
         if version != C_API_VERSION:
             raise Failure(EXIT_USAGE, f"{path}: C API version {version}, this script speaks {C_API_VERSION}")
 
-    def launcher(self, torch, q, k, v, out, layout, ranks, kv_cluster):
+    def launcher(self, torch, q, k, v, out, layout, ranks, kv_cluster, heads_per_band=0):
         m, h, d = q.shape[2], q.shape[1], q.shape[3]
         desc = XsFaDesc(C_API_VERSION, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                        out.numel() * out.element_size(), m, h, d, layout, ranks, kv_cluster, 1, 0)
+                        out.numel() * out.element_size(), m, h, d, layout, ranks, kv_cluster, 1, 0, heads_per_band)
         err = ctypes.create_string_buffer(512)
         grid = self.lib.xs_fa_grid_size(ctypes.byref(desc), err, 512)
         if grid <= 0:
@@ -156,6 +160,7 @@ class FaLib:
             if rc != 0:
                 raise Failure(EXIT_DEVICE if rc == 3 else EXIT_USAGE, f"xs_fa_launch (rc {rc}): {err.value.decode()}")
         launch.grid = grid
+        launch.heads_per_band = self.lib.xs_fa_heads_per_band(ctypes.byref(desc), err, 512)
         launch.keep = desc  # the descriptor outlives every launch and capture
         return launch
 
@@ -214,12 +219,15 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
     contenders = {"cudnn": cudnn}
     outs = {}
     for kv in args.kv_clusters:
-        outs[f"fa_u_kv{kv}"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16), OUT_ULYSSES, kv)
+        outs[f"fa_u_kv{kv}"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16), OUT_ULYSSES, kv, 0)
+    for kv in args.band1_kv:  # the m-block-fastest tile order of every result before 2026-12-03
+        outs[f"fa_u_kv{kv}_hb1"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16), OUT_ULYSSES,
+                                    kv, 1)
     for kv in args.heads_major_kv:
-        outs[f"fa_hm_kv{kv}"] = (torch.empty((h, m, d), device=dev, dtype=torch.bfloat16), OUT_HEADS_MAJOR, kv)
+        outs[f"fa_hm_kv{kv}"] = (torch.empty((h, m, d), device=dev, dtype=torch.bfloat16), OUT_HEADS_MAJOR, kv, 0)
     grids = {}
-    for name, (buf, layout, kv) in outs.items():
-        contenders[name] = fa.launcher(torch, q, k, v, buf, layout, ranks, kv)
+    for name, (buf, layout, kv, hb) in outs.items():
+        contenders[name] = fa.launcher(torch, q, k, v, buf, layout, ranks, kv, hb)
         grids[name] = contenders[name].grid
 
     # ---- verification (before any timing) ----
@@ -235,7 +243,7 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
     cudnn_err = (ref_cudnn[:, rows, :].float() - ref).abs().max().item()
     verification = {"check_rows": nrow, "cudnn_max_abs_err_vs_fp32": cudnn_err, "contenders": {}}
     ok = True
-    for name, (buf, layout, kv) in outs.items():
+    for name, (buf, layout, kv, hb) in outs.items():
         buf.view(torch.uint8).fill_(0xFF)  # poison: 0xFFFF is a bf16 NaN
         contenders[name]()
         torch.cuda.synchronize()
@@ -243,7 +251,7 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
         unwritten = int(torch.isnan(hm).sum().item())
         err_ref = (hm[:, rows, :].float() - ref).abs().max().item()
         diff = (hm.float() - ref_cudnn.float()).abs()
-        rec = {"unwritten": unwritten, "max_abs_err_vs_fp32": err_ref, "max_abs_diff_vs_cudnn": diff.max().item(),
+        rec = {"heads_per_band": contenders[name].heads_per_band, "unwritten": unwritten, "max_abs_err_vs_fp32": err_ref, "max_abs_diff_vs_cudnn": diff.max().item(),
                "mean_abs_diff_vs_cudnn": diff.mean().item(), "grid": grids[name]}
         # bf16 output: a few ulps of |O| <= ~1 (the inputs are N(0,1)); both sides are held to the same bound.
         rec["passed"] = unwritten == 0 and err_ref <= max(args.tolerance, 2 * cudnn_err) and \
@@ -325,6 +333,8 @@ def main(argv=None):
     ap.add_argument("--ranks", type=int, default=8, help="P of the Ulysses rank slices (the bench's default)")
     ap.add_argument("--kv-clusters", default="1,2", help="K/V cluster sizes of the fa_u contenders")
     ap.add_argument("--heads-major-kv", default="2", help="K/V cluster sizes of fa_hm contenders ('' for none)")
+    ap.add_argument("--band1-kv", default="", help="K/V cluster sizes of fa_u_kvN_hb1 contenders: the m-block-fastest "
+                                                 "tile order (heads_per_band 1) instead of auto ('' for none)")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--launches", type=int, default=5)
     ap.add_argument("--blocks", type=int, default=6)
@@ -344,7 +354,8 @@ def main(argv=None):
         m_list = parse_int_list(args.M, "--M")
         args.kv_clusters = parse_int_list(args.kv_clusters, "--kv-clusters")
         args.heads_major_kv = parse_int_list(args.heads_major_kv, "--heads-major-kv") if args.heads_major_kv else []
-        if any(kv not in (1, 2) for kv in args.kv_clusters + args.heads_major_kv):
+        args.band1_kv = parse_int_list(args.band1_kv, "--band1-kv") if args.band1_kv else []
+        if any(kv not in (1, 2) for kv in args.kv_clusters + args.heads_major_kv + args.band1_kv):
             raise ValueError("--kv-clusters / --heads-major-kv: accepted sizes 1 and 2")
         if args.blocks < 1 or args.launches < 1 or args.iters < 1 or args.warmup < 0 or args.block_s <= 0 \
                 or args.block_warm_s < 0 or args.idle_s < 0 or args.check_rows < 2:

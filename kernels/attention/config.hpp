@@ -132,7 +132,22 @@ struct FlashAttentionConfig {
   // tile (64 of its 128 keys) and multicasts it to both, so the K/V traffic from L2 to the SMs halves.
   // Needs M a multiple of 2 b_m and the baseline schedule (the only one built with clusters).
   int kv_cluster_size = 1;
+  // Heads per band of the tile order (scheduler.cuh): 0 = auto_heads_per_band on the device's L2 size;
+  // else a divisor of the number of heads (1: the m-block-fastest order of every run before 2026-12-03).
+  int heads_per_band = 0;
 };
+
+// The widest band of heads whose K and V (2 x M x d x 2 bytes per head) fit in kHeadBandL2Fraction of the
+// L2 cache: co-running CTAs then read every K/V tile of the band from L2, and write contiguous Ulysses rows.
+// The largest divisor of num_heads that fits; 1 when even one head does not. Host and device, CPU-tested.
+inline constexpr double kHeadBandL2Fraction = 0.75;
+inline constexpr int auto_heads_per_band(int num_heads, int seq_len, int head_dim, long long l2_bytes) {
+  const double kv_bytes_per_head = 2.0 * seq_len * head_dim * 2.0;
+  for (int hb = num_heads; hb > 1; --hb)
+    if (num_heads % hb == 0 && hb * kv_bytes_per_head <= kHeadBandL2Fraction * static_cast<double>(l2_bytes))
+      return hb;
+  return 1;
+}
 inline constexpr int kKvClusterSizes[] = {1, 2};
 inline constexpr int kMaxKvClusterSize = 2;
 inline constexpr bool kv_cluster_size_is_built(int n) { return n == 1 || n == 2; }

@@ -84,4 +84,8 @@ std::string flash_attention_timeout_message();
 // with kv_cluster_size 2 a multiple of 2 and at most twice the clusters that fit on the device at once).
 int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAttentionArgs& args);
 
+// Heads per band of the tile order a launch will use (config.heads_per_band, or auto_heads_per_band on the
+// current device's L2 size when it is 0).
+int flash_attention_heads_per_band(const FlashAttentionConfig& config, const FlashAttentionArgs& args);
+
 }  // namespace xs::kernels::attention

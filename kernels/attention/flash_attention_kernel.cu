@@ -387,6 +387,9 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
     throw input_error("tile_scheduler", "unknown tile scheduler; built: " + std::string(kTileSchedulerNames));
   if (static_cast<int>(config.store_cache) < 0 || static_cast<int>(config.store_cache) >= kNumStoreCachePolicies)
     throw input_error("store_cache", "unknown store cache policy; built: " + std::string(kStoreCachePolicyNames));
+  if (config.heads_per_band < 0 || (config.heads_per_band > 0 && a.num_heads % config.heads_per_band != 0))
+    throw input_error("heads_per_band", std::to_string(config.heads_per_band) + " does not divide the " +
+                                            std::to_string(a.num_heads) + " heads; accepted: 0 (auto) or a divisor");
   if (config.kv_cluster_size > 1) {
     const int cs = config.kv_cluster_size;
     if (a.seq_len % (cs * TileShape::kBlockM) != 0)
@@ -413,6 +416,14 @@ std::string flash_attention_timeout_message() {
                           std::to_string(r->tile) + ", parity " + std::to_string(r->parity) + ")";
   r->valid = 0;
   return msg;
+}
+
+int flash_attention_heads_per_band(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
+  if (config.heads_per_band > 0) return config.heads_per_band;
+  int device = 0, l2_bytes = 0;
+  XS_CUDA_CHECK(cudaGetDevice(&device));
+  XS_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  return auto_heads_per_band(args.num_heads, args.seq_len, args.head_dim, l2_bytes);
 }
 
 int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
@@ -444,6 +455,7 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   p.scheduler.num_m_blocks = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockM);
   p.scheduler.num_ctas = static_cast<std::uint32_t>(grid);
   p.scheduler.cluster_size = static_cast<std::uint32_t>(config.kv_cluster_size);
+  p.scheduler.heads_per_band = static_cast<std::uint32_t>(flash_attention_heads_per_band(config, a));
   p.seq_len = static_cast<std::uint32_t>(a.seq_len);
   p.num_kv_tiles = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockN);
   const float scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));

@@ -7,7 +7,12 @@
 # (3) d 64 at 8K and 32K (fewer blocks); (4) host: a small-K calibration, then fa_a2a --target host 8K..64K
 # predicted from it, K/V clusters 1 and 2 (the verdicts with the final kernel). nvidia-smi every 100 ms.
 # Returns: results.tar.gz, logs.tar.gz, clocks.txt.
+# Switches (defaults: the first call, 687c80a-paired/): BAND1_KV=1,2 adds the m-block-fastest tile order
+# (heads_per_band 1) beside the default (auto) for those cluster sizes; D64=0 skips (3); HOST_KV="1" the host
+# cluster sizes of (4); LOCAL=1 adds (5): fa_a2a --target local 8K..64K, LOCAL_REPS rounds, K/V clusters 1 (the
+# local E_res bar with the default tile order); MEMCHECK=1 memcheck on the cluster and C API tests.
 # Usage there: [BLOCKS=6] [HOST=1] bash scripts/device/h200_fa_paired.sh  (device tool: timeout_s 600, carry .xs-git-sha)
+#   second call: FA_TESTS='*' MEMCHECK=1 BAND1_KV=1,2 BLOCKS=5 D64=0 HOST_KV=1 LOCAL=1 bash scripts/device/h200_fa_paired.sh
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
@@ -19,21 +24,25 @@ source "$(dirname "$0")/lib.sh"
 start_call
 build_targets xs_gpu_attention_tests xstage-bench xstage-calibrate xstage_fa || exit 1
 run_step fa_tests 90 build/bin/xs_gpu_attention_tests --gtest_filter="${FA_TESTS:-FaCApi.*:FlashAttentionKvCluster.*}"
+[[ ${MEMCHECK:-0} == 1 ]] && run_step memcheck 60 "$SANITIZER" --tool memcheck --error-exitcode 9 \
+  build/bin/xs_gpu_attention_tests --gtest_filter='FlashAttentionKvCluster.*:FaCApi.BadDescriptors*'
 clocks "before paired"
-run_step paired_d128 240 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d128.json" \
-  --M "$M_LIST" --blocks "${BLOCKS:-6}"
-run_step paired_d64 60 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d64.json" \
+run_step paired_d128 300 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d128.json" \
+  --M "$M_LIST" --blocks "${BLOCKS:-6}" --band1-kv "${BAND1_KV:-}"
+[[ ${D64:-1} == 1 ]] && run_step paired_d64 60 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d64.json" \
   --M 8192,32768 --head-dim 64 --blocks 3 --kv-clusters 1,2 --heads-major-kv ''
 clocks "after paired"
 if [[ ${HOST:-1} == 1 ]]; then
   run_step calibrate 45 build/bin/xstage-calibrate --backend gpu --target host --config configs/calibrate/host-small-k.json \
     --out "$RES/calibration-host-small-k.json" --no-progress
-  for cluster in 1 2; do
+  for cluster in ${HOST_KV:-1 2}; do
     [[ -f "$RES/calibration-host-small-k.json" ]] &&
       run_step "host_kv$cluster" 90 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target host \
         --fa-kv-cluster "$cluster" --model "$RES/calibration-host-small-k.json" --out "$RES/fa-a2a-host-kv$cluster.json" \
         --no-progress
   done
 fi
+[[ ${LOCAL:-0} == 1 ]] && run_step local_kv1 120 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target local \
+  --reps "${LOCAL_REPS:-10}" --out "$RES/fa-a2a-local-kv1.json" --no-progress
 clocks "after"
 stamp done

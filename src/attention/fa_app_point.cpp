@@ -50,6 +50,9 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
       throw input_error("--ctas", std::to_string(s.num_ctas) + " is not a multiple of --fa-kv-cluster " +
                                       std::to_string(s.fa_kv_cluster));
   }
+  if (s.fa_heads_per_band < 0 || (s.fa_heads_per_band > 0 && s.num_heads % s.fa_heads_per_band != 0))
+    throw input_error("--fa-heads-per-band", std::to_string(s.fa_heads_per_band) + " does not divide --heads " +
+                                                 std::to_string(s.num_heads) + "; use 0 (auto: the L2 size) or a divisor");
 }
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
@@ -64,6 +67,9 @@ json fa_canonical_spec(const FaA2aPointSpec& s) {
   if (s.fa_store_cache != "default") j["fa_store_cache"] = s.fa_store_cache;
   // And the K/V cluster size only when not 1 (no cluster), as every point before it ran.
   if (s.fa_kv_cluster != 1) j["fa_kv_cluster"] = s.fa_kv_cluster;
+  // And the tile order's heads per band only when not 1 (the m-block-fastest order of every point before it;
+  // 0 = auto, the value used is measured.heads_per_band).
+  if (s.fa_heads_per_band != 1) j["fa_heads_per_band"] = s.fa_heads_per_band;
   return j;
 }
 

@@ -46,6 +46,7 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         s.fa_tile_scheduler = o.fa_tile_scheduler;
         s.fa_store_cache = o.fa_store_cache;
         s.fa_kv_cluster = o.fa_kv_cluster;
+        s.fa_heads_per_band = o.fa_heads_per_band;
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.verify = o.verify;

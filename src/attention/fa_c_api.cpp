@@ -37,6 +37,7 @@ Launch to_launch(const XsFaDesc* d) {
   Launch l;
   l.config.num_ctas = d->num_ctas;
   l.config.kv_cluster_size = d->kv_cluster_size;
+  l.config.heads_per_band = d->heads_per_band;
   if (d->tile_scheduler != 0 && d->tile_scheduler != 1)
     throw xs::input_error("tile_scheduler", std::to_string(d->tile_scheduler) + "; accepted: 0 static, 1 dynamic");
   l.config.tile_scheduler = d->tile_scheduler == 0 ? ka::TileSchedulerKind::kStatic : ka::TileSchedulerKind::kDynamic;
@@ -106,6 +107,16 @@ extern "C" int xs_fa_grid_size(const XsFaDesc* desc, char* err, int err_len) {
     grid = ka::flash_attention_grid_size(l.config, l.args);
   });
   return rc == 0 ? grid : 0;
+}
+
+extern "C" int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len) {
+  int hb = 0;
+  const int rc = guarded(err, err_len, [&] {
+    const Launch l = to_launch(desc);
+    ka::validate_flash_attention(l.config, l.args);
+    hb = ka::flash_attention_heads_per_band(l.config, l.args);
+  });
+  return rc == 0 ? hb : 0;
 }
 
 extern "C" int xs_fa_c_api_version(void) { return XS_FA_C_API_VERSION; }

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-#define XS_FA_C_API_VERSION 1
+#define XS_FA_C_API_VERSION 2
 #if defined(__GNUC__)
 #define XS_FA_EXPORT __attribute__((visibility("default")))
 #else
@@ -38,6 +38,8 @@ typedef struct XsFaDesc {
   int kv_cluster_size;  /* 1 or 2 */
   int tile_scheduler;   /* 0 static, 1 dynamic (the default of xstage-bench) */
   int num_ctas;         /* 0: one per SM */
+  int heads_per_band;   /* tile order (kernels/attention/scheduler.cuh): 0 auto (the L2 size), 1 m-block fastest,
+                           else a divisor of num_heads (version 2) */
 } XsFaDesc;
 
 /* Validates and enqueues one launch on `stream` (a cudaStream_t; 0 = the legacy default stream).
@@ -47,6 +49,9 @@ XS_FA_EXPORT int xs_fa_launch(const XsFaDesc* desc, void* stream, char* err, int
 
 /* The persistent grid a launch of desc uses on the current device (0 and a message on bad input). */
 XS_FA_EXPORT int xs_fa_grid_size(const XsFaDesc* desc, char* err, int err_len);
+
+/* The heads per band of the tile order a launch of desc uses on the current device (0 and a message on bad input). */
+XS_FA_EXPORT int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len);
 
 XS_FA_EXPORT int xs_fa_c_api_version(void);
 

@@ -56,6 +56,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
   if (spec.fa_tile_scheduler != "static") j["spec"]["fa_tile_scheduler"] = spec.fa_tile_scheduler;
   if (spec.fa_store_cache != "default") j["spec"]["fa_store_cache"] = spec.fa_store_cache;
   if (spec.fa_kv_cluster != 1) j["spec"]["fa_kv_cluster"] = spec.fa_kv_cluster;
+  if (spec.fa_heads_per_band != 1) j["spec"]["fa_heads_per_band"] = spec.fa_heads_per_band;
   if (r.status == "skipped") return j;
   const double t_fa = r.t_fa.median_s, t_fused = r.t_fused.median_s, t_serial = r.t_serial.median_s;
   j["measured"] = {
@@ -71,7 +72,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
       {"H", number(model::hiding_ratio(t_fused, t_fa, t_serial))},
       {"speedup", number(model::speedup(t_serial, t_fused))},
       {"fa_tflops", r.fa_tflops},
-      {"K", r.num_ctas}, {"num_tiles", r.num_tiles}, {"volume_bytes", r.volume_bytes},
+      {"K", r.num_ctas}, {"num_tiles", r.num_tiles}, {"heads_per_band", r.heads_per_band}, {"volume_bytes", r.volume_bytes},
       {"sm_clock_hz", r.sm_clock_hz}, {"sm_clock_fa_hz", r.sm_clock_fa_hz},
       // The SM clock right after batches of L FA-only launches, probed as cuDNN's is (fa_clock_probe.hpp).
       {"clock_probe_fa_hz", r.clock_probe_fa_hz.samples_s.empty()

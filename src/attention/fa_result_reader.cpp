@@ -92,6 +92,8 @@ FaA2aPointSpec fa_point_spec_from_json(const json& point) {
       optional_member(axes, "fa_tile_scheduler") ? text(axes, "axes", "fa_tile_scheduler") : "static";
   s.fa_store_cache = optional_member(axes, "fa_store_cache") ? text(axes, "axes", "fa_store_cache") : "default";
   s.fa_kv_cluster = optional_member(axes, "fa_kv_cluster") ? integer(axes, "axes", "fa_kv_cluster") : 1;
+  s.fa_heads_per_band =
+      optional_member(axes, "fa_heads_per_band") ? integer(axes, "axes", "fa_heads_per_band") : 1;
   return s;
 }
 

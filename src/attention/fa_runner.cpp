@@ -124,6 +124,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   ka::parse_tile_scheduler(spec.fa_tile_scheduler, &config.tile_scheduler);
   ka::parse_store_cache_policy(spec.fa_store_cache, &config.store_cache);
   config.kv_cluster_size = spec.fa_kv_cluster;
+  config.heads_per_band = spec.fa_heads_per_band;
   r.seed = spec.seed != 0 ? spec.seed : fresh_seed();
   const FaProblem prob(spec.num_heads, spec.seq_len, spec.head_dim, r.seed);
   runtime::Stream stream;
@@ -165,6 +166,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   for (const ka::FlashAttentionArgs* a : {&fa, &fused, &cc, &heads_major}) ka::validate_flash_attention(config, *a);
   r.num_ctas = ka::flash_attention_grid_size(config, base);
   r.num_tiles = static_cast<int>(base.num_tiles());
+  r.heads_per_band = ka::flash_attention_heads_per_band(config, base);
   r.volume_bytes = static_cast<double>(prob.bytes());
   r.fa_only_layout = "ulysses";
 

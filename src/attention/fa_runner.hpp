@@ -45,6 +45,7 @@ struct FaA2aPointSpec {
   std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (every variant)
   std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (every variant)
   int fa_kv_cluster = 1;                      // --fa-kv-cluster: CTAs sharing K/V by TMA multicast, 1 | 2
+  int fa_heads_per_band = 0;                  // --fa-heads-per-band: tile order (scheduler.cuh), 0 = auto (L2)
   int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
   int warmup_replays = 2;
   int repetitions = 10;          // timed replays; medians reported
@@ -81,6 +82,7 @@ struct FaA2aPointResult {
   std::uint64_t seed = 0;
   int num_ctas = 0;              // K producers
   int num_tiles = 0;
+  int heads_per_band = 1;        // the tile order the launches used (resolved from spec.fa_heads_per_band)
   double volume_bytes = 0;       // A2A volume this sender writes = H M d 2
   double remote_bytes = 0;       // of it, bytes per launch through the target (peer: the P - 1 remote slices)
   std::string destinations;      // where the rank slices went (fa_destinations.hpp describe())

@@ -28,6 +28,7 @@ struct FaFlags {
   std::string fa_tile_scheduler = "dynamic";
   std::string fa_store_cache = "default";
   int fa_kv_cluster = 1;
+  int fa_heads_per_band = 0;
   bool no_verify = false;
 };
 
@@ -87,6 +88,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       p.fa_tile_scheduler = f.fa_tile_scheduler;
       p.fa_store_cache = f.fa_store_cache;
       p.fa_kv_cluster = f.fa_kv_cluster;
+      p.fa_heads_per_band = f.fa_heads_per_band;
       p.launches_per_graph = f.launches_per_graph;
       if (c.repetitions) p.repetitions = *c.repetitions;
       validate_fa_point_spec(p);
@@ -110,7 +112,9 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
                    (f.fa_schedule == "baseline" ? "" : " schedule=" + f.fa_schedule) +
                        " tiles=" + f.fa_tile_scheduler +
                        (f.fa_store_cache == "default" ? "" : " store_cache=" + f.fa_store_cache) +
-                       (f.fa_kv_cluster == 1 ? "" : " kv_cluster=" + std::to_string(f.fa_kv_cluster)));
+                       (f.fa_kv_cluster == 1 ? "" : " kv_cluster=" + std::to_string(f.fa_kv_cluster)) +
+                       (f.fa_heads_per_band == 0 ? " heads_per_band=auto"
+                                                 : " heads_per_band=" + std::to_string(f.fa_heads_per_band)));
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -130,6 +134,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.fa_tile_scheduler = f.fa_tile_scheduler;
   o.fa_store_cache = f.fa_store_cache;
   o.fa_kv_cluster = f.fa_kv_cluster;
+  o.fa_heads_per_band = f.fa_heads_per_band;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
   o.verify = !f.no_verify;
@@ -175,6 +180,11 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
                      "two m-blocks of a head in step, half the K/V traffic from L2; baseline schedule, M a "
                      "multiple of 256)",
                      1, 2);
+    sink.add_integer("--fa-heads-per-band", flags->fa_heads_per_band,
+                     "Tile order, every variant: tiles run in bands of this many heads, the head fastest inside a "
+                     "band (co-running CTAs write contiguous Ulysses rows); 0 = auto: the widest band whose K/V "
+                     "fits in 3/4 of L2; 1 = the m-block-fastest order of earlier results; else a divisor of --heads",
+                     0, 1024);
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "attention/config.hpp"
 #include "attention/scheduler.cuh"
 
 namespace xs::kernels::attention {
@@ -162,6 +163,61 @@ TEST(TileScheduler, CoRunningCtasShareAHead) {
   int used = 0;
   for (bool b : head_used) used += b;
   EXPECT_EQ(used, 3);
+}
+
+// Bands of heads (heads_per_band): every band width that divides the heads is a bijection onto (head, m-block);
+// a unit's tiles stay consecutive m-blocks of one head (the cluster shares its K/V); inside a band the head
+// changes fastest; width 1 is the m-block-fastest order (coord = (t / m_blocks, t % m_blocks)).
+TEST(TileScheduler, HeadBandsAreAPermutationThatKeepsUnitsInOneHead) {
+  for (std::uint32_t heads : {1u, 2u, 6u, 8u}) {
+    for (std::uint32_t cs : {1u, 2u}) {
+      for (std::uint32_t m_blocks : {2u, 8u, 64u}) {
+        for (std::uint32_t hb = 1; hb <= heads; ++hb) {
+          if (heads % hb != 0) continue;
+          TileScheduler s{heads, m_blocks, 132, true, cs, hb};
+          std::vector<int> seen(heads * m_blocks, 0);
+          for (std::uint32_t t = 0; t < s.num_tiles(); ++t) {
+            const TileCoord c = s.coord(t);
+            ASSERT_LT(c.head, heads);
+            ASSERT_LT(c.m_block, m_blocks);
+            ++seen[c.head * m_blocks + c.m_block];
+            if (hb == 1) {
+              ASSERT_EQ(c.head, t / m_blocks);
+              ASSERT_EQ(c.m_block, t % m_blocks);
+            }
+            if (t % cs != 0) {  // rank r of a unit: the next m-block of rank 0's head
+              const TileCoord c0 = s.coord(t - t % cs);
+              ASSERT_EQ(c.head, c0.head);
+              ASSERT_EQ(c.m_block, c0.m_block + t % cs);
+            }
+          }
+          for (int v : seen) ASSERT_EQ(v, 1) << "heads " << heads << " cs " << cs << " hb " << hb;
+          // The first hb units of a band: hb different heads of the band, the same query rows.
+          for (std::uint32_t u = 0; u < hb; ++u) {
+            const TileCoord c = s.coord(s.tile_of(u, 0));
+            EXPECT_EQ(c.head, u);
+            EXPECT_EQ(c.m_block, 0u);
+          }
+        }
+      }
+    }
+  }
+}
+
+// auto_heads_per_band on the H200's L2 (50 MiB): K + V of one head is 2 x M x d x 2 bytes; the widest divisor
+// band within 3/4 of L2.
+TEST(TileScheduler, AutoHeadBandFitsKvInL2) {
+  const long long l2 = 50ll << 20;
+  EXPECT_EQ(auto_heads_per_band(8, 8192, 128, l2), 8);    // 8 x 4 MiB = 32 MiB <= 37.5
+  EXPECT_EQ(auto_heads_per_band(8, 16384, 128, l2), 4);   // 4 x 8 MiB
+  EXPECT_EQ(auto_heads_per_band(8, 32768, 128, l2), 2);   // 2 x 16 MiB
+  EXPECT_EQ(auto_heads_per_band(8, 49152, 128, l2), 1);   // 24 MiB each: two do not fit
+  EXPECT_EQ(auto_heads_per_band(8, 65536, 128, l2), 1);   // 32 MiB: one head alone
+  EXPECT_EQ(auto_heads_per_band(8, 32768, 64, l2), 4);    // 8 MiB each at d 64
+  EXPECT_EQ(auto_heads_per_band(6, 8192, 128, l2), 6);
+  EXPECT_EQ(auto_heads_per_band(6, 16384, 128, l2), 3);   // 4 fits by size but does not divide 6
+  EXPECT_EQ(auto_heads_per_band(7, 16384, 128, l2), 1);   // prime: 7 x 8 MiB does not fit
+  EXPECT_EQ(auto_heads_per_band(8, 8192, 128, 0), 1);
 }
 
 }  // namespace

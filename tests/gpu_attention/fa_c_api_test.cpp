@@ -25,6 +25,7 @@ struct Api {
   int (*launch)(const XsFaDesc*, void*, char*, int) = nullptr;
   int (*grid)(const XsFaDesc*, char*, int) = nullptr;
   int (*version)() = nullptr;
+  int (*heads_per_band)(const XsFaDesc*, char*, int) = nullptr;
   std::string error;
   Api() {
     const std::string path = std::string(XS_BIN_DIR) + "/../lib/libxstage_fa.so";
@@ -36,7 +37,9 @@ struct Api {
     launch = reinterpret_cast<decltype(launch)>(dlsym(handle, "xs_fa_launch"));
     grid = reinterpret_cast<decltype(grid)>(dlsym(handle, "xs_fa_grid_size"));
     version = reinterpret_cast<decltype(version)>(dlsym(handle, "xs_fa_c_api_version"));
-    if (launch == nullptr || grid == nullptr || version == nullptr) error = "a symbol is missing from " + path;
+    heads_per_band = reinterpret_cast<decltype(heads_per_band)>(dlsym(handle, "xs_fa_heads_per_band"));
+    if (launch == nullptr || grid == nullptr || version == nullptr || heads_per_band == nullptr)
+      error = "a symbol is missing from " + path;
   }
   ~Api() {
     if (handle != nullptr) dlclose(handle);
@@ -103,6 +106,20 @@ TEST(FaCApi, WritesTheBitsOfTheCppLauncherInBothLayouts) {
       const auto got_h = p.download(out);
       EXPECT_EQ(count_poison(got_h.data(), got_h.size()), 0u);
       EXPECT_EQ(count_differ(got_h, expect_hm), 0u) << "the C API's heads-major O differs from run_fa_local's";
+      // The tile order is a permutation of whole tiles: every band width writes the same bits (the C++ path
+      // above ran the default, auto; 4 heads of 1024 tokens fit one band of 4 on any L2 of >= 8 MB).
+      for (int hb : {1, 2, 4}) {
+        SCOPED_TRACE("heads_per_band " + std::to_string(hb));
+        XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+        XsFaDesc b = desc_of(p, out.get(), out.bytes(), XS_FA_OUT_ULYSSES, ranks, kv);
+        b.heads_per_band = hb;
+        EXPECT_EQ(api.heads_per_band(&b, err, sizeof err), hb) << err;
+        ASSERT_EQ(api.launch(&b, nullptr, err, sizeof err), 0) << err;
+        sync_checked(nullptr, "xs_fa_launch (heads per band)");
+        EXPECT_EQ(count_differ(p.download(out), expect), 0u) << "another tile order wrote other bits";
+      }
+      XsFaDesc a = desc_of(p, out.get(), out.bytes(), XS_FA_OUT_ULYSSES, ranks, kv);
+      EXPECT_EQ(api.heads_per_band(&a, err, sizeof err), 4) << err;
     }
   }
 }
@@ -124,6 +141,7 @@ TEST(FaCApi, BadDescriptorsAreRefusedNamingTheField) {
       {"out_bytes", [](XsFaDesc& d) { d.out_bytes = 1024; }},
       {"tile_scheduler", [](XsFaDesc& d) { d.tile_scheduler = 5; }},
       {"M", [](XsFaDesc& d) { d.seq_len = 500; }},                  // not a multiple of b_m
+      {"heads_per_band", [](XsFaDesc& d) { d.heads_per_band = 3; }},  // does not divide 2 heads
   };
   for (const Bad& b : cases) {
     SCOPED_TRACE(b.field);
