@@ -13,9 +13,11 @@ It loads libxstage_fa.so (the C ABI of src/attention/fa_c_api.h) with ctypes and
   fa_u_kvN     xstage FA-only exactly as the bench's `fa` variant: the same Q/K/V tensors, O written as the
                fused epilogue's P = --ranks rank slices [M/P][H][d] into one local buffer, K/V clusters of N
   fa_hm_kvN    xstage FA, O [H][M][d] (cuDNN's own output layout)
-  fa_u_kvN_hb1 as fa_u_kvN in the m-block-fastest tile order (heads_per_band 1; the others take the kernel's
-               default, auto: the widest band of heads whose K/V fits in 3/4 of L2)
-Each is a CUDA graph of --launches back-to-back launches (cuDNN's captured with torch.cuda.graph).
+  fa_u_kvN_auto as fa_u_kvN with the tile order in bands of heads (heads_per_band 0, auto: the widest band whose
+               K/V fits in 3/4 of L2); the others run the kernel's default m-block-fastest order (heads_per_band 1).
+               (In 11fe4a5-bands/ the auto order was the default and `_hb1` named the m-block-fastest one.)
+Each is a CUDA graph of --launches back-to-back launches (cuDNN's captured with torch.cuda.graph); with --eager
+each also as the same launches enqueued one by one (NAME_eager, judged against cudnn_eager).
 
 Protocols (both recorded; the bar is judged on `sustained`):
   sustained  --blocks blocks; in each, every contender in turn (the order rotates by one per block) runs its
@@ -36,7 +38,7 @@ Writes OUT.json (atomically, after every M: nothing measured is lost to a later 
 Exit codes: 0 done, 2 bad usage, 3 a CUDA/cuDNN failure, 4 verification failed, 77 no torch / GPU / cuDNN.
 Usage: python3 scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out OUT.json
        [--M 8192,16384,32768,49152,65536] [--heads 8] [--head-dim 128] [--ranks 8] [--kv-clusters 1,2]
-       [--heads-major-kv 2] [--band1-kv 1,2] [--blocks 6] [--block-s 0.3] [--block-warm-s 0.2] [--launches 5]
+       [--heads-major-kv 2] [--auto-band-kv 1,2] [--eager] [--blocks 6] [--block-s 0.3] [--block-warm-s 0.2] [--launches 5]
 """
 import argparse
 import ctypes
@@ -195,11 +197,12 @@ def capture(torch, fn, launches):
     return g
 
 
-def replay_timed(torch, g, n):
+def replay_timed(torch, batch, n):
+    """n batches (a graph's replay, or an eager batch of launches), a CUDA event between each two."""
     events = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)]
     events[0].record()
     for i in range(n):
-        g.replay()
+        batch()
         events[i + 1].record()
     events[-1].synchronize()
     return [events[i].elapsed_time(events[i + 1]) * 1e-3 for i in range(n)]
@@ -219,12 +222,12 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
     contenders = {"cudnn": cudnn}
     outs = {}
     for kv in args.kv_clusters:
-        outs[f"fa_u_kv{kv}"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16), OUT_ULYSSES, kv, 0)
-    for kv in args.band1_kv:  # the m-block-fastest tile order of every result before 2026-12-03
-        outs[f"fa_u_kv{kv}_hb1"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16), OUT_ULYSSES,
-                                    kv, 1)
+        outs[f"fa_u_kv{kv}"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16), OUT_ULYSSES, kv, 1)
+    for kv in args.auto_band_kv:  # the tile order in bands of heads sized to L2 (heads_per_band 0, auto)
+        outs[f"fa_u_kv{kv}_auto"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16),
+                                     OUT_ULYSSES, kv, 0)
     for kv in args.heads_major_kv:
-        outs[f"fa_hm_kv{kv}"] = (torch.empty((h, m, d), device=dev, dtype=torch.bfloat16), OUT_HEADS_MAJOR, kv, 0)
+        outs[f"fa_hm_kv{kv}"] = (torch.empty((h, m, d), device=dev, dtype=torch.bfloat16), OUT_HEADS_MAJOR, kv, 1)
     grids = {}
     for name, (buf, layout, kv, hb) in outs.items():
         contenders[name] = fa.launcher(torch, q, k, v, buf, layout, ranks, kv, hb)
@@ -267,7 +270,10 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
         return {"M": m, "heads": h, "head_dim": d, "ranks": ranks, "verification": verification}
 
     # ---- graphs of back-to-back launches ----
-    graphs = {name: capture(torch, fn, args.launches) for name, fn in contenders.items()}
+    graphs = {name: capture(torch, fn, args.launches).replay for name, fn in contenders.items()}
+    if args.eager:  # the same launches enqueued one by one on the stream, no graph (fa_attach_baseline.py's way)
+        for name, fn in contenders.items():
+            graphs[name + "_eager"] = (lambda f: lambda: [f() for _ in range(args.launches)])(fn)
     names = list(graphs)
     per_replay = {}
     for name in names:  # one estimate of a replay's time, for the replay counts of a block
@@ -283,7 +289,7 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
             replay_timed(torch, g, max(1, math.ceil(args.block_warm_s / per_replay[name])))
             n = max(3, math.ceil(args.block_s / per_replay[name]))
             blocks[name].append([x / args.launches for x in replay_timed(torch, g, n)])
-            g.replay()  # the probe right behind a batch: the batch's power regime
+            g()  # the probe right behind a batch: the batch's power regime
             clocks[name].append(probe_sm_clock_hz(torch))
         log(f"M={m}: block {b + 1}/{args.blocks}: " + ", ".join(
             f"{n} {statistics.median(blocks[n][-1]) * 1e6:.1f} us" for n in names))
@@ -308,11 +314,13 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
     flops = 4.0 * m * m * d * h
     ratios = {}
     for name in names:
-        if name == "cudnn":
+        if name.startswith("cudnn"):
             continue
-        r = speed_ratios(sustained["cudnn"], sustained[name])
-        r["burst_over_cudnn_speed"] = burst["cudnn"]["median_s"] / burst[name]["median_s"]
-        c_fa, c_cu = sustained[name].get("cycles_per_launch"), sustained["cudnn"].get("cycles_per_launch")
+        base = "cudnn_eager" if name.endswith("_eager") else "cudnn"  # graph against graph, eager against eager
+        r = speed_ratios(sustained[base], sustained[name])
+        r["baseline"] = base
+        r["burst_over_cudnn_speed"] = burst[base]["median_s"] / burst[name]["median_s"]
+        c_fa, c_cu = sustained[name].get("cycles_per_launch"), sustained[base].get("cycles_per_launch")
         if c_fa and c_cu:
             r["over_cudnn_cycles"] = c_cu / c_fa
         ratios[name] = r
@@ -333,8 +341,8 @@ def main(argv=None):
     ap.add_argument("--ranks", type=int, default=8, help="P of the Ulysses rank slices (the bench's default)")
     ap.add_argument("--kv-clusters", default="1,2", help="K/V cluster sizes of the fa_u contenders")
     ap.add_argument("--heads-major-kv", default="2", help="K/V cluster sizes of fa_hm contenders ('' for none)")
-    ap.add_argument("--band1-kv", default="", help="K/V cluster sizes of fa_u_kvN_hb1 contenders: the m-block-fastest "
-                                                 "tile order (heads_per_band 1) instead of auto ('' for none)")
+    ap.add_argument("--auto-band-kv", default="", help="K/V cluster sizes of fa_u_kvN_auto contenders: the tile order in "
+                                                     "bands of heads sized to L2 (heads_per_band 0) ('' for none)")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--launches", type=int, default=5)
     ap.add_argument("--blocks", type=int, default=6)
@@ -345,6 +353,9 @@ def main(argv=None):
     ap.add_argument("--idle-s", type=float, default=1.0)
     ap.add_argument("--check-rows", type=int, default=256)
     ap.add_argument("--tolerance", type=float, default=2e-2, help="max |O - O_fp32| accepted (bf16 output)")
+    ap.add_argument("--eager", action="store_true",
+                    help="also time every contender as --launches launches enqueued one by one (no graph): *_eager, "
+                         "compared with cudnn_eager")
     ap.add_argument("--quiet", action="store_true")
     try:
         args = ap.parse_args(argv)
@@ -354,8 +365,8 @@ def main(argv=None):
         m_list = parse_int_list(args.M, "--M")
         args.kv_clusters = parse_int_list(args.kv_clusters, "--kv-clusters")
         args.heads_major_kv = parse_int_list(args.heads_major_kv, "--heads-major-kv") if args.heads_major_kv else []
-        args.band1_kv = parse_int_list(args.band1_kv, "--band1-kv") if args.band1_kv else []
-        if any(kv not in (1, 2) for kv in args.kv_clusters + args.heads_major_kv + args.band1_kv):
+        args.auto_band_kv = parse_int_list(args.auto_band_kv, "--auto-band-kv") if args.auto_band_kv else []
+        if any(kv not in (1, 2) for kv in args.kv_clusters + args.heads_major_kv + args.auto_band_kv):
             raise ValueError("--kv-clusters / --heads-major-kv: accepted sizes 1 and 2")
         if args.blocks < 1 or args.launches < 1 or args.iters < 1 or args.warmup < 0 or args.block_s <= 0 \
                 or args.block_warm_s < 0 or args.idle_s < 0 or args.check_rows < 2:

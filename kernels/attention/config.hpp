@@ -132,9 +132,10 @@ struct FlashAttentionConfig {
   // tile (64 of its 128 keys) and multicasts it to both, so the K/V traffic from L2 to the SMs halves.
   // Needs M a multiple of 2 b_m and the baseline schedule (the only one built with clusters).
   int kv_cluster_size = 1;
-  // Heads per band of the tile order (scheduler.cuh): 0 = auto_heads_per_band on the device's L2 size;
-  // else a divisor of the number of heads (1: the m-block-fastest order of every run before 2026-12-03).
-  int heads_per_band = 0;
+  // Heads per band of the tile order (scheduler.cuh): 1 (default) = the m-block-fastest order; 0 = auto_heads_per_band
+  // on the device's L2 size; else a divisor of the number of heads. Measured on the H200 side by side with cuDNN
+  // (results/h200/fa_a2a/11fe4a5-bands/): auto lost 1.3% at 8K and 0.8% at 16K-32K (K/V clusters 2), so 1 stays.
+  int heads_per_band = 1;
 };
 
 // The widest band of heads whose K and V (2 x M x d x 2 bytes per head) fit in kHeadBandL2Fraction of the

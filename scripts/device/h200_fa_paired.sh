@@ -7,8 +7,9 @@
 # (3) d 64 at 8K and 32K (fewer blocks); (4) host: a small-K calibration, then fa_a2a --target host 8K..64K
 # predicted from it, K/V clusters 1 and 2 (the verdicts with the final kernel). nvidia-smi every 100 ms.
 # Returns: results.tar.gz, logs.tar.gz, clocks.txt.
-# Switches (defaults: the first call, 687c80a-paired/): BAND1_KV=1,2 adds the m-block-fastest tile order
-# (heads_per_band 1) beside the default (auto) for those cluster sizes; D64=0 skips (3); HOST_KV="1" the host
+# Switches (defaults: the first call, 687c80a-paired/): AUTO_BAND_KV=1,2 adds the tile order in bands of heads
+# (heads_per_band 0, auto) beside the default m-block-fastest one for those cluster sizes (the second call, at
+# 11fe4a5 where auto was the default, ran BAND1_KV=1,2: the m-block-fastest order beside it; option since renamed); D64=0 skips (3); HOST_KV="1" the host
 # cluster sizes of (4); LOCAL=1 adds (5): fa_a2a --target local 8K..64K, LOCAL_REPS rounds, K/V clusters 1 (the
 # local E_res bar with the default tile order); MEMCHECK=1 memcheck on the cluster and C API tests.
 # Usage there: [BLOCKS=6] [HOST=1] bash scripts/device/h200_fa_paired.sh  (device tool: timeout_s 600, carry .xs-git-sha)
@@ -28,7 +29,7 @@ run_step fa_tests 90 build/bin/xs_gpu_attention_tests --gtest_filter="${FA_TESTS
   build/bin/xs_gpu_attention_tests --gtest_filter='FlashAttentionKvCluster.*:FaCApi.BadDescriptors*'
 clocks "before paired"
 run_step paired_d128 300 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d128.json" \
-  --M "$M_LIST" --blocks "${BLOCKS:-6}" --band1-kv "${BAND1_KV:-}"
+  --M "$M_LIST" --blocks "${BLOCKS:-6}" --auto-band-kv "${AUTO_BAND_KV:-}"
 [[ ${D64:-1} == 1 ]] && run_step paired_d64 60 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d64.json" \
   --M 8192,32768 --head-dim 64 --blocks 3 --kv-clusters 1,2 --heads-major-kv ''
 clocks "after paired"

@@ -67,8 +67,8 @@ json fa_canonical_spec(const FaA2aPointSpec& s) {
   if (s.fa_store_cache != "default") j["fa_store_cache"] = s.fa_store_cache;
   // And the K/V cluster size only when not 1 (no cluster), as every point before it ran.
   if (s.fa_kv_cluster != 1) j["fa_kv_cluster"] = s.fa_kv_cluster;
-  // And the tile order's heads per band only when not 1 (the m-block-fastest order of every point before it;
-  // 0 = auto, the value used is measured.heads_per_band).
+  // And the tile order's heads per band only when not 1 (the default m-block-fastest order of every point before
+  // it; 0 = auto, the value used is measured.heads_per_band).
   if (s.fa_heads_per_band != 1) j["fa_heads_per_band"] = s.fa_heads_per_band;
   return j;
 }

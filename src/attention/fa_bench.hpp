@@ -22,7 +22,7 @@ struct FaBenchOptions {
   std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (TileSchedulerKind)
   std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (StoreCachePolicy)
   int fa_kv_cluster = 1;                      // --fa-kv-cluster: 1 | 2 (FlashAttentionConfig::kv_cluster_size)
-  int fa_heads_per_band = 0;                  // --fa-heads-per-band: 0 auto | a divisor of heads
+  int fa_heads_per_band = 1;                  // --fa-heads-per-band: 1 (m-block fastest) | 0 auto | a divisor of heads
   int device = 0;                        // --device: the sending GPU (peer:N: its rank in the All-to-All)
   bool verify = true, resume = false, progress = true;
   bool json = false;                     // print the result file on stdout instead of the table

@@ -38,8 +38,8 @@ typedef struct XsFaDesc {
   int kv_cluster_size;  /* 1 or 2 */
   int tile_scheduler;   /* 0 static, 1 dynamic (the default of xstage-bench) */
   int num_ctas;         /* 0: one per SM */
-  int heads_per_band;   /* tile order (kernels/attention/scheduler.cuh): 0 auto (the L2 size), 1 m-block fastest,
-                           else a divisor of num_heads (version 2) */
+  int heads_per_band;   /* tile order (kernels/attention/scheduler.cuh): 1 m-block fastest (the kernel's default),
+                           0 auto (bands of heads sized to L2), else a divisor of num_heads (version 2) */
 } XsFaDesc;
 
 /* Validates and enqueues one launch on `stream` (a cudaStream_t; 0 = the legacy default stream).

@@ -25,7 +25,7 @@ struct Options {
   std::string fa_tile_scheduler = "dynamic";
   std::string fa_store_cache = "default";
   int fa_kv_cluster = 1;
-  int fa_heads_per_band = 0;
+  int fa_heads_per_band = 1;
   int device = 0;
   bool no_verify = false;
 };
@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
     app.add_option("--fa-store-cache", o.fa_store_cache, "Output stores' cache operator: default or streaming")
         ->capture_default_str();
     app.add_option("--fa-heads-per-band", o.fa_heads_per_band,
-                   "Tile order: heads per band, 0 = auto (the L2 size), 1 = m-block fastest, else a divisor of heads");
+                   "Tile order: heads per band, 1 = m-block fastest (default), 0 = auto (the L2 size), else a divisor of heads")
+        ->capture_default_str();
     app.add_option("--fa-kv-cluster", o.fa_kv_cluster, "CTAs per cluster sharing K/V by TMA multicast: 1 or 2")
         ->capture_default_str();
     app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();

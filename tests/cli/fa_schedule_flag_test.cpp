@@ -1,7 +1,7 @@
 // tests/cli: --fa-schedule of the fa_a2a suite: an unknown schedule is exit 2 naming the flag (dry run and
 // run alike, no file written), a built one reaches the points (dry run), the baseline's line names no schedule.
 // --fa-tile-scheduler likewise: unknown names refused naming the flag, the chosen one on every dry-run line.
-// --fa-heads-per-band: auto by default, a divisor of --heads shown, anything else refused naming the flag.
+// --fa-heads-per-band: 1 by default (not shown), auto and a divisor of --heads shown, anything else refused naming the flag.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -26,7 +26,7 @@ TEST(FaScheduleFlag, DryRunShowsANonBaselineSchedule) {
   EXPECT_TRUE(contains(r.out, "target=local device=0 d=128 schedule=pingpong_full")) << r.out;
   const ToolRun b = s.run(kTool, "fa_a2a --M 8192 --target local --fa-schedule baseline --dry-run");
   ASSERT_EQ(b.rc, 0) << b.err;
-  EXPECT_TRUE(contains(b.out, "target=local device=0 d=128 tiles=dynamic heads_per_band=auto\n")) << b.out;
+  EXPECT_TRUE(contains(b.out, "target=local device=0 d=128 tiles=dynamic\n")) << b.out;
 }
 
 TEST(FaScheduleFlag, TileSchedulerIsCheckedAndShown) {
@@ -36,7 +36,7 @@ TEST(FaScheduleFlag, TileSchedulerIsCheckedAndShown) {
                  {"--fa-tile-scheduler"});
   const ToolRun r = s.run(kTool, "fa_a2a --M 8192 --target local --fa-tile-scheduler static --dry-run");
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "d=128 tiles=static heads_per_band=auto\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "d=128 tiles=static\n")) << r.out;
 }
 
 TEST(FaScheduleFlag, HeadsPerBandIsCheckedAndShown) {
@@ -47,6 +47,9 @@ TEST(FaScheduleFlag, HeadsPerBandIsCheckedAndShown) {
   const ToolRun r = s.run(kTool, "fa_a2a --M 8192 --heads 8 --target local --fa-heads-per-band 2 --dry-run");
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "tiles=dynamic heads_per_band=2\n")) << r.out;
+  const ToolRun a = s.run(kTool, "fa_a2a --M 8192 --heads 8 --target local --fa-heads-per-band 0 --dry-run");
+  ASSERT_EQ(a.rc, 0) << a.err;
+  EXPECT_TRUE(contains(a.out, "tiles=dynamic heads_per_band=auto\n")) << a.out;
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ class Usage(unittest.TestCase):
                     (["--lib", lib, "--out", out, "--M", "8k"], "--M"),
                     (["--lib", lib, "--out", out, "--M", "0"], "--M"),
                     (["--lib", lib, "--out", out, "--kv-clusters", "3"], "--kv-clusters"),
-                    (["--lib", lib, "--out", out, "--band1-kv", "x"], "--band1-kv"),
+                    (["--lib", lib, "--out", out, "--auto-band-kv", "x"], "--auto-band-kv"),
                     (["--lib", lib, "--out", out, "--blocks", "0"], "--blocks"),
                     (["--lib", os.path.join(d, "missing.so"), "--out", out], "--lib"),
                     (["--out", out], "--lib")):
