@@ -16,6 +16,8 @@ It loads libxstage_fa.so (the C ABI of src/attention/fa_c_api.h) with ctypes and
   fa_u_kvN_auto as fa_u_kvN with the tile order in bands of heads (heads_per_band 0, auto: the widest band whose
                K/V fits in 3/4 of L2); the others run the kernel's default m-block-fastest order (heads_per_band 1).
                (In 11fe4a5-bands/ the auto order was the default and `_hb1` named the m-block-fastest one.)
+  fa_u_kvN_rec  as fa_u_kvN, instrumented (TileRecords written: the launches the bench's timelines measure)
+  fa_u_kvN_sb   as fa_u_kvN with the warpgroup barrier after the output stores that instrumented launches take
 Each is a CUDA graph of --launches back-to-back launches (cuDNN's captured with torch.cuda.graph); with --eager
 each also as the same launches enqueued one by one (NAME_eager, judged against cudnn_eager).
 
@@ -38,7 +40,7 @@ Writes OUT.json (atomically, after every M: nothing measured is lost to a later 
 Exit codes: 0 done, 2 bad usage, 3 a CUDA/cuDNN failure, 4 verification failed, 77 no torch / GPU / cuDNN.
 Usage: python3 scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out OUT.json
        [--M 8192,16384,32768,49152,65536] [--heads 8] [--head-dim 128] [--ranks 8] [--kv-clusters 1,2]
-       [--heads-major-kv 2] [--auto-band-kv 1,2] [--eager] [--blocks 6] [--block-s 0.3] [--block-warm-s 0.2] [--launches 5]
+       [--heads-major-kv 2] [--auto-band-kv 1,2] [--records-kv 1,2] [--store-barrier-kv 1,2] [--eager] [--blocks 6] [--block-s 0.3] [--block-warm-s 0.2] [--launches 5]
 """
 import argparse
 import ctypes
@@ -54,7 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fa_attach_baseline import clock_summary, probe_sm_clock_hz, quantile, write_atomically  # noqa: E402
 
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE, EXIT_VERIFY, EXIT_NO_GPU = 0, 2, 3, 4, 77
-C_API_VERSION = 2
+C_API_VERSION = 3
 OUT_HEADS_MAJOR, OUT_ULYSSES = 0, 1
 
 
@@ -63,7 +65,8 @@ class XsFaDesc(ctypes.Structure):
                 ("out", ctypes.c_void_p), ("out_bytes", ctypes.c_uint64), ("seq_len", ctypes.c_int),
                 ("num_heads", ctypes.c_int), ("head_dim", ctypes.c_int), ("out_layout", ctypes.c_int),
                 ("num_ranks", ctypes.c_int), ("kv_cluster_size", ctypes.c_int), ("tile_scheduler", ctypes.c_int),
-                ("num_ctas", ctypes.c_int), ("heads_per_band", ctypes.c_int)]
+                ("num_ctas", ctypes.c_int), ("heads_per_band", ctypes.c_int), ("records", ctypes.c_void_p),
+                ("records_bytes", ctypes.c_uint64), ("store_barrier", ctypes.c_int)]
 
 
 class Failure(Exception):
@@ -143,14 +146,24 @@ class FaLib:
         self.lib.xs_fa_grid_size.restype = ctypes.c_int
         self.lib.xs_fa_heads_per_band.argtypes = [ctypes.POINTER(XsFaDesc), ctypes.c_char_p, ctypes.c_int]
         self.lib.xs_fa_heads_per_band.restype = ctypes.c_int
+        self.lib.xs_fa_records_bytes.argtypes = [ctypes.POINTER(XsFaDesc)]
+        self.lib.xs_fa_records_bytes.restype = ctypes.c_uint64
         version = self.lib.xs_fa_c_api_version()
         if version != C_API_VERSION:
             raise Failure(EXIT_USAGE, f"{path}: C API version {version}, this script speaks {C_API_VERSION}")
 
-    def launcher(self, torch, q, k, v, out, layout, ranks, kv_cluster, heads_per_band=0):
+    def launcher(self, torch, q, k, v, out, layout, ranks, kv_cluster, heads_per_band=1, variant=""):
+        """variant: "" plain; "rec" instrumented (TileRecords written, as the bench's timelines); "sb" the
+        warpgroup barrier after the output stores that instrumented launches take, without the records."""
         m, h, d = q.shape[2], q.shape[1], q.shape[3]
         desc = XsFaDesc(C_API_VERSION, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                        out.numel() * out.element_size(), m, h, d, layout, ranks, kv_cluster, 1, 0, heads_per_band)
+                        out.numel() * out.element_size(), m, h, d, layout, ranks, kv_cluster, 1, 0, heads_per_band,
+                        None, 0, 1 if variant == "sb" else 0)
+        records = None
+        if variant == "rec":
+            nbytes = self.lib.xs_fa_records_bytes(ctypes.byref(desc))
+            records = torch.zeros(nbytes, dtype=torch.uint8, device=q.device)
+            desc.records, desc.records_bytes = records.data_ptr(), nbytes
         err = ctypes.create_string_buffer(512)
         grid = self.lib.xs_fa_grid_size(ctypes.byref(desc), err, 512)
         if grid <= 0:
@@ -163,7 +176,7 @@ class FaLib:
                 raise Failure(EXIT_DEVICE if rc == 3 else EXIT_USAGE, f"xs_fa_launch (rc {rc}): {err.value.decode()}")
         launch.grid = grid
         launch.heads_per_band = self.lib.xs_fa_heads_per_band(ctypes.byref(desc), err, 512)
-        launch.keep = desc  # the descriptor outlives every launch and capture
+        launch.keep = (desc, records)  # the descriptor and records outlive every launch and capture
         return launch
 
 
@@ -228,9 +241,14 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
                                      OUT_ULYSSES, kv, 0)
     for kv in args.heads_major_kv:
         outs[f"fa_hm_kv{kv}"] = (torch.empty((h, m, d), device=dev, dtype=torch.bfloat16), OUT_HEADS_MAJOR, kv, 1)
+    for variant, kvs in (("rec", args.records_kv), ("sb", args.store_barrier_kv)):
+        for kv in kvs:
+            outs[f"fa_u_kv{kv}_{variant}"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16),
+                                              OUT_ULYSSES, kv, 1)
     grids = {}
     for name, (buf, layout, kv, hb) in outs.items():
-        contenders[name] = fa.launcher(torch, q, k, v, buf, layout, ranks, kv, hb)
+        variant = name.rsplit("_", 1)[1] if name.endswith(("_rec", "_sb")) else ""
+        contenders[name] = fa.launcher(torch, q, k, v, buf, layout, ranks, kv, hb, variant)
         grids[name] = contenders[name].grid
 
     # ---- verification (before any timing) ----
@@ -353,6 +371,10 @@ def main(argv=None):
     ap.add_argument("--idle-s", type=float, default=1.0)
     ap.add_argument("--check-rows", type=int, default=256)
     ap.add_argument("--tolerance", type=float, default=2e-2, help="max |O - O_fp32| accepted (bf16 output)")
+    ap.add_argument("--records-kv", default="", help="K/V cluster sizes of fa_u_kvN_rec contenders: instrumented "
+                                                   "launches (TileRecords written, as the bench's timelines)")
+    ap.add_argument("--store-barrier-kv", default="", help="K/V cluster sizes of fa_u_kvN_sb contenders: the barrier "
+                                                         "after the stores that instrumented launches take, no records")
     ap.add_argument("--eager", action="store_true",
                     help="also time every contender as --launches launches enqueued one by one (no graph): *_eager, "
                          "compared with cudnn_eager")
@@ -366,8 +388,13 @@ def main(argv=None):
         args.kv_clusters = parse_int_list(args.kv_clusters, "--kv-clusters")
         args.heads_major_kv = parse_int_list(args.heads_major_kv, "--heads-major-kv") if args.heads_major_kv else []
         args.auto_band_kv = parse_int_list(args.auto_band_kv, "--auto-band-kv") if args.auto_band_kv else []
-        if any(kv not in (1, 2) for kv in args.kv_clusters + args.heads_major_kv + args.auto_band_kv):
-            raise ValueError("--kv-clusters / --heads-major-kv: accepted sizes 1 and 2")
+        args.records_kv = parse_int_list(args.records_kv, "--records-kv") if args.records_kv else []
+        args.store_barrier_kv = parse_int_list(args.store_barrier_kv, "--store-barrier-kv") if args.store_barrier_kv else []
+        for flag, kvs in (("--kv-clusters", args.kv_clusters), ("--heads-major-kv", args.heads_major_kv),
+                          ("--auto-band-kv", args.auto_band_kv), ("--records-kv", args.records_kv),
+                          ("--store-barrier-kv", args.store_barrier_kv)):
+            if any(kv not in (1, 2) for kv in kvs):
+                raise ValueError(f"{flag}: K/V cluster sizes 1 and 2 are built, got {kvs}")
         if args.blocks < 1 or args.launches < 1 or args.iters < 1 or args.warmup < 0 or args.block_s <= 0 \
                 or args.block_warm_s < 0 or args.idle_s < 0 or args.check_rows < 2:
             raise ValueError("--blocks, --launches, --iters >= 1; --block-s > 0; --warmup, --block-warm-s, --idle-s"

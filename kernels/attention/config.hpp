@@ -136,6 +136,9 @@ struct FlashAttentionConfig {
   // on the device's L2 size; else a divisor of the number of heads. Measured on the H200 side by side with cuDNN
   // (results/h200/fa_a2a/11fe4a5-bands/): auto lost 1.3% at 8K and 0.8% at 16K-32K (K/V clusters 2), so 1 stays.
   int heads_per_band = 1;
+  // A diagnostic (issue 13, the 8K gap): the consumer warpgroup's named barrier after its output stores, which
+  // instrumented launches always take (to stamp the stores' end), also in uninstrumented ones. Same bits.
+  bool store_barrier = false;
 };
 
 // The widest band of heads whose K and V (2 x M x d x 2 bytes per head) fit in kHeadBandL2Fraction of the

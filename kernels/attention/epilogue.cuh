@@ -82,9 +82,9 @@ __device__ __forceinline__ void store_output_tile(const KernelParams& p, const f
     }
   }
   std::uint64_t store_end = 0, store_end_ns = 0, fence_end = 0;
-  if (instrument) {
+  if (instrument || p.store_barrier) {  // uniform across the launch
     consumer_barrier(consumer);
-    if (thread == 0) {
+    if (instrument && thread == 0) {
       store_end = ptx::clock64_cycles();
       store_end_ns = ptx::globaltimer_ns();
     }

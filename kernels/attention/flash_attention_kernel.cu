@@ -465,6 +465,7 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   for (int r = 0; r < kMaxRanks; ++r) p.dst[r] = static_cast<std::uint8_t*>(a.dst[r]);
   p.records = a.records;
   p.streaming_stores = config.store_cache == StoreCachePolicy::kStreaming ? 1u : 0u;
+  p.store_barrier = config.store_barrier ? 1u : 0u;
   if (config.tile_scheduler == TileSchedulerKind::kDynamic) {
     p.scheduler.dynamic = true;
     p.tile_counters = tile_counters_device();

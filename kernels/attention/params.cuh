@@ -19,6 +19,7 @@ struct KernelParams {
   std::uint8_t* dst[kMaxRanks] = {};
   TileRecord* records = nullptr;   // nullptr: no instrumentation
   std::uint32_t streaming_stores = 0;  // 1: the epilogue stores with st.global.cs (StoreCachePolicy::kStreaming)
+  std::uint32_t store_barrier = 0;     // 1: the warpgroup's barrier after its stores even when not instrumented
   // Dynamic tile scheduler: [0] the next ticket, [1] CTAs finished; zero before the launch, and the last
   // CTA to finish zeroes them again (so back-to-back launches on one stream reuse them).
   std::uint32_t* tile_counters = nullptr;

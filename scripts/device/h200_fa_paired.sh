@@ -11,9 +11,14 @@
 # (heads_per_band 0, auto) beside the default m-block-fastest one for those cluster sizes (the second call, at
 # 11fe4a5 where auto was the default, ran BAND1_KV=1,2: the m-block-fastest order beside it; option since renamed); D64=0 skips (3); HOST_KV="1" the host
 # cluster sizes of (4); LOCAL=1 adds (5): fa_a2a --target local 8K..64K, LOCAL_REPS rounds, K/V clusters 1 (the
-# local E_res bar with the default tile order); MEMCHECK=1 memcheck on the cluster and C API tests.
+# local E_res bar with the default tile order); MEMCHECK=1 memcheck on the cluster and C API tests;
+# RECORDS_KV=1,2 / SB_KV=1,2 add instrumented launches / the barrier after the stores (the 8K span-to-period
+# gap: are the instrumented launches the bench's timelines measure faster than the plain ones?); HM_KV='' drops
+# the heads-major contender.
 # Usage there: [BLOCKS=6] [HOST=1] bash scripts/device/h200_fa_paired.sh  (device tool: timeout_s 600, carry .xs-git-sha)
 #   second call: FA_TESTS='*' MEMCHECK=1 BAND1_KV=1,2 BLOCKS=5 D64=0 HOST_KV=1 LOCAL=1 bash scripts/device/h200_fa_paired.sh
+#   fifth call: DEADLINE_S=300 FA_TESTS='FaCApi.*' M_LIST=8192,16384,32768 RECORDS_KV=1,2 SB_KV=1,2 HM_KV='' BLOCKS=5
+#               D64=0 HOST=0 bash scripts/device/h200_fa_paired.sh
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
@@ -29,7 +34,8 @@ run_step fa_tests 90 build/bin/xs_gpu_attention_tests --gtest_filter="${FA_TESTS
   build/bin/xs_gpu_attention_tests --gtest_filter='FlashAttentionKvCluster.*:FaCApi.BadDescriptors*'
 clocks "before paired"
 run_step paired_d128 300 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d128.json" \
-  --M "$M_LIST" --blocks "${BLOCKS:-6}" --auto-band-kv "${AUTO_BAND_KV:-}"
+  --M "$M_LIST" --blocks "${BLOCKS:-6}" --auto-band-kv "${AUTO_BAND_KV:-}" --records-kv "${RECORDS_KV:-}" \
+  --store-barrier-kv "${SB_KV:-}" --heads-major-kv "${HM_KV-2}"
 [[ ${D64:-1} == 1 ]] && run_step paired_d64 60 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out "$RES/fa-vs-cudnn-d64.json" \
   --M 8192,32768 --head-dim 64 --blocks 3 --kv-clusters 1,2 --heads-major-kv ''
 clocks "after paired"

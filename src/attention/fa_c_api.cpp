@@ -38,6 +38,7 @@ Launch to_launch(const XsFaDesc* d) {
   l.config.num_ctas = d->num_ctas;
   l.config.kv_cluster_size = d->kv_cluster_size;
   l.config.heads_per_band = d->heads_per_band;
+  l.config.store_barrier = d->store_barrier != 0;
   if (d->tile_scheduler != 0 && d->tile_scheduler != 1)
     throw xs::input_error("tile_scheduler", std::to_string(d->tile_scheduler) + "; accepted: 0 static, 1 dynamic");
   l.config.tile_scheduler = d->tile_scheduler == 0 ? ka::TileSchedulerKind::kStatic : ka::TileSchedulerKind::kDynamic;
@@ -48,6 +49,8 @@ Launch to_launch(const XsFaDesc* d) {
   a.num_heads = d->num_heads;
   a.seq_len = d->seq_len;
   a.head_dim = d->head_dim;
+  a.records = static_cast<ka::TileRecord*>(d->records);
+  a.records_bytes = d->records_bytes;
   if (d->out_layout == XS_FA_OUT_HEADS_MAJOR) {
     a.mode = ka::EpilogueMode::kLocal;
     a.out = d->out;
@@ -117,6 +120,12 @@ extern "C" int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len
     hb = ka::flash_attention_heads_per_band(l.config, l.args);
   });
   return rc == 0 ? hb : 0;
+}
+
+extern "C" std::uint64_t xs_fa_records_bytes(const XsFaDesc* desc) {
+  if (desc == nullptr || desc->seq_len <= 0 || desc->num_heads <= 0) return 0;
+  return static_cast<std::uint64_t>(desc->num_heads) * static_cast<std::uint64_t>(desc->seq_len / ka::TileShape::kBlockM) *
+         2 * sizeof(ka::TileRecord);
 }
 
 extern "C" int xs_fa_c_api_version(void) { return XS_FA_C_API_VERSION; }

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-#define XS_FA_C_API_VERSION 2
+#define XS_FA_C_API_VERSION 3
 #if defined(__GNUC__)
 #define XS_FA_EXPORT __attribute__((visibility("default")))
 #else
@@ -40,7 +40,14 @@ typedef struct XsFaDesc {
   int num_ctas;         /* 0: one per SM */
   int heads_per_band;   /* tile order (kernels/attention/scheduler.cuh): 1 m-block fastest (the kernel's default),
                            0 auto (bands of heads sized to L2), else a divisor of num_heads (version 2) */
+  void* records;        /* version 3: NULL, or device memory for 2 TileRecords per tile (kernels/attention/layout.cuh):
+                           the instrumented launch the bench's timelines use */
+  uint64_t records_bytes;
+  int store_barrier;    /* version 3: 1 = the warpgroup barrier after the output stores also when not instrumented */
 } XsFaDesc;
+
+/* Bytes of the TileRecords a launch of desc writes when desc->records is set (0 on bad input). */
+XS_FA_EXPORT uint64_t xs_fa_records_bytes(const XsFaDesc* desc);
 
 /* Validates and enqueues one launch on `stream` (a cudaStream_t; 0 = the legacy default stream).
  * Stream-capturable. Returns 0, or the xstage exit code (2 bad input, 3 CUDA failure) with a message in

@@ -121,6 +121,29 @@ TEST(FaCApi, WritesTheBitsOfTheCppLauncherInBothLayouts) {
       }
       XsFaDesc a = desc_of(p, out.get(), out.bytes(), XS_FA_OUT_ULYSSES, ranks, kv);
       EXPECT_EQ(api.heads_per_band(&a, err, sizeof err), 1) << err;
+      // The diagnostics of the 8K gap: the barrier after the stores, and instrumented launches (records
+      // written, every tile's twice), write the same bits.
+      DeviceBuffer records(std::uint64_t{static_cast<std::uint64_t>(p.num_heads) * (p.seq_len / 128)} * 2 *
+                           sizeof(ka::TileRecord));
+      XS_CUDA_CHECK(cudaMemset(records.get(), 0, records.bytes()));
+      for (int variant : {0, 1}) {
+        SCOPED_TRACE(variant == 0 ? "store barrier" : "records");
+        XS_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
+        XsFaDesc v = desc_of(p, out.get(), out.bytes(), XS_FA_OUT_ULYSSES, ranks, kv);
+        if (variant == 0) v.store_barrier = 1;
+        if (variant == 1) {
+          v.records = records.get();
+          v.records_bytes = records.bytes();
+        }
+        ASSERT_EQ(api.launch(&v, nullptr, err, sizeof err), 0) << err;
+        sync_checked(nullptr, "xs_fa_launch (diagnostics)");
+        EXPECT_EQ(count_differ(p.download(out), expect), 0u);
+      }
+      std::vector<ka::TileRecord> recs(records.bytes() / sizeof(ka::TileRecord));
+      XS_CUDA_CHECK(cudaMemcpy(recs.data(), records.get(), records.bytes(), cudaMemcpyDeviceToHost));
+      std::size_t written = 0;
+      for (const auto& r : recs) written += r.written == 1;
+      EXPECT_EQ(written, recs.size()) << "an instrumented C API launch left tile records unwritten";
     }
   }
 }

@@ -55,7 +55,7 @@ class Descriptor(unittest.TestCase):
         body = header[header.index("typedef struct XsFaDesc {"):header.index("} XsFaDesc;")]
         c_fields = re.findall(r"^\s*(?:const\s+)?\w+\*?\s+\*?(\w+);", body, re.M)
         self.assertEqual(c_fields, [f[0] for f in fvc.XsFaDesc._fields_])
-        self.assertEqual(ctypes.sizeof(fvc.XsFaDesc), 8 + 4 * 8 + 8 + 9 * 4 + 4)  # 9 ints, padded to 8
+        self.assertEqual(ctypes.sizeof(fvc.XsFaDesc), 8 + 4 * 8 + 8 + 9 * 4 + 4 + 8 + 8 + 4 + 4)  # padded to 8
         version = re.search(r"#define XS_FA_C_API_VERSION (\d+)", header).group(1)
         self.assertEqual(int(version), fvc.C_API_VERSION)
         self.assertIn("#define XS_FA_OUT_HEADS_MAJOR %d" % fvc.OUT_HEADS_MAJOR, header)
@@ -79,6 +79,7 @@ class Usage(unittest.TestCase):
                     (["--lib", lib, "--out", out, "--M", "0"], "--M"),
                     (["--lib", lib, "--out", out, "--kv-clusters", "3"], "--kv-clusters"),
                     (["--lib", lib, "--out", out, "--auto-band-kv", "x"], "--auto-band-kv"),
+                    (["--lib", lib, "--out", out, "--records-kv", "3"], "--records-kv"),
                     (["--lib", lib, "--out", out, "--blocks", "0"], "--blocks"),
                     (["--lib", os.path.join(d, "missing.so"), "--out", out], "--lib"),
                     (["--out", out], "--lib")):
