@@ -141,6 +141,10 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                      {"clock_hz", stats(timed_stats(p.clock_hz))}, {"span_cycles", stats(timed_stats(p.span_cycles))},
                      {"cta_sigma_median_s_per_kv_tile", stats(timed_stats(p.sigma_median_s_per_kv_tile))},
                      {"tail_idle_fraction", stats(timed_stats(p.tail_idle_fraction))}});
+      if (!p.gap_from_previous_s.empty()) {
+        out.back()["gap_from_previous_s"] = stats(timed_stats(p.gap_from_previous_s));
+        out.back()["period_from_previous_s"] = stats(timed_stats(p.period_from_previous_s));
+      }
     }
     return out;
   };
@@ -149,7 +153,8 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
         {"note", "FA-only launches by position in their round of L back-to-back launches (0: first after the "
                  "round's sync): stream = the sender-side rounds, graph = the same instrumented launches replayed "
                  "as a CUDA graph like the timed replays; span first tile start to last store issued, clock from "
-                 "the launch's records"},
+                 "the launch's records; positions >= 1: gap from the previous launch's last store issued to this "
+                 "one's first tile start, and period first tile start to first tile start"},
         {"stream", by_position(r.fa_by_position_stream)},
         {"graph", by_position(r.fa_by_position_graph)}};
   if (!r.fa_by_position_graph_error.empty())

@@ -79,6 +79,8 @@ LaunchTimeline launch_timeline(const ka::TileRecord* records, std::size_t count,
   const auto [origin, end] = launch_bounds_ns(records, count);
   if (ctas.empty() || end <= origin) return tl;
   tl.span_s = static_cast<double>(end - origin) * 1e-9;
+  tl.origin_ns = origin;
+  tl.end_ns = end;
   tl.num_ctas = static_cast<int>(ctas.size());
   std::vector<double> starts, finishes, tiles, qloops, epilogues, gaps, sigmas;
   double idle_s = 0, slowest_qloops_s = 0;
@@ -127,6 +129,14 @@ void PositionTimelines::add(std::size_t launch_index, double sm_clock_hz, const 
   p.span_cycles.push_back(tl.span_s * sm_clock_hz);
   p.sigma_median_s_per_kv_tile.push_back(tl.cta_sigma_s_per_kv_tile.median);
   p.tail_idle_fraction.push_back(tl.tail_idle_fraction);
+  const std::size_t L = positions.size();
+  if (launch_index % L != 0 && launch_index == prev_index + 1 && tl.origin_ns >= prev_end_ns && prev_end_ns > 0) {
+    p.gap_from_previous_s.push_back(static_cast<double>(tl.origin_ns - prev_end_ns) * 1e-9);
+    p.period_from_previous_s.push_back(static_cast<double>(tl.origin_ns - prev_origin_ns) * 1e-9);
+  }
+  prev_index = launch_index;
+  prev_origin_ns = tl.origin_ns;
+  prev_end_ns = tl.end_ns;
 }
 
 bool PositionTimelines::empty() const {

@@ -37,6 +37,8 @@ struct LaunchTimeline {
   double outside_qloop_fraction = 0;
   // Per CTA, the mean Q-loop time per KV tile over its tiles: how far the SMs differ in speed.
   Quantiles cta_sigma_s_per_kv_tile;
+  // The launch's earliest tile start and latest store issued, %globaltimer ns (absolute: launches compare).
+  std::uint64_t origin_ns = 0, end_ns = 0;
 };
 
 // Empty (all zero) when grid <= 0, clock <= 0 or no record is written.
@@ -48,8 +50,13 @@ LaunchTimeline launch_timeline(const kernels::attention::TileRecord* records, st
 struct PositionTimelines {
   struct Position {
     std::vector<double> span_s, clock_hz, span_cycles, sigma_median_s_per_kv_tile, tail_idle_fraction;
+    // Positions >= 1, when the launch before it in the same round was kept: its last store issued to this one's
+    // first tile start (what a launch costs outside its span), and first tile start to first tile start.
+    std::vector<double> gap_from_previous_s, period_from_previous_s;
   };
   std::vector<Position> positions;  // [L]
+  std::size_t prev_index = static_cast<std::size_t>(-1);
+  std::uint64_t prev_origin_ns = 0, prev_end_ns = 0;
   explicit PositionTimelines(int launches_per_round = 0)
       : positions(static_cast<std::size_t>(launches_per_round > 0 ? launches_per_round : 0)) {}
   // The launch_index-th kept launch (counted from 0 over all rounds, in order) ran with this clock and timeline;

@@ -122,5 +122,34 @@ TEST(PositionTimelines, LaunchesLandByPositionInTheirRound) {
   EXPECT_TRUE(none.empty());
 }
 
+// Gap and period from the launch before, within a round only: launches 0, 1, 2 of a round of 3, 10 us apart
+// after a 400 us span; launch 4 follows a left-out launch 3 (no gap), launch 3 starts a round (no gap).
+TEST(PositionTimelines, GapsAndPeriodsFromThePreviousLaunchOfTheRound) {
+  PositionTimelines pt(3);
+  LaunchTimeline tl;
+  tl.span_s = 400e-6;
+  std::uint64_t t0 = 1'000'000;
+  for (std::size_t k = 0; k < 3; ++k) {
+    LaunchTimeline t = tl;
+    t.origin_ns = t0 + k * 410'000;
+    t.end_ns = t.origin_ns + 400'000;
+    pt.add(k, 1.8e9, t);
+  }
+  EXPECT_TRUE(pt.positions[0].gap_from_previous_s.empty());
+  ASSERT_EQ(pt.positions[1].gap_from_previous_s.size(), 1u);
+  EXPECT_NEAR(pt.positions[1].gap_from_previous_s[0], 10e-6, 1e-12);
+  EXPECT_NEAR(pt.positions[2].period_from_previous_s[0], 410e-6, 1e-12);
+  LaunchTimeline t3 = tl;  // round 2, position 0: after a sync, no gap kept
+  t3.origin_ns = t0 + 5'000'000;
+  t3.end_ns = t3.origin_ns + 400'000;
+  pt.add(3, 0.0, t3);  // no clock: left out, so launch 4 has no kept predecessor
+  LaunchTimeline t4 = t3;
+  t4.origin_ns = t3.end_ns + 10'000;
+  t4.end_ns = t4.origin_ns + 400'000;
+  pt.add(4, 1.8e9, t4);
+  EXPECT_EQ(pt.positions[0].gap_from_previous_s.size(), 0u);
+  EXPECT_EQ(pt.positions[1].gap_from_previous_s.size(), 1u);
+}
+
 }  // namespace
 }  // namespace xs::attention
