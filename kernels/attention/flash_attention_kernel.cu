@@ -380,6 +380,9 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
                                      std::to_string(u.dst_bytes_per_rank()));
     }
   }
+  if (a.records != nullptr && reinterpret_cast<std::uintptr_t>(a.records) % alignof(TileRecord) != 0)
+    throw input_error("records", "instrumentation buffer must be " + std::to_string(alignof(TileRecord)) +
+                                     "-byte aligned");
   if (a.records != nullptr && a.records_bytes < std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord))
     throw input_error("records", "instrumentation buffer needs 2 records per tile = " +
                                      std::to_string(std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord)) + " bytes");

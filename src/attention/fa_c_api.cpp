@@ -17,10 +17,10 @@ namespace ka = xs::kernels::attention;
 
 namespace {
 
-void write_message(const std::string& message, char* err, int err_len) {
+void write_message(const char* message, char* err, int err_len) noexcept {
   if (err == nullptr || err_len <= 0) return;
-  const std::size_t n = std::min(message.size(), static_cast<std::size_t>(err_len - 1));
-  std::memcpy(err, message.data(), n);
+  const std::size_t n = std::min(std::strlen(message), static_cast<std::size_t>(err_len - 1));
+  std::memcpy(err, message, n);
   err[n] = '\0';
 }
 
@@ -78,8 +78,9 @@ Launch to_launch(const XsFaDesc* d) {
   return l;
 }
 
+// No exception crosses the C ABI: xs::Error keeps its exit code, anything else is a device failure (3).
 template <typename F>
-int guarded(char* err, int err_len, F&& f) {
+int guarded(char* err, int err_len, F&& f) noexcept {
   try {
     f();
     write_message("", err, err_len);
@@ -90,42 +91,45 @@ int guarded(char* err, int err_len, F&& f) {
   } catch (const std::exception& e) {
     write_message(e.what(), err, err_len);
     return static_cast<int>(xs::ExitCode::kDeviceFailure);
+  } catch (...) {
+    write_message("unknown exception", err, err_len);
+    return static_cast<int>(xs::ExitCode::kDeviceFailure);
   }
 }
 
 }  // namespace
 
-extern "C" int xs_fa_launch(const XsFaDesc* desc, void* stream, char* err, int err_len) {
+extern "C" int xs_fa_launch(const XsFaDesc* desc, void* stream, char* err, int err_len) noexcept {
   return guarded(err, err_len, [&] {
     const Launch l = to_launch(desc);
     ka::launch_flash_attention(l.config, l.args, static_cast<cudaStream_t>(stream));
   });
 }
 
-extern "C" int xs_fa_grid_size(const XsFaDesc* desc, char* err, int err_len) {
+extern "C" int xs_fa_grid_size(const XsFaDesc* desc, char* err, int err_len) noexcept {
   int grid = 0;
   const int rc = guarded(err, err_len, [&] {
     const Launch l = to_launch(desc);
     ka::validate_flash_attention(l.config, l.args);
     grid = ka::flash_attention_grid_size(l.config, l.args);
   });
-  return rc == 0 ? grid : 0;
+  return rc == 0 ? grid : -rc;
 }
 
-extern "C" int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len) {
+extern "C" int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len) noexcept {
   int hb = 0;
   const int rc = guarded(err, err_len, [&] {
     const Launch l = to_launch(desc);
     ka::validate_flash_attention(l.config, l.args);
     hb = ka::flash_attention_heads_per_band(l.config, l.args);
   });
-  return rc == 0 ? hb : 0;
+  return rc == 0 ? hb : -rc;
 }
 
-extern "C" std::uint64_t xs_fa_records_bytes(const XsFaDesc* desc) {
+extern "C" std::uint64_t xs_fa_records_bytes(const XsFaDesc* desc) noexcept {
   if (desc == nullptr || desc->seq_len <= 0 || desc->num_heads <= 0) return 0;
   return static_cast<std::uint64_t>(desc->num_heads) * static_cast<std::uint64_t>(desc->seq_len / ka::TileShape::kBlockM) *
          2 * sizeof(ka::TileRecord);
 }
 
-extern "C" int xs_fa_c_api_version(void) { return XS_FA_C_API_VERSION; }
+extern "C" int xs_fa_c_api_version(void) noexcept { return XS_FA_C_API_VERSION; }

@@ -16,6 +16,11 @@ extern "C" {
 #else
 #define XS_FA_EXPORT
 #endif
+#ifdef __cplusplus
+#define XS_FA_NOEXCEPT noexcept
+#else
+#define XS_FA_NOEXCEPT
+#endif
 
 /* Output layouts of xs_fa_launch. */
 #define XS_FA_OUT_HEADS_MAJOR 0 /* O [heads][M][d] bf16 (EpilogueMode kLocal: the layout of Q) */
@@ -47,20 +52,22 @@ typedef struct XsFaDesc {
 } XsFaDesc;
 
 /* Bytes of the TileRecords a launch of desc writes when desc->records is set (0 on bad input). */
-XS_FA_EXPORT uint64_t xs_fa_records_bytes(const XsFaDesc* desc);
+XS_FA_EXPORT uint64_t xs_fa_records_bytes(const XsFaDesc* desc) XS_FA_NOEXCEPT;
 
 /* Validates and enqueues one launch on `stream` (a cudaStream_t; 0 = the legacy default stream).
  * Stream-capturable. Returns 0, or the xstage exit code (2 bad input, 3 CUDA failure) with a message in
  * err[0..err_len) naming the problem. */
-XS_FA_EXPORT int xs_fa_launch(const XsFaDesc* desc, void* stream, char* err, int err_len);
+XS_FA_EXPORT int xs_fa_launch(const XsFaDesc* desc, void* stream, char* err, int err_len) XS_FA_NOEXCEPT;
 
-/* The persistent grid a launch of desc uses on the current device (0 and a message on bad input). */
-XS_FA_EXPORT int xs_fa_grid_size(const XsFaDesc* desc, char* err, int err_len);
+/* The persistent grid a launch of desc uses on the current device; on failure minus the exit code (-2 bad input,
+ * -3 CUDA failure) and a message. */
+XS_FA_EXPORT int xs_fa_grid_size(const XsFaDesc* desc, char* err, int err_len) XS_FA_NOEXCEPT;
 
-/* The heads per band of the tile order a launch of desc uses on the current device (0 and a message on bad input). */
-XS_FA_EXPORT int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len);
+/* The heads per band of the tile order a launch of desc uses on the current device; on failure minus the exit code
+ * and a message, as xs_fa_grid_size. */
+XS_FA_EXPORT int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len) XS_FA_NOEXCEPT;
 
-XS_FA_EXPORT int xs_fa_c_api_version(void);
+XS_FA_EXPORT int xs_fa_c_api_version(void) XS_FA_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -146,6 +146,7 @@ FaA2aPointResult fa_point_result_from_json(const json& point) {
   }
   r.num_ctas = integer(m, at, "K");
   r.num_tiles = integer(m, at, "num_tiles");
+  r.heads_per_band = optional_member(m, "heads_per_band") ? integer(m, at, "heads_per_band") : 1;  // before: 1
   r.volume_bytes = number(m, at, "volume_bytes");
   r.fa_tflops = number(m, at, "fa_tflops");
   r.sm_clock_hz = number(m, at, "sm_clock_hz");

@@ -123,7 +123,8 @@ TEST(PositionTimelines, LaunchesLandByPositionInTheirRound) {
 }
 
 // Gap and period from the launch before, within a round only: launches 0, 1, 2 of a round of 3, 10 us apart
-// after a 400 us span; launch 4 follows a left-out launch 3 (no gap), launch 3 starts a round (no gap).
+// after a 400 us span; launch 3 starts the next round right after launch 2 (kept, but no gap across the round's
+// sync); launch 4 follows it (gap kept); launch 7 follows a left-out launch 6 (no gap).
 TEST(PositionTimelines, GapsAndPeriodsFromThePreviousLaunchOfTheRound) {
   PositionTimelines pt(3);
   LaunchTimeline tl;
@@ -139,16 +140,27 @@ TEST(PositionTimelines, GapsAndPeriodsFromThePreviousLaunchOfTheRound) {
   ASSERT_EQ(pt.positions[1].gap_from_previous_s.size(), 1u);
   EXPECT_NEAR(pt.positions[1].gap_from_previous_s[0], 10e-6, 1e-12);
   EXPECT_NEAR(pt.positions[2].period_from_previous_s[0], 410e-6, 1e-12);
-  LaunchTimeline t3 = tl;  // round 2, position 0: after a sync, no gap kept
-  t3.origin_ns = t0 + 5'000'000;
+  LaunchTimeline t3 = tl;  // round 2, position 0, 10 us after launch 2's end: still no gap across the round
+  t3.origin_ns = t0 + 2 * 410'000 + 410'000;
   t3.end_ns = t3.origin_ns + 400'000;
-  pt.add(3, 0.0, t3);  // no clock: left out, so launch 4 has no kept predecessor
+  pt.add(3, 1.8e9, t3);
+  EXPECT_EQ(pt.positions[0].gap_from_previous_s.size(), 0u);
+  EXPECT_EQ(pt.positions[0].span_s.size(), 2u);
   LaunchTimeline t4 = t3;
-  t4.origin_ns = t3.end_ns + 10'000;
+  t4.origin_ns = t3.end_ns + 20'000;
   t4.end_ns = t4.origin_ns + 400'000;
   pt.add(4, 1.8e9, t4);
-  EXPECT_EQ(pt.positions[0].gap_from_previous_s.size(), 0u);
-  EXPECT_EQ(pt.positions[1].gap_from_previous_s.size(), 1u);
+  ASSERT_EQ(pt.positions[1].gap_from_previous_s.size(), 2u);
+  EXPECT_NEAR(pt.positions[1].gap_from_previous_s[1], 20e-6, 1e-12);
+  LaunchTimeline t6 = t4;
+  t6.origin_ns = t4.end_ns + 5'000'000;
+  t6.end_ns = t6.origin_ns + 400'000;
+  pt.add(6, 0.0, t6);  // round 3, position 0, no clock: left out, so launch 7 has no kept predecessor
+  t6.origin_ns += 500'000;
+  t6.end_ns += 500'000;
+  pt.add(7, 1.8e9, t6);
+  EXPECT_EQ(pt.positions[1].span_s.size(), 3u);
+  EXPECT_EQ(pt.positions[1].gap_from_previous_s.size(), 2u);
 }
 
 }  // namespace

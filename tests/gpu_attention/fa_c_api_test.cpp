@@ -164,7 +164,11 @@ TEST(FaCApi, BadDescriptorsAreRefusedNamingTheField) {
       {"num_ranks", [](XsFaDesc& d) { d.num_ranks = 3; }},         // does not divide M = 512
       {"out_bytes", [](XsFaDesc& d) { d.out_bytes = 1024; }},
       {"tile_scheduler", [](XsFaDesc& d) { d.tile_scheduler = 5; }},
-      {"M", [](XsFaDesc& d) { d.seq_len = 500; }},                  // not a multiple of b_m
+      {"seq_len", [](XsFaDesc& d) { d.seq_len = 500; }},            // not a multiple of b_m
+      {"kv_cluster_size", [](XsFaDesc& d) { d.kv_cluster_size = 3; }},
+      {"records", [](XsFaDesc& d) { d.records = d.out; d.records_bytes = 64; }},  // too small for 2 per tile
+      {"records", [](XsFaDesc& d) { d.records = static_cast<char*>(d.out) + 4; d.records_bytes = 1 << 20; }},
+      {"out", [](XsFaDesc& d) { d.out_layout = XS_FA_OUT_HEADS_MAJOR; d.out = nullptr; }},
       {"heads_per_band", [](XsFaDesc& d) { d.heads_per_band = 3; }},  // does not divide 2 heads
   };
   for (const Bad& b : cases) {
@@ -174,7 +178,7 @@ TEST(FaCApi, BadDescriptorsAreRefusedNamingTheField) {
     char err[512] = {};
     EXPECT_EQ(api.launch(&d, nullptr, err, sizeof err), 2);
     EXPECT_NE(std::string(err).find(b.field), std::string::npos) << err;
-    EXPECT_EQ(api.grid(&d, err, sizeof err), 0);
+    EXPECT_EQ(api.grid(&d, err, sizeof err), -2) << "minus the exit code";
   }
   EXPECT_EQ(api.launch(nullptr, nullptr, nullptr, 0), 2);
   XS_CUDA_CHECK(cudaDeviceSynchronize());

@@ -48,13 +48,29 @@ class Summaries(unittest.TestCase):
         self.assertAlmostEqual(r["paired_blocks"]["median"], 0.95)
 
 
+class Verification(unittest.TestCase):
+    def test_the_bound_catches_a_dropped_kv_tile_and_passes_the_recorded_runs(self):
+        # 8K, d 128, N(0,1) inputs: max |O| ~0.064, cuDNN 3.0e-4 from fp32; dropping the last 128 keys moves O by ~6e-3.
+        self.assertFalse(fvc.fa_passes(0, 6e-3, 6e-3, 2.97e-4, 0.064, 1e-2))
+        self.assertFalse(fvc.fa_passes(0, 1.5e-3, 1.5e-3, 1.37e-4, 0.025, 1e-2))  # 32K: ~1.5e-3
+        self.assertTrue(fvc.fa_passes(0, 2.97e-4, 4.88e-4, 2.97e-4, 0.064, 1e-2))  # 687c80a's 8K point
+        self.assertTrue(fvc.fa_passes(0, 9.47e-5, 1.22e-4, 9.47e-5, 0.02, 1e-2))   # its 64K point
+        self.assertFalse(fvc.fa_passes(1, 2.97e-4, 4.88e-4, 2.97e-4, 0.064, 1e-2))  # one element unwritten
+        self.assertFalse(fvc.fa_passes(0, 2.97e-4, float("nan"), 2.97e-4, 0.064, 1e-2))
+        self.assertTrue(fvc.cudnn_passes(2.97e-4, 0.064, 1e-2))
+        self.assertFalse(fvc.cudnn_passes(2e-3, 0.064, 1e-2))
+
+
 class Descriptor(unittest.TestCase):
     def test_ctypes_fields_follow_the_c_header_in_order(self):
         with open(os.path.join(ROOT, "src", "attention", "fa_c_api.h")) as f:
             header = f.read()
         body = header[header.index("typedef struct XsFaDesc {"):header.index("} XsFaDesc;")]
-        c_fields = re.findall(r"^\s*(?:const\s+)?\w+\*?\s+\*?(\w+);", body, re.M)
-        self.assertEqual(c_fields, [f[0] for f in fvc.XsFaDesc._fields_])
+        c_fields = re.findall(r"^\s*(?:const\s+)?(\w+)\s*(\*?)\s*(\w+);", body, re.M)
+        self.assertEqual([f[2] for f in c_fields], [f[0] for f in fvc.XsFaDesc._fields_])
+        c_to_ctypes = {("int", ""): ctypes.c_int, ("void", "*"): ctypes.c_void_p, ("uint64_t", ""): ctypes.c_uint64}
+        for (ctype, star, name), (pname, ptype) in zip(c_fields, fvc.XsFaDesc._fields_):
+            self.assertIs(c_to_ctypes[(ctype, star)], ptype, name)
         self.assertEqual(ctypes.sizeof(fvc.XsFaDesc), 8 + 4 * 8 + 8 + 9 * 4 + 4 + 8 + 8 + 4 + 4)  # padded to 8
         version = re.search(r"#define XS_FA_C_API_VERSION (\d+)", header).group(1)
         self.assertEqual(int(version), fvc.C_API_VERSION)
@@ -81,6 +97,9 @@ class Usage(unittest.TestCase):
                     (["--lib", lib, "--out", out, "--auto-band-kv", "x"], "--auto-band-kv"),
                     (["--lib", lib, "--out", out, "--records-kv", "3"], "--records-kv"),
                     (["--lib", lib, "--out", out, "--blocks", "0"], "--blocks"),
+                    (["--lib", lib, "--out", out, "--ranks", "0"], "--ranks"),
+                    (["--lib", lib, "--out", out, "--M", "8192", "--ranks", "3"], "--ranks"),
+                    (["--lib", lib, "--out", out, "--rtol", "2"], "--rtol"),
                     (["--lib", os.path.join(d, "missing.so"), "--out", out], "--lib"),
                     (["--out", out], "--lib")):
                 code, msg = self.run_main(argv)
