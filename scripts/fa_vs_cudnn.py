@@ -56,7 +56,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fa_attach_baseline import clock_summary, probe_sm_clock_hz, quantile, write_atomically  # noqa: E402
+from fa_attach_baseline import clock_summary, probe_sm_clock_hz, quantile, summary, write_atomically  # noqa: E402
 
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE, EXIT_VERIFY, EXIT_NO_GPU = 0, 2, 3, 4, 77
 C_API_VERSION = 3
@@ -349,10 +349,7 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
         torch.cuda.synchronize()
         time.sleep(args.idle_s)
         replay_timed(torch, graphs[name], args.warmup)
-        samples = [x / args.launches for x in replay_timed(torch, graphs[name], args.iters)]
-        s = sorted(samples)
-        burst[name] = {"median_s": statistics.median(s), "p10_s": quantile(s, 0.1), "p90_s": quantile(s, 0.9),
-                       "n": len(s)}
+        burst[name] = summary([x / args.launches for x in replay_timed(torch, graphs[name], args.iters)])
 
     flops = 4.0 * m * m * d * h
     ratios = {}
