@@ -18,6 +18,9 @@ It loads libxstage_fa.so (the C ABI of src/attention/fa_c_api.h) with ctypes and
                (In 11fe4a5-bands/ the auto order was the default and `_hb1` named the m-block-fastest one.)
   fa_u_kvN_rec  as fa_u_kvN, instrumented (TileRecords written: the launches the bench's timelines measure)
   fa_u_kvN_sb   as fa_u_kvN with the warpgroup barrier after the output stores that instrumented launches take
+  fa_u_kvN_tsS  as fa_u_kvN with the split tail (FlashAttentionConfig::tail_kv_splits S): the last round's tile
+               units run in S pieces over disjoint KV ranges (kernels/attention/scheduler.cuh); one per
+               --tail-splits S; with --tail-split-units U > 0 that many units split: fa_u_kvN_tsS_unitsU
 Each is a CUDA graph of --launches back-to-back launches (cuDNN's captured with torch.cuda.graph); with --eager
 each also as the same launches enqueued one by one (NAME_eager, judged against cudnn_eager).
 
@@ -43,7 +46,9 @@ Writes OUT.json (atomically, after every M: nothing measured is lost to a later 
 Exit codes: 0 done, 2 bad usage, 3 a CUDA/cuDNN failure, 4 verification failed, 77 no torch / GPU / cuDNN.
 Usage: python3 scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out OUT.json
        [--M 8192,16384,32768,49152,65536] [--heads 8] [--head-dim 128] [--ranks 8] [--kv-clusters 1,2]
-       [--heads-major-kv 2] [--auto-band-kv 1,2] [--records-kv 1,2] [--store-barrier-kv 1,2] [--eager] [--blocks 6] [--block-s 0.3] [--block-warm-s 0.2] [--launches 5]
+       [--heads-major-kv 2] [--auto-band-kv 1,2] [--records-kv 1,2] [--store-barrier-kv 1,2]
+       [--tail-splits-kv 1,2] [--tail-splits 2,4] [--tail-split-units 0] [--eager] [--blocks 6] [--block-s 0.3]
+       [--block-warm-s 0.2] [--launches 5]
 """
 import argparse
 import ctypes
@@ -57,19 +62,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fa_attach_baseline import clock_summary, probe_sm_clock_hz, quantile, summary, write_atomically  # noqa: E402
+from fa_contenders import (C_API_VERSION, OUT_HEADS_MAJOR, OUT_ULYSSES, XsFaDesc, desc_fields,  # noqa: E402,F401
+                           fa_contenders, parse_contender_options, parse_int_list)
 
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE, EXIT_VERIFY, EXIT_NO_GPU = 0, 2, 3, 4, 77
-C_API_VERSION = 3
-OUT_HEADS_MAJOR, OUT_ULYSSES = 0, 1
-
-
-class XsFaDesc(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_int), ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p),
-                ("out", ctypes.c_void_p), ("out_bytes", ctypes.c_uint64), ("seq_len", ctypes.c_int),
-                ("num_heads", ctypes.c_int), ("head_dim", ctypes.c_int), ("out_layout", ctypes.c_int),
-                ("num_ranks", ctypes.c_int), ("kv_cluster_size", ctypes.c_int), ("tile_scheduler", ctypes.c_int),
-                ("num_ctas", ctypes.c_int), ("heads_per_band", ctypes.c_int), ("records", ctypes.c_void_p),
-                ("records_bytes", ctypes.c_uint64), ("store_barrier", ctypes.c_int)]
 
 
 class Failure(Exception):
@@ -123,16 +119,6 @@ def cudnn_passes(cudnn_err, scale, rtol):
     return cudnn_err <= rtol * scale
 
 
-def parse_int_list(text, what):
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"{what}: '{text}' is not a comma-separated list of integers")
-    if not values or any(v <= 0 for v in values):
-        raise ValueError(f"{what}: '{text}': give positive integers, e.g. 8192,16384")
-    return values
-
-
 # ---- device side ----
 
 def device_meta(torch, dev):
@@ -173,22 +159,23 @@ class FaLib:
         if version != C_API_VERSION:
             raise Failure(EXIT_USAGE, f"{path}: C API version {version}, this script speaks {C_API_VERSION}")
 
-    def launcher(self, torch, q, k, v, out, layout, ranks, kv_cluster, heads_per_band=1, variant=""):
-        """variant: "" plain; "rec" instrumented (TileRecords written, as the bench's timelines); "sb" the
-        warpgroup barrier after the output stores that instrumented launches take, without the records."""
+    def launcher(self, torch, q, k, v, out, ranks, contender):
+        """contender: an FaContender (fa_contenders.py): layout, K/V clusters, tile order, diagnostics, split tail.
+        An instrumented one gets a records buffer of xs_fa_records_bytes of its own descriptor."""
         m, h, d = q.shape[2], q.shape[1], q.shape[3]
-        desc = XsFaDesc(C_API_VERSION, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                        out.numel() * out.element_size(), m, h, d, layout, ranks, kv_cluster, 1, 0, heads_per_band,
-                        None, 0, 1 if variant == "sb" else 0)
-        records = None
-        if variant == "rec":
-            nbytes = self.lib.xs_fa_records_bytes(ctypes.byref(desc))
-            records = torch.zeros(nbytes, dtype=torch.uint8, device=q.device)
-            desc.records, desc.records_bytes = records.data_ptr(), nbytes
+        desc = XsFaDesc(**desc_fields(contender, q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                      out.numel() * out.element_size(), m, h, d, ranks))
         err = ctypes.create_string_buffer(512)
         grid = self.lib.xs_fa_grid_size(ctypes.byref(desc), err, 512)
         if grid <= 0:  # minus the exit code
             raise Failure(EXIT_DEVICE if grid == -3 else EXIT_USAGE, f"xs_fa_grid_size: {err.value.decode()}")
+        records = None
+        if contender.records:
+            nbytes = self.lib.xs_fa_records_bytes(ctypes.byref(desc))
+            if nbytes == 0:  # the descriptor passed xs_fa_grid_size: a device failure
+                raise Failure(EXIT_DEVICE, f"{contender.name}: xs_fa_records_bytes returned 0")
+            records = torch.zeros(nbytes, dtype=torch.uint8, device=q.device)
+            desc.records, desc.records_bytes = records.data_ptr(), nbytes
 
         def launch():
             rc = self.lib.xs_fa_launch(ctypes.byref(desc), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
@@ -257,23 +244,11 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
             cudnn_out[0] = F.scaled_dot_product_attention(q, k, v)
 
     contenders = {"cudnn": cudnn}
-    outs = {}
-    for kv in args.kv_clusters:
-        outs[f"fa_u_kv{kv}"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16), OUT_ULYSSES, kv, 1)
-    for kv in args.auto_band_kv:  # the tile order in bands of heads sized to L2 (heads_per_band 0, auto)
-        outs[f"fa_u_kv{kv}_auto"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16),
-                                     OUT_ULYSSES, kv, 0)
-    for kv in args.heads_major_kv:
-        outs[f"fa_hm_kv{kv}"] = (torch.empty((h, m, d), device=dev, dtype=torch.bfloat16), OUT_HEADS_MAJOR, kv, 1)
-    for variant, kvs in (("rec", args.records_kv), ("sb", args.store_barrier_kv)):
-        for kv in kvs:
-            outs[f"fa_u_kv{kv}_{variant}"] = (torch.empty((ranks, m // ranks, h, d), device=dev, dtype=torch.bfloat16),
-                                              OUT_ULYSSES, kv, 1)
-    grids = {}
-    for name, (buf, layout, kv, hb) in outs.items():
-        variant = name.rsplit("_", 1)[1] if name.endswith(("_rec", "_sb")) else ""
-        contenders[name] = fa.launcher(torch, q, k, v, buf, layout, ranks, kv, hb, variant)
-        grids[name] = contenders[name].grid
+    outs = {}  # name -> (O buffer, FaContender)
+    for c in fa_contenders(args):
+        shape = (ranks, m // ranks, h, d) if c.layout == OUT_ULYSSES else (h, m, d)
+        outs[c.name] = (torch.empty(shape, device=dev, dtype=torch.bfloat16), c)
+        contenders[c.name] = fa.launcher(torch, q, k, v, outs[c.name][0], ranks, c)
 
     # ---- verification (before any timing) ----
     try:
@@ -290,17 +265,18 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
     verification = {"check_rows": nrow, "cudnn_max_abs_err_vs_fp32": cudnn_err, "max_abs_output": scale,
                     "rtol": args.rtol, "error_bound": error_bound(cudnn_err, scale, args.rtol), "contenders": {}}
     ok = True
-    for name, (buf, layout, kv, hb) in outs.items():
+    for name, (buf, c) in outs.items():
         buf.view(torch.uint8).fill_(0xFF)  # poison: 0xFFFF is a bf16 NaN
-        contenders[name]()
+        contenders[name]()  # the split tail's workspace grows here, before any capture
         torch.cuda.synchronize()
-        hm = ulysses_to_heads_major(buf, ranks, m, h, d) if layout == OUT_ULYSSES else buf
+        hm = ulysses_to_heads_major(buf, ranks, m, h, d) if c.layout == OUT_ULYSSES else buf
         unwritten = int(torch.isnan(hm).sum().item())
         err_ref = (hm[:, rows, :].float() - ref).abs().max().item()
         diff = (hm.float() - ref_cudnn.float()).abs()
         rec = {"heads_per_band": contenders[name].heads_per_band, "unwritten": unwritten,
                "max_abs_err_vs_fp32": err_ref, "max_abs_diff_vs_cudnn": diff.max().item(),
-               "mean_abs_diff_vs_cudnn": diff.mean().item(), "grid": grids[name]}
+               "mean_abs_diff_vs_cudnn": diff.mean().item(), "grid": contenders[name].grid,
+               "tail_kv_splits": c.tail_kv_splits, "tail_split_units": c.tail_split_units}
         rec["passed"] = fa_passes(unwritten, err_ref, rec["max_abs_diff_vs_cudnn"], cudnn_err, scale, args.rtol)
         ok = ok and rec["passed"]
         verification["contenders"][name] = rec
@@ -371,7 +347,7 @@ def run_point(torch, F, sdpa_kernel, backend, fa, m, args, log):
             "sustained": sustained, "burst": burst, "ratios": ratios}
 
 
-def main(argv=None):
+def arg_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", required=True, help="libxstage_fa.so (build/lib/ of a CUDA build)")
     ap.add_argument("--out", required=True, help="result JSON, written atomically after every M")
@@ -398,26 +374,28 @@ def main(argv=None):
                                                    "launches (TileRecords written, as the bench's timelines)")
     ap.add_argument("--store-barrier-kv", default="", help="K/V cluster sizes of fa_u_kvN_sb contenders: the barrier "
                                                          "after the stores that instrumented launches take, no records")
+    ap.add_argument("--tail-splits-kv", default="", help="K/V cluster sizes of fa_u_kvN_tsS contenders: the split "
+                                                       "tail, one contender per --tail-splits S ('' for none)")
+    ap.add_argument("--tail-splits", default="2", help="KV pieces of the split tail's units (1 off .. 8), one "
+                                                     "fa_u_kvN_tsS per value and --tail-splits-kv N")
+    ap.add_argument("--tail-split-units", type=int, default=0,
+                    help="tile units the split tail splits: 0 one per cluster of the grid (the last round), else that "
+                         "many (names end _unitsU)")
     ap.add_argument("--eager", action="store_true",
                     help="also time every contender as --launches launches enqueued one by one (no graph): *_eager, "
                          "compared with cudnn_eager")
     ap.add_argument("--quiet", action="store_true")
+    return ap
+
+
+def main(argv=None):
     try:
-        args = ap.parse_args(argv)
+        args = arg_parser().parse_args(argv)
     except SystemExit as e:
         return EXIT_USAGE if e.code else EXIT_OK
     try:
         m_list = parse_int_list(args.M, "--M")
-        args.kv_clusters = parse_int_list(args.kv_clusters, "--kv-clusters")
-        args.heads_major_kv = parse_int_list(args.heads_major_kv, "--heads-major-kv") if args.heads_major_kv else []
-        args.auto_band_kv = parse_int_list(args.auto_band_kv, "--auto-band-kv") if args.auto_band_kv else []
-        args.records_kv = parse_int_list(args.records_kv, "--records-kv") if args.records_kv else []
-        args.store_barrier_kv = parse_int_list(args.store_barrier_kv, "--store-barrier-kv") if args.store_barrier_kv else []
-        for flag, kvs in (("--kv-clusters", args.kv_clusters), ("--heads-major-kv", args.heads_major_kv),
-                          ("--auto-band-kv", args.auto_band_kv), ("--records-kv", args.records_kv),
-                          ("--store-barrier-kv", args.store_barrier_kv)):
-            if any(kv not in (1, 2) for kv in kvs):
-                raise ValueError(f"{flag}: K/V cluster sizes 1 and 2 are built, got {kvs}")
+        parse_contender_options(args)
         if args.heads < 1 or not 1 <= args.ranks <= 16 or any(m % args.ranks for m in m_list):
             raise ValueError(f"--heads >= 1 and --ranks in 1..16 dividing every --M (got heads {args.heads}, "
                              f"ranks {args.ranks}, M {m_list})")

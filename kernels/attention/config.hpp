@@ -120,6 +120,9 @@ inline constexpr bool head_dim_is_built(int d) { return d == 64 || d == 128; }
 // The head dim 128 shape: the default everything else (model, reports) reads.
 using TileShape = TileShapeD<128>;
 
+// The split tail's default pieces (FlashAttentionConfig::tail_kv_splits; the bench's --fa-tail-splits).
+inline constexpr int kDefaultTailKvSplits = 1;
+
 // Run-time launch choices (CUB-style policy: plain data, no behaviour).
 struct FlashAttentionConfig {
   int num_ctas = 0;                             // persistent grid; 0 = one per SM of the current device
@@ -139,7 +142,30 @@ struct FlashAttentionConfig {
   // A diagnostic (issue 13, the 8K gap): the consumer warpgroup's named barrier after its output stores, which
   // instrumented launches always take (to stamp the stores' end), also in uninstrumented ones. Same bits.
   bool store_barrier = false;
+  // Split tail (scheduler.cuh; issue 13, the idle tail of the last round: 6-13% of the CTA time at M = 8K,
+  // results/h200/fa_a2a/fbcbd97-by-position/): the last tail_split_units tile units of the order run in
+  // tail_kv_splits pieces over disjoint KV ranges; the warpgroup that finishes a tile's last piece combines the
+  // others' partial O, row max and row sum (split_combine.cuh) and stores the tile. 1: off (every tile whole).
+  // Summation order differs from the whole tile's, so the bits may differ in the last place.
+  int tail_kv_splits = kDefaultTailKvSplits;
+  int tail_split_units = 0;  // 0: one per cluster of the grid (the last round); else that many (at most all)
 };
+
+inline constexpr int kMaxTailKvSplits = 8;
+
+// The split tail's resolved sizes (scheduler.cuh kv_splits, split_units) for a launch of num_tile_units units
+// of num_kv_tiles KV tiles each on num_clusters clusters: pieces of at least one KV tile; units capped at all.
+struct TailSplit {
+  int kv_splits = 1;
+  int split_units = 0;
+};
+inline constexpr TailSplit resolve_tail_split(int tail_kv_splits, int tail_split_units, int num_tile_units,
+                                              int num_clusters, int num_kv_tiles) {
+  const int splits = tail_kv_splits < num_kv_tiles ? tail_kv_splits : num_kv_tiles;
+  if (splits <= 1 || num_tile_units <= 0) return TailSplit{1, 0};
+  const int wanted = tail_split_units > 0 ? tail_split_units : (num_clusters > 0 ? num_clusters : 1);
+  return TailSplit{splits, wanted < num_tile_units ? wanted : num_tile_units};
+}
 
 // The widest band of heads whose K and V (2 x M x d x 2 bytes per head) fit in kHeadBandL2Fraction of the
 // L2 cache: co-running CTAs then read every K/V tile of the band from L2, and write contiguous Ulysses rows.

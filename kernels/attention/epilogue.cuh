@@ -20,7 +20,37 @@ struct TileStamps {
   std::uint64_t qloop_start_cycles = 0;
   std::uint64_t qloop_end_cycles = 0;
   std::uint64_t qloop_start_ns = 0;
+  std::uint32_t record_slot = 0;  // scheduler.cuh record_slot of the unit
+  std::uint32_t kv_begin = 0;     // the unit's KV tiles [kv_begin, kv_begin + kv_count)
+  std::uint32_t kv_count = 0;
 };
+
+// Thread 0 of the warpgroup: the record of this (unit, consumer) at records[2 * record_slot + consumer].
+__device__ __forceinline__ void write_tile_record(const KernelParams& p, const TileStamps& stamps,
+                                                  std::uint32_t tile_idx, std::uint32_t consumer,
+                                                  std::uint32_t cta_idx, std::uint32_t cta_tile_idx,
+                                                  std::uint64_t store_start, std::uint64_t store_end,
+                                                  std::uint64_t store_end_ns, std::uint64_t fence_end,
+                                                  bool partial_only) {
+  TileRecord r;
+  r.qloop_start_cycles = stamps.qloop_start_cycles;
+  r.qloop_end_cycles = stamps.qloop_end_cycles;
+  r.store_start_cycles = store_start;
+  r.store_end_cycles = store_end;
+  r.fence_end_cycles = fence_end;
+  r.qloop_start_ns = stamps.qloop_start_ns;
+  r.store_end_ns = store_end_ns;
+  r.tile_idx = tile_idx;
+  r.smid = ptx::smid();
+  r.num_kv_tiles = stamps.kv_count;
+  r.written = 1;
+  r.cta_idx = cta_idx;
+  r.cta_tile_idx = cta_tile_idx;
+  r.streaming_stores = p.streaming_stores;
+  r.kv_begin = stamps.kv_begin;
+  r.partial_only = partial_only ? 1u : 0u;
+  p.records[2 * stamps.record_slot + consumer] = r;
+}
 
 // Global address of row `token` (of `head`) in the mode's destination.
 template <EpilogueMode kMode, int D>
@@ -95,24 +125,9 @@ __device__ __forceinline__ void store_output_tile(const KernelParams& p, const f
     consumer_barrier(consumer);
     if (instrument && thread == 0) fence_end = ptx::clock64_cycles();
   }
-  if (instrument && thread == 0) {
-    TileRecord r;
-    r.qloop_start_cycles = stamps.qloop_start_cycles;
-    r.qloop_end_cycles = stamps.qloop_end_cycles;
-    r.store_start_cycles = store_start;
-    r.store_end_cycles = store_end;
-    r.fence_end_cycles = fence_end;
-    r.qloop_start_ns = stamps.qloop_start_ns;
-    r.store_end_ns = store_end_ns;
-    r.tile_idx = tile_idx;
-    r.smid = ptx::smid();
-    r.num_kv_tiles = p.num_kv_tiles;
-    r.written = 1;
-    r.cta_idx = cta_idx;
-    r.cta_tile_idx = cta_tile_idx;
-    r.streaming_stores = p.streaming_stores;
-    p.records[2 * tile_idx + consumer] = r;
-  }
+  if (instrument && thread == 0)
+    write_tile_record(p, stamps, tile_idx, consumer, cta_idx, cta_tile_idx, store_start, store_end, store_end_ns,
+                      fence_end, false);
 }
 
 }  // namespace xs::kernels::attention

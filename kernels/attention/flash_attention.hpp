@@ -46,7 +46,8 @@ struct FlashAttentionArgs {
   int dst_head_offset = 0;             // this sender's first head in a destination row
   void* dst[kMaxRanks] = {};           // device-visible: local HBM, peer-mapped or mapped pinned host memory
   std::uint64_t dst_bytes[kMaxRanks] = {};  // capacity of each dst[r], checked before launch
-  // Optional instrumentation: device memory of num_tiles()*2 records (nullptr: off).
+  // Optional instrumentation: device memory of flash_attention_records_bytes (2 records per tile without a split
+  // tail; nullptr: off).
   TileRecord* records = nullptr;
   std::uint64_t records_bytes = 0;
 
@@ -83,6 +84,10 @@ std::string flash_attention_timeout_message();
 // Grid size a launch will use on the current device (config.num_ctas or the SM count, at most num_tiles;
 // with kv_cluster_size 2 a multiple of 2 and at most twice the clusters that fit on the device at once).
 int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAttentionArgs& args);
+
+// Bytes of TileRecords an instrumented launch writes on the current device: 2 per tile, or with a split tail
+// (config.tail_kv_splits > 1) 2 per unit and cluster rank (scheduler.cuh record_slot). Validates first.
+std::uint64_t flash_attention_records_bytes(const FlashAttentionConfig& config, const FlashAttentionArgs& args);
 
 // Heads per band of the tile order a launch will use (config.heads_per_band, or auto_heads_per_band on the
 // current device's L2 size when it is 0).

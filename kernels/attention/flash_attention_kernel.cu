@@ -29,6 +29,7 @@
 #include "attention/flash_attention.hpp"
 #include "attention/mainloop.cuh"
 #include "attention/pingpong.cuh"
+#include "attention/split_combine.cuh"
 #include "common/tensor_map.hpp"
 #include "common/error.hpp"
 #include "runtime/check.hpp"
@@ -46,13 +47,13 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   const std::uint32_t q_addr = smem_base + SmemLayout::kQOffset + consumer * TileShape::kRowsPerConsumer * 128;
   const std::uint32_t staging_addr = smem_base + SmemLayout::staging_offset(static_cast<int>(consumer));
   const bool instrument = p.records != nullptr;
-  const std::uint32_t num_kv = p.num_kv_tiles;
+  const std::uint32_t arrival_addr = smem_base + SmemLayout::kSplitArrivalOffset + 4 * consumer;
   // Ping-pong turns (pingpong.cuh): every loop step's S_j + PV_{j-1} issue, and with kPingPongFull also a
   // tile's first S_0 and last PV. kBaseline compiles none of it (its code is the same as before the switch).
   constexpr bool kTurnSteps = kSchedule != MainloopSchedule::kBaseline;
   constexpr bool kTurnEnds = kSchedule == MainloopSchedule::kPingPongFull;
   const IssueTurn turn{consumer};
-  if constexpr (kTurnSteps) turn.start(kTurnEnds || num_kv > 1);
+  if constexpr (kTurnSteps) turn.start(kTurnEnds || p.num_kv_tiles > 1);  // ping-pong: no split tail (validated)
 
   float o[TileShapeD<D>::kAccumulators];
   float s[64];
@@ -76,6 +77,14 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   for (std::uint32_t tile = ptx::ld_shared_b32(slot); p.scheduler.valid(tile); ++local_idx) {
     const TileCoord coord = p.scheduler.coord(tile);
     const bool last_tile = ptx::ld_shared_b32(slot + 4) == 0;  // the CTA's last turns
+    // The unit's KV range (whole tile: [0, M / b_n); split tail: one piece of it, scheduler.cuh).
+    const std::uint32_t unit = ptx::ld_shared_b32(slot + 8);
+    const std::uint32_t num_kv = p.scheduler.kv_count(unit);
+    if (instrument) {
+      stamps.record_slot = ptx::ld_shared_b32(slot + 12);
+      stamps.kv_begin = p.scheduler.kv_begin(unit);
+      stamps.kv_count = num_kv;
+    }
 #pragma unroll
     for (int i = 0; i < TileShapeD<D>::kAccumulators; ++i) o[i] = 0.0f;
     float m[2] = {-INFINITY, -INFINITY};
@@ -131,8 +140,16 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     release_kv_stage<kCluster>(bars.v_empty + prev_stage, thread);
     if (instrument && thread == 0) stamps.qloop_end_cycles = ptx::clock64_cycles();
 
-    normalize_o(o, l);
-    store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps, cta_idx, local_idx);
+    if (p.scheduler.kv_parts(unit) == 1) {
+      normalize_o(o, l);
+      store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps, cta_idx, local_idx);
+    } else if (finish_split_piece<D>(p, o, m, l, tile, p.scheduler.kv_part(unit), consumer, thread, arrival_addr)) {
+      store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps, cta_idx, local_idx);
+    } else if (instrument && thread == 0) {  // a piece that left its partial: no output stores
+      const std::uint64_t end_cycles = ptx::clock64_cycles();
+      write_tile_record(p, stamps, tile, consumer, cta_idx, local_idx, stamps.qloop_end_cycles, end_cycles,
+                        ptx::globaltimer_ns(), 0, true);
+    }
     stamp_tile_start();
     wait_barrier(p, bars.q_full, (local_idx + 1) & 1, WaitFlag::kQFull, 0xFFFFFFFFu);  // the next tile: unknown yet
     tile = ptx::ld_shared_b32(slot);
@@ -288,6 +305,12 @@ void check_kernel_choice(const FlashAttentionConfig& config, const FlashAttentio
   if (!kv_cluster_size_is_built(config.kv_cluster_size))
     throw input_error("kv_cluster_size", "K/V cluster size " + std::to_string(config.kv_cluster_size) +
                                              " is not built; use 1 or 2");
+  if (config.tail_kv_splits < 1 || config.tail_kv_splits > kMaxTailKvSplits)
+    throw input_error("tail_kv_splits", std::to_string(config.tail_kv_splits) + "; accepted: 1 (off) to " +
+                                            std::to_string(kMaxTailKvSplits));
+  if (config.tail_kv_splits > 1 && config.schedule != MainloopSchedule::kBaseline)
+    throw input_error("tail_kv_splits", "the split tail is built for the baseline schedule only, not " +
+                                            std::string(mainloop_schedule_name(config.schedule)));
   if (config.kv_cluster_size > 1 && config.schedule != MainloopSchedule::kBaseline)
     throw input_error("kv_cluster_size", "K/V clusters of " + std::to_string(config.kv_cluster_size) +
                                              " are built for the baseline schedule only, not " +
@@ -383,9 +406,13 @@ void validate_flash_attention(const FlashAttentionConfig& config, const FlashAtt
   if (a.records != nullptr && reinterpret_cast<std::uintptr_t>(a.records) % alignof(TileRecord) != 0)
     throw input_error("records", "instrumentation buffer must be " + std::to_string(alignof(TileRecord)) +
                                      "-byte aligned");
+  // (With a split tail the launch needs more: flash_attention_records_bytes, checked at launch.)
   if (a.records != nullptr && a.records_bytes < std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord))
     throw input_error("records", "instrumentation buffer needs 2 records per tile = " +
                                      std::to_string(std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord)) + " bytes");
+  if (config.tail_split_units < 0)
+    throw input_error("tail_split_units", std::to_string(config.tail_split_units) +
+                                              "; accepted: 0 (one per cluster of the grid) or a positive count");
   if (static_cast<int>(config.tile_scheduler) < 0 || static_cast<int>(config.tile_scheduler) >= kNumTileSchedulerKinds)
     throw input_error("tile_scheduler", "unknown tile scheduler; built: " + std::string(kTileSchedulerNames));
   if (static_cast<int>(config.store_cache) < 0 || static_cast<int>(config.store_cache) >= kNumStoreCachePolicies)
@@ -450,15 +477,95 @@ int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAtt
   return ctas;
 }
 
+namespace {
+
+// The launch's tile scheduler (validated config and args, the grid of flash_attention_grid_size).
+TileScheduler scheduler_of(const FlashAttentionConfig& config, const FlashAttentionArgs& a, int grid) {
+  TileScheduler s;
+  s.num_heads = static_cast<std::uint32_t>(a.num_heads);
+  s.num_m_blocks = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockM);
+  s.num_ctas = static_cast<std::uint32_t>(grid);
+  s.cluster_size = static_cast<std::uint32_t>(config.kv_cluster_size);
+  s.heads_per_band = static_cast<std::uint32_t>(flash_attention_heads_per_band(config, a));
+  s.dynamic = config.tile_scheduler == TileSchedulerKind::kDynamic;
+  s.num_kv_tiles = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockN);
+  const TailSplit t = resolve_tail_split(config.tail_kv_splits, config.tail_split_units,
+                                         static_cast<int>(s.num_tile_units()), static_cast<int>(s.num_clusters()),
+                                         static_cast<int>(s.num_kv_tiles));
+  s.kv_splits = static_cast<std::uint32_t>(t.kv_splits);
+  s.split_units = static_cast<std::uint32_t>(t.split_units);
+  return s;
+}
+
+// The split tail's partials and arrival counters, one grow-only pair per device (counters zeroed when
+// allocated; every launch leaves them zero). Growing needs cudaMalloc: under stream capture that is refused
+// with a message (launch the largest split shape once before capturing).
+struct SplitWorkspace {
+  float* partials = nullptr;
+  std::uint32_t* counters = nullptr;
+};
+SplitWorkspace split_workspace_device(std::uint64_t partial_floats, std::uint64_t num_counters, cudaStream_t stream) {
+  struct Held {
+    SplitWorkspace ws;
+    std::uint64_t floats = 0, counters = 0;
+  };
+  static std::mutex mutex;
+  static std::map<int, Held> of_device;
+  int device = 0;
+  XS_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  Held& h = of_device[device];
+  if (h.floats >= partial_floats && h.counters >= num_counters) return h.ws;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  XS_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    throw Error(ExitCode::kDeviceFailure, "cuda", "tail_kv_splits",
+                "the split tail's workspace must grow to " + std::to_string(partial_floats * 4 + num_counters * 4) +
+                    " bytes while the stream is being captured; launch this shape once before capturing");
+  // Earlier launches on the device may still read the old buffers.
+  XS_CUDA_CHECK(cudaDeviceSynchronize());
+  if (h.ws.partials != nullptr) XS_CUDA_CHECK(cudaFree(h.ws.partials));
+  if (h.ws.counters != nullptr) XS_CUDA_CHECK(cudaFree(h.ws.counters));
+  h = Held{};
+  void* partials = nullptr;
+  void* counters = nullptr;
+  XS_CUDA_CHECK(cudaMalloc(&partials, partial_floats * sizeof(float)));
+  XS_CUDA_CHECK(cudaMalloc(&counters, num_counters * sizeof(std::uint32_t)));
+  XS_CUDA_CHECK(cudaMemset(counters, 0, num_counters * sizeof(std::uint32_t)));
+  XS_CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream
+  h.ws = SplitWorkspace{static_cast<float*>(partials), static_cast<std::uint32_t*>(counters)};
+  h.floats = partial_floats;
+  h.counters = num_counters;
+  return h.ws;
+}
+
+}  // namespace
+
+std::uint64_t flash_attention_records_bytes(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
+  validate_flash_attention(config, args);
+  const TileScheduler s = scheduler_of(config, args, flash_attention_grid_size(config, args));
+  return std::uint64_t{s.num_record_slots()} * 2 * sizeof(TileRecord);
+}
+
 void launch_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a, cudaStream_t stream) {
   validate_flash_attention(config, a);
   const int grid = flash_attention_grid_size(config, a);
   KernelParams p;
-  p.scheduler.num_heads = static_cast<std::uint32_t>(a.num_heads);
-  p.scheduler.num_m_blocks = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockM);
-  p.scheduler.num_ctas = static_cast<std::uint32_t>(grid);
-  p.scheduler.cluster_size = static_cast<std::uint32_t>(config.kv_cluster_size);
-  p.scheduler.heads_per_band = static_cast<std::uint32_t>(flash_attention_heads_per_band(config, a));
+  p.scheduler = scheduler_of(config, a, grid);
+  if (a.records != nullptr && a.records_bytes < std::uint64_t{p.scheduler.num_record_slots()} * 2 * sizeof(TileRecord))
+    throw input_error("records", "instrumentation buffer holds " + std::to_string(a.records_bytes) +
+                                     " bytes; this launch (split tail included) writes 2 records per unit and cluster "
+                                     "rank = " +
+                                     std::to_string(std::uint64_t{p.scheduler.num_record_slots()} * 2 * sizeof(TileRecord)) +
+                                     " (flash_attention_records_bytes)");
+  if (p.scheduler.splits()) {
+    const std::uint64_t floats =
+        a.head_dim == 64 ? SplitPartialLayout<64>::total_floats(p.scheduler.num_split_tiles(), p.scheduler.kv_splits)
+                         : SplitPartialLayout<128>::total_floats(p.scheduler.num_split_tiles(), p.scheduler.kv_splits);
+    const SplitWorkspace ws = split_workspace_device(floats, std::uint64_t{p.scheduler.num_split_tiles()} * 2, stream);
+    p.split_partials = ws.partials;
+    p.split_counters = ws.counters;
+  }
   p.seq_len = static_cast<std::uint32_t>(a.seq_len);
   p.num_kv_tiles = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockN);
   const float scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
@@ -469,10 +576,7 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   p.records = a.records;
   p.streaming_stores = config.store_cache == StoreCachePolicy::kStreaming ? 1u : 0u;
   p.store_barrier = config.store_barrier ? 1u : 0u;
-  if (config.tile_scheduler == TileSchedulerKind::kDynamic) {
-    p.scheduler.dynamic = true;
-    p.tile_counters = tile_counters_device();
-  }
+  if (config.tile_scheduler == TileSchedulerKind::kDynamic) p.tile_counters = tile_counters_device();
   p.timeout_cycles = config.timeout_cycles;
   p.timeout_report = timeout_report_device();
   const std::uint64_t rows = static_cast<std::uint64_t>(a.num_heads) * a.seq_len;

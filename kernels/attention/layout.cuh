@@ -24,10 +24,12 @@ namespace xs::kernels::attention {
 //   stage[c] output staging of consumer c: [64 rows][d cols] bf16, row pitch 2d + 16 B (16 B pad keeps the
 //            fragment writes and the 16 B row reads bank-conflict free)   17 KiB each at d = 128
 //   barriers: q_full, q_empty, k_full[s], k_empty[s], v_full[s], v_empty[s], unit_full, unit_empty (8 B each)
-//   tile slot: the producer's [tile index, 1 if another tile follows] for the consumers (8 B), written
-//            before it arms q_full, read by the consumers after q_full completes; then the unit mailbox
-//            (4 B): with clusters of 2 and the dynamic scheduler, rank 0's producer writes each unit it drew
-//            into rank 1's mailbox (mainloop.cuh following_unit)
+//   tile slot: the producer's [tile index, 1 if another tile follows, unit, record slot] for the consumers
+//            (16 B), written before it arms q_full, read by the consumers after q_full completes; then one
+//            word per consumer warpgroup (8 B) where its thread 0 leaves the split tail's arrival count for
+//            the other 127 (split_combine.cuh); then the unit mailbox (4 B): with clusters of 2 and the dynamic
+//            scheduler, rank 0's producer writes each unit it drew into rank 1's mailbox (mainloop.cuh
+//            following_unit)
 template <int D>
 struct SmemLayoutD {
   using Shape = TileShapeD<D>;
@@ -48,7 +50,8 @@ struct SmemLayoutD {
   XS_HD static constexpr std::uint32_t v_offset(int stage) { return kVOffset + stage * kTileBytes; }
   XS_HD static constexpr std::uint32_t staging_offset(int consumer) { return kStagingOffset + consumer * kStagingBytes; }
   static constexpr std::uint32_t kTileSlotOffset = kBarrierOffset + kNumBarriers * 8;
-  static constexpr std::uint32_t kUnitMailboxOffset = kTileSlotOffset + 8;
+  static constexpr std::uint32_t kSplitArrivalOffset = kTileSlotOffset + 16;
+  static constexpr std::uint32_t kUnitMailboxOffset = kSplitArrivalOffset + 8;
   static constexpr std::uint32_t kUsedBytes = kUnitMailboxOffset + 8;
   // The dynamic allocation adds 1 KiB so the kernel can round its base up to 1024.
   static constexpr std::uint32_t kDynamicBytes = kUsedBytes + 1024;
@@ -116,7 +119,8 @@ struct UlyssesLayout {
 };
 
 // ---- Instrumentation ------------------------------------------------------------------------------
-// One record per (tile, consumer warpgroup), written by the warpgroup's thread 0 at records[2*tile + c].
+// One record per (unit, cluster rank, consumer warpgroup), written by the warpgroup's thread 0 at
+// records[2 * record_slot + c] (scheduler.cuh record_slot; without a split tail the slot is the tile index).
 // Cycle stamps are %clock64 of the SM that ran the tile; ns stamps are %globaltimer.
 struct TileRecord {
   std::uint64_t qloop_start_cycles = 0;  // tile start, before waiting for Q
@@ -133,6 +137,30 @@ struct TileRecord {
   std::uint32_t cta_idx = 0;             // the persistent CTA that ran the tile
   std::uint32_t cta_tile_idx = 0;        // its n-th tile (0, 1, ...)
   std::uint32_t streaming_stores = 0;    // 1: the tile's stores used st.global.cs (StoreCachePolicy, as launched)
+  // Split tail (scheduler.cuh): the record's KV tiles are [kv_begin, kv_begin + num_kv_tiles); partial_only 1
+  // when this warpgroup only left its partial result for the tile's last piece to combine (no output stores;
+  // its store stamps bracket the partial's write), 0 when it stored the output tile.
+  std::uint32_t kv_begin = 0;
+  std::uint32_t partial_only = 0;
+};
+
+// ---- Split tail: partial results (split_combine.cuh) ----------------------------------------------------
+// Per split tile (scheduler.cuh split_tile_idx), consumer warpgroup c and piece q of kv_splits: a block of
+// kFloats floats, element i of thread t at i * 128 + t (each element a coalesced 512-byte row): the d/2
+// unnormalized O accumulators, then the two row maxima and the two row sums of the thread's rows.
+template <int D>
+struct SplitPartialLayout {
+  static constexpr std::uint32_t kElems = D / 2 + 4;
+  static constexpr std::uint32_t kFloats = kElems * 128;
+  static constexpr std::uint32_t kMaxOffset = D / 2;  // m[0], m[1]
+  static constexpr std::uint32_t kSumOffset = D / 2 + 2;  // l[0], l[1]
+  XS_HD static constexpr std::uint64_t block(std::uint32_t split_tile, std::uint32_t consumer, std::uint32_t piece,
+                                             std::uint32_t kv_splits) {
+    return ((static_cast<std::uint64_t>(split_tile) * 2 + consumer) * kv_splits + piece) * kFloats;
+  }
+  XS_HD static constexpr std::uint64_t total_floats(std::uint32_t num_split_tiles, std::uint32_t kv_splits) {
+    return block(num_split_tiles, 0, 0, kv_splits);
+  }
 };
 
 }  // namespace xs::kernels::attention

@@ -130,7 +130,8 @@ __device__ __forceinline__ void load_tile(std::uint8_t* smem_tile, const void* t
 }
 
 // The tile slot in shared memory (layout.cuh kTileSlotOffset): [0] the tile index (past the last tile: no
-// more tiles, the consumers leave), [1] 1 if this CTA runs another tile after it (the ping-pong turns need it).
+// more tiles, the consumers leave), [1] 1 if this CTA runs another tile after it (the ping-pong turns need it),
+// [2] the unit (its KV range and piece: scheduler.cuh), [3] its record slot.
 // Shared-space addresses (32-bit), so a consumer keeps no 64-bit pointer live across its Q-loop.
 template <int D>
 __device__ __forceinline__ std::uint32_t tile_slot_addr(std::uint32_t smem_base) {
@@ -206,6 +207,8 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
     wait_barrier(p, bars.q_empty, (local_idx & 1) ^ 1, WaitFlag::kQEmpty, tile);
     ptx::st_shared_b32(slot, tile);
     ptx::st_shared_b32(slot + 4, p.scheduler.valid_unit(next) ? 1u : 0u);
+    ptx::st_shared_b32(slot + 8, unit);
+    ptx::st_shared_b32(slot + 12, p.scheduler.record_slot(unit, cluster_rank));
     if (!p.scheduler.valid_unit(unit)) {
       ptx::mbarrier_arrive(bars.q_full);  // no Q: the consumers read the slot and leave
       break;
@@ -215,7 +218,8 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
     const auto kv_row0 = static_cast<std::int32_t>(c.head * p.seq_len);
     ptx::mbarrier_arrive_expect_tx(bars.q_full, SmemLayout::kQBytes);
     load_tile<D>(smem + SmemLayout::kQOffset, tm_q, bars.q_full, q_row);
-    for (std::uint32_t j = 0; j < p.num_kv_tiles; ++j, ++kv_iter) {
+    const std::uint32_t kv_end = p.scheduler.kv_begin(unit) + p.scheduler.kv_count(unit);
+    for (std::uint32_t j = p.scheduler.kv_begin(unit); j < kv_end; ++j, ++kv_iter) {
       const std::uint32_t s = kv_iter % S;
       const std::uint32_t parity = ((kv_iter / S) & 1) ^ 1;
       const auto kv_row = kv_row0 + static_cast<std::int32_t>(j * TileShape::kBlockN);

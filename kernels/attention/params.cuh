@@ -23,6 +23,10 @@ struct KernelParams {
   // Dynamic tile scheduler: [0] the next ticket, [1] CTAs finished; zero before the launch, and the last
   // CTA to finish zeroes them again (so back-to-back launches on one stream reuse them).
   std::uint32_t* tile_counters = nullptr;
+  // Split tail (scheduler.cuh): per split tile and consumer warpgroup, the kv_splits pieces' partial results
+  // (split_combine.cuh layout) and an arrival counter (zero before the launch; the last arrival zeroes it).
+  float* split_partials = nullptr;
+  std::uint32_t* split_counters = nullptr;
   std::uint64_t timeout_cycles = 0;
   WaitTimeoutReport* timeout_report = nullptr;  // mapped pinned host memory
 };

@@ -53,6 +53,11 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   if (s.fa_heads_per_band < 0 || (s.fa_heads_per_band > 0 && s.num_heads % s.fa_heads_per_band != 0))
     throw input_error("--fa-heads-per-band", std::to_string(s.fa_heads_per_band) + " does not divide --heads " +
                                                  std::to_string(s.num_heads) + "; use 0 (auto: the L2 size) or a divisor");
+  if (s.fa_tail_splits < 1 || s.fa_tail_splits > ka::kMaxTailKvSplits)
+    throw input_error("--fa-tail-splits", std::to_string(s.fa_tail_splits) + "; accepted: 1 (off) to " +
+                                              std::to_string(ka::kMaxTailKvSplits));
+  if (s.fa_tail_splits > 1 && schedule != ka::MainloopSchedule::kBaseline)
+    throw input_error("--fa-tail-splits", "the split tail is built for --fa-schedule baseline only");
 }
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
@@ -70,6 +75,8 @@ json fa_canonical_spec(const FaA2aPointSpec& s) {
   // And the tile order's heads per band only when not 1 (the default m-block-fastest order of every point before
   // it; 0 = auto, the value used is measured.heads_per_band).
   if (s.fa_heads_per_band != 1) j["fa_heads_per_band"] = s.fa_heads_per_band;
+  // And the split tail's pieces only when not 1 (whole tiles, as every point before it ran).
+  if (s.fa_tail_splits != 1) j["fa_tail_splits"] = s.fa_tail_splits;
   return j;
 }
 

@@ -47,6 +47,7 @@ std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
         s.fa_store_cache = o.fa_store_cache;
         s.fa_kv_cluster = o.fa_kv_cluster;
         s.fa_heads_per_band = o.fa_heads_per_band;
+        s.fa_tail_splits = o.fa_tail_splits;
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.verify = o.verify;

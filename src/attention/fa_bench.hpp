@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/config.hpp"
 #include "bench/rank_comm.hpp"
 
 namespace xs::attention {
@@ -23,6 +24,7 @@ struct FaBenchOptions {
   std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (StoreCachePolicy)
   int fa_kv_cluster = 1;                      // --fa-kv-cluster: 1 | 2 (FlashAttentionConfig::kv_cluster_size)
   int fa_heads_per_band = 1;                  // --fa-heads-per-band: 1 (m-block fastest) | 0 auto | a divisor of heads
+  int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;  // --fa-tail-splits: 1 (off) .. 8
   int device = 0;                        // --device: the sending GPU (peer:N: its rank in the All-to-All)
   bool verify = true, resume = false, progress = true;
   bool json = false;                     // print the result file on stdout instead of the table

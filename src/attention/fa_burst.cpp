@@ -35,11 +35,11 @@ std::vector<StoreSpan> store_spans(const ka::TileRecord* records, std::size_t co
   // burst. Subtract the earliest end in integer ns first, so only differences become doubles.
   std::uint64_t ref_ns = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t i = 0; i < count; ++i)
-    if (records[i].written) ref_ns = std::min(ref_ns, records[i].store_end_ns);
+    if (records[i].written && !records[i].partial_only) ref_ns = std::min(ref_ns, records[i].store_end_ns);
   double origin = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < count; ++i) {
     const ka::TileRecord& t = records[i];
-    if (!t.written) continue;
+    if (!t.written || t.partial_only) continue;  // a split piece that left its partial stored nothing
     const double cycles = t.store_end_cycles >= t.store_start_cycles
                               ? static_cast<double>(t.store_end_cycles - t.store_start_cycles) : 0.0;
     StoreSpan s;

@@ -30,7 +30,8 @@ struct StoreSpan {
 };
 // end = store_end_ns; start = end - (store_end_cycles - store_start_cycles) / sm_clock_hz (the span in SM
 // cycles is exact, %globaltimer is coarse and the SM clocks are not synchronized across SMs). Empty when
-// sm_clock_hz <= 0 or grid <= 0.
+// sm_clock_hz <= 0 or grid <= 0. Records of split pieces that only left their partial (TileRecord::partial_only)
+// stored nothing and are skipped.
 std::vector<StoreSpan> store_spans(const xs::kernels::attention::TileRecord* records, std::size_t count, int grid,
                                    double sm_clock_hz);
 

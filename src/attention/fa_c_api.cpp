@@ -39,6 +39,8 @@ Launch to_launch(const XsFaDesc* d) {
   l.config.kv_cluster_size = d->kv_cluster_size;
   l.config.heads_per_band = d->heads_per_band;
   l.config.store_barrier = d->store_barrier != 0;
+  l.config.tail_kv_splits = d->tail_kv_splits;  // 1..kMaxTailKvSplits: validate_flash_attention
+  l.config.tail_split_units = d->tail_split_units;
   if (d->tile_scheduler != 0 && d->tile_scheduler != 1)
     throw xs::input_error("tile_scheduler", std::to_string(d->tile_scheduler) + "; accepted: 0 static, 1 dynamic");
   l.config.tile_scheduler = d->tile_scheduler == 0 ? ka::TileSchedulerKind::kStatic : ka::TileSchedulerKind::kDynamic;
@@ -124,9 +126,12 @@ extern "C" int xs_fa_heads_per_band(const XsFaDesc* desc, char* err, int err_len
 }
 
 extern "C" std::uint64_t xs_fa_records_bytes(const XsFaDesc* desc) noexcept {
-  if (desc == nullptr || desc->seq_len <= 0 || desc->num_heads <= 0) return 0;
-  return static_cast<std::uint64_t>(desc->num_heads) * static_cast<std::uint64_t>(desc->seq_len / ka::TileShape::kBlockM) *
-         2 * sizeof(ka::TileRecord);
+  try {
+    const Launch l = to_launch(desc);
+    return ka::flash_attention_records_bytes(l.config, l.args);  // validates; the grid sets the split tail's units
+  } catch (...) {
+    return 0;
+  }
 }
 
 extern "C" int xs_fa_c_api_version(void) noexcept { return XS_FA_C_API_VERSION; }

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-#define XS_FA_C_API_VERSION 3
+#define XS_FA_C_API_VERSION 4
 #if defined(__GNUC__)
 #define XS_FA_EXPORT __attribute__((visibility("default")))
 #else
@@ -45,13 +45,19 @@ typedef struct XsFaDesc {
   int num_ctas;         /* 0: one per SM */
   int heads_per_band;   /* tile order (kernels/attention/scheduler.cuh): 1 m-block fastest (the kernel's default),
                            0 auto (bands of heads sized to L2), else a divisor of num_heads (version 2) */
-  void* records;        /* version 3: NULL, or device memory for 2 TileRecords per tile (kernels/attention/layout.cuh):
-                           the instrumented launch the bench's timelines use */
+  void* records;        /* version 3: NULL, or device memory of xs_fa_records_bytes (2 TileRecords per tile, more
+                           with a split tail; kernels/attention/layout.cuh): the instrumented launch the bench's
+                           timelines use */
   uint64_t records_bytes;
   int store_barrier;    /* version 3: 1 = the warpgroup barrier after the output stores also when not instrumented */
+  int tail_kv_splits;   /* version 4: 1 = off; 2..8: the last round of tiles runs in that many KV pieces
+                           (kernels/attention/scheduler.cuh; the bits may differ from 1's in the last place) */
+  int tail_split_units; /* version 4: tile units split: 0 = one per cluster of the grid (the last round), else that
+                           many (at most all) */
 } XsFaDesc;
 
-/* Bytes of the TileRecords a launch of desc writes when desc->records is set (0 on bad input). */
+/* Bytes of the TileRecords a launch of desc writes when desc->records is set, on the current device (the split
+ * tail's pieces depend on the grid); 0 on bad input or a CUDA failure. */
 XS_FA_EXPORT uint64_t xs_fa_records_bytes(const XsFaDesc* desc) XS_FA_NOEXCEPT;
 
 /* Validates and enqueues one launch on `stream` (a cudaStream_t; 0 = the legacy default stream).

@@ -83,7 +83,7 @@ std::vector<std::vector<std::uint16_t>> run_fa_ulysses(const FaProblem& p, const
   }
   DeviceBuffer rec;
   if (records != nullptr) {
-    rec = DeviceBuffer(std::size_t{a.num_tiles()} * 2 * sizeof(ka::TileRecord));
+    rec = DeviceBuffer(ka::flash_attention_records_bytes(config, a));  // 2 per tile, more with a split tail
     XS_CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), stream));
     a.records = static_cast<ka::TileRecord*>(rec.get());
     a.records_bytes = rec.bytes();
@@ -93,7 +93,7 @@ std::vector<std::vector<std::uint16_t>> run_fa_ulysses(const FaProblem& p, const
   std::vector<std::vector<std::uint16_t>> out;
   for (const DeviceBuffer& b : dst) out.push_back(p.download(b));
   if (records != nullptr) {
-    records->resize(std::size_t{a.num_tiles()} * 2);
+    records->resize(rec.bytes() / sizeof(ka::TileRecord));
     XS_CUDA_CHECK(cudaMemcpy(records->data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
   }
   return out;

@@ -57,6 +57,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
   if (spec.fa_store_cache != "default") j["spec"]["fa_store_cache"] = spec.fa_store_cache;
   if (spec.fa_kv_cluster != 1) j["spec"]["fa_kv_cluster"] = spec.fa_kv_cluster;
   if (spec.fa_heads_per_band != 1) j["spec"]["fa_heads_per_band"] = spec.fa_heads_per_band;
+  if (spec.fa_tail_splits != 1) j["spec"]["fa_tail_splits"] = spec.fa_tail_splits;
   if (r.status == "skipped") return j;
   const double t_fa = r.t_fa.median_s, t_fused = r.t_fused.median_s, t_serial = r.t_serial.median_s;
   j["measured"] = {

@@ -94,6 +94,7 @@ FaA2aPointSpec fa_point_spec_from_json(const json& point) {
   s.fa_kv_cluster = optional_member(axes, "fa_kv_cluster") ? integer(axes, "axes", "fa_kv_cluster") : 1;
   s.fa_heads_per_band =
       optional_member(axes, "fa_heads_per_band") ? integer(axes, "axes", "fa_heads_per_band") : 1;
+  s.fa_tail_splits = optional_member(axes, "fa_tail_splits") ? integer(axes, "axes", "fa_tail_splits") : 1;
   return s;
 }
 

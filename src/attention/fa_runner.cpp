@@ -125,6 +125,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   ka::parse_store_cache_policy(spec.fa_store_cache, &config.store_cache);
   config.kv_cluster_size = spec.fa_kv_cluster;
   config.heads_per_band = spec.fa_heads_per_band;
+  config.tail_kv_splits = spec.fa_tail_splits;
   r.seed = spec.seed != 0 ? spec.seed : fresh_seed();
   const FaProblem prob(spec.num_heads, spec.seq_len, spec.head_dim, r.seed);
   runtime::Stream stream;
@@ -260,8 +261,11 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   r.verified = spec.verify && ok;
 
   // ---- Instrumented launches (untimed) ----
+  // Records per instrumented launch: 2 per tile, more with a split tail (the same for fa, fused and cc).
+  const std::uint64_t records_bytes = spec.instrument ? ka::flash_attention_records_bytes(config, fa) : 0;
+  const auto record_slots = static_cast<std::uint32_t>(records_bytes / sizeof(ka::TileRecord) / 2);
   if (spec.instrument) {
-    DeviceBuffer rec(std::size_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord));
+    DeviceBuffer rec(records_bytes);
     const std::pair<ka::FlashAttentionArgs*, Instrumented> runs[] = {
         {&fa, Instrumented::kFaOnly}, {&fused, Instrumented::kFused}, {&cc, Instrumented::kCompletionCoupled}};
     for (const auto& [a, which] : runs) {
@@ -271,7 +275,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
       ia.records_bytes = rec.bytes();
       ka::launch_flash_attention(config, ia, s);
       sync_checked(s, "instrumented flash attention");
-      std::vector<ka::TileRecord> recs(std::size_t{base.num_tiles()} * 2);
+      std::vector<ka::TileRecord> recs(rec.bytes() / sizeof(ka::TileRecord));
       XS_CUDA_CHECK(cudaMemcpy(recs.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
       summarize_records(recs, r.num_ctas, which, r);
     }
@@ -310,7 +314,6 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   // ---- Sender-side boundary (attention/fa_sender.hpp): rounds of L instrumented back-to-back launches,
   // one stream synchronization per round; burst alignment from every kept fused launch ----
   if (spec.instrument) {
-    const std::uint64_t records_bytes = std::uint64_t{base.num_tiles()} * 2 * sizeof(ka::TileRecord);
     auto instrumented = [&config, records_bytes](ka::FlashAttentionArgs a) {
       return [&config, records_bytes, a](cudaStream_t st, ka::TileRecord* records) mutable {
         a.records = records;
@@ -329,7 +332,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     r.fa_by_position_stream = PositionTimelines(L);
     const auto sender = time_sender_side(
         {{instrumented(fa), {}}, {instrumented(fused), {}}, {instrumented(cc), {}}, {instrumented(fa), enqueue_a2a}},
-        base.num_tiles(), L, spec.warmup_replays, spec.repetitions, s,
+        record_slots, L, spec.warmup_replays, spec.repetitions, s,
         [&](std::size_t v, const std::vector<ka::TileRecord>& recs) {
           if (v == kSenderFused && r.sm_clock_hz > 0)
             bursts.push_back(burst_alignment(store_spans(recs.data(), recs.size(), r.num_ctas, r.sm_clock_hz)));
@@ -373,7 +376,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     // and the point's measurements are kept; a sticky CUDA error still fails the point at its next call.
     r.fa_by_position_graph = PositionTimelines(L);
     try {
-      replay_instrumented_graph({instrumented(fa), {}}, base.num_tiles(), L, spec.warmup_replays, spec.repetitions,
+      replay_instrumented_graph({instrumented(fa), {}}, record_slots, L, spec.warmup_replays, spec.repetitions,
                                 s, [&](std::size_t launch, const std::vector<ka::TileRecord>& recs) {
                                   const double hz = launch_sm_clock_hz(recs.data(), recs.size(), r.num_ctas);
                                   if (hz > 0)

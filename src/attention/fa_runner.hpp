@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/config.hpp"
 #include "attention/fa_timeline.hpp"
 #include "common/stats.hpp"
 #include "runtime/rank_windows.hpp"
@@ -46,6 +47,7 @@ struct FaA2aPointSpec {
   std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (every variant)
   int fa_kv_cluster = 1;                      // --fa-kv-cluster: CTAs sharing K/V by TMA multicast, 1 | 2
   int fa_heads_per_band = 1;                  // --fa-heads-per-band: tile order (scheduler.cuh), 0 = auto (L2)
+  int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;  // --fa-tail-splits: last round in KV pieces, 1 = off
   int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
   int warmup_replays = 2;
   int repetitions = 10;          // timed replays; medians reported

@@ -14,14 +14,14 @@ namespace xs::attention {
 
 namespace ka = xs::kernels::attention;
 
-std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants, std::uint32_t num_tiles,
+std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants, std::uint32_t num_record_slots,
                                                   int launches_per_round, int warmup, int repetitions,
                                                   cudaStream_t stream, const SenderLaunchSink& sink,
                                                   const std::function<void()>& round_barrier) {
   if (variants.empty() || launches_per_round < 1 || warmup < 0 || repetitions < 1)
     throw input_error("sender-side rounds", "need a variant, >= 1 launch per round, warmup >= 0, repetitions >= 1");
   const std::size_t L = static_cast<std::size_t>(launches_per_round);
-  const std::size_t per_launch = std::size_t{num_tiles} * 2;
+  const std::size_t per_launch = std::size_t{num_record_slots} * 2;
   DeviceBuffer rec(L * per_launch * sizeof(ka::TileRecord));
   auto* rec_dev = static_cast<ka::TileRecord*>(rec.get());
   std::vector<ka::TileRecord> host(L * per_launch);
@@ -66,14 +66,14 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
   return out;
 }
 
-void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_tiles, int launches_per_round,
+void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_record_slots, int launches_per_round,
                                int warmup, int repetitions, cudaStream_t stream,
                                const std::function<void(std::size_t, const std::vector<ka::TileRecord>&)>& sink) {
   if (!variant.enqueue || variant.after || launches_per_round < 1 || warmup < 0 || repetitions < 1)
     throw input_error("instrumented graph", "need one kernel-only variant, >= 1 launch per round, warmup >= 0, "
                                             "repetitions >= 1");
   const std::size_t L = static_cast<std::size_t>(launches_per_round);
-  const std::size_t per_launch = std::size_t{num_tiles} * 2;
+  const std::size_t per_launch = std::size_t{num_record_slots} * 2;
   DeviceBuffer rec(L * per_launch * sizeof(ka::TileRecord));
   auto* rec_dev = static_cast<ka::TileRecord*>(rec.get());
   const runtime::CapturedGraph graph(

@@ -24,7 +24,7 @@
 namespace xs::attention {
 
 struct SenderVariant {
-  // Enqueues one instrumented launch writing its tile records to `records` (num_tiles * 2 of them).
+  // Enqueues one instrumented launch writing its tile records to `records` (2 per record slot: per tile, or with a split tail per unit and cluster rank, scheduler.cuh).
   std::function<void(cudaStream_t, kernels::attention::TileRecord* records)> enqueue;
   // Optional copy-engine work after each launch (serial's A2A), timed with events around it and added to
   // the launch's span: a copy has no issue-versus-visibility split, its completion is its own boundary.
@@ -38,7 +38,7 @@ using SenderLaunchSink = std::function<void(std::size_t variant, const std::vect
 // rotating start (like runtime/variant_timer), so same-round differences pair measurements taken close
 // together; the `warmup` leading rounds are dropped. Throws xs::Error (exit 3) on CUDA failures.
 std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants,
-                                                  std::uint32_t num_tiles, int launches_per_round, int warmup,
+                                                  std::uint32_t num_record_slots, int launches_per_round, int warmup,
                                                   int repetitions, cudaStream_t stream,
                                                   const SenderLaunchSink& sink = {},
                                                   const std::function<void()>& round_barrier = {});
@@ -47,7 +47,7 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
 // variant's L launches (each writing its own records) captured once, then warmup + repetitions replays with one
 // stream synchronization each; sink(launch index over the kept replays, its records) for every kept launch.
 // `variant.after` is not allowed here (input_error). Throws xs::Error (exit 3) on CUDA failures.
-void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_tiles, int launches_per_round,
+void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_record_slots, int launches_per_round,
                                int warmup, int repetitions, cudaStream_t stream,
                                const std::function<void(std::size_t, const std::vector<kernels::attention::TileRecord>&)>& sink);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "attention/config.hpp"
 #include "attention/fa_app_point.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
@@ -29,6 +30,7 @@ struct FaFlags {
   std::string fa_store_cache = "default";
   int fa_kv_cluster = 1;
   int fa_heads_per_band = 1;
+  int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;
   bool no_verify = false;
 };
 
@@ -89,6 +91,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       p.fa_store_cache = f.fa_store_cache;
       p.fa_kv_cluster = f.fa_kv_cluster;
       p.fa_heads_per_band = f.fa_heads_per_band;
+      p.fa_tail_splits = f.fa_tail_splits;
       p.launches_per_graph = f.launches_per_graph;
       if (c.repetitions) p.repetitions = *c.repetitions;
       validate_fa_point_spec(p);
@@ -115,7 +118,8 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
                        (f.fa_kv_cluster == 1 ? "" : " kv_cluster=" + std::to_string(f.fa_kv_cluster)) +
                        (f.fa_heads_per_band == 1 ? ""
                         : f.fa_heads_per_band == 0 ? " heads_per_band=auto"
-                                                   : " heads_per_band=" + std::to_string(f.fa_heads_per_band)));
+                                                   : " heads_per_band=" + std::to_string(f.fa_heads_per_band)) +
+                       (f.fa_tail_splits == 1 ? "" : " tail_splits=" + std::to_string(f.fa_tail_splits)));
   fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
   return 0;
 }
@@ -136,6 +140,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.fa_store_cache = f.fa_store_cache;
   o.fa_kv_cluster = f.fa_kv_cluster;
   o.fa_heads_per_band = f.fa_heads_per_band;
+  o.fa_tail_splits = f.fa_tail_splits;
   o.launches_per_graph = f.launches_per_graph;
   if (c.repetitions) o.repetitions = *c.repetitions;
   o.verify = !f.no_verify;
@@ -187,6 +192,11 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
                      "0 = auto: the widest band whose K/V fits in 3/4 of L2 (measured slower on the H200); else a "
                      "divisor of --heads",
                      0, 1024);
+    sink.add_integer("--fa-tail-splits", flags->fa_tail_splits,
+                     "Split tail, every variant: the last round of tiles (one per cluster of the grid) runs in this "
+                     "many pieces over disjoint KV ranges, combined by the piece that finishes last (shorter idle "
+                     "tail); 1 = off (every tile whole); baseline schedule",
+                     1, 8);
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

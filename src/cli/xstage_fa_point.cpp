@@ -26,6 +26,7 @@ struct Options {
   std::string fa_store_cache = "default";
   int fa_kv_cluster = 1;
   int fa_heads_per_band = 1;
+  int fa_tail_splits = xs::kernels::attention::kDefaultTailKvSplits;
   int device = 0;
   bool no_verify = false;
 };
@@ -104,6 +105,9 @@ int main(int argc, char** argv) {
     app.add_option("--fa-heads-per-band", o.fa_heads_per_band,
                    "Tile order: heads per band, 1 = m-block fastest (default), 0 = auto (the L2 size), else a divisor of heads")
         ->capture_default_str();
+    app.add_option("--fa-tail-splits", o.fa_tail_splits,
+                   "Split tail: the last round of tiles in this many KV pieces (1 = off, up to 8)")
+        ->capture_default_str();
     app.add_option("--fa-kv-cluster", o.fa_kv_cluster, "CTAs per cluster sharing K/V by TMA multicast: 1 or 2")
         ->capture_default_str();
     app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();
@@ -126,6 +130,7 @@ int main(int argc, char** argv) {
         s.fa_store_cache = o.fa_store_cache;
         s.fa_kv_cluster = o.fa_kv_cluster;
         s.fa_heads_per_band = o.fa_heads_per_band;
+        s.fa_tail_splits = o.fa_tail_splits;
         s.device = o.device;
         s.verify = !o.no_verify;
         const auto r = xs::attention::run_fa_a2a_point(s);

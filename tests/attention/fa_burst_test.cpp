@@ -48,6 +48,15 @@ TEST(StoreSpans, CtaAndWaveComeFromTheRecordUnderTheDynamicScheduler) {
   EXPECT_EQ(s[0].wave, 1);
 }
 
+TEST(StoreSpans, SplitPiecesThatOnlyLeftTheirPartialStoredNothing) {
+  // Split tail: a piece whose partial another piece combined has no store burst; the combining piece has.
+  std::vector<ka::TileRecord> r = {rec(6, 0, 10'000, 2000), rec(6, 0, 3'000, 500)};
+  r[1].partial_only = 1;
+  const auto s = store_spans(r.data(), r.size(), 4, 2e9);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NEAR(s[0].end_s, 1e-6, 1e-15) << "origin from the storing record only";
+}
+
 TEST(StoreSpans, CtaAndWaveFromThePersistentScheduleAndStartFromCycles) {
   // grid 4: tile 6 is CTA 2's second tile (wave 1). 2000 cycles at 2 GHz = 1 us before its end.
   std::vector<ka::TileRecord> r = {rec(6, 0, 10'000, 2000), rec(1, 0, 4'000, 4000)};

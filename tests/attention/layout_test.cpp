@@ -32,7 +32,8 @@ void check_regions_disjoint_aligned_within_budget() {
   for (int c = 0; c < TileShape::kNumConsumerWarpgroups; ++c)
     r.push_back({SmemLayout::staging_offset(c), SmemLayout::staging_offset(c) + SmemLayout::kStagingBytes, "staging"});
   r.push_back({SmemLayout::kBarrierOffset, SmemLayout::kBarrierOffset + SmemLayout::kNumBarriers * 8, "barriers"});
-  r.push_back({SmemLayout::kTileSlotOffset, SmemLayout::kTileSlotOffset + 8, "tile slot"});
+  r.push_back({SmemLayout::kTileSlotOffset, SmemLayout::kTileSlotOffset + 16, "tile slot"});
+  r.push_back({SmemLayout::kSplitArrivalOffset, SmemLayout::kSplitArrivalOffset + 8, "split arrivals"});
   r.push_back({SmemLayout::kUnitMailboxOffset, SmemLayout::kUnitMailboxOffset + 4, "unit mailbox"});
   for (std::size_t i = 0; i < r.size(); ++i) {
     EXPECT_LE(r[i].end, SmemLayout::kUsedBytes) << r[i].name;

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <vector>
 
+#include "attention/bf16.hpp"
 #include "attention/cpu_reference.hpp"
 #include "attention/fa_device.hpp"
 #include "attention/flash_attention.hpp"
@@ -278,6 +280,107 @@ TEST(FlashAttentionKvCluster, ClustersOf2WriteTheSameBitsAndPairTheMBlocksOfAHea
         EXPECT_EQ(odd.cta_tile_idx, even.cta_tile_idx) << "the cluster's CTAs fell out of step";
       }
     }
+  }
+}
+
+// Split tail (config.hpp tail_kv_splits): the last round's tiles run in pieces over disjoint KV ranges and the
+// piece that arrives last merges every piece's partial in piece order. FA-only matches the reference and the
+// whole-tile kernel closely (not bit for bit: another summation order), is the same bits launch after launch
+// (the merge order does not depend on arrival; the arrival counters are back to zero after every launch),
+// fused and completion-coupled destinations equal FA-only's bits; the records cover every (tile, KV tile)
+// exactly once per consumer, with one storing record per tile. Static and dynamic, clusters 1 and 2, d 64/128.
+TEST(FlashAttentionSplitTail, PiecesMergeToTheReferenceInEveryModeLaunchAfterLaunch) {
+  struct SplitCase {
+    Case c;
+    int cluster;
+  };
+  for (const SplitCase& sc : {SplitCase{Case{8, 1024, 2.0f, 0, 8}, 1}, SplitCase{Case{3, 2048, 1.0f, 7, 4}, 1},
+                              SplitCase{Case{8, 1024, 2.0f, 10, 8, 64}, 1}, SplitCase{Case{8, 1024, 2.0f, 0, 8}, 2},
+                              SplitCase{Case{3, 2048, 3.0f, 6, 4}, 2}}) {
+    const Case& c = sc.c;
+    SCOPED_TRACE(name_of(::testing::TestParamInfo<Case>(c, 0)) + " cluster " + std::to_string(sc.cluster));
+    const std::uint64_t seed = fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const FaProblem p(c.heads, c.seq_len, c.head_dim, seed, c.q_stddev);
+    const int step = std::max(1, c.seq_len / 512);
+    const std::vector<float> ref = run_gpu_reference(p, step, nullptr);
+    ka::FlashAttentionConfig config;
+    config.num_ctas = c.num_ctas;
+    config.timeout_cycles = 1ull << 32;
+    config.kv_cluster_size = sc.cluster;
+    const std::vector<std::uint16_t> whole = run_fa_local(p, config, nullptr);
+    const UlyssesSpec spec{c.num_ranks, 0, 0};
+    const std::uint32_t num_kv = static_cast<std::uint32_t>(c.seq_len / 128);
+    for (int splits : {2, 3}) {
+      for (auto kind : {ka::TileSchedulerKind::kStatic, ka::TileSchedulerKind::kDynamic}) {
+        SCOPED_TRACE("splits " + std::to_string(splits) + " " + ka::tile_scheduler_name(kind));
+        config.tail_kv_splits = splits;
+        config.tile_scheduler = kind;
+        std::vector<std::uint16_t> first;
+        for (int launch = 0; launch < 3; ++launch) {
+          const std::vector<std::uint16_t> local = run_fa_local(p, config, nullptr);
+          ASSERT_EQ(count_poison(local.data(), local.size()), 0u) << "launch " << launch << " left elements unwritten";
+          if (launch == 0) {
+            first = local;
+            const ErrorStats e = compare_sampled_rows(local.data(), c.heads, c.seq_len, c.head_dim, step, ref.data());
+            EXPECT_LE(e.rel_error, 1e-2) << e.describe();
+            EXPECT_LE(e.max_abs_error, 0.05) << e.describe();
+            // Against the whole-tile kernel: two bf16 ulps at most (only the fp32 summation order differs).
+            std::size_t num_differ = 0, num_far = 0, first_far = local.size();
+            for (std::size_t i = 0; i < local.size(); ++i) {
+              const double x = bf16_to_float(local[i]), y = bf16_to_float(whole[i]);
+              num_differ += local[i] != whole[i];
+              if (std::abs(x - y) > 2.0 * std::ldexp(std::max(std::abs(x), std::abs(y)), -7) + 1e-6) {
+                ++num_far;
+                first_far = std::min(first_far, i);
+              }
+            }
+            EXPECT_EQ(num_far, 0u) << "first at element " << first_far << "; " << num_differ << " of " << local.size()
+                                   << " elements differ from whole tiles at all";
+          } else {
+            std::size_t num_differ = 0;
+            for (std::size_t i = 0; i < local.size(); ++i) num_differ += local[i] != first[i];
+            EXPECT_EQ(num_differ, 0u) << "launch " << launch << " differs from the first split launch";
+          }
+        }
+        for (ka::EpilogueMode mode : {ka::EpilogueMode::kFused, ka::EpilogueMode::kCompletionCoupled}) {
+          SCOPED_TRACE(ka::epilogue_mode_name(mode));
+          std::vector<ka::TileRecord> records;
+          const auto dst = run_fa_ulysses(p, config, mode, spec, nullptr, &records);
+          ka::FlashAttentionArgs a;
+          a.num_heads = c.heads;
+          a.seq_len = c.seq_len;
+          a.head_dim = c.head_dim;
+          a.num_ranks = spec.num_ranks;
+          std::vector<const std::uint16_t*> ptrs;
+          for (const auto& d : dst) ptrs.push_back(d.data());
+          const DestinationCheck chk = check_ulysses_destination(a.ulysses(), first.data(), ptrs);
+          EXPECT_EQ(chk.num_wrong, 0u) << chk.first_wrong << " (" << chk.num_unwritten << " unwritten)";
+          EXPECT_EQ(chk.num_foreign_written, 0u);
+          // Records: every slot written; per (tile, consumer) the KV ranges tile [0, M / b_n) once, one storer.
+          const std::size_t num_tiles = a.num_tiles();
+          ASSERT_GT(records.size(), 2 * num_tiles) << "no piece ran: the split tail never reached the kernel";
+          std::vector<std::vector<int>> covered(2 * num_tiles, std::vector<int>(num_kv, 0));
+          std::vector<int> storers(2 * num_tiles, 0);
+          for (std::size_t i = 0; i < records.size(); ++i) {
+            const ka::TileRecord& r = records[i];
+            ASSERT_EQ(r.written, 1u) << "record " << i;
+            ASSERT_LT(r.tile_idx, num_tiles);
+            ASSERT_LE(r.kv_begin + r.num_kv_tiles, num_kv);
+            const std::size_t key = 2 * r.tile_idx + i % 2;
+            for (std::uint32_t j = r.kv_begin; j < r.kv_begin + r.num_kv_tiles; ++j) ++covered[key][j];
+            storers[key] += r.partial_only ? 0 : 1;
+            EXPECT_LE(r.qloop_end_cycles, r.store_end_cycles);
+          }
+          for (std::size_t key = 0; key < covered.size(); ++key) {
+            ASSERT_EQ(storers[key], 1) << "tile " << key / 2 << " consumer " << key % 2;
+            for (std::uint32_t j = 0; j < num_kv; ++j)
+              ASSERT_EQ(covered[key][j], 1) << "tile " << key / 2 << " consumer " << key % 2 << " KV tile " << j;
+          }
+        }
+      }
+    }
+    config.tail_kv_splits = 1;
   }
 }
 
