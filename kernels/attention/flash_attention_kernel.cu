@@ -36,7 +36,9 @@
 
 namespace xs::kernels::attention {
 
-template <EpilogueMode kMode, int D, MainloopSchedule kSchedule, int kCluster>
+// kSplitTail: built with the split tail's pieces and merge (config tail_kv_splits > 1); without it the consumer
+// is the whole-tile code alone (every tile [0, M / b_n), no merge path beside the hot loop).
+template <EpilogueMode kMode, int D, MainloopSchedule kSchedule, int kCluster, bool kSplitTail>
 __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_t* smem, const Barriers& bars,
                                               std::uint32_t cta_idx, std::uint32_t consumer,
                                               std::uint32_t thread) {
@@ -78,11 +80,11 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     const TileCoord coord = p.scheduler.coord(tile);
     const bool last_tile = ptx::ld_shared_b32(slot + 4) == 0;  // the CTA's last turns
     // The unit's KV range (whole tile: [0, M / b_n); split tail: one piece of it, scheduler.cuh).
-    const std::uint32_t unit = ptx::ld_shared_b32(slot + 8);
-    const std::uint32_t num_kv = p.scheduler.kv_count(unit);
+    const std::uint32_t unit = kSplitTail ? ptx::ld_shared_b32(slot + 8) : 0u;
+    const std::uint32_t num_kv = kSplitTail ? p.scheduler.kv_count(unit) : p.num_kv_tiles;
     if (instrument) {
-      stamps.record_slot = ptx::ld_shared_b32(slot + 12);
-      stamps.kv_begin = p.scheduler.kv_begin(unit);
+      stamps.record_slot = kSplitTail ? ptx::ld_shared_b32(slot + 12) : tile;
+      stamps.kv_begin = kSplitTail ? p.scheduler.kv_begin(unit) : 0u;
       stamps.kv_count = num_kv;
     }
 #pragma unroll
@@ -140,7 +142,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     release_kv_stage<kCluster>(bars.v_empty + prev_stage, thread);
     if (instrument && thread == 0) stamps.qloop_end_cycles = ptx::clock64_cycles();
 
-    if (p.scheduler.kv_parts(unit) == 1) {
+    if (!kSplitTail || p.scheduler.kv_parts(unit) == 1) {
       normalize_o(o, l);
       store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps, cta_idx, local_idx);
     } else if (finish_split_piece<D>(p, o, m, l, tile, p.scheduler.kv_part(unit), consumer, thread, arrival_addr)) {
@@ -156,7 +158,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
   }
 }
 
-template <EpilogueMode kMode, int D, MainloopSchedule kSchedule, int kCluster>
+template <EpilogueMode kMode, int D, MainloopSchedule kSchedule, int kCluster, bool kSplitTail>
 __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
     flash_attention_kernel(const __grid_constant__ KernelParams p, const __grid_constant__ CUtensorMap tm_q,
                            const __grid_constant__ CUtensorMap tm_k, const __grid_constant__ CUtensorMap tm_v) {
@@ -179,10 +181,10 @@ __global__ void __launch_bounds__(TileShape::kNumThreads, 1)
   const std::uint32_t cluster_rank = kCluster > 1 ? ptx::cluster_ctarank() : 0u;
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<TileShape::kProducerRegisters>();
-    if (thread == 0) producer_loop<D, kCluster>(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x, cluster_rank);
+    if (thread == 0) producer_loop<D, kCluster, kSplitTail>(p, &tm_q, &tm_k, &tm_v, smem, bars, blockIdx.x, cluster_rank);
   } else {
     ptx::setmaxnreg_inc<TileShape::kConsumerRegisters>();
-    consumer_loop<kMode, D, kSchedule, kCluster>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
+    consumer_loop<kMode, D, kSchedule, kCluster, kSplitTail>(p, smem, bars, blockIdx.x, warpgroup - 1, thread);
   }
   // Cluster: no CTA leaves while the other may still arrive on its barriers or write its mailbox.
   if constexpr (kCluster > 1) ptx::cluster_sync();
@@ -194,20 +196,23 @@ namespace {
 using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap, CUtensorMap);
 // Runtime-to-template dispatch: one table indexed by [MainloopSchedule][head dim index][EpilogueMode]
 // (kBuiltHeadDims order).
-// Clusters of 2 (kv_cluster_size) are built for the baseline schedule only: one more row, kKvClusterKernels.
-template <MainloopSchedule kSchedule, int kCluster = 1>
+// Clusters of 2 (kv_cluster_size) are built for the baseline schedule only: one more row, kKvClusterKernels;
+// the split tail (tail_kv_splits > 1) likewise, with and without clusters: kSplitTailKernels[cluster size - 1].
+template <MainloopSchedule kSchedule, int kCluster = 1, bool kSplitTail = false>
 constexpr KernelFn kKernelsOf[2][kNumEpilogueModes] = {
-    {&flash_attention_kernel<EpilogueMode::kLocal, 64, kSchedule, kCluster>,
-     &flash_attention_kernel<EpilogueMode::kFused, 64, kSchedule, kCluster>,
-     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64, kSchedule, kCluster>},
-    {&flash_attention_kernel<EpilogueMode::kLocal, 128, kSchedule, kCluster>,
-     &flash_attention_kernel<EpilogueMode::kFused, 128, kSchedule, kCluster>,
-     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128, kSchedule, kCluster>},
+    {&flash_attention_kernel<EpilogueMode::kLocal, 64, kSchedule, kCluster, kSplitTail>,
+     &flash_attention_kernel<EpilogueMode::kFused, 64, kSchedule, kCluster, kSplitTail>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 64, kSchedule, kCluster, kSplitTail>},
+    {&flash_attention_kernel<EpilogueMode::kLocal, 128, kSchedule, kCluster, kSplitTail>,
+     &flash_attention_kernel<EpilogueMode::kFused, 128, kSchedule, kCluster, kSplitTail>,
+     &flash_attention_kernel<EpilogueMode::kCompletionCoupled, 128, kSchedule, kCluster, kSplitTail>},
 };
 constexpr const KernelFn (*kKernels[kNumMainloopSchedules])[kNumEpilogueModes] = {
     kKernelsOf<MainloopSchedule::kBaseline>, kKernelsOf<MainloopSchedule::kPingPong>,
     kKernelsOf<MainloopSchedule::kPingPongFull>};
 constexpr const KernelFn (*kKvClusterKernels)[kNumEpilogueModes] = kKernelsOf<MainloopSchedule::kBaseline, 2>;
+constexpr const KernelFn (*kSplitTailKernels[kMaxKvClusterSize])[kNumEpilogueModes] = {
+    kKernelsOf<MainloopSchedule::kBaseline, 1, true>, kKernelsOf<MainloopSchedule::kBaseline, 2, true>};
 static_assert(static_cast<int>(MainloopSchedule::kPingPongFull) + 1 == kNumMainloopSchedules,
               "kKernels rows follow MainloopSchedule");
 static_assert(kBuiltHeadDims[0] == 64 && kBuiltHeadDims[1] == 128, "kKernels rows follow kBuiltHeadDims");
@@ -216,6 +221,11 @@ int head_dim_index(int head_dim) { return head_dim == 64 ? 0 : 1; }
 KernelFn select_kernel(const FlashAttentionConfig& config, const FlashAttentionArgs& a, int* kernel_id) {
   const int dim = head_dim_index(a.head_dim);
   const int mode = static_cast<int>(a.mode);
+  constexpr int kWholeTileIds = (kNumMainloopSchedules + 1) * 2 * kNumEpilogueModes;
+  if (config.tail_kv_splits > 1) {
+    *kernel_id = kWholeTileIds + ((config.kv_cluster_size - 1) * 2 + dim) * kNumEpilogueModes + mode;
+    return kSplitTailKernels[config.kv_cluster_size - 1][dim][mode];
+  }
   if (config.kv_cluster_size == 2) {
     *kernel_id = (kNumMainloopSchedules * 2 + dim) * kNumEpilogueModes + mode;
     return kKvClusterKernels[dim][mode];

@@ -186,7 +186,7 @@ __device__ __forceinline__ std::uint32_t following_unit(const KernelParams& p, c
   }
 }
 
-template <int D, int kCluster>
+template <int D, int kCluster, bool kSplitTail>
 __device__ __forceinline__ void producer_loop(const KernelParams& p, const void* tm_q, const void* tm_k,
                                               const void* tm_v, std::uint8_t* smem, const Barriers& bars,
                                               std::uint32_t cta_idx, std::uint32_t cluster_rank) {
@@ -218,8 +218,10 @@ __device__ __forceinline__ void producer_loop(const KernelParams& p, const void*
     const auto kv_row0 = static_cast<std::int32_t>(c.head * p.seq_len);
     ptx::mbarrier_arrive_expect_tx(bars.q_full, SmemLayout::kQBytes);
     load_tile<D>(smem + SmemLayout::kQOffset, tm_q, bars.q_full, q_row);
-    const std::uint32_t kv_end = p.scheduler.kv_begin(unit) + p.scheduler.kv_count(unit);
-    for (std::uint32_t j = p.scheduler.kv_begin(unit); j < kv_end; ++j, ++kv_iter) {
+    // The unit's KV tiles: all of them, or (split tail) its piece's range.
+    const std::uint32_t kv_first = kSplitTail ? p.scheduler.kv_begin(unit) : 0u;
+    const std::uint32_t kv_end = kSplitTail ? kv_first + p.scheduler.kv_count(unit) : p.num_kv_tiles;
+    for (std::uint32_t j = kv_first; j < kv_end; ++j, ++kv_iter) {
       const std::uint32_t s = kv_iter % S;
       const std::uint32_t parity = ((kv_iter / S) & 1) ^ 1;
       const auto kv_row = kv_row0 + static_cast<std::int32_t>(j * TileShape::kBlockN);

@@ -284,8 +284,8 @@ TEST(FlashAttentionKvCluster, ClustersOf2WriteTheSameBitsAndPairTheMBlocksOfAHea
 }
 
 // Split tail (config.hpp tail_kv_splits): the last round's tiles run in pieces over disjoint KV ranges and the
-// piece that arrives last merges every piece's partial in piece order. FA-only matches the reference and the
-// whole-tile kernel closely (not bit for bit: another summation order), is the same bits launch after launch
+// piece that arrives last merges every piece's partial in piece order. FA-only matches the reference as closely
+// as the whole-tile kernel does (not its bits: another rounding of P), is the same bits launch after launch
 // (the merge order does not depend on arrival; the arrival counters are back to zero after every launch),
 // fused and completion-coupled destinations equal FA-only's bits; the records cover every (tile, KV tile)
 // exactly once per consumer, with one storing record per tile. Static and dynamic, clusters 1 and 2, d 64/128.
@@ -325,18 +325,13 @@ TEST(FlashAttentionSplitTail, PiecesMergeToTheReferenceInEveryModeLaunchAfterLau
             const ErrorStats e = compare_sampled_rows(local.data(), c.heads, c.seq_len, c.head_dim, step, ref.data());
             EXPECT_LE(e.rel_error, 1e-2) << e.describe();
             EXPECT_LE(e.max_abs_error, 0.05) << e.describe();
-            // Against the whole-tile kernel: two bf16 ulps at most (only the fp32 summation order differs).
-            std::size_t num_differ = 0, num_far = 0, first_far = local.size();
-            for (std::size_t i = 0; i < local.size(); ++i) {
-              const double x = bf16_to_float(local[i]), y = bf16_to_float(whole[i]);
-              num_differ += local[i] != whole[i];
-              if (std::abs(x - y) > 2.0 * std::ldexp(std::max(std::abs(x), std::abs(y)), -7) + 1e-6) {
-                ++num_far;
-                first_far = std::min(first_far, i);
-              }
-            }
-            EXPECT_EQ(num_far, 0u) << "first at element " << first_far << "; " << num_differ << " of " << local.size()
-                                   << " elements differ from whole tiles at all";
+            // As accurate as the whole-tile kernel (not its bits: P is rounded to bf16 against each piece's own
+            // row max, so the two round differently): its error against the fp32 reference at most 1.5x the
+            // whole tiles' (2x its max; a piece lost or counted twice moves it by orders of magnitude).
+            const ErrorStats w = compare_sampled_rows(whole.data(), c.heads, c.seq_len, c.head_dim, step, ref.data());
+            EXPECT_LE(e.rel_error, 1.5 * w.rel_error + 1e-5) << "split " << e.describe() << "; whole " << w.describe();
+            EXPECT_LE(e.max_abs_error, 2.0 * w.max_abs_error + 1e-4) << "split " << e.describe() << "; whole "
+                                                                      << w.describe();
           } else {
             std::size_t num_differ = 0;
             for (std::size_t i = 0; i < local.size(); ++i) num_differ += local[i] != first[i];
