@@ -80,7 +80,10 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     const TileCoord coord = p.scheduler.coord(tile);
     const bool last_tile = ptx::ld_shared_b32(slot + 4) == 0;  // the CTA's last turns
     // The unit's KV range (whole tile: [0, M / b_n); split tail: one piece of it, scheduler.cuh).
-    const std::uint32_t unit = kSplitTail ? ptx::ld_shared_b32(slot + 8) : 0u;
+    // Broadcast from lane 0 so ptxas knows the unit, and with it the Q-loop's trip count, is warp-uniform: read
+    // from shared memory it is not, and the loop's wgmma descriptors then leave the uniform datapath (measured:
+    // 10-14% more cycles per launch, f9798235 and f73a9a4, results/h200/fa_a2a/SESSION-2026-12-02.md).
+    const std::uint32_t unit = kSplitTail ? __shfl_sync(0xFFFFFFFFu, ptx::ld_shared_b32(slot + 8), 0) : 0u;
     const std::uint32_t num_kv = kSplitTail ? p.scheduler.kv_count(unit) : p.num_kv_tiles;
     if (instrument) {
       stamps.record_slot = kSplitTail ? ptx::ld_shared_b32(slot + 12) : tile;
