@@ -154,14 +154,16 @@ struct FlashAttentionConfig {
 inline constexpr int kMaxTailKvSplits = 8;
 
 // The split tail's resolved sizes (scheduler.cuh kv_splits, split_units) for a launch of num_tile_units units
-// of num_kv_tiles KV tiles each on num_clusters clusters: pieces of at least one KV tile; units capped at all.
+// of num_kv_tiles KV tiles each on num_clusters clusters: equally long pieces (the largest divisor of the KV
+// tiles up to tail_kv_splits: the kernel's Q-loop count must be a kernel parameter); units capped at all.
 struct TailSplit {
   int kv_splits = 1;
   int split_units = 0;
 };
 inline constexpr TailSplit resolve_tail_split(int tail_kv_splits, int tail_split_units, int num_tile_units,
                                               int num_clusters, int num_kv_tiles) {
-  const int splits = tail_kv_splits < num_kv_tiles ? tail_kv_splits : num_kv_tiles;
+  int splits = tail_kv_splits < num_kv_tiles ? tail_kv_splits : num_kv_tiles;
+  while (splits > 1 && num_kv_tiles % splits != 0) --splits;
   if (splits <= 1 || num_tile_units <= 0) return TailSplit{1, 0};
   const int wanted = tail_split_units > 0 ? tail_split_units : (num_clusters > 0 ? num_clusters : 1);
   return TailSplit{splits, wanted < num_tile_units ? wanted : num_tile_units};

@@ -80,11 +80,15 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     const TileCoord coord = p.scheduler.coord(tile);
     const bool last_tile = ptx::ld_shared_b32(slot + 4) == 0;  // the CTA's last turns
     // The unit's KV range (whole tile: [0, M / b_n); split tail: one piece of it, scheduler.cuh).
-    // Broadcast from lane 0 so ptxas knows the unit, and with it the Q-loop's trip count, is warp-uniform: read
-    // from shared memory it is not, and the loop's wgmma descriptors then leave the uniform datapath (measured:
-    // 10-14% more cycles per launch, f9798235 and f73a9a4, results/h200/fa_a2a/SESSION-2026-12-02.md).
-    const std::uint32_t unit = kSplitTail ? __shfl_sync(0xFFFFFFFFu, ptx::ld_shared_b32(slot + 8), 0) : 0u;
-    const std::uint32_t num_kv = kSplitTail ? p.scheduler.kv_count(unit) : p.num_kv_tiles;
+    // The Q-loop's trip count must be provably warp-uniform, or the loop's wgmma descriptors leave the uniform
+    // datapath (the KV ring position carried from tile to tile turns per-thread): a count computed from the
+    // unit read out of shared memory did that (48 R2UR per iteration against 16, 10-14% more cycles per launch,
+    // f9798235 and e936ef2; a __shfl_sync broadcast of the unit did not help). So: whether this unit is a piece
+    // comes from a warp vote (uniform by construction), and the count is one of two kernel parameters (the
+    // pieces are equally long: resolve_tail_split takes a divisor of the KV tiles).
+    const std::uint32_t unit = kSplitTail ? ptx::ld_shared_b32(slot + 8) : 0u;
+    const bool piece = kSplitTail && __all_sync(0xFFFFFFFFu, unit >= p.first_piece_unit);
+    const std::uint32_t num_kv = piece ? p.piece_kv_tiles : p.num_kv_tiles;
     if (instrument) {
       stamps.record_slot = kSplitTail ? ptx::ld_shared_b32(slot + 12) : tile;
       stamps.kv_begin = kSplitTail ? p.scheduler.kv_begin(unit) : 0u;
@@ -145,7 +149,7 @@ __device__ __forceinline__ void consumer_loop(const KernelParams& p, std::uint8_
     release_kv_stage<kCluster>(bars.v_empty + prev_stage, thread);
     if (instrument && thread == 0) stamps.qloop_end_cycles = ptx::clock64_cycles();
 
-    if (!kSplitTail || p.scheduler.kv_parts(unit) == 1) {
+    if (!piece) {
       normalize_o(o, l);
       store_output_tile<kMode, D>(p, o, coord, tile, consumer, thread, staging_addr, stamps, cta_idx, local_idx);
     } else if (finish_split_piece<D>(p, o, m, l, tile, p.scheduler.kv_part(unit), consumer, thread, arrival_addr)) {
@@ -581,6 +585,8 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
   }
   p.seq_len = static_cast<std::uint32_t>(a.seq_len);
   p.num_kv_tiles = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockN);
+  p.first_piece_unit = p.scheduler.num_whole_units();
+  p.piece_kv_tiles = p.scheduler.splits() ? p.num_kv_tiles / p.scheduler.kv_splits : p.num_kv_tiles;
   const float scale = a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
   p.scale_log2 = scale * 1.4426950408889634f;
   p.ulysses = a.ulysses();

@@ -13,6 +13,10 @@ struct KernelParams {
   TileScheduler scheduler;
   std::uint32_t seq_len = 0;       // M
   std::uint32_t num_kv_tiles = 0;  // M / b_n
+  // Split tail (scheduler.cuh): units from first_piece_unit on are pieces of piece_kv_tiles KV tiles each
+  // (num_whole_units(), num_kv_tiles / kv_splits); kernel parameters so the Q-loop's trip count is uniform.
+  std::uint32_t first_piece_unit = 0;
+  std::uint32_t piece_kv_tiles = 0;
   float scale_log2 = 0;            // softmax_scale * log2(e): exp(x*scale) = 2^(x*scale_log2)
   UlyssesLayout ulysses;
   std::uint8_t* out = nullptr;     // kLocal destination

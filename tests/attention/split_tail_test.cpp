@@ -108,7 +108,7 @@ TEST(SplitTail, EveryTileAndKvTileOnceOverEveryScheduleAndCluster) {
                   for (std::uint32_t tile = 0; tile < s.num_tiles(); ++tile)
                     EXPECT_EQ(storers[tile], tile < s.num_whole_units() * cs ? 1 : 0) << "tile " << tile;
                 }
-  EXPECT_GT(with_splits, configurations / 2);
+  EXPECT_GT(with_splits, configurations / 3);
 }
 
 TEST(SplitTail, PiecesOfATileAreConsecutiveUnitsInOrder) {
@@ -148,6 +148,17 @@ TEST(SplitTail, ResolveCapsPiecesAndUnits) {
   EXPECT_EQ(resolve_tail_split(2, 0, 40, 132, 64).split_units, 40);
   EXPECT_EQ(resolve_tail_split(2, 7, 512, 132, 64).split_units, 7);
   EXPECT_EQ(resolve_tail_split(8, 0, 512, 132, 3).kv_splits, 3);
+  // Equally long pieces: the largest divisor of the KV tiles up to the pieces asked for.
+  EXPECT_EQ(resolve_tail_split(3, 0, 512, 132, 64).kv_splits, 2);
+  EXPECT_EQ(resolve_tail_split(8, 0, 512, 132, 12).kv_splits, 6);
+  EXPECT_EQ(resolve_tail_split(4, 0, 512, 132, 7).kv_splits, 1);
+  EXPECT_EQ(resolve_tail_split(4, 0, 512, 132, 7).split_units, 0);
+  for (int kv = 1; kv <= 64; ++kv)
+    for (int asked = 1; asked <= 8; ++asked) {
+      const TailSplit t = resolve_tail_split(asked, 0, 512, 132, kv);
+      EXPECT_EQ(kv % t.kv_splits, 0) << kv << " KV tiles, " << asked << " asked";
+      EXPECT_LE(t.kv_splits, asked);
+    }
 }
 
 TEST(SplitTail, PartialBlocksAreDisjointAndSized) {
