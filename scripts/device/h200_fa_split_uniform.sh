@@ -23,7 +23,7 @@ start_call
 build_targets xs_gpu_attention_tests xstage_fa xstage-bench || exit 1
 CUOBJDUMP=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 "$CUOBJDUMP" -sass "$(find build -name 'flash_attention_kernel.cu.o' | head -1)" >"$LOGS/sass.txt" 2>&1
-"$PY" scripts/device/sass_loop_ops.py "$LOGS/sass.txt" | grep "EpilogueModeE1ELi128" | tee "$LOGS/sass_loops.txt"
+"$PY" scripts/device/sass_loop_ops.py "$LOGS/sass.txt" | grep "^mode 1 d 128" | tee "$LOGS/sass_loops.txt"
 gzip -f "$LOGS/sass.txt"
 run_step fa_tests 150 build/bin/xs_gpu_attention_tests --gtest_filter="${FA_TESTS:-FlashAttentionSplitTail.*:FaCApi.*}"
 if [[ ${SANITIZE:-0} == 1 ]]; then

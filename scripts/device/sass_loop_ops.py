@@ -27,6 +27,15 @@ def functions(path):
         yield name, ins
 
 
+def short(name):
+    """flash_attention_kernel<mode, d, schedule, cluster[, split]> as 'mode 1 d 128 schedule 0 cluster 2 split 1'."""
+    m = re.search(r"EpilogueModeE(\d)ELi(\d+)ELNS1_16MainloopScheduleE(\d)ELi(\d)E(?:Lb(\d)E)?", name)
+    if not m:
+        return name[-60:]
+    mode, d, schedule, cluster, split = m.groups()
+    return f"mode {mode} d {d} schedule {schedule} cluster {cluster}" + (f" split {split}" if split else "")
+
+
 def main():
     for name, ins in functions(sys.argv[1]):
         at = {a: i for i, (a, _) in enumerate(ins)}
@@ -44,7 +53,7 @@ def main():
         size, j, i, n = min(loops)
         ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for _, t in ins[j:i + 1])
         uniform = sum(c for op, c in ops.items() if op.startswith("U"))
-        print(f"{name[-60:]}: Q-loop {size} instructions, {n} HGMMA, {uniform} uniform, R2UR {ops['R2UR']}")
+        print(f"{short(name)}: Q-loop {size} instructions, {n} HGMMA, {uniform} uniform, R2UR {ops['R2UR']}")
 
 
 if __name__ == "__main__":
