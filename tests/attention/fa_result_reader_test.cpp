@@ -159,6 +159,12 @@ TEST(FaResultReader, SpecRoundTripsWithTheOmittedDefaults) {
   clustered.fa_schedule = "baseline";
   clustered.fa_kv_cluster = 2;
   EXPECT_EQ(fa_point_spec_from_json(written_point(clustered, measured(3, true), host_platform())).fa_kv_cluster, 2);
+  // The split tail: absent (every earlier point) reads as whole tiles; written when on.
+  EXPECT_EQ(back.fa_tail_splits, 1);
+  EXPECT_FALSE(written_point(clustered, measured(3, true), host_platform())["axes"].contains("fa_tail_splits"));
+  FaA2aPointSpec split = clustered;
+  split.fa_tail_splits = 2;
+  EXPECT_EQ(fa_point_spec_from_json(written_point(split, measured(3, true), host_platform())).fa_tail_splits, 2);
   EXPECT_EQ(back.repetitions, spec.repetitions);
   EXPECT_EQ(back.launches_per_graph, spec.launches_per_graph);
 }

@@ -52,4 +52,18 @@ TEST(FaScheduleFlag, HeadsPerBandIsCheckedAndShown) {
   EXPECT_TRUE(contains(a.out, "tiles=dynamic heads_per_band=auto\n")) << a.out;
 }
 
+TEST(FaScheduleFlag, TailSplitsAreCheckedAndShown) {
+  Scratch s;
+  expect_refused(s, kTool, "fa_a2a --M 8192 --fa-tail-splits 0 --dry-run", 2, {"--fa-tail-splits"});
+  expect_refused(s, kTool, "fa_a2a --M 8192 --fa-tail-splits 9 --dry-run", 2, {"--fa-tail-splits"});
+  expect_refused(s, kTool, "fa_a2a --M 8192 --fa-tail-splits 2 --fa-schedule pingpong --dry-run", 2,
+                 {"--fa-tail-splits", "baseline"});
+  const ToolRun r = s.run(kTool, "fa_a2a --M 8192 --heads 8 --target local --fa-tail-splits 2 --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "tiles=dynamic tail_splits=2\n")) << r.out;
+  const ToolRun w = s.run(kTool, "fa_a2a --M 8192 --heads 8 --target local --dry-run");
+  ASSERT_EQ(w.rc, 0) << w.err;
+  EXPECT_FALSE(contains(w.out, "tail_splits")) << w.out;
+}
+
 }  // namespace
