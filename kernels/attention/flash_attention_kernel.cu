@@ -325,6 +325,16 @@ void check_kernel_choice(const FlashAttentionConfig& config, const FlashAttentio
   if (config.tail_kv_splits < 1 || config.tail_kv_splits > kMaxTailKvSplits)
     throw input_error("tail_kv_splits", std::to_string(config.tail_kv_splits) + "; accepted: 1 (off) to " +
                                             std::to_string(kMaxTailKvSplits));
+  if (config.tail_kv_splits > 1 && a.seq_len > 0 && a.seq_len % TileShape::kBlockN == 0 &&
+      (a.seq_len / TileShape::kBlockN) % config.tail_kv_splits != 0) {
+    const int kv_tiles = a.seq_len / TileShape::kBlockN;
+    std::string accepted = "1";
+    for (int n = 2; n <= kMaxTailKvSplits; ++n)
+      if (kv_tiles % n == 0) accepted += ", " + std::to_string(n);
+    throw input_error("tail_kv_splits", std::to_string(config.tail_kv_splits) + " pieces do not divide the " +
+                                            std::to_string(kv_tiles) + " KV tiles of M = " + std::to_string(a.seq_len) +
+                                            " (pieces are equally long); accepted here: " + accepted);
+  }
   if (config.tail_kv_splits > 1 && config.schedule != MainloopSchedule::kBaseline)
     throw input_error("tail_kv_splits", "the split tail is built for the baseline schedule only, not " +
                                             std::string(mainloop_schedule_name(config.schedule)));
@@ -515,12 +525,16 @@ TileScheduler scheduler_of(const FlashAttentionConfig& config, const FlashAttent
 }
 
 // The split tail's partials and arrival counters, one grow-only pair per device (counters zeroed when
-// allocated; every launch leaves them zero). Growing needs cudaMalloc: under stream capture that is refused
-// with a message (launch the largest split shape once before capturing).
+// allocated; every launch leaves them zero). Launches on one device must not overlap in time (one stream, as
+// for the dynamic scheduler's counters). Growing takes the larger of the held and the needed sizes and never
+// frees the old buffers (a captured graph may still point at them: they stay allocated, a bounded leak), and
+// needs cudaMalloc: while the stream is being captured that is refused (launch the largest split shape once
+// before capturing).
 struct SplitWorkspace {
   float* partials = nullptr;
   std::uint32_t* counters = nullptr;
 };
+inline constexpr std::uint64_t kMaxSplitWorkspaceBytes = 4ull << 30;
 SplitWorkspace split_workspace_device(std::uint64_t partial_floats, std::uint64_t num_counters, cudaStream_t stream) {
   struct Held {
     SplitWorkspace ws;
@@ -533,33 +547,33 @@ SplitWorkspace split_workspace_device(std::uint64_t partial_floats, std::uint64_
   const std::lock_guard<std::mutex> lock(mutex);
   Held& h = of_device[device];
   if (h.floats >= partial_floats && h.counters >= num_counters) return h.ws;
+  const std::uint64_t floats = std::max(h.floats, partial_floats), counters = std::max(h.counters, num_counters);
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   XS_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   if (capture != cudaStreamCaptureStatusNone)
-    throw Error(ExitCode::kDeviceFailure, "cuda", "tail_kv_splits",
-                "the split tail's workspace must grow to " + std::to_string(partial_floats * 4 + num_counters * 4) +
-                    " bytes while the stream is being captured; launch this shape once before capturing");
-  // Earlier launches on the device may still read the old buffers.
-  XS_CUDA_CHECK(cudaDeviceSynchronize());
-  if (h.ws.partials != nullptr) XS_CUDA_CHECK(cudaFree(h.ws.partials));
-  if (h.ws.counters != nullptr) XS_CUDA_CHECK(cudaFree(h.ws.counters));
-  h = Held{};
+    throw input_error("tail_kv_splits", "the split tail's workspace must grow to " +
+                                            std::to_string(floats * 4 + counters * 4) +
+                                            " bytes while the stream is being captured; launch this shape once "
+                                            "before capturing");
   void* partials = nullptr;
-  void* counters = nullptr;
-  XS_CUDA_CHECK(cudaMalloc(&partials, partial_floats * sizeof(float)));
-  XS_CUDA_CHECK(cudaMalloc(&counters, num_counters * sizeof(std::uint32_t)));
-  XS_CUDA_CHECK(cudaMemset(counters, 0, num_counters * sizeof(std::uint32_t)));
+  void* counter_mem = nullptr;
+  XS_CUDA_CHECK(cudaMalloc(&partials, floats * sizeof(float)));
+  XS_CUDA_CHECK(cudaMalloc(&counter_mem, counters * sizeof(std::uint32_t)));
+  XS_CUDA_CHECK(cudaMemset(counter_mem, 0, counters * sizeof(std::uint32_t)));
   XS_CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream
-  h.ws = SplitWorkspace{static_cast<float*>(partials), static_cast<std::uint32_t*>(counters)};
-  h.floats = partial_floats;
-  h.counters = num_counters;
+  h.ws = SplitWorkspace{static_cast<float*>(partials), static_cast<std::uint32_t*>(counter_mem)};
+  h.floats = floats;
+  h.counters = counters;
   return h.ws;
 }
 
 }  // namespace
 
 std::uint64_t flash_attention_records_bytes(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
-  validate_flash_attention(config, args);
+  FlashAttentionArgs a = args;  // asked before the records exist: their own size is not checked here
+  a.records = nullptr;
+  a.records_bytes = 0;
+  validate_flash_attention(config, a);
   const TileScheduler s = scheduler_of(config, args, flash_attention_grid_size(config, args));
   return std::uint64_t{s.num_record_slots()} * 2 * sizeof(TileRecord);
 }
@@ -579,6 +593,13 @@ void launch_flash_attention(const FlashAttentionConfig& config, const FlashAtten
     const std::uint64_t floats =
         a.head_dim == 64 ? SplitPartialLayout<64>::total_floats(p.scheduler.num_split_tiles(), p.scheduler.kv_splits)
                          : SplitPartialLayout<128>::total_floats(p.scheduler.num_split_tiles(), p.scheduler.kv_splits);
+    if (floats * sizeof(float) > kMaxSplitWorkspaceBytes)
+      throw input_error("tail_split_units", std::to_string(p.scheduler.split_units) + " split units of " +
+                                                std::to_string(p.scheduler.kv_splits) + " pieces need " +
+                                                std::to_string(floats * sizeof(float)) +
+                                                " bytes of partial results, above the " +
+                                                std::to_string(kMaxSplitWorkspaceBytes) +
+                                                "-byte cap; split fewer units (0: one per cluster)");
     const SplitWorkspace ws = split_workspace_device(floats, std::uint64_t{p.scheduler.num_split_tiles()} * 2, stream);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;

@@ -41,8 +41,10 @@ struct TileScheduler {
   // same query rows, whose Ulysses output rows [token][H][d] are contiguous. 1: the m-block-fastest order.
   std::uint32_t heads_per_band = 1;
   // Split tail: the last split_units tile units (split_units <= num_tile_units()) each run as kv_splits units
-  // over disjoint KV ranges of num_kv_tiles / kv_splits tiles (the first num_kv_tiles % kv_splits ranges one
-  // longer). kv_splits 1 or split_units 0: no split; every unit covers KV tiles [0, num_kv_tiles).
+  // over disjoint KV ranges of num_kv_tiles / kv_splits tiles (this code would give the first num_kv_tiles %
+  // kv_splits ranges one more, but the kernel needs equal pieces: its Q-loop count is a kernel parameter, so
+  // validate_flash_attention refuses splits that do not divide the KV tiles). kv_splits 1 or split_units 0: no
+  // split; every unit covers KV tiles [0, num_kv_tiles).
   std::uint32_t kv_splits = 1;
   std::uint32_t split_units = 0;
   std::uint32_t num_kv_tiles = 0;  // M / b_n

@@ -5,7 +5,8 @@
 // itself in the tile's arrival counter; the warpgroup whose arrival is the last one reads every piece's
 // partials, merges them in piece order (the online softmax's rescaling: m = max(m_a, m_b),
 // O = O_a 2^((m_a - m) s) + O_b 2^((m_b - m) s), the same for l), normalizes and stores the tile as a whole
-// tile's warpgroup does, then zeroes the counter for the next launch. No piece waits for another.
+// tile's warpgroup does. The last arrival zeroes the counter right after arriving (nobody else touches it in
+// this launch), for the next launch. No piece waits for another.
 // Ordering: the pieces' stores, then bar.sync of the warpgroup, then thread 0's fence and atomic (release);
 // the last arrival's atomic, fence, bar.sync, then its loads at L2 (.cg) (acquire). Device only.
 #pragma once

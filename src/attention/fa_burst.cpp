@@ -57,6 +57,26 @@ std::vector<StoreSpan> store_spans(const ka::TileRecord* records, std::size_t co
   return out;
 }
 
+RecordDurations record_durations(const ka::TileRecord* records, std::size_t count, double sm_clock_hz,
+                                 bool completion_coupled) {
+  RecordDurations d;
+  if (!(sm_clock_hz > 0)) return d;
+  auto seconds = [&](std::uint64_t from, std::uint64_t to) {
+    return to >= from ? static_cast<double>(to - from) / sm_clock_hz : 0.0;
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    const ka::TileRecord& t = records[i];
+    if (!t.written) continue;
+    const double qloop = seconds(t.qloop_start_cycles, t.qloop_end_cycles);
+    d.sigma_s_per_kv_tile.push_back(qloop / std::max<std::uint32_t>(t.num_kv_tiles, 1));
+    if (t.partial_only) continue;
+    d.qloop_s.push_back(qloop);
+    d.store_span_s.push_back(seconds(t.store_start_cycles, t.store_end_cycles));
+    if (completion_coupled) d.fence_span_s.push_back(seconds(t.store_end_cycles, t.fence_end_cycles));
+  }
+  return d;
+}
+
 namespace {
 
 // Per CTA, its spans merged into disjoint [start, end) intervals.

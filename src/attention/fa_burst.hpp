@@ -22,6 +22,16 @@ double launch_sender_span_s(const xs::kernels::attention::TileRecord* records, s
 std::pair<std::uint64_t, std::uint64_t> launch_bounds_ns(const xs::kernels::attention::TileRecord* records,
                                                          std::size_t count);
 
+// Per-record durations of one launch in seconds (SM cycles / sm_clock_hz), written records only: every record's
+// Q-loop per KV tile (sigma); the Q-loop, store span and (completion-coupled) fence span of the records that
+// stored their tile. A split-tail piece that only left its partial (TileRecord::partial_only) has a shorter
+// Q-loop, no stores and no fence: it counts in sigma only.
+struct RecordDurations {
+  std::vector<double> sigma_s_per_kv_tile, qloop_s, store_span_s, fence_span_s;
+};
+RecordDurations record_durations(const xs::kernels::attention::TileRecord* records, std::size_t count,
+                                 double sm_clock_hz, bool completion_coupled);
+
 // One warpgroup's store burst of one tile, on the launch's global clock, seconds from the earliest start.
 struct StoreSpan {
   int cta = 0;   // the persistent CTA that ran the tile (TileRecord::cta_idx; either tile scheduler)

@@ -50,10 +50,14 @@ typedef struct XsFaDesc {
                            timelines use */
   uint64_t records_bytes;
   int store_barrier;    /* version 3: 1 = the warpgroup barrier after the output stores also when not instrumented */
-  int tail_kv_splits;   /* version 4: 1 = off; 2..8: the last round of tiles runs in that many KV pieces
-                           (kernels/attention/scheduler.cuh; the bits may differ from 1's in the last place) */
-  int tail_split_units; /* version 4: tile units split: 0 = one per cluster of the grid (the last round), else that
-                           many (at most all) */
+  int tail_kv_splits;   /* version 4: 1 = off (0 is refused, not a default); 2..8 dividing M / 128: the last
+                           tail_split_units tile units run in that many KV pieces (kernels/attention/scheduler.cuh;
+                           the bits may differ from 1's in the last place). Launches on one device must not overlap
+                           in time (a per-device workspace), and the first launch of the largest split shape must
+                           come before any stream capture (the workspace grows only outside capture) */
+  int tail_split_units; /* version 4: tile units split: 0 = as many as clusters in the grid (about the last round),
+                           else that many (at most all). Version 4 also changed the TileRecord layout (kv_begin,
+                           partial_only, 96 bytes) */
 } XsFaDesc;
 
 /* Bytes of the TileRecords a launch of desc writes when desc->records is set, on the current device (the split

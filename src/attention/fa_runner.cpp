@@ -58,14 +58,10 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instru
   if (clock_hz <= 0) return;
   if (which == Instrumented::kFaOnly) r.timeline_fa = launch_timeline(recs.data(), recs.size(), grid, clock_hz);
   if (which == Instrumented::kFused) r.timeline_fused = launch_timeline(recs.data(), recs.size(), grid, clock_hz);
-  std::vector<double> qloop, sigma, span, fence;
-  for (const auto& t : recs) {
-    if (!t.written) continue;
-    qloop.push_back((t.qloop_end_cycles - t.qloop_start_cycles) / clock_hz);
-    sigma.push_back(qloop.back() / std::max<std::uint32_t>(t.num_kv_tiles, 1));
-    span.push_back((t.store_end_cycles - t.store_start_cycles) / clock_hz);
-    if (cc) fence.push_back((t.fence_end_cycles - t.store_end_cycles) / clock_hz);
-  }
+  // Split-tail pieces that only left their partial count in sigma only (fa_burst.hpp record_durations).
+  const RecordDurations d = record_durations(recs.data(), recs.size(), clock_hz, cc);
+  const std::vector<double>&qloop = d.qloop_s, &sigma = d.sigma_s_per_kv_tile, &span = d.store_span_s,
+                            &fence = d.fence_span_s;
   if (which == Instrumented::kFaOnly) {
     r.sm_clock_fa_hz = clock_hz;
     r.sigma_fa_s_per_kv_tile = stats_of(sigma).median_s;

@@ -195,8 +195,8 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
     sink.add_integer("--fa-tail-splits", flags->fa_tail_splits,
                      "Split tail, every variant: the last round of tiles (one per cluster of the grid) runs in this "
                      "many pieces over disjoint KV ranges, combined by the piece that finishes last (shorter idle "
-                     "tail); 1 = off (every tile whole); baseline schedule",
-                     1, 8);
+                     "tail); 1 = off (every tile whole); must divide M / 128; baseline schedule",
+                     1, kernels::attention::kMaxTailKvSplits);
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");

@@ -48,6 +48,33 @@ TEST(StoreSpans, CtaAndWaveComeFromTheRecordUnderTheDynamicScheduler) {
   EXPECT_EQ(s[0].wave, 1);
 }
 
+TEST(RecordDurations, SplitPiecesCountInSigmaOnly) {
+  // A whole tile (64 KV tiles, 6400 cycles of Q-loop, 200 of stores, 300 of fence) and a split piece that only
+  // left its partial (32 KV tiles, fence stamp 0 as the kernel leaves it: must not wrap around).
+  std::vector<ka::TileRecord> r = {rec(0, 0, 10'000, 200), rec(1, 0, 5'000, 0)};
+  r[0].qloop_start_cycles = 100;
+  r[0].qloop_end_cycles = 6500;
+  r[0].num_kv_tiles = 64;
+  r[0].fence_end_cycles = r[0].store_end_cycles + 300;
+  r[1].qloop_start_cycles = 100;
+  r[1].qloop_end_cycles = 3300;
+  r[1].num_kv_tiles = 32;
+  r[1].partial_only = 1;
+  r[1].fence_end_cycles = 0;
+  const RecordDurations d = record_durations(r.data(), r.size(), 1e9, true);
+  ASSERT_EQ(d.sigma_s_per_kv_tile.size(), 2u);
+  EXPECT_NEAR(d.sigma_s_per_kv_tile[0], 100e-9, 1e-15);
+  EXPECT_NEAR(d.sigma_s_per_kv_tile[1], 100e-9, 1e-15);
+  ASSERT_EQ(d.qloop_s.size(), 1u);
+  EXPECT_NEAR(d.qloop_s[0], 6400e-9, 1e-15);
+  ASSERT_EQ(d.store_span_s.size(), 1u);
+  EXPECT_NEAR(d.store_span_s[0], 200e-9, 1e-15);
+  ASSERT_EQ(d.fence_span_s.size(), 1u);
+  EXPECT_NEAR(d.fence_span_s[0], 300e-9, 1e-15);
+  EXPECT_TRUE(record_durations(r.data(), r.size(), 1e9, false).fence_span_s.empty());
+  EXPECT_TRUE(record_durations(r.data(), r.size(), 0.0, true).sigma_s_per_kv_tile.empty()) << "no clock, nothing";
+}
+
 TEST(StoreSpans, SplitPiecesThatOnlyLeftTheirPartialStoredNothing) {
   // Split tail: a piece whose partial another piece combined has no store burst; the combining piece has.
   std::vector<ka::TileRecord> r = {rec(6, 0, 10'000, 2000), rec(6, 0, 3'000, 500)};

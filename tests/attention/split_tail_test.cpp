@@ -2,7 +2,7 @@
 // resolve_tail_split, layout.cuh SplitPartialLayout). Enumerated as the kernel's producers hand out units
 // (static stride, or dynamic tickets in the order simulated CTAs ask): every (tile, KV tile) is computed
 // exactly once, a split tile's pieces are consecutive units over disjoint ranges that cover [0, M / b_n),
-// the two CTAs of a cluster run the same range, record slots and partial blocks never collide.
+// record slots and partial blocks never collide.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,7 +92,11 @@ TEST(SplitTail, EveryTileAndKvTileOnceOverEveryScheduleAndCluster) {
                         ASSERT_TRUE(record_slots.insert(s.record_slot(u, rank)).second) << "record slot used twice";
                         ASSERT_LT(s.record_slot(u, rank), s.num_record_slots());
                         EXPECT_EQ(s.coord(tile).head, s.coord(s.tile_of(u, 0)).head) << "cluster over two heads";
+                        // The kernel's piece predicate (a warp vote on u >= num_whole_units) and its Q-loop
+                        // count (num_kv_tiles / kv_splits for every piece: resolve takes a divisor).
+                        ASSERT_EQ(s.kv_parts(u) > 1, u >= s.num_whole_units());
                         if (s.kv_parts(u) > 1) {
+                          ASSERT_EQ(s.kv_count(u), kv_tiles / s.kv_splits);
                           ASSERT_LT(s.split_tile_idx(tile), s.num_split_tiles());
                           ASSERT_LT(s.kv_part(u), s.kv_parts(u));
                         } else {

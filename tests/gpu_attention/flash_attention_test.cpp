@@ -294,9 +294,10 @@ TEST(FlashAttentionSplitTail, PiecesMergeToTheReferenceInEveryModeLaunchAfterLau
     Case c;
     int cluster;
   };
-  for (const SplitCase& sc : {SplitCase{Case{8, 1024, 2.0f, 0, 8}, 1}, SplitCase{Case{3, 2048, 1.0f, 7, 4}, 1},
-                              SplitCase{Case{8, 1024, 2.0f, 10, 8, 64}, 1}, SplitCase{Case{8, 1024, 2.0f, 0, 8}, 2},
-                              SplitCase{Case{3, 2048, 3.0f, 6, 4}, 2}}) {
+  // M of 12 and 24 KV tiles, so 2, 3 and 4 pieces all divide them (pieces are equally long).
+  for (const SplitCase& sc : {SplitCase{Case{8, 1536, 2.0f, 0, 8}, 1}, SplitCase{Case{3, 3072, 1.0f, 7, 4}, 1},
+                              SplitCase{Case{8, 1536, 2.0f, 10, 8, 64}, 1}, SplitCase{Case{8, 1536, 2.0f, 0, 8}, 2},
+                              SplitCase{Case{3, 3072, 3.0f, 6, 4}, 2}, SplitCase{Case{8, 1536, 2.0f, 10, 8, 64}, 2}}) {
     const Case& c = sc.c;
     SCOPED_TRACE(name_of(::testing::TestParamInfo<Case>(c, 0)) + " cluster " + std::to_string(sc.cluster));
     const std::uint64_t seed = fresh_seed();
@@ -311,7 +312,7 @@ TEST(FlashAttentionSplitTail, PiecesMergeToTheReferenceInEveryModeLaunchAfterLau
     const std::vector<std::uint16_t> whole = run_fa_local(p, config, nullptr);
     const UlyssesSpec spec{c.num_ranks, 0, 0};
     const std::uint32_t num_kv = static_cast<std::uint32_t>(c.seq_len / 128);
-    for (int splits : {2, 3}) {
+    for (int splits : {2, 3, 4}) {
       for (auto kind : {ka::TileSchedulerKind::kStatic, ka::TileSchedulerKind::kDynamic}) {
         SCOPED_TRACE("splits " + std::to_string(splits) + " " + ka::tile_scheduler_name(kind));
         config.tail_kv_splits = splits;
@@ -356,7 +357,7 @@ TEST(FlashAttentionSplitTail, PiecesMergeToTheReferenceInEveryModeLaunchAfterLau
           const std::size_t num_tiles = a.num_tiles();
           ASSERT_GT(records.size(), 2 * num_tiles) << "no piece ran: the split tail never reached the kernel";
           std::vector<std::vector<int>> covered(2 * num_tiles, std::vector<int>(num_kv, 0));
-          std::vector<int> storers(2 * num_tiles, 0);
+          std::vector<int> storers(2 * num_tiles, 0), pieces(2 * num_tiles, 0);
           for (std::size_t i = 0; i < records.size(); ++i) {
             const ka::TileRecord& r = records[i];
             ASSERT_EQ(r.written, 1u) << "record " << i;
@@ -365,10 +366,12 @@ TEST(FlashAttentionSplitTail, PiecesMergeToTheReferenceInEveryModeLaunchAfterLau
             const std::size_t key = 2 * r.tile_idx + i % 2;
             for (std::uint32_t j = r.kv_begin; j < r.kv_begin + r.num_kv_tiles; ++j) ++covered[key][j];
             storers[key] += r.partial_only ? 0 : 1;
+            ++pieces[key];
             EXPECT_LE(r.qloop_end_cycles, r.store_end_cycles);
           }
           for (std::size_t key = 0; key < covered.size(); ++key) {
             ASSERT_EQ(storers[key], 1) << "tile " << key / 2 << " consumer " << key % 2;
+            ASSERT_TRUE(pieces[key] == 1 || pieces[key] == splits) << "tile " << key / 2 << ": " << pieces[key] << " pieces";
             for (std::uint32_t j = 0; j < num_kv; ++j)
               ASSERT_EQ(covered[key][j], 1) << "tile " << key / 2 << " consumer " << key % 2 << " KV tile " << j;
           }
