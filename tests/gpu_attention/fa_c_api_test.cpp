@@ -252,7 +252,13 @@ TEST(FaCApi, BadDescriptorsAreRefusedNamingTheField) {
     EXPECT_EQ(api.launch(&d, nullptr, err, sizeof err), 2);
     EXPECT_NE(std::string(err).find(b.field), std::string::npos) << err;
     EXPECT_EQ(api.grid(&d, err, sizeof err), -2) << "minus the exit code";
-    EXPECT_EQ(api.records_bytes(&d), 0u);
+    // The records size is asked before the records exist: a bad records field does not change the answer
+    // (measured 1536 bytes here on the H200, 79ea7aa), every other bad field makes it 0.
+    if (std::string(b.field) == "records") {
+      EXPECT_GT(api.records_bytes(&d), 0u);
+    } else {
+      EXPECT_EQ(api.records_bytes(&d), 0u);
+    }
   }
   EXPECT_EQ(api.launch(nullptr, nullptr, nullptr, 0), 2);
   EXPECT_EQ(api.records_bytes(nullptr), 0u);
