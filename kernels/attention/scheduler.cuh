@@ -41,10 +41,9 @@ struct TileScheduler {
   // same query rows, whose Ulysses output rows [token][H][d] are contiguous. 1: the m-block-fastest order.
   std::uint32_t heads_per_band = 1;
   // Split tail: the last split_units tile units (split_units <= num_tile_units()) each run as kv_splits units
-  // over disjoint KV ranges of num_kv_tiles / kv_splits tiles (this code would give the first num_kv_tiles %
-  // kv_splits ranges one more, but the kernel needs equal pieces: its Q-loop count is a kernel parameter, so
-  // validate_flash_attention refuses splits that do not divide the KV tiles). kv_splits 1 or split_units 0: no
-  // split; every unit covers KV tiles [0, num_kv_tiles).
+  // over disjoint KV ranges of num_kv_tiles / kv_splits tiles each; kv_splits divides num_kv_tiles (the
+  // kernel's Q-loop count is a kernel parameter: resolve_tail_split takes a divisor, validate_flash_attention
+  // refuses any other). kv_splits 1 or split_units 0: no split; every unit covers KV tiles [0, num_kv_tiles).
   std::uint32_t kv_splits = 1;
   std::uint32_t split_units = 0;
   std::uint32_t num_kv_tiles = 0;  // M / b_n
@@ -72,15 +71,8 @@ struct TileScheduler {
   }
   XS_HD std::uint32_t kv_parts(std::uint32_t unit_idx) const { return unit_idx < num_whole_units() ? 1u : kv_splits; }
   // KV tiles [kv_begin, kv_begin + kv_count) of the unit.
-  XS_HD std::uint32_t kv_begin(std::uint32_t unit_idx) const {
-    const std::uint32_t part = kv_part(unit_idx), parts = kv_parts(unit_idx);
-    const std::uint32_t base = num_kv_tiles / parts, extra = num_kv_tiles % parts;
-    return part * base + (part < extra ? part : extra);
-  }
-  XS_HD std::uint32_t kv_count(std::uint32_t unit_idx) const {
-    const std::uint32_t part = kv_part(unit_idx), parts = kv_parts(unit_idx);
-    return num_kv_tiles / parts + (part < num_kv_tiles % parts ? 1u : 0u);
-  }
+  XS_HD std::uint32_t kv_count(std::uint32_t unit_idx) const { return num_kv_tiles / kv_parts(unit_idx); }
+  XS_HD std::uint32_t kv_begin(std::uint32_t unit_idx) const { return kv_part(unit_idx) * kv_count(unit_idx); }
   // Instrumentation slot of (unit, cluster rank): 2 TileRecords (one per consumer warpgroup) each.
   XS_HD std::uint32_t num_record_slots() const { return num_units() * cluster_size; }
   XS_HD std::uint32_t record_slot(std::uint32_t unit_idx, std::uint32_t cluster_rank) const {

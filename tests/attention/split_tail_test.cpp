@@ -117,7 +117,7 @@ TEST(SplitTail, EveryTileAndKvTileOnceOverEveryScheduleAndCluster) {
 
 TEST(SplitTail, PiecesOfATileAreConsecutiveUnitsInOrder) {
   TileScheduler s{8, 64, 132, true, 1};
-  s.num_kv_tiles = 64;
+  s.num_kv_tiles = 63;
   s.kv_splits = 3;
   s.split_units = 132;
   ASSERT_EQ(s.num_whole_units(), 512u - 132u);
@@ -131,13 +131,13 @@ TEST(SplitTail, PiecesOfATileAreConsecutiveUnitsInOrder) {
       EXPECT_EQ(s.kv_begin(u + q), next_begin);
       next_begin += s.kv_count(u + q);
     }
-    EXPECT_EQ(next_begin, 64u);
-    EXPECT_EQ(s.kv_count(u), 22u);  // 64 = 22 + 21 + 21: the first pieces take the remainder
-    EXPECT_EQ(s.kv_count(u + 2), 21u);
+    EXPECT_EQ(next_begin, 63u);
+    EXPECT_EQ(s.kv_count(u), 21u);  // equal pieces
+    EXPECT_EQ(s.kv_begin(u + 2), 42u);
   }
   // Whole units cover everything; past the end stays invalid.
   EXPECT_EQ(s.kv_begin(0), 0u);
-  EXPECT_EQ(s.kv_count(0), 64u);
+  EXPECT_EQ(s.kv_count(0), 63u);
   for (std::uint32_t k = 0; k < 300; ++k) EXPECT_FALSE(s.valid(s.tile_of(s.num_units() + k, 0)));
 }
 
