@@ -118,6 +118,16 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                  "median/p10/p90 over launches (the prediction's sigmas, at the FA-only rounds' median clock)"},
         {"fa_cycles_per_kv_tile", stats(r.sigma_rounds_fa_cycles)},
         {"fused_cycles_per_kv_tile", stats(r.sigma_rounds_fused_cycles)}};
+  if (sender && (!r.critical_qloop_paired.samples_s.empty() || r.critical_qloop_paired.median_s != 0 ||
+                 r.critical_epilogue_paired.median_s != 0))
+    j["measured"]["sender_side"]["critical_path"] = {
+        {"note", "per launch of the sender-side rounds, the warpgroup whose last store ends it: its Q-loops, its "
+                 "epilogues (Q-loop end to stores issued) and the rest of the span (its start, gaps between its "
+                 "tiles), in SM cycles; per round fused - FA-only of each part's mean over the round's launches, "
+                 "in seconds at the FA-only rounds' median clock; the three sum to the clock-normalized E_res"},
+        {"qloop_paired_s", stats(r.critical_qloop_paired)},
+        {"epilogue_paired_s", stats(r.critical_epilogue_paired)},
+        {"other_paired_s", stats(r.critical_other_paired)}};
   auto timeline = [](const LaunchTimeline& t) {
     auto q = [](const Quantiles& x) { return nlohmann::json{{"min", x.min}, {"median", x.median}, {"max", x.max}}; };
     return nlohmann::json{{"span_s", t.span_s}, {"num_ctas", t.num_ctas}, {"cta_start_s", q(t.cta_start_s)},

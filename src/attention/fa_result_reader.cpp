@@ -135,6 +135,12 @@ FaA2aPointResult fa_point_result_from_json(const json& point) {
       r.clock_fa_hz = stats(*cn, cp, "clock_fa_hz");
       r.clock_fused_hz = stats(*cn, cp, "clock_fused_hz");
     }
+    if (const json* cp = optional_member(*ss, "critical_path")) {  // files after the 2026-12-02 sixth session
+      const std::string path = join_path(sp, "critical_path");
+      r.critical_qloop_paired = stats(*cp, path, "qloop_paired_s");
+      r.critical_epilogue_paired = stats(*cp, path, "epilogue_paired_s");
+      r.critical_other_paired = stats(*cp, path, "other_paired_s");
+    }
     if (const json* sr = optional_member(*ss, "sigma_rounds")) {
       const std::string rp = join_path(sp, "sigma_rounds");
       r.sigma_rounds_fa_cycles = stats(*sr, rp, "fa_cycles_per_kv_tile");

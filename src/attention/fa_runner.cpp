@@ -2,6 +2,7 @@
 #include "attention/fa_runner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -324,6 +325,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     std::vector<double> b2b_span, b2b_idle, b2b_sigma_median, b2b_sigma_max, b2b_gap;  // FA-only launches
     std::vector<double> b2b_start_spread, b2b_tiles_min, b2b_tiles_max;
     std::vector<double> sigma_cycles_of[2];  // per kept launch: the median CTA's sigma in SM cycles
+    // Per kept launch with a clock: its critical path's Q-loop / epilogue / other parts in SM cycles.
+    std::vector<std::array<double, 3>> critical_cycles_of[2];
     std::uint64_t prev_last_ns = 0;
     r.fa_by_position_stream = PositionTimelines(L);
     const auto sender = time_sender_side(
@@ -340,6 +343,9 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
           if ((v == kSenderFa || v == kSenderFused) && clock_of[v].back() > 0) {
             const LaunchTimeline tl = launch_timeline(recs.data(), recs.size(), r.num_ctas, clock_of[v].back());
             sigma_cycles_of[v].push_back(tl.cta_sigma_s_per_kv_tile.median * clock_of[v].back());
+            const double hz = clock_of[v].back();
+            critical_cycles_of[v].push_back(
+                {tl.critical.qloop_s * hz, tl.critical.epilogue_s * hz, tl.critical.other_s * hz});
             if (v != kSenderFa) return;
             b2b_span.push_back(tl.span_s);
             b2b_idle.push_back(tl.tail_idle_fraction);
@@ -406,6 +412,13 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
       }
       r.sender_fa_cycles = timed_stats(std::move(fa_s));
       r.e_res_sender_cycles_paired = timed_stats(std::move(diff_s));
+      // Every kept launch has a clock here, so each has its critical path, in the same order as cycles_of.
+      if (critical_cycles_of[0].size() == cycles_of[0].size() && critical_cycles_of[1].size() == cycles_of[1].size()) {
+        auto d = critical_path_round_differences(critical_cycles_of, per_round, rounds, ref_hz);
+        r.critical_qloop_paired = timed_stats(std::move(d[0]));
+        r.critical_epilogue_paired = timed_stats(std::move(d[1]));
+        r.critical_other_paired = timed_stats(std::move(d[2]));
+      }
     }
     r.sender_fa = timed_stats(sender[kSenderFa]);
     r.sender_fused = timed_stats(sender[kSenderFused]);

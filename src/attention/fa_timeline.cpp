@@ -53,6 +53,19 @@ std::map<int, CtaRecords> by_cta(const ka::TileRecord* records, std::size_t coun
   return out;
 }
 
+// One warpgroup's tiles (in order): their Q-loops and epilogues in seconds; other_s is left to the caller.
+CriticalPath critical_path_of(const std::vector<const ka::TileRecord*>& tiles, int cta, double sm_clock_hz) {
+  CriticalPath p;
+  p.cta_idx = cta;
+  p.num_tiles = static_cast<int>(tiles.size());
+  for (const ka::TileRecord* t : tiles) {
+    p.num_kv_tiles += std::max<std::uint32_t>(t->num_kv_tiles, 1);
+    p.qloop_s += cycles_between(t->qloop_start_cycles, t->qloop_end_cycles) / sm_clock_hz;
+    p.epilogue_s += cycles_between(t->qloop_end_cycles, t->store_end_cycles) / sm_clock_hz;
+  }
+  return p;
+}
+
 }  // namespace
 
 double launch_sm_clock_hz(const ka::TileRecord* records, std::size_t count, int grid, double min_span_ns) {
@@ -84,6 +97,7 @@ LaunchTimeline launch_timeline(const ka::TileRecord* records, std::size_t count,
   tl.num_ctas = static_cast<int>(ctas.size());
   std::vector<double> starts, finishes, tiles, qloops, epilogues, gaps, sigmas;
   double idle_s = 0, slowest_qloops_s = 0;
+  std::uint64_t critical_end_ns = 0;
   for (const auto& [cta, c] : ctas) {
     std::uint64_t first = std::numeric_limits<std::uint64_t>::max(), last = 0;
     double cta_qloop_s[2] = {0, 0}, cta_kv = 0, cta_sigma_sum_s = 0;
@@ -100,6 +114,10 @@ LaunchTimeline launch_timeline(const ka::TileRecord* records, std::size_t count,
         cta_sigma_sum_s += q_s;
         cta_kv += std::max<std::uint32_t>(t.num_kv_tiles, 1);
         if (i + 1 < v.size()) gaps.push_back(cycles_between(t.store_end_cycles, v[i + 1]->qloop_start_cycles) / sm_clock_hz);
+      }
+      if (!v.empty() && (tl.critical.cta_idx < 0 || v.back()->store_end_ns > critical_end_ns)) {
+        critical_end_ns = v.back()->store_end_ns;
+        tl.critical = critical_path_of(v, cta, sm_clock_hz);
       }
     }
     tiles.push_back(static_cast<double>(std::max(c.wg[0].size(), c.wg[1].size())));
@@ -118,7 +136,26 @@ LaunchTimeline launch_timeline(const ka::TileRecord* records, std::size_t count,
   tl.gap_median_s = median_of(gaps);
   tl.outside_qloop_fraction = std::max(0.0, tl.span_s - slowest_qloops_s) / tl.span_s;
   tl.cta_sigma_s_per_kv_tile = quantiles_of(sigmas);
+  // The critical warpgroup's span runs from the launch's origin to its last store, which ends the launch.
+  tl.critical.other_s = tl.span_s - tl.critical.qloop_s - tl.critical.epilogue_s;
   return tl;
+}
+
+std::array<std::vector<double>, 3> critical_path_round_differences(const std::vector<std::array<double, 3>> (&parts)[2],
+                                                                   std::size_t launches_per_round, std::size_t rounds,
+                                                                   double ref_hz) {
+  std::array<std::vector<double>, 3> out;
+  const std::size_t need = rounds * launches_per_round;
+  if (!(ref_hz > 0) || launches_per_round == 0 || parts[0].size() < need || parts[1].size() < need) return out;
+  for (std::size_t k = 0; k < rounds; ++k)
+    for (std::size_t part = 0; part < 3; ++part) {
+      double mean[2] = {0, 0};
+      for (int v = 0; v < 2; ++v)
+        for (std::size_t l = 0; l < launches_per_round; ++l)
+          mean[v] += parts[v][k * launches_per_round + l][part] / static_cast<double>(launches_per_round);
+      out[part].push_back((mean[1] - mean[0]) / ref_hz);
+    }
+  return out;
 }
 
 void PositionTimelines::add(std::size_t launch_index, double sm_clock_hz, const LaunchTimeline& tl) {

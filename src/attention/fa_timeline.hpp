@@ -5,7 +5,9 @@
 // 13), stored beside each point; and the launch's SM clock, which the clock-normalized E_res uses. Plain C++;
 // the CPU tests feed hand-made timelines.
 #pragma once
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "attention/layout.cuh"
@@ -20,6 +22,19 @@ double launch_sm_clock_hz(const kernels::attention::TileRecord* records, std::si
 
 struct Quantiles {
   double min = 0, median = 0, max = 0;
+};
+
+// The launch's critical path: the consumer warpgroup whose last store issued ends the launch, its span split
+// into the time it spent in Q-loops, in epilogues (Q-loop end to every store issued: staging and the stores'
+// issue) and elsewhere (span - both: its first tile's start after the launch's origin and the gaps between its
+// tiles). Between a fused and an FA-only launch, the Q-loop part is compute slowed by the stores (which the
+// Burst-Gap model does not describe: issue 13 item 4) and the epilogue part the stores' issue under
+// backpressure (what E_issue and E_cap predict).
+struct CriticalPath {
+  int cta_idx = -1;          // -1: none (no written record)
+  int num_tiles = 0;         // the warpgroup's tiles
+  double num_kv_tiles = 0;   // summed over them
+  double qloop_s = 0, epilogue_s = 0, other_s = 0;  // qloop + epilogue + other = span_s
 };
 
 struct LaunchTimeline {
@@ -39,11 +54,21 @@ struct LaunchTimeline {
   Quantiles cta_sigma_s_per_kv_tile;
   // The launch's earliest tile start and latest store issued, %globaltimer ns (absolute: launches compare).
   std::uint64_t origin_ns = 0, end_ns = 0;
+  CriticalPath critical;
 };
 
 // Empty (all zero) when grid <= 0, clock <= 0 or no record is written.
 LaunchTimeline launch_timeline(const kernels::attention::TileRecord* records, std::size_t count, int grid,
                                double sm_clock_hz);
+
+// Same-round differences (fused - FA-only) of the critical path's parts. parts[v][k] = {Q-loop, epilogue, other}
+// of variant v's (0 FA-only, 1 fused) k-th kept launch in SM cycles, launches_per_round per round, the same
+// rounds in the same order for both; per round each part's mean over its launches, the difference converted to
+// seconds at ref_hz. Returns [part][round]; all empty where a variant has fewer than rounds x L launches, or
+// ref_hz <= 0.
+std::array<std::vector<double>, 3> critical_path_round_differences(const std::vector<std::array<double, 3>> (&parts)[2],
+                                                                   std::size_t launches_per_round, std::size_t rounds,
+                                                                   double ref_hz);
 
 // Launches of rounds of L back-to-back launches, kept by their position in the round (0 = the first after the
 // round's synchronization): does a launch right after another one run longer, and by clock or by cycles?

@@ -70,6 +70,9 @@ FaA2aPointResult measured(int rounds, bool sender_side) {
     r.clock_fused_hz = timed(rng, 1.731e9, 0.01, rounds);
     r.sigma_rounds_fa_cycles = timed(rng, 2755, 0.02, rounds);
     r.sigma_rounds_fused_cycles = timed(rng, 3590, 0.03, rounds);
+    r.critical_qloop_paired = timed(rng, 120e-6, 0.05, rounds);  // the critical path's parts (summaries only)
+    r.critical_epilogue_paired = timed(rng, 6e-6, 0.2, rounds);
+    r.critical_other_paired = timed(rng, 2e-6, 0.5, rounds);
   }
   r.fa_tflops = 614.5;
   r.sm_clock_hz = 1.72e9;

@@ -84,6 +84,30 @@ TEST(LaunchTimeline, CtasComeFromTheRecordsNotTheTileIndex) {
   EXPECT_NEAR(tl.gap_median_s, 1e-6, 1e-12);  // CTA 1's tile 2 starts 1 us after its tile 1's store
 }
 
+TEST(LaunchTimeline, TheCriticalPathIsTheWarpgroupWhoseLastStoreEndsTheLaunch) {
+  // CTA 0 ends the launch at 85 us: Q-loops 40 + 40 us, epilogues 2 + 2 us, the 1 us gap between its tiles.
+  auto r = two_cta_launch(2);  // at 2 GHz: cycles convert with the clock given
+  LaunchTimeline tl = launch_timeline(r.data(), r.size(), 2, 2e9);
+  EXPECT_EQ(tl.critical.cta_idx, 0);
+  EXPECT_EQ(tl.critical.num_tiles, 2);
+  EXPECT_EQ(tl.critical.num_kv_tiles, 8);
+  EXPECT_NEAR(tl.critical.qloop_s, 80e-6, 1e-12);
+  EXPECT_NEAR(tl.critical.epilogue_s, 4e-6, 1e-12);
+  EXPECT_NEAR(tl.critical.other_s, 1e-6, 1e-12);
+  // CTA 1's only tile slowed to 90 us of Q-loop after a 1 us late start: it ends the launch at 93 us.
+  r = two_cta_launch();
+  r[2] = r[3] = tile(1, 1'000, 90'000, 2'000);
+  tl = launch_timeline(r.data(), r.size(), 2, 1e9);
+  EXPECT_EQ(tl.critical.cta_idx, 1);
+  EXPECT_EQ(tl.critical.num_tiles, 1);
+  EXPECT_NEAR(tl.span_s, 93e-6, 1e-12);
+  EXPECT_NEAR(tl.critical.qloop_s, 90e-6, 1e-12);
+  EXPECT_NEAR(tl.critical.epilogue_s, 2e-6, 1e-12);
+  EXPECT_NEAR(tl.critical.other_s, 1e-6, 1e-12);  // its late start
+  for (auto& t : r) t.written = 0;
+  EXPECT_EQ(launch_timeline(r.data(), r.size(), 2, 1e9).critical.cta_idx, -1);
+}
+
 TEST(LaunchTimeline, NothingWrittenOrNoClockIsEmpty) {
   auto r = two_cta_launch();
   EXPECT_EQ(launch_timeline(r.data(), r.size(), 2, 0).span_s, 0.0);
