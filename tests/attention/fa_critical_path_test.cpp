@@ -79,7 +79,9 @@ TEST(FaCriticalPath, TheSlowdownWhereItSetsTheLaunchLengthExplainsWhatTheMedianC
   EXPECT_TRUE(check["explained"].get<bool>()) << check["explanation"];
   EXPECT_EQ(check["explained_by"], nlohmann::json::array({"critical_path_qloop_under_load"}));
   EXPECT_TRUE(has(check["explanation"], "the Q-loops ran 196.0 us longer")) << check["explanation"];
-  EXPECT_TRUE(has(check["explanation"], "the predicted E_res is 198.0 us (E_issue 2.0 us, X-Stage stalls 0.0 us)"))
+  EXPECT_TRUE(has(check["explanation"], "E_issue 2.0 us + stalls 0.0 us; the epilogue growth stays within it"))
+      << check["explanation"];
+  EXPECT_TRUE(has(check["explanation"], "Q-loop growth + the predicted X-Stage cost = 198.0 us, which accounts for"))
       << check["explanation"];
 }
 
@@ -92,16 +94,62 @@ TEST(FaCriticalPath, ItDoesNotExplainWhatTheXStageTermsGetWrong) {
   r.critical_other_paired = band(2e-6, 0, 4e-6);
   const auto check = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["phase_aware"]["check"];
   EXPECT_FALSE(check["explained"].get<bool>()) << check["explanation"];
-  EXPECT_TRUE(has(check["explanation"], "the epilogues (stores issued) 88.0 us")) << check["explanation"];
-  EXPECT_TRUE(has(check["explanation"], "does not account for the measured band")) << check["explanation"];
-  // The aligned case: E_issue 4 x 29 us = 116 us + 196 us of Q-loop growth = 312 us: too much even with a
-  // critical path that carries the whole exposure (the aligned E_issue is wrong, not the load term).
+  EXPECT_TRUE(has(check["explanation"], "the epilogues 88.0 us")) << check["explanation"];
+  EXPECT_TRUE(has(check["explanation"], "the epilogue growth exceeds it")) << check["explanation"];
+  // Stalls the model missed are not explained even where the sum lands in the band: 110 + 88 = 198 us would, but
+  // the X-Stage part is 88 us against the 2 us predicted.
+  r.critical_qloop_paired = band(190e-6, 180e-6, 200e-6);
+  const auto stalled = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["phase_aware"]["check"];
+  EXPECT_FALSE(stalled["explained"].get<bool>()) << stalled["explanation"];
+}
+
+TEST(FaCriticalPath, TheAlignedCaseTakesTheIssueTimeOfTheCtasThatStoreTogether) {
+  // At most 26 of 132 CTAs store at once (measured): the aligned case's X-Stage cost is theirs, 4 x 0.5 us, not
+  // the aligned 4 x 29 us = 116 us (which with 196 us of Q-loop growth would give 312 us).
+  FaA2aPointResult r = host_8k();
   r.critical_qloop_paired = band(196e-6, 185e-6, 205e-6);
   r.critical_epilogue_paired = band(3e-6, 2e-6, 4e-6);
-  const auto aligned = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["aligned"]["check"];
+  r.critical_other_paired = band(1e-6, 0, 2e-6);
+  auto aligned = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["aligned"]["check"];
   EXPECT_EQ(aligned["result"], "disagrees");
+  EXPECT_EQ(aligned["explained_by"], nlohmann::json::array({"critical_path_qloop_under_load", "measured_alignment"}))
+      << aligned["explanation"];
+  EXPECT_TRUE(has(aligned["explanation"], "predicted of the 26 CTAs storing at once: E_issue 2.0 us"))
+      << aligned["explanation"];
+  // Aligned CTAs (no alignment measured): the aligned E_issue stands, 312 us: not explained.
+  r.store_phase_spread_median_s = 0;
+  r.peak_concurrent_storers = 0;
+  r.mean_concurrent_storers = 0;
+  aligned = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["aligned"]["check"];
   EXPECT_TRUE(aligned["explained_by"].empty()) << aligned["explanation"];
-  EXPECT_TRUE(has(aligned["explanation"], "the predicted E_res is 312.0 us (E_issue 116.0 us")) << aligned["explanation"];
+  EXPECT_TRUE(has(aligned["explanation"], "= 312.0 us, which does not account for")) << aligned["explanation"];
+}
+
+TEST(FaCriticalPath, AnUndecidedCapacityBoundLeavesTheMeasuredEpilogueGrowthAsTheXStageCost) {
+  // The 26 CTAs' Q(26) bracket contradicts itself: their capacity bound is undecided. The critical path's epilogue
+  // growth (3 us, within E_issue 2 us + the band's 20 us) stands in for the X-Stage cost: 196 + 3 = 199 us.
+  const auto contradictory = model::PlatformModel::from_json(nlohmann::json::parse(R"({"R_Bps": 52e9,
+      "tiss0": [{"K": 26, "V_bytes": 851968, "s": 5e-7}, {"K": 132, "V_bytes": 4325376, "s": 2.9e-5}],
+      "Q": [{"K": 26, "bytes": null, "bound": "not_identified"}, {"K": 132, "bytes": 8388608, "bound": "fit"}],
+      "fit": {"Q": [{"K": 22, "floor_lower_bound_bytes": 1242423},
+                    {"K": 26, "drain_start_V_bytes": 1260000}]}})"));
+  FaA2aPointResult r = host_8k();
+  r.critical_qloop_paired = band(196e-6, 185e-6, 205e-6);
+  r.critical_epilogue_paired = band(3e-6, 2e-6, 4e-6);
+  r.critical_other_paired = band(1e-6, 0, 2e-6);
+  auto p = fa_point_json(host_spec(), r, contradictory, "host")["prediction"];
+  ASSERT_EQ(p["verdict_phase_aware"], "undecided");
+  EXPECT_EQ(p["phase_aware"]["check"]["result"], "not decided");
+  auto aligned = p["aligned"]["check"];
+  EXPECT_TRUE(aligned["explained"].get<bool>()) << aligned["explanation"];
+  EXPECT_TRUE(has(aligned["explanation"], "stalls undecided (Q bracket)")) << aligned["explanation"];
+  EXPECT_TRUE(has(aligned["explanation"], "Q-loop growth + the measured epilogue growth = 199.0 us"))
+      << aligned["explanation"];
+  // An epilogue that grew by 40 us (more than E_issue 2 us + 20 us) is a stall the undecided bound may hide.
+  r.critical_epilogue_paired = band(40e-6, 35e-6, 45e-6);
+  r.critical_qloop_paired = band(160e-6, 150e-6, 170e-6);
+  aligned = fa_point_json(host_spec(), r, contradictory, "host")["prediction"]["aligned"]["check"];
+  EXPECT_FALSE(aligned["explained"].get<bool>()) << aligned["explanation"];
 }
 
 TEST(FaCriticalPath, RoundDifferencesAreMeansOverEachRoundsLaunches) {
