@@ -1,6 +1,8 @@
 // xstage kernels layer (attention): the persistent sm_90a FlashAttention forward (bf16 in/out, fp32
 // accumulation, d = 64 or 128, non-causal) with the Ulysses post-attention All-to-All in its epilogue, its
 // launcher and its instantiations (one per MainloopSchedule, EpilogueMode and built head dim).
+// Its host-only parts: the argument checks in flash_attention_validate.cpp; the tile scheduler, the buffer sizing
+// and the per-device buffers in flash_attention_workspace.cpp (shared through flash_attention_internal.hpp).
 //
 // Warp roles (384 threads, one CTA per SM, setmaxnreg 40 / 232):
 //   warpgroup 0      producer: thread 0 issues every TMA load (Q once per tile, K/V per KV tile);
@@ -27,6 +29,7 @@
 
 #include "attention/epilogue.cuh"
 #include "attention/flash_attention.hpp"
+#include "attention/flash_attention_internal.hpp"
 #include "attention/mainloop.cuh"
 #include "attention/pingpong.cuh"
 #include "attention/split_combine.cuh"
@@ -245,53 +248,12 @@ std::uint32_t dynamic_smem_bytes(int head_dim) {
   return head_dim == 64 ? SmemLayoutD<64>::kDynamicBytes : SmemLayoutD<128>::kDynamicBytes;
 }
 
-WaitTimeoutReport*& timeout_report_host() {
-  static WaitTimeoutReport* host = nullptr;
-  return host;
-}
-
 // [rows][d] bf16, box [box_rows][64 cols], 128B swizzle (matches SmemLayoutD and the wgmma descriptors):
 // 128 rows, or b_n / kv_cluster_size for K and V when a cluster's CTAs load halves of each tile.
 CUtensorMap make_tile_map(const void* base, std::uint64_t rows, int head_dim, std::uint32_t box_rows,
                           const char* name) {
   return make_tile_map_2d(base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, TileShape::kElemBytes, rows,
                           static_cast<std::uint64_t>(head_dim), box_rows, TileShape::kSwizzleCols, name);
-}
-
-// One report per process, in mapped pinned host memory (allocated by the first launch; launch once
-// outside stream capture before capturing).
-WaitTimeoutReport* timeout_report_device() {
-  static WaitTimeoutReport* device_ptr = [] {
-    void* host = nullptr;
-    XS_CUDA_CHECK(cudaHostAlloc(&host, sizeof(WaitTimeoutReport), cudaHostAllocMapped | cudaHostAllocPortable));
-    *static_cast<WaitTimeoutReport*>(host) = WaitTimeoutReport{};
-    void* dev = nullptr;
-    XS_CUDA_CHECK(cudaHostGetDevicePointer(&dev, host, 0));
-    timeout_report_host() = static_cast<WaitTimeoutReport*>(host);
-    return static_cast<WaitTimeoutReport*>(dev);
-  }();
-  return device_ptr;
-}
-
-// The dynamic scheduler's two counters, one pair per device, zeroed once here (allocated by the first dynamic
-// launch on the device: launch once outside stream capture before capturing). Every launch leaves them zero,
-// so launches on one device must not overlap in time (one stream, as every xstage caller does).
-std::uint32_t* tile_counters_device() {
-  static std::mutex mutex;
-  static std::map<int, std::uint32_t*> of_device;
-  int device = 0;
-  XS_CUDA_CHECK(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mutex);
-  std::uint32_t*& counters = of_device[device];
-  if (counters == nullptr) {
-    void* mem = nullptr;
-    XS_CUDA_CHECK(cudaMalloc(&mem, 2 * sizeof(std::uint32_t)));
-    XS_CUDA_CHECK(cudaMemset(mem, 0, 2 * sizeof(std::uint32_t)));
-    // The memset runs on the legacy stream, which a non-blocking launch stream does not wait for.
-    XS_CUDA_CHECK(cudaDeviceSynchronize());
-    counters = static_cast<std::uint32_t*>(mem);
-  }
-  return counters;
 }
 
 // cudaFuncSetAttribute once per (device, kernel): later launches (also under stream capture) skip it.
@@ -304,44 +266,6 @@ void raise_smem_limit_once(KernelFn kernel, int kernel_id, std::uint32_t dynamic
   if (!done.insert({device, kernel_id}).second) return;
   XS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(dynamic_bytes)));
-}
-
-bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
-
-// What picking the instantiation needs (select_kernel), each refusal naming its field: the head dim, the
-// epilogue mode, the schedule and the K/V cluster size. validate_flash_attention starts with it;
-// flash_attention_grid_size needs only it (its caller may ask before the buffers exist).
-void check_kernel_choice(const FlashAttentionConfig& config, const FlashAttentionArgs& a) {
-  if (!head_dim_is_built(a.head_dim))
-    throw input_error("head_dim", "head dim " + std::to_string(a.head_dim) + " is not built; use 64 or 128");
-  if (static_cast<int>(a.mode) < 0 || static_cast<int>(a.mode) >= kNumEpilogueModes)
-    throw input_error("mode", "unknown epilogue mode");
-  if (static_cast<int>(config.schedule) < 0 || static_cast<int>(config.schedule) >= kNumMainloopSchedules)
-    throw input_error("schedule", "unknown mainloop schedule " + std::to_string(static_cast<int>(config.schedule)) +
-                                      "; built: " + kMainloopScheduleNames);
-  if (!kv_cluster_size_is_built(config.kv_cluster_size))
-    throw input_error("kv_cluster_size", "K/V cluster size " + std::to_string(config.kv_cluster_size) +
-                                             " is not built; use 1 or 2");
-  if (config.tail_kv_splits < 1 || config.tail_kv_splits > kMaxTailKvSplits)
-    throw input_error("tail_kv_splits", std::to_string(config.tail_kv_splits) + "; accepted: 1 (off) to " +
-                                            std::to_string(kMaxTailKvSplits));
-  if (config.tail_kv_splits > 1 && a.seq_len > 0 && a.seq_len % TileShape::kBlockN == 0 &&
-      (a.seq_len / TileShape::kBlockN) % config.tail_kv_splits != 0) {
-    const int kv_tiles = a.seq_len / TileShape::kBlockN;
-    std::string accepted = "1";
-    for (int n = 2; n <= kMaxTailKvSplits; ++n)
-      if (kv_tiles % n == 0) accepted += ", " + std::to_string(n);
-    throw input_error("tail_kv_splits", std::to_string(config.tail_kv_splits) + " pieces do not divide the " +
-                                            std::to_string(kv_tiles) + " KV tiles of M = " + std::to_string(a.seq_len) +
-                                            " (pieces are equally long); accepted here: " + accepted);
-  }
-  if (config.tail_kv_splits > 1 && config.schedule != MainloopSchedule::kBaseline)
-    throw input_error("tail_kv_splits", "the split tail is built for the baseline schedule only, not " +
-                                            std::string(mainloop_schedule_name(config.schedule)));
-  if (config.kv_cluster_size > 1 && config.schedule != MainloopSchedule::kBaseline)
-    throw input_error("kv_cluster_size", "K/V clusters of " + std::to_string(config.kv_cluster_size) +
-                                             " are built for the baseline schedule only, not " +
-                                             mainloop_schedule_name(config.schedule));
 }
 
 // Launch attributes of a cluster launch: kv_cluster_size CTAs along x.
@@ -389,100 +313,6 @@ int max_active_clusters(KernelFn kernel, int kernel_id, int cluster_size, std::u
 
 }  // namespace
 
-void validate_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a) {
-  check_kernel_choice(config, a);
-  if (a.seq_len <= 0 || a.seq_len % TileShape::kBlockM != 0)
-    throw input_error("seq_len", "M = " + std::to_string(a.seq_len) + " must be a positive multiple of " +
-                                     std::to_string(TileShape::kBlockM));
-  if (a.num_heads <= 0 || static_cast<long long>(a.num_heads) * a.seq_len >= (1ll << 31))
-    throw input_error("num_heads", "need 0 < num_heads and num_heads * M < 2^31 (TMA row coordinate)");
-  if (config.num_ctas < 0) throw input_error("num_ctas", "must be >= 0 (0: one per SM)");
-  if (!a.q || !a.k || !a.v || !aligned16(a.q) || !aligned16(a.k) || !aligned16(a.v))
-    throw input_error("q/k/v", "Q, K, V must be non-null and 16-byte aligned");
-  const std::uint64_t tensor_bytes = static_cast<std::uint64_t>(a.num_heads) * a.seq_len * a.head_dim * 2;
-  if (a.mode == EpilogueMode::kLocal) {
-    if (!a.out || !aligned16(a.out)) throw input_error("out", "FA-only mode needs a 16-byte aligned output");
-    if (a.out_bytes < tensor_bytes)
-      throw input_error("out", "output holds " + std::to_string(a.out_bytes) + " bytes, the launch writes " +
-                                   std::to_string(tensor_bytes));
-  } else {
-    if (a.num_ranks < 1 || a.num_ranks > kMaxRanks)
-      throw input_error("num_ranks", "P = " + std::to_string(a.num_ranks) + " must be in [1, " +
-                                         std::to_string(kMaxRanks) + "]");
-    if (a.seq_len % a.num_ranks != 0)
-      throw input_error("num_ranks", "P = " + std::to_string(a.num_ranks) + " does not divide M = " +
-                                         std::to_string(a.seq_len));
-    const UlyssesLayout u = a.ulysses();
-    if (a.dst_head_offset < 0 || u.dst_head_offset + u.num_heads > u.dst_num_heads)
-      throw input_error("dst_head_offset", "this sender's heads [" + std::to_string(a.dst_head_offset) + ", " +
-                                               std::to_string(a.dst_head_offset + a.num_heads) +
-                                               ") do not fit a destination row of " +
-                                               std::to_string(u.dst_num_heads) + " heads");
-    for (int r = 0; r < a.num_ranks; ++r) {
-      if (!a.dst[r] || !aligned16(a.dst[r]))
-        throw input_error("dst", "dst[" + std::to_string(r) + "] must be non-null and 16-byte aligned");
-      if (a.dst_bytes[r] < u.dst_bytes_per_rank())
-        throw input_error("dst", "dst[" + std::to_string(r) + "] holds " + std::to_string(a.dst_bytes[r]) +
-                                     " bytes, rank " + std::to_string(r) + " receives [" +
-                                     std::to_string(u.tokens_per_rank()) + " tokens][" +
-                                     std::to_string(u.dst_num_heads) + " heads][" + std::to_string(a.head_dim) +
-                                     "] bf16 = " +
-                                     std::to_string(u.dst_bytes_per_rank()));
-    }
-  }
-  if (a.records != nullptr && reinterpret_cast<std::uintptr_t>(a.records) % alignof(TileRecord) != 0)
-    throw input_error("records", "instrumentation buffer must be " + std::to_string(alignof(TileRecord)) +
-                                     "-byte aligned");
-  // (With a split tail the launch needs more: flash_attention_records_bytes, checked at launch.)
-  if (a.records != nullptr && a.records_bytes < std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord))
-    throw input_error("records", "instrumentation buffer needs 2 records per tile = " +
-                                     std::to_string(std::uint64_t{a.num_tiles()} * 2 * sizeof(TileRecord)) + " bytes");
-  if (config.tail_split_units < 0)
-    throw input_error("tail_split_units", std::to_string(config.tail_split_units) +
-                                              "; accepted: 0 (one per cluster of the grid) or a positive count");
-  if (static_cast<int>(config.tile_scheduler) < 0 || static_cast<int>(config.tile_scheduler) >= kNumTileSchedulerKinds)
-    throw input_error("tile_scheduler", "unknown tile scheduler; built: " + std::string(kTileSchedulerNames));
-  if (static_cast<int>(config.store_cache) < 0 || static_cast<int>(config.store_cache) >= kNumStoreCachePolicies)
-    throw input_error("store_cache", "unknown store cache policy; built: " + std::string(kStoreCachePolicyNames));
-  if (config.heads_per_band < 0 || (config.heads_per_band > 0 && a.num_heads % config.heads_per_band != 0))
-    throw input_error("heads_per_band", std::to_string(config.heads_per_band) + " does not divide the " +
-                                            std::to_string(a.num_heads) + " heads; accepted: 0 (auto) or a divisor");
-  if (config.kv_cluster_size > 1) {
-    const int cs = config.kv_cluster_size;
-    if (a.seq_len % (cs * TileShape::kBlockM) != 0)
-      throw input_error("seq_len", "M = " + std::to_string(a.seq_len) + " must be a multiple of " +
-                                       std::to_string(cs * TileShape::kBlockM) + " with K/V clusters of " +
-                                       std::to_string(cs) + " (the cluster's CTAs share a head)");
-    if (config.num_ctas % cs != 0)
-      throw input_error("num_ctas", std::to_string(config.num_ctas) + " CTAs is not a multiple of the K/V cluster size " +
-                                        std::to_string(cs));
-  }
-}
-
-std::string flash_attention_timeout_message() {
-  volatile WaitTimeoutReport* r = timeout_report_host();
-  if (r == nullptr || r->valid == 0) return "";
-  static const char* const kNames[] = {"q_full", "q_empty", "k_full",    "k_empty",
-                                       "v_full", "v_empty", "unit_full", "unit_empty"};
-  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<std::size_t>(WaitFlag::kCount),
-                "a name per WaitFlag");
-  const std::uint32_t flag = r->flag;
-  const std::string msg = std::string("timeout waiting on mbarrier '") +
-                          (flag < static_cast<std::uint32_t>(WaitFlag::kCount) ? kNames[flag] : "?") + "' (block " +
-                          std::to_string(r->block) + ", thread " + std::to_string(r->thread) + ", tile " +
-                          std::to_string(r->tile) + ", parity " + std::to_string(r->parity) + ")";
-  r->valid = 0;
-  return msg;
-}
-
-int flash_attention_heads_per_band(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
-  if (config.heads_per_band > 0) return config.heads_per_band;
-  int device = 0, l2_bytes = 0;
-  XS_CUDA_CHECK(cudaGetDevice(&device));
-  XS_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-  return auto_heads_per_band(args.num_heads, args.seq_len, args.head_dim, l2_bytes);
-}
-
 int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
   int ctas = config.num_ctas;
   if (ctas == 0) {
@@ -502,80 +332,6 @@ int flash_attention_grid_size(const FlashAttentionConfig& config, const FlashAtt
     ctas -= ctas % cs;
   }
   return ctas;
-}
-
-namespace {
-
-// The launch's tile scheduler (validated config and args, the grid of flash_attention_grid_size).
-TileScheduler scheduler_of(const FlashAttentionConfig& config, const FlashAttentionArgs& a, int grid) {
-  TileScheduler s;
-  s.num_heads = static_cast<std::uint32_t>(a.num_heads);
-  s.num_m_blocks = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockM);
-  s.num_ctas = static_cast<std::uint32_t>(grid);
-  s.cluster_size = static_cast<std::uint32_t>(config.kv_cluster_size);
-  s.heads_per_band = static_cast<std::uint32_t>(flash_attention_heads_per_band(config, a));
-  s.dynamic = config.tile_scheduler == TileSchedulerKind::kDynamic;
-  s.num_kv_tiles = static_cast<std::uint32_t>(a.seq_len / TileShape::kBlockN);
-  const TailSplit t = resolve_tail_split(config.tail_kv_splits, config.tail_split_units,
-                                         static_cast<int>(s.num_tile_units()), static_cast<int>(s.num_clusters()),
-                                         static_cast<int>(s.num_kv_tiles));
-  s.kv_splits = static_cast<std::uint32_t>(t.kv_splits);
-  s.split_units = static_cast<std::uint32_t>(t.split_units);
-  return s;
-}
-
-// The split tail's partials and arrival counters, one grow-only pair per device (counters zeroed when
-// allocated; every launch leaves them zero). Launches on one device must not overlap in time (one stream, as
-// for the dynamic scheduler's counters). Growing takes the larger of the held and the needed sizes and never
-// frees the old buffers (a captured graph may still point at them: they stay allocated, a bounded leak), and
-// needs cudaMalloc: while the stream is being captured that is refused (launch the largest split shape once
-// before capturing).
-struct SplitWorkspace {
-  float* partials = nullptr;
-  std::uint32_t* counters = nullptr;
-};
-inline constexpr std::uint64_t kMaxSplitWorkspaceBytes = 4ull << 30;
-SplitWorkspace split_workspace_device(std::uint64_t partial_floats, std::uint64_t num_counters, cudaStream_t stream) {
-  struct Held {
-    SplitWorkspace ws;
-    std::uint64_t floats = 0, counters = 0;
-  };
-  static std::mutex mutex;
-  static std::map<int, Held> of_device;
-  int device = 0;
-  XS_CUDA_CHECK(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mutex);
-  Held& h = of_device[device];
-  if (h.floats >= partial_floats && h.counters >= num_counters) return h.ws;
-  const std::uint64_t floats = std::max(h.floats, partial_floats), counters = std::max(h.counters, num_counters);
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  XS_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone)
-    throw input_error("tail_kv_splits", "the split tail's workspace must grow to " +
-                                            std::to_string(floats * 4 + counters * 4) +
-                                            " bytes while the stream is being captured; launch this shape once "
-                                            "before capturing");
-  void* partials = nullptr;
-  void* counter_mem = nullptr;
-  XS_CUDA_CHECK(cudaMalloc(&partials, floats * sizeof(float)));
-  XS_CUDA_CHECK(cudaMalloc(&counter_mem, counters * sizeof(std::uint32_t)));
-  XS_CUDA_CHECK(cudaMemset(counter_mem, 0, counters * sizeof(std::uint32_t)));
-  XS_CUDA_CHECK(cudaDeviceSynchronize());  // the memset ran on the legacy stream
-  h.ws = SplitWorkspace{static_cast<float*>(partials), static_cast<std::uint32_t*>(counter_mem)};
-  h.floats = floats;
-  h.counters = counters;
-  return h.ws;
-}
-
-}  // namespace
-
-std::uint64_t flash_attention_records_bytes(const FlashAttentionConfig& config, const FlashAttentionArgs& args) {
-  FlashAttentionArgs a = args;  // asked before the records exist: their own size is not checked here
-  a.records = nullptr;
-  a.records_bytes = 0;
-  validate_flash_attention(config, a);
-  const TileScheduler s = scheduler_of(config, args, flash_attention_grid_size(config, args));
-  return std::uint64_t{s.num_record_slots()} * 2 * sizeof(TileRecord);
 }
 
 void launch_flash_attention(const FlashAttentionConfig& config, const FlashAttentionArgs& a, cudaStream_t stream) {
