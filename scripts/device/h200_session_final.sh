@@ -7,6 +7,8 @@
 #   PAIRED=1 (first session of 2026-12-03's last call): then FA-only against cuDNN in one process at 8K-32K, graphs
 #   and eager launches (scripts/fa_vs_cudnn.py --eager: is the graph-timed FA-only slower than its own
 #   stream-launched spans, and cuDNN not?), results/fa-vs-cudnn-eager.json.
+#   MEMCHECK_FILTER (sixth session of 2026-12-02, after the host parts of flash_attention_kernel.cu moved to .cpp
+#   files): the gtest filter memcheck runs (default the cluster test).
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
@@ -21,7 +23,7 @@ cp out/calibration-gpu-host.json "$RES/calibrate-sh.json" 2>/dev/null || ls out 
 build_targets xs_gpu_attention_tests $([[ ${PAIRED:-0} == 1 ]] && echo xstage_fa) || exit 1
 run_step fa_tests 150 build/bin/xs_gpu_attention_tests
 run_step memcheck 60 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_attention_tests \
-  --gtest_filter='FlashAttentionKvCluster.*'
+  --gtest_filter="${MEMCHECK_FILTER:-FlashAttentionKvCluster.*}"
 [[ ${PAIRED:-0} == 1 ]] && run_step paired_eager 200 "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so \
   --out "$RES/fa-vs-cudnn-eager.json" --M 8192,16384,32768 --blocks 4 --eager
 clocks "after"
