@@ -64,6 +64,21 @@ def main():
             y, err = series("E_res_s", "E_res_paired_s")
             ax.errorbar(m, y, yerr=err, fmt="o-", color=fused_color, ecolor=fused_color, capsize=2,
                         label="X-Stage-fused, measured E_res (p10-p90)")
+        # The clock-normalized sender-side E_res (each launch in its own SM cycles: what the local bar judges) and
+        # where it went: the Q-loop growth on the critical path (measured.sender_side.critical_path, files from
+        # the sixth session of 2026-12-02 on), where the file has them.
+        ss = [p["measured"].get("sender_side") or {} for p in tp]
+        cn = [x.get("clock_normalized", {}).get("E_res_paired_s") for x in ss]
+        if all(cn):
+            y = [100 * c["median"] / t for c, t in zip(cn, tfa)]
+            err = [[max(v - 100 * c["p10"] / t, 0.0) for c, t, v in zip(cn, tfa, y)],
+                   [max(100 * c["p90"] / t - v, 0.0) for c, t, v in zip(cn, tfa, y)]]
+            ax.errorbar(m, y, yerr=err, fmt="d-", color="tab:purple", ecolor="tab:purple", capsize=2, ms=4,
+                        label="X-Stage-fused, E_res sender side, clock-normalized (p10-p90)")
+        cp = [(x.get("critical_path") or {}).get("qloop_paired_s") for x in ss]
+        if all(cp):
+            ax.plot(m, [100 * c["median"] / t for c, t in zip(cp, tfa)], "x--", color="tab:green",
+                    label="measured: Q-loop growth on the critical path (compute under store load)")
         y, err = series("E_cc_meas_s", "E_cc_paired_s")
         ax.errorbar(m, y, yerr=err, fmt="s-", color=cc_color, ecolor=cc_color, capsize=2,
                     label="completion-coupled, measured T_cc - T_FA (p10-p90)")
@@ -86,6 +101,7 @@ def main():
             ax.axvline(mub, color="gray", lw=0.8)
             ax.text(mub, ax.get_ylim()[1] * 0.9, f" M_ub*={mub:.0f}", fontsize=7)
         ax.axhspan(-2, 2, color="gray", alpha=0.12, label="+-2% of T_FA")
+        ax.axhspan(-0.5, 0.5, color="gray", alpha=0.25, label="+-0.5% of T_FA")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("sequence length M (tokens)")
         ax.set_ylabel("residual / T_FA (%)")
