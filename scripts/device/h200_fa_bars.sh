@@ -5,7 +5,7 @@
 # critical path of each launch in the file); (3) fa_a2a --target local 8K-64K (|E_res| <= 0.5% of T_FA).
 # Returns: results.tar.gz, logs.tar.gz, clocks.txt.
 # Usage there: DEADLINE_S=560 bash scripts/device/h200_fa_bars.sh  (device tool: timeout_s 600, carry .xs-git-sha)
-# Switches: M_LIST, BLOCKS (fa_vs_cudnn's sustained blocks), PAIRED_S (its limit), LOCAL_REPS.
+# Switches: M_LIST, BLOCKS (fa_vs_cudnn's sustained blocks), PAIRED_S (its limit), LOCAL_REPS, HOST_KV2.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
@@ -28,5 +28,10 @@ run_step calibrate 45 build/bin/xstage-calibrate --backend gpu --target host --c
 clocks "after host"
 run_step local 90 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target local --reps "${LOCAL_REPS:-10}" \
   --out "$RES/fa-a2a-local.json" --no-progress
+# HOST_KV2=1 (second call): fa_a2a host with K/V clusters of 2 as well, the same calibration (their critical paths:
+# why clusters hide worse on host).
+[[ ${HOST_KV2:-0} == 1 && -f "$RES/calibration-host-small-k.json" ]] &&
+  run_step host_kv2 100 build/bin/xstage-bench fa_a2a --M "$M_LIST" --heads 8 --target host --fa-kv-cluster 2 \
+    --model "$RES/calibration-host-small-k.json" --out "$RES/fa-a2a-host-kv2.json" --no-progress
 clocks "after"
 stamp done
