@@ -172,6 +172,21 @@ Explanation explain(bool aligned_case, const VerdictCheck& check, const Residual
           applied.num_producers, us(r.store_phase_spread_median_s), mib(applied.phase_aware.wave.peak_bytes),
           mib(applied.aligned.wave.peak_bytes)));
       ex.because(true, "measured_alignment");
+    } else if (aligned_case && applied.phase_aware.verdict == "undecided" && applied.phase_aware.wave.alignment_measured &&
+               applied.phase_aware.wave.cluster_producers < applied.num_producers && critical_path_measured(r)) {
+      // The CTAs that store together have an undecided capacity bound; whether their bursts stalled is measured:
+      // a stall holds the issuing warpgroup in its epilogue, on the critical path too.
+      const double epilogue_s = r.critical_epilogue_paired.median_s;
+      const bool no_stall = epilogue_s <= applied.e_issue_phase_aware_s + (band.p90_s - band.p10_s);
+      parts.push_back(fmt::format(
+          "the CTAs do not align: at most {} of K = {} store at once, store starts spread {} per wave; their "
+          "capacity bound is undecided by the calibration, but on the critical path the epilogues grew by {} (stores "
+          "issued, any X-Stage stall included) against their E_issue {} plus the band's width {}: {}",
+          applied.phase_aware.wave.cluster_producers, applied.num_producers, us(r.store_phase_spread_median_s),
+          us(epilogue_s), us(applied.e_issue_phase_aware_s), us(band.p90_s - band.p10_s),
+          no_stall ? "the stores did not stall their issuer" : "a stall the aligned case does not size"));
+      ex.because(no_stall, "measured_alignment");
+      if (no_stall) ex.by.push_back("critical_path_epilogue");
     }
     if (!applied.design.rate_bound_ok && under_load && under_load->design.rate_bound_ok) {
       parts.push_back(fmt::format("with the fused launch's sigma the Q-loop gap {} reaches G* = {}: the rate "

@@ -152,6 +152,47 @@ TEST(FaCriticalPath, AnUndecidedCapacityBoundLeavesTheMeasuredEpilogueGrowthAsTh
   EXPECT_FALSE(aligned["explained"].get<bool>()) << aligned["explanation"];
 }
 
+TEST(FaCriticalPath, AReshapeNotMeasuredIsExplainedWhereTheUnalignedBurstsDidNotStallTheirIssuer) {
+  // Q(132) = 2 MiB: the aligned 4.1 MiB wave is backpressured (reshape); 26 CTAs store at once and their Q(26)
+  // bracket contradicts itself (undecided). Measured at 32K: E_res 5 us (-20..30 us): not exposed.
+  const auto platform = model::PlatformModel::from_json(nlohmann::json::parse(R"({"R_Bps": 52e9,
+      "tiss0": [{"K": 26, "V_bytes": 851968, "s": 5e-7}, {"K": 132, "V_bytes": 4325376, "s": 2.9e-5}],
+      "Q": [{"K": 26, "bytes": null, "bound": "not_identified"}, {"K": 132, "bytes": 2097152, "bound": "fit"}],
+      "fit": {"Q": [{"K": 22, "floor_lower_bound_bytes": 1242423},
+                    {"K": 26, "drain_start_V_bytes": 1260000}]}})"));
+  FaA2aPointSpec spec = host_spec();
+  spec.seq_len = 32768;
+  FaA2aPointResult r = host_8k();
+  r.num_tiles = 2048;
+  r.sigma_s_per_kv_tile = 1.52e-6;
+  r.sigma_fa_s_per_kv_tile = 1.52e-6;
+  r.qloop_fused = band(389e-6, 0.98 * 389e-6, 1.02 * 389e-6);
+  r.t_fa.median_s = 7000e-6;
+  r.t_fused.median_s = 7005e-6;
+  r.t_serial.median_s = 8300e-6;
+  r.e_res_paired = band(5e-6, -20e-6, 30e-6);
+  // The critical path's epilogues grew by 5 us in all (E_issue of the 26: 16 x 0.5 us = 8 us, band 50 us).
+  r.critical_qloop_paired = band(2e-6, -10e-6, 12e-6);
+  r.critical_epilogue_paired = band(5e-6, 3e-6, 7e-6);
+  r.critical_other_paired = band(-2e-6, -5e-6, 1e-6);
+  auto p = fa_point_json(spec, r, platform, "host")["prediction"];
+  ASSERT_EQ(p["verdict"], "reshape");
+  ASSERT_EQ(p["verdict_phase_aware"], "undecided");
+  auto aligned = p["aligned"]["check"];
+  EXPECT_EQ(aligned["result"], "disagrees");
+  EXPECT_EQ(aligned["explained_by"], nlohmann::json::array({"measured_alignment", "critical_path_epilogue"}))
+      << aligned["explanation"];
+  EXPECT_TRUE(has(aligned["explanation"], "the stores did not stall their issuer")) << aligned["explanation"];
+  // Epilogues that grew by 80 us: stalls that the undecided bound leaves unsized: not explained.
+  r.critical_epilogue_paired = band(80e-6, 70e-6, 90e-6);
+  aligned = fa_point_json(spec, r, platform, "host")["prediction"]["aligned"]["check"];
+  EXPECT_FALSE(aligned["explained"].get<bool>()) << aligned["explanation"];
+  // No critical path in the file (every one before): nothing said, as before.
+  r.critical_qloop_paired = r.critical_epilogue_paired = r.critical_other_paired = TimeStats{};
+  aligned = fa_point_json(spec, r, platform, "host")["prediction"]["aligned"]["check"];
+  EXPECT_FALSE(aligned["explained"].get<bool>()) << aligned["explanation"];
+}
+
 TEST(FaCriticalPath, RoundDifferencesAreMeansOverEachRoundsLaunches) {
   // 2 rounds of 2 launches at 2 GHz: FA-only parts {1000, 100, 10} cycles each; fused {1400, 120, 12} and
   // {1600, 140, 14} in round 0, {1200, 100, 10} twice in round 1.
