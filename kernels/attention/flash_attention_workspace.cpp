@@ -12,31 +12,18 @@
 
 #include "attention/flash_attention_internal.hpp"
 #include "common/error.hpp"
+#include "common/mapped_report.hpp"
 #include "runtime/check.hpp"
 
 namespace xs::kernels::attention {
 
 namespace {
 
-WaitTimeoutReport*& timeout_report_host() {
-  static WaitTimeoutReport* host = nullptr;
-  return host;
-}
+WaitTimeoutReport*& timeout_report_host() { return mapped_report_host<WaitTimeoutReport>(); }
 
 }  // namespace
 
-WaitTimeoutReport* timeout_report_device() {
-  static WaitTimeoutReport* device_ptr = [] {
-    void* host = nullptr;
-    XS_CUDA_CHECK(cudaHostAlloc(&host, sizeof(WaitTimeoutReport), cudaHostAllocMapped | cudaHostAllocPortable));
-    *static_cast<WaitTimeoutReport*>(host) = WaitTimeoutReport{};
-    void* dev = nullptr;
-    XS_CUDA_CHECK(cudaHostGetDevicePointer(&dev, host, 0));
-    timeout_report_host() = static_cast<WaitTimeoutReport*>(host);
-    return static_cast<WaitTimeoutReport*>(dev);
-  }();
-  return device_ptr;
-}
+WaitTimeoutReport* timeout_report_device() { return mapped_report_device<WaitTimeoutReport>(); }
 
 std::string flash_attention_timeout_message() {
   volatile WaitTimeoutReport* r = timeout_report_host();

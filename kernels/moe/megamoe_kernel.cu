@@ -23,6 +23,7 @@
 #include <cudaTypedefs.h>
 
 #include "common/error.hpp"
+#include "common/mapped_report.hpp"
 #include "moe/epilogue.cuh"
 #include "moe/megamoe.hpp"
 #include "runtime/check.hpp"
@@ -185,22 +186,8 @@ LaunchShape launch_shape(int block_n) {
                         : LaunchShape{TileShape<128>::kNumThreads, SmemLayout<128>::kDynamicBytes};
 }
 
-WaitTimeoutReport*& timeout_report_host() {
-  static WaitTimeoutReport* host = nullptr;
-  return host;
-}
-WaitTimeoutReport* timeout_report_device() {
-  static WaitTimeoutReport* device_ptr = [] {
-    void* host = nullptr;
-    XS_CUDA_CHECK(cudaHostAlloc(&host, sizeof(WaitTimeoutReport), cudaHostAllocMapped | cudaHostAllocPortable));
-    *static_cast<WaitTimeoutReport*>(host) = WaitTimeoutReport{};
-    void* dev = nullptr;
-    XS_CUDA_CHECK(cudaHostGetDevicePointer(&dev, host, 0));
-    timeout_report_host() = static_cast<WaitTimeoutReport*>(host);
-    return static_cast<WaitTimeoutReport*>(dev);
-  }();
-  return device_ptr;
-}
+WaitTimeoutReport*& timeout_report_host() { return mapped_report_host<WaitTimeoutReport>(); }
+WaitTimeoutReport* timeout_report_device() { return mapped_report_device<WaitTimeoutReport>(); }
 
 // cudaFuncSetAttribute and the co-residency check once per (device, kernel): later launches (also under
 // stream capture) skip both.
