@@ -30,13 +30,14 @@ class FaContender(NamedTuple):
     store_barrier: bool = False  # the barrier after the stores that instrumented launches take, no records
     tail_kv_splits: int = 1      # 1: no split tail
     tail_split_units: int = 0    # 0: one per cluster of the grid
+    num_ctas: int = 0            # the persistent grid: 0 one CTA per SM, else that many (a multiple of kv_cluster)
 
 
 def desc_fields(c, q, k, v, out, out_bytes, seq_len, num_heads, head_dim, num_ranks):
     """The XsFaDesc fields of contender c on these tensors (device addresses), records off (set after sizing)."""
     return dict(version=C_API_VERSION, q=q, k=k, v=v, out=out, out_bytes=out_bytes, seq_len=seq_len,
                 num_heads=num_heads, head_dim=head_dim, out_layout=c.layout, num_ranks=num_ranks,
-                kv_cluster_size=c.kv_cluster, tile_scheduler=1, num_ctas=0, heads_per_band=c.heads_per_band,
+                kv_cluster_size=c.kv_cluster, tile_scheduler=1, num_ctas=c.num_ctas, heads_per_band=c.heads_per_band,
                 records=None, records_bytes=0, store_barrier=int(c.store_barrier), tail_kv_splits=c.tail_kv_splits,
                 tail_split_units=c.tail_split_units)
 
@@ -54,7 +55,8 @@ def parse_int_list(text, what):
 # The options that list K/V cluster sizes of a kind of contender ('' for none, except --kv-clusters).
 KV_OPTIONS = (("kv_clusters", "--kv-clusters"), ("heads_major_kv", "--heads-major-kv"),
               ("auto_band_kv", "--auto-band-kv"), ("records_kv", "--records-kv"),
-              ("store_barrier_kv", "--store-barrier-kv"), ("tail_splits_kv", "--tail-splits-kv"))
+              ("store_barrier_kv", "--store-barrier-kv"), ("tail_splits_kv", "--tail-splits-kv"),
+              ("grid_kv", "--grid-kv"))
 
 
 def parse_contender_options(args):
@@ -71,6 +73,10 @@ def parse_contender_options(args):
         raise ValueError(f"--tail-splits: '{args.tail_splits}' is not a comma-separated list of integers")
     if not args.tail_splits or any(not 1 <= s <= MAX_TAIL_KV_SPLITS for s in args.tail_splits):
         raise ValueError(f"--tail-splits: split counts 1 (off) to {MAX_TAIL_KV_SPLITS}, got {args.tail_splits}")
+    if args.grid <= 0 and args.grid_kv:
+        raise ValueError(f"--grid: the persistent grid of the fa_u_kvN_gG contenders, a positive CTA count, got {args.grid}")
+    if args.grid > 0 and any(args.grid % kv for kv in args.grid_kv):
+        raise ValueError(f"--grid: {args.grid} CTAs is not a multiple of every --grid-kv cluster size {args.grid_kv}")
     if args.tail_split_units < 0:
         raise ValueError(f"--tail-split-units: 0 (one per cluster of the grid) or more, got {args.tail_split_units}")
 
@@ -78,7 +84,7 @@ def parse_contender_options(args):
 def fa_contenders(args):
     """The FA contenders of parsed options, in a fixed order, each name once:
     fa_u_kvN, fa_u_kvN_auto, fa_hm_kvN, fa_u_kvN_rec, fa_u_kvN_sb, fa_u_kvN_tsS (fa_u_kvN_tsS_unitsU with
-    --tail-split-units U > 0)."""
+    --tail-split-units U > 0), fa_u_kvN_gG (--grid G)."""
     out = [FaContender(f"fa_u_kv{kv}", OUT_ULYSSES, kv) for kv in args.kv_clusters]
     out += [FaContender(f"fa_u_kv{kv}_auto", OUT_ULYSSES, kv, heads_per_band=0) for kv in args.auto_band_kv]
     out += [FaContender(f"fa_hm_kv{kv}", OUT_HEADS_MAJOR, kv) for kv in args.heads_major_kv]
@@ -88,5 +94,6 @@ def fa_contenders(args):
     out += [FaContender(f"fa_u_kv{kv}_ts{s}{units}", OUT_ULYSSES, kv, tail_kv_splits=s,
                         tail_split_units=args.tail_split_units)
             for kv in args.tail_splits_kv for s in args.tail_splits]
+    out += [FaContender(f"fa_u_kv{kv}_g{args.grid}", OUT_ULYSSES, kv, num_ctas=args.grid) for kv in args.grid_kv]
     seen = set()
     return [c for c in out if not (c.name in seen or seen.add(c.name))]

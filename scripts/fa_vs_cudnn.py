@@ -21,6 +21,8 @@ It loads libxstage_fa.so (the C ABI of src/attention/fa_c_api.h) with ctypes and
   fa_u_kvN_tsS  as fa_u_kvN with the split tail (FlashAttentionConfig::tail_kv_splits S): the last round's tile
                units run in S pieces over disjoint KV ranges (kernels/attention/scheduler.cuh); one per
                --tail-splits S; with --tail-split-units U > 0 that many units split: fa_u_kvN_tsS_unitsU
+  fa_u_kvN_gG   as fa_u_kvN on a persistent grid of --grid G CTAs instead of one per SM (e.g. 128 of 132: the
+               same tiles per busiest CTA at 8K-64K, 4 SMs idle under the power cap)
 Each is a CUDA graph of --launches back-to-back launches (cuDNN's captured with torch.cuda.graph); with --eager
 each also as the same launches enqueued one by one (NAME_eager, judged against cudnn_eager).
 
@@ -47,7 +49,7 @@ Exit codes: 0 done, 2 bad usage, 3 a CUDA/cuDNN failure, 4 verification failed, 
 Usage: python3 scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so --out OUT.json
        [--M 8192,16384,32768,49152,65536] [--heads 8] [--head-dim 128] [--ranks 8] [--kv-clusters 1,2]
        [--heads-major-kv 2] [--auto-band-kv 1,2] [--records-kv 1,2] [--store-barrier-kv 1,2]
-       [--tail-splits-kv 1,2] [--tail-splits 2,4] [--tail-split-units 0] [--eager] [--blocks 6] [--block-s 0.3]
+       [--tail-splits-kv 1,2] [--tail-splits 2,4] [--tail-split-units 0] [--grid-kv 2 --grid 128] [--eager] [--blocks 6] [--block-s 0.3]
        [--block-warm-s 0.2] [--launches 5]
 """
 import argparse
@@ -378,6 +380,9 @@ def arg_parser():
                                                        "tail, one contender per --tail-splits S ('' for none)")
     ap.add_argument("--tail-splits", default="2", help="KV pieces of the split tail's units (1 off .. 8), one "
                                                      "fa_u_kvN_tsS per value and --tail-splits-kv N")
+    ap.add_argument("--grid-kv", default="", help="K/V cluster sizes of fa_u_kvN_gG contenders: FA-only on a grid "
+                    "of --grid CTAs ('' for none)")
+    ap.add_argument("--grid", type=int, default=0, help="the persistent grid (CTAs) of the fa_u_kvN_gG contenders")
     ap.add_argument("--tail-split-units", type=int, default=0,
                     help="tile units the split tail splits: 0 one per cluster of the grid (the last round), else that "
                          "many (names end _unitsU)")

@@ -5,7 +5,8 @@
 # critical path of each launch in the file); (3) fa_a2a --target local 8K-64K (|E_res| <= 0.5% of T_FA).
 # Returns: results.tar.gz, logs.tar.gz, clocks.txt.
 # Usage there: DEADLINE_S=560 bash scripts/device/h200_fa_bars.sh  (device tool: timeout_s 600, carry .xs-git-sha)
-# Switches: M_LIST, BLOCKS (fa_vs_cudnn's sustained blocks), PAIRED_S (its limit), LOCAL_REPS, HOST_KV2.
+# Switches: M_LIST, BLOCKS (fa_vs_cudnn's sustained blocks), PAIRED_S (its limit), LOCAL_REPS, HOST_KV2;
+# GRID_KV (third call): FA-only contenders on a grid of GRID (default 128) CTAs for those K/V cluster sizes.
 set -uo pipefail
 OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
@@ -18,7 +19,8 @@ start_call
 build_targets xstage-bench xstage-calibrate xstage_fa || exit 1
 clocks "before paired"
 run_step paired_d128 "${PAIRED_S:-210}" "$PY" scripts/fa_vs_cudnn.py --lib build/lib/libxstage_fa.so \
-  --out "$RES/fa-vs-cudnn-d128.json" --M "$M_LIST" --blocks "${BLOCKS:-3}" --kv-clusters 1,2 --heads-major-kv ''
+  --out "$RES/fa-vs-cudnn-d128.json" --M "$M_LIST" --blocks "${BLOCKS:-3}" --kv-clusters 1,2 --heads-major-kv '' \
+  ${GRID_KV:+--grid-kv "$GRID_KV" --grid "${GRID:-128}"}
 clocks "after paired"
 run_step calibrate 45 build/bin/xstage-calibrate --backend gpu --target host --config configs/calibrate/host-small-k.json \
   --out "$RES/calibration-host-small-k.json" --no-progress

@@ -122,6 +122,15 @@ class Contenders(unittest.TestCase):
         self.assertEqual([c.name for c in cs], ["fa_u_kv1", "fa_u_kv2_ts2_units16"])
         self.assertEqual((cs[1].tail_kv_splits, cs[1].tail_split_units), (2, 16))
 
+    def test_grid_kv_adds_fa_only_contenders_on_a_smaller_grid(self):
+        cs = self.contenders(["--kv-clusters", "2", "--heads-major-kv", "", "--grid-kv", "1,2", "--grid", "128"])
+        self.assertEqual([c.name for c in cs], ["fa_u_kv2", "fa_u_kv1_g128", "fa_u_kv2_g128"])
+        g = {c.name: c for c in cs}["fa_u_kv2_g128"]
+        self.assertEqual((g.num_ctas, g.kv_cluster, g.layout, g.tail_kv_splits), (128, 2, fvc.OUT_ULYSSES, 1))
+        d = fvc.XsFaDesc(**fc.desc_fields(g, 16, 32, 48, 64, 1 << 20, 8192, 8, 128, 8))
+        self.assertEqual(d.num_ctas, 128)
+        self.assertEqual(fc.desc_fields(cs[0], 16, 32, 48, 64, 1 << 20, 8192, 8, 128, 8)["num_ctas"], 0)
+
     def test_the_other_kinds_keep_their_names_and_fields(self):
         cs = {c.name: c for c in self.contenders(["--auto-band-kv", "1", "--records-kv", "2",
                                                   "--store-barrier-kv", "1"])}
@@ -157,6 +166,9 @@ class Usage(unittest.TestCase):
                     (["--lib", lib, "--out", out, "--tail-splits", "two"], "--tail-splits"),
                     (["--lib", lib, "--out", out, "--tail-splits", ""], "--tail-splits"),
                     (["--lib", lib, "--out", out, "--tail-split-units", "-1"], "--tail-split-units"),
+                    (["--lib", lib, "--out", out, "--grid-kv", "2"], "--grid"),
+                    (["--lib", lib, "--out", out, "--grid-kv", "2", "--grid", "127"], "--grid"),
+                    (["--lib", lib, "--out", out, "--grid-kv", "3", "--grid", "128"], "--grid-kv"),
                     (["--lib", lib, "--out", out, "--blocks", "0"], "--blocks"),
                     (["--lib", lib, "--out", out, "--ranks", "0"], "--ranks"),
                     (["--lib", lib, "--out", out, "--M", "8192", "--ranks", "3"], "--ranks"),
