@@ -73,6 +73,8 @@ def parse_contender_options(args):
         raise ValueError(f"--tail-splits: '{args.tail_splits}' is not a comma-separated list of integers")
     if not args.tail_splits or any(not 1 <= s <= MAX_TAIL_KV_SPLITS for s in args.tail_splits):
         raise ValueError(f"--tail-splits: split counts 1 (off) to {MAX_TAIL_KV_SPLITS}, got {args.tail_splits}")
+    if args.grid != 0 and not args.grid_kv:
+        raise ValueError(f"--grid {args.grid}: give --grid-kv too (the K/V cluster sizes of the fa_u_kvN_gG contenders)")
     if args.grid <= 0 and args.grid_kv:
         raise ValueError(f"--grid: the persistent grid of the fa_u_kvN_gG contenders, a positive CTA count, got {args.grid}")
     if args.grid > 0 and any(args.grid % kv for kv in args.grid_kv):

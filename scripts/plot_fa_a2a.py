@@ -69,10 +69,11 @@ def main():
         # the sixth session of 2026-12-02 on), where the file has them.
         ss = [p["measured"].get("sender_side") or {} for p in tp]
         cn = [x.get("clock_normalized", {}).get("E_res_paired_s") for x in ss]
-        if all(cn):
-            y = [100 * c["median"] / t for c, t in zip(cn, tfa)]
-            err = [[max(v - 100 * c["p10"] / t, 0.0) for c, t, v in zip(cn, tfa, y)],
-                   [max(100 * c["p90"] / t - v, 0.0) for c, t, v in zip(cn, tfa, y)]]
+        cn_tfa = [(x.get("clock_normalized", {}).get("T_FA_s") or {}).get("median") for x in ss]
+        if all(cn) and all(cn_tfa):  # in % of the clock-normalized T_FA, as the README quotes it
+            y = [100 * c["median"] / t for c, t in zip(cn, cn_tfa)]
+            err = [[max(v - 100 * c["p10"] / t, 0.0) for c, t, v in zip(cn, cn_tfa, y)],
+                   [max(100 * c["p90"] / t - v, 0.0) for c, t, v in zip(cn, cn_tfa, y)]]
             ax.errorbar(m, y, yerr=err, fmt="d-", color="tab:purple", ecolor="tab:purple", capsize=2, ms=4,
                         label="X-Stage-fused, E_res sender side, clock-normalized (p10-p90)")
         cp = [(x.get("critical_path") or {}).get("qloop_paired_s") for x in ss]

@@ -124,7 +124,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
         {"note", "per launch of the sender-side rounds, the warpgroup whose last store ends it: its Q-loops, its "
                  "epilogues (Q-loop end to stores issued) and the rest of the span (its start, gaps between its "
                  "tiles), in SM cycles; per round fused - FA-only of each part's mean over the round's launches, "
-                 "in seconds at the FA-only rounds' median clock; the three sum to the clock-normalized E_res"},
+                 "in seconds at the FA-only rounds' median clock; in each round the three sum to its clock-normalized E_res"},
         {"qloop_paired_s", stats(r.critical_qloop_paired)},
         {"epilogue_paired_s", stats(r.critical_epilogue_paired)},
         {"other_paired_s", stats(r.critical_other_paired)}};

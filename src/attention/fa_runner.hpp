@@ -160,8 +160,9 @@ struct FaA2aPointResult {
   TimeStats sigma_rounds_fa_cycles, sigma_rounds_fused_cycles;
   // Where E_res goes on the critical path (fa_timeline.hpp CriticalPath: the warpgroup whose last store ends the
   // launch) of the same sender-side rounds: per round the mean over its launches of each part in SM cycles,
-  // fused - FA-only, in seconds at the FA-only rounds' median clock; median/p10/p90 over rounds. The three sum to
-  // the clock-normalized E_res of each round. Empty where the rounds' clocks were not all measured.
+  // fused - FA-only, in seconds at the FA-only rounds' median clock; median/p10/p90 over rounds. In each round the
+  // three sum to its clock-normalized E_res (the medians need not sum to the median). Empty where the rounds'
+  // clocks were not all measured.
   TimeStats critical_qloop_paired, critical_epilogue_paired, critical_other_paired;
   // Verification.
   double rel_error = 0;          // FA-only vs the GPU reference, ||out - ref|| / ||ref|| over sampled rows

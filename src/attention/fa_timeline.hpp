@@ -27,9 +27,10 @@ struct Quantiles {
 // The launch's critical path: the consumer warpgroup whose last store issued ends the launch, its span split
 // into the time it spent in Q-loops, in epilogues (Q-loop end to every store issued: staging and the stores'
 // issue) and elsewhere (span - both: its first tile's start after the launch's origin and the gaps between its
-// tiles). Between a fused and an FA-only launch, the Q-loop part is compute slowed by the stores (which the
-// Burst-Gap model does not describe: issue 13 item 4) and the epilogue part the stores' issue under
-// backpressure (what E_issue and E_cap predict).
+// tiles). Between a fused and an FA-only launch, the Q-loop part is the compute and its K/V loads (slowed while
+// stores are outstanding: issue 13 item 4, which the Burst-Gap model does not describe) and the epilogue part
+// the stores' issue with any backpressure (what E_issue and E_cap predict). The staging before the stores is in
+// the epilogue of both; a split-tail piece's partial write and combine are in its epilogue.
 struct CriticalPath {
   int cta_idx = -1;          // -1: none (no written record)
   int num_tiles = 0;         // the warpgroup's tiles

@@ -77,12 +77,18 @@ TEST(FaCriticalPath, TheSlowdownWhereItSetsTheLaunchLengthExplainsWhatTheMedianC
   const auto j = fa_point_json(host_spec(), r, host_platform(), "host");
   const auto& check = j["prediction"]["phase_aware"]["check"];
   EXPECT_TRUE(check["explained"].get<bool>()) << check["explanation"];
-  EXPECT_EQ(check["explained_by"], nlohmann::json::array({"critical_path_qloop_under_load"}));
-  EXPECT_TRUE(has(check["explanation"], "the Q-loops ran 196.0 us longer")) << check["explanation"];
-  EXPECT_TRUE(has(check["explanation"], "E_issue 2.0 us + stalls 0.0 us; the epilogue growth stays within it"))
+  EXPECT_EQ(check["explained_by"], nlohmann::json::array({"critical_path_decomposition"}));
+  EXPECT_TRUE(has(check["explanation"], "Q-loops (compute and K/V loads) +196.0 us")) << check["explanation"];
+  EXPECT_TRUE(has(check["explanation"], "E_issue 2.0 us + stalls 0.0 us = 2.0 us, which the epilogue growth does not "
+                                        "exceed")) << check["explanation"];
+  EXPECT_TRUE(has(check["explanation"], "that cost = 198.0 us against the clock-normalized E_res 200.0 us"))
       << check["explanation"];
-  EXPECT_TRUE(has(check["explanation"], "Q-loop growth + the predicted X-Stage cost = 198.0 us, which accounts for"))
-      << check["explanation"];
+  // The Q-loops holding only 150 us (the rest in gaps between tiles: +45 us): not within the band's width of 200.
+  r.critical_qloop_paired = band(150e-6, 140e-6, 160e-6);
+  r.critical_other_paired = band(45e-6, 40e-6, 50e-6);
+  const auto gaps = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["phase_aware"]["check"];
+  EXPECT_FALSE(gaps["explained"].get<bool>()) << gaps["explanation"];
+  EXPECT_TRUE(has(gaps["explanation"], "the Q-loops do not hold the exposure")) << gaps["explanation"];
 }
 
 TEST(FaCriticalPath, ItDoesNotExplainWhatTheXStageTermsGetWrong) {
@@ -94,8 +100,9 @@ TEST(FaCriticalPath, ItDoesNotExplainWhatTheXStageTermsGetWrong) {
   r.critical_other_paired = band(2e-6, 0, 4e-6);
   const auto check = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["phase_aware"]["check"];
   EXPECT_FALSE(check["explained"].get<bool>()) << check["explanation"];
-  EXPECT_TRUE(has(check["explanation"], "the epilogues 88.0 us")) << check["explanation"];
-  EXPECT_TRUE(has(check["explanation"], "the epilogue growth exceeds it")) << check["explanation"];
+  EXPECT_TRUE(has(check["explanation"], "epilogues (stores issued, any X-Stage stall included) +88.0 us"))
+      << check["explanation"];
+  EXPECT_TRUE(has(check["explanation"], "which the epilogue growth exceeds")) << check["explanation"];
   // Stalls the model missed are not explained even where the sum lands in the band: 110 + 88 = 198 us would, but
   // the X-Stage part is 88 us against the 2 us predicted.
   r.critical_qloop_paired = band(190e-6, 180e-6, 200e-6);
@@ -112,7 +119,7 @@ TEST(FaCriticalPath, TheAlignedCaseTakesTheIssueTimeOfTheCtasThatStoreTogether) 
   r.critical_other_paired = band(1e-6, 0, 2e-6);
   auto aligned = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["aligned"]["check"];
   EXPECT_EQ(aligned["result"], "disagrees");
-  EXPECT_EQ(aligned["explained_by"], nlohmann::json::array({"critical_path_qloop_under_load", "measured_alignment"}))
+  EXPECT_EQ(aligned["explained_by"], nlohmann::json::array({"critical_path_decomposition", "measured_alignment"}))
       << aligned["explanation"];
   EXPECT_TRUE(has(aligned["explanation"], "predicted of the 26 CTAs storing at once: E_issue 2.0 us"))
       << aligned["explanation"];
@@ -122,12 +129,13 @@ TEST(FaCriticalPath, TheAlignedCaseTakesTheIssueTimeOfTheCtasThatStoreTogether) 
   r.mean_concurrent_storers = 0;
   aligned = fa_point_json(host_spec(), r, host_platform(), "host")["prediction"]["aligned"]["check"];
   EXPECT_TRUE(aligned["explained_by"].empty()) << aligned["explanation"];
-  EXPECT_TRUE(has(aligned["explanation"], "= 312.0 us, which does not account for")) << aligned["explanation"];
+  EXPECT_TRUE(has(aligned["explanation"], "that cost = 312.0 us against")) << aligned["explanation"];
 }
 
-TEST(FaCriticalPath, AnUndecidedCapacityBoundLeavesTheMeasuredEpilogueGrowthAsTheXStageCost) {
-  // The 26 CTAs' Q(26) bracket contradicts itself: their capacity bound is undecided. The critical path's epilogue
-  // growth (3 us, within E_issue 2 us + the band's 20 us) stands in for the X-Stage cost: 196 + 3 = 199 us.
+TEST(FaCriticalPath, AnUndecidedCapacityBoundIsJudgedAtItsCapacityMetCost) {
+  // The 26 CTAs' Q(26) bracket contradicts itself: their capacity bound is undecided. The X-Stage cost is the
+  // capacity-met one, E_issue 2 us + E_drain 0; the epilogue growth (3 us, spread 2 us) does not exceed it by more
+  // than its spread, and 196 + 2 = 198 us is within the band's width of 200 us.
   const auto contradictory = model::PlatformModel::from_json(nlohmann::json::parse(R"({"R_Bps": 52e9,
       "tiss0": [{"K": 26, "V_bytes": 851968, "s": 5e-7}, {"K": 132, "V_bytes": 4325376, "s": 2.9e-5}],
       "Q": [{"K": 26, "bytes": null, "bound": "not_identified"}, {"K": 132, "bytes": 8388608, "bound": "fit"}],
@@ -142,10 +150,11 @@ TEST(FaCriticalPath, AnUndecidedCapacityBoundLeavesTheMeasuredEpilogueGrowthAsTh
   EXPECT_EQ(p["phase_aware"]["check"]["result"], "not decided");
   auto aligned = p["aligned"]["check"];
   EXPECT_TRUE(aligned["explained"].get<bool>()) << aligned["explanation"];
-  EXPECT_TRUE(has(aligned["explanation"], "stalls undecided (Q bracket)")) << aligned["explanation"];
-  EXPECT_TRUE(has(aligned["explanation"], "Q-loop growth + the measured epilogue growth = 199.0 us"))
+  EXPECT_TRUE(has(aligned["explanation"], "E_drain (capacity bound undecided: were it met) 0.0 us"))
       << aligned["explanation"];
-  // An epilogue that grew by 40 us (more than E_issue 2 us + 20 us) is a stall the undecided bound may hide.
+  EXPECT_TRUE(has(aligned["explanation"], "that cost = 198.0 us")) << aligned["explanation"];
+  // An epilogue that grew by 40 us (more than E_issue 2 us + its 10 us spread) is a stall the undecided bound
+  // may hide.
   r.critical_epilogue_paired = band(40e-6, 35e-6, 45e-6);
   r.critical_qloop_paired = band(160e-6, 150e-6, 170e-6);
   aligned = fa_point_json(host_spec(), r, contradictory, "host")["prediction"]["aligned"]["check"];
@@ -171,7 +180,8 @@ TEST(FaCriticalPath, AReshapeNotMeasuredIsExplainedWhereTheUnalignedBurstsDidNot
   r.t_fused.median_s = 7005e-6;
   r.t_serial.median_s = 8300e-6;
   r.e_res_paired = band(5e-6, -20e-6, 30e-6);
-  // The critical path's epilogues grew by 5 us in all (E_issue of the 26: 16 x 0.5 us = 8 us, band 50 us).
+  // The critical path's epilogues grew by 5 us in all (E_issue of the 26: 16 x 0.5 us = 8 us; the aligned case
+  // predicts 16 x 42.6 us of stalls).
   r.critical_qloop_paired = band(2e-6, -10e-6, 12e-6);
   r.critical_epilogue_paired = band(5e-6, 3e-6, 7e-6);
   r.critical_other_paired = band(-2e-6, -5e-6, 1e-6);
@@ -183,8 +193,10 @@ TEST(FaCriticalPath, AReshapeNotMeasuredIsExplainedWhereTheUnalignedBurstsDidNot
   EXPECT_EQ(aligned["explained_by"], nlohmann::json::array({"measured_alignment", "critical_path_epilogue"}))
       << aligned["explanation"];
   EXPECT_TRUE(has(aligned["explanation"], "the stores did not stall their issuer")) << aligned["explanation"];
-  // Epilogues that grew by 80 us: stalls that the undecided bound leaves unsized: not explained.
+  // Epilogues that grew by 80 us (the Q-loops 75 us shorter, the same 5 us in all): more than E_issue 8 us + the
+  // epilogue's 20 us spread: not explained.
   r.critical_epilogue_paired = band(80e-6, 70e-6, 90e-6);
+  r.critical_qloop_paired = band(-75e-6, -85e-6, -65e-6);
   aligned = fa_point_json(spec, r, platform, "host")["prediction"]["aligned"]["check"];
   EXPECT_FALSE(aligned["explained"].get<bool>()) << aligned["explanation"];
   // No critical path in the file (every one before): nothing said, as before.
@@ -232,7 +244,7 @@ TEST(FaCriticalPath, TheResultFileKeepsItAndTheReaderReadsItBack) {
   EXPECT_EQ(back.critical_epilogue_paired.p10_s, 2e-6);
   EXPECT_EQ(back.critical_other_paired.p90_s, 2e-6);
   EXPECT_EQ(point["prediction"]["phase_aware"]["check"]["explained_by"],
-            nlohmann::json::array({"critical_path_qloop_under_load"}));
+            nlohmann::json::array({"critical_path_decomposition"}));
   // A file without it (every one before) reads as not measured: the explanation leaves it out.
   nlohmann::json older = point;
   older["extra"]["measured"]["sender_side"].erase("critical_path");

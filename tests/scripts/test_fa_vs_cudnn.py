@@ -167,6 +167,7 @@ class Usage(unittest.TestCase):
                     (["--lib", lib, "--out", out, "--tail-splits", ""], "--tail-splits"),
                     (["--lib", lib, "--out", out, "--tail-split-units", "-1"], "--tail-split-units"),
                     (["--lib", lib, "--out", out, "--grid-kv", "2"], "--grid"),
+                    (["--lib", lib, "--out", out, "--grid", "128"], "--grid"),
                     (["--lib", lib, "--out", out, "--grid-kv", "2", "--grid", "127"], "--grid"),
                     (["--lib", lib, "--out", out, "--grid-kv", "3", "--grid", "128"], "--grid-kv"),
                     (["--lib", lib, "--out", out, "--blocks", "0"], "--blocks"),
