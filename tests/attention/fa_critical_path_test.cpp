@@ -10,6 +10,7 @@
 
 #include "attention/fa_app_point.hpp"
 #include "attention/fa_report.hpp"
+#include "fa_test_stats.hpp"
 #include "attention/fa_result_reader.hpp"
 #include "attention/fa_timeline.hpp"
 #include "report/app_point.hpp"
@@ -17,15 +18,9 @@
 namespace xs::attention {
 namespace {
 
-TimeStats band(double median_s, double p10_s, double p90_s) {
-  TimeStats t;
-  t.median_s = median_s;
-  t.p10_s = p10_s;
-  t.p90_s = p90_s;
-  return t;
-}
+using test_stats::band;
+using test_stats::has;
 
-bool has(const nlohmann::json& s, const char* part) { return s.get<std::string>().find(part) != std::string::npos; }
 
 // The 2026-12-02 host shape at 8K (fa_report_test's): T_iss^0 29 us for the aligned 4.3 MB wave, 0.5 us for the
 // 26 CTAs storing at once, Q = 8 MiB holds both (piggyback in both cases). sigma 1.5 -> 2.0 us per KV tile: the

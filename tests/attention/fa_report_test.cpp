@@ -1,6 +1,7 @@
 // Tests for attention/fa_report: measured quantities (eq. 21), hiding at both boundaries (issue 13 items 2-3),
 // predictions only for the calibrated target, and the verdict checks against the measured noise band.
 #include "attention/fa_report.hpp"
+#include "fa_test_stats.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -10,13 +11,8 @@
 namespace xs::attention {
 namespace {
 
-TimeStats band(double median_s, double p10_s, double p90_s) {
-  TimeStats t;
-  t.median_s = median_s;
-  t.p10_s = p10_s;
-  t.p90_s = p90_s;
-  return t;
-}
+using test_stats::band;
+using test_stats::has;
 
 // A point at the completion boundary with a tight E_res band (+-1 us) around T_fused - T_FA.
 FaA2aPointResult measured(double t_fa_s, double t_fused_s, double t_serial_s) {
@@ -44,7 +40,6 @@ FaA2aPointSpec spec_for(const std::string& target) {
   return s;
 }
 
-bool has(const nlohmann::json& s, const char* part) { return s.get<std::string>().find(part) != std::string::npos; }
 
 TEST(FaReport, MeasuredQuantitiesFollowEq21) {
   const auto j = fa_point_json(spec_for("host"), measured(85.4e-6, 99.4e-6, 140.9e-6), std::nullopt, "");

@@ -1,0 +1,24 @@
+// Helpers shared by the fa_a2a report tests: a TimeStats from its three summary values, and whether a JSON
+// string holds a phrase.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "attention/fa_runner.hpp"
+
+namespace xs::attention::test_stats {
+
+inline TimeStats band(double median_s, double p10_s, double p90_s) {
+  TimeStats t;
+  t.median_s = median_s;
+  t.p10_s = p10_s;
+  t.p90_s = p90_s;
+  return t;
+}
+
+inline bool has(const nlohmann::json& s, const char* part) {
+  return s.get<std::string>().find(part) != std::string::npos;
+}
+
+}  // namespace xs::attention::test_stats
