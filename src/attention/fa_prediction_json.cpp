@@ -65,17 +65,18 @@ struct Explanation {
   }
 };
 
-bool measured(const TimeStats& t) { return !t.samples_s.empty() || t.median_s != 0 || t.p10_s != 0 || t.p90_s != 0; }
 bool critical_path_measured(const FaA2aPointResult& r) {
-  return measured(r.critical_qloop_paired) && measured(r.critical_epilogue_paired) && measured(r.critical_other_paired);
+  return has_values(r.critical_qloop_paired) && has_values(r.critical_epilogue_paired) &&
+         has_values(r.critical_other_paired);
 }
 
 // The clock-normalized E_res band (each launch in its own SM cycles, what the critical path's parts are in);
 // the judged band where the rounds' clocks were not measured.
 ResidualBand cycles_band_of(const FaA2aPointResult& r, const ResidualBand& judged) {
   const TimeStats& e = r.e_res_sender_cycles_paired;
-  if (e.samples_s.size() < 3 && e.median_s == 0 && e.p10_s == 0 && e.p90_s == 0) return judged;
+  if (!has_values(e)) return judged;
   ResidualBand band = judged;
+  band.measured = judged.measured && e.p10_s <= e.median_s && e.median_s <= e.p90_s;
   band.median_s = e.median_s;
   band.p10_s = e.p10_s;
   band.p90_s = e.p90_s;

@@ -102,7 +102,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                                     {"T_serial_s", stats(r.sender_serial)}, {"T_cc_s", stats(r.sender_cc)},
                                     {"E_res_paired_s", stats(r.e_res_sender_paired)},
                                     {"E_cc_paired_s", stats(r.e_cc_sender_paired)}};
-  if (sender && !r.e_res_sender_cycles_paired.samples_s.empty()) {
+  if (sender && has_values(r.e_res_sender_cycles_paired)) {
     const double t_fa_cycles = r.sender_fa_cycles.median_s;
     j["measured"]["sender_side"]["clock_normalized"] = {
         {"note", "each launch's span x its own SM clock (cycles), per round fused - FA-only, in seconds at the "
@@ -118,8 +118,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                  "median/p10/p90 over launches (the prediction's sigmas, at the FA-only rounds' median clock)"},
         {"fa_cycles_per_kv_tile", stats(r.sigma_rounds_fa_cycles)},
         {"fused_cycles_per_kv_tile", stats(r.sigma_rounds_fused_cycles)}};
-  if (sender && (!r.critical_qloop_paired.samples_s.empty() || r.critical_qloop_paired.median_s != 0 ||
-                 r.critical_epilogue_paired.median_s != 0))
+  if (sender && has_values(r.critical_qloop_paired))
     j["measured"]["sender_side"]["critical_path"] = {
         {"note", "per launch of the sender-side rounds, the warpgroup whose last store ends it: its Q-loops, its "
                  "epilogues (Q-loop end to stores issued) and the rest of the span (its start, gaps between its "

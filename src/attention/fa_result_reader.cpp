@@ -134,6 +134,9 @@ FaA2aPointResult fa_point_result_from_json(const json& point) {
       const std::string cp = join_path(sp, "clock_normalized");
       r.clock_fa_hz = stats(*cn, cp, "clock_fa_hz");
       r.clock_fused_hz = stats(*cn, cp, "clock_fused_hz");
+      // The clock-normalized E_res band (summaries only), which the critical-path check judges against.
+      r.e_res_sender_cycles_paired = stats(*cn, cp, "E_res_paired_s");
+      r.sender_fa_cycles = stats(*cn, cp, "T_FA_s");
     }
     if (const json* cp = optional_member(*ss, "critical_path")) {  // files after the 2026-12-02 sixth session
       const std::string path = join_path(sp, "critical_path");

@@ -18,7 +18,8 @@ FaA2aPointSpec fa_point_spec_from_json(const nlohmann::json& point);
 
 // status and reason; for a point that ran, everything add_prediction_json and judged_boundary read:
 // from extra.measured the median/p10/p90 of T_FA, T_A2A, T_A2A_bulk, T_serial, T_fused, T_cc, E_res and
-// E_cc (paired), the sender-side ones where measured.sender_side holds them, sigma (fused and FA-only),
+// E_cc (paired), the sender-side ones where measured.sender_side holds them (with its clock_normalized E_res and
+// T_FA, and its critical_path), sigma (fused and FA-only),
 // qloop_s, store_span_fused_s (store_span_cc_s, fence_span_cc_s), K, num_tiles, volume_bytes, fa_only_layout
 // and the burst alignment; each time's samples from variants / paired (band_of needs their count), and the
 // verification outcome. A missing key is an input_error naming its path ("extra.measured.sigma_s_per_kv_tile").

@@ -342,8 +342,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
           }
           if ((v == kSenderFa || v == kSenderFused) && clock_of[v].back() > 0) {
             const LaunchTimeline tl = launch_timeline(recs.data(), recs.size(), r.num_ctas, clock_of[v].back());
-            sigma_cycles_of[v].push_back(tl.cta_sigma_s_per_kv_tile.median * clock_of[v].back());
             const double hz = clock_of[v].back();
+            sigma_cycles_of[v].push_back(tl.cta_sigma_s_per_kv_tile.median * hz);
             critical_cycles_of[v].push_back(
                 {tl.critical.qloop_s * hz, tl.critical.epilogue_s * hz, tl.critical.other_s * hz});
             if (v != kSenderFa) return;

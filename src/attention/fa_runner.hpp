@@ -67,6 +67,10 @@ struct TimeStats {
   double median_s = 0, p10_s = 0, p90_s = 0;
   std::vector<double> samples_s;  // timed variants and paired differences: one per round; else empty
 };
+// Whether t holds a measurement: samples kept, or a summary written (a file's summaries keep no samples).
+inline bool has_values(const TimeStats& t) {
+  return !t.samples_s.empty() || t.median_s != 0 || t.p10_s != 0 || t.p90_s != 0;
+}
 // Median, p10, p90 of per-round times, the samples kept (the runner's summaries; tests build theirs with it).
 inline TimeStats timed_stats(std::vector<double> rounds_s) {
   const Summary sum = summarize(std::move(rounds_s));

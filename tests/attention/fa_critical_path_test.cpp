@@ -240,6 +240,16 @@ TEST(FaCriticalPath, TheResultFileKeepsItAndTheReaderReadsItBack) {
   EXPECT_EQ(back.critical_other_paired.p90_s, 2e-6);
   EXPECT_EQ(point["prediction"]["phase_aware"]["check"]["explained_by"],
             nlohmann::json::array({"critical_path_decomposition"}));
+  // Judged again from the file, the check reads the same clock-normalized band as the bench did.
+  r.e_res_sender_cycles_paired = band(197e-6, 188e-6, 206e-6);
+  const nlohmann::json cn_point =
+      report::to_json(fa_app_point(spec, r, fa_point_json(spec, r, host_platform(), "host")));
+  const FaA2aPointResult cn_back = fa_point_result_from_json(cn_point);
+  EXPECT_EQ(cn_back.e_res_sender_cycles_paired.median_s, 197e-6);
+  const auto again = fa_point_json(fa_point_spec_from_json(cn_point), cn_back, host_platform(), "host");
+  EXPECT_EQ(again["prediction"]["phase_aware"]["check"], cn_point["prediction"]["phase_aware"]["check"]);
+  EXPECT_TRUE(has(cn_point["prediction"]["phase_aware"]["check"]["explanation"], "clock-normalized E_res 197.0 us"))
+      << cn_point["prediction"]["phase_aware"]["check"]["explanation"];
   // A file without it (every one before) reads as not measured: the explanation leaves it out.
   nlohmann::json older = point;
   older["extra"]["measured"]["sender_side"].erase("critical_path");

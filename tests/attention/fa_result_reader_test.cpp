@@ -140,6 +140,7 @@ TEST(FaResultReader, ReadBackPointIsJudgedExactlyAsTheMeasuredOne) {
     EXPECT_EQ(back.e_res_sender_paired.samples_s, r.e_res_sender_paired.samples_s);
     EXPECT_EQ(back.t_serial.samples_s, r.t_serial.samples_s);
     EXPECT_EQ(back.critical_qloop_paired.median_s, r.critical_qloop_paired.median_s);  // summaries only
+    if (sender_side) EXPECT_EQ(back.e_res_sender_cycles_paired.p10_s, r.e_res_sender_cycles_paired.p10_s);
     EXPECT_EQ(back.critical_epilogue_paired.p90_s, r.critical_epilogue_paired.p90_s);
     EXPECT_EQ(back.critical_other_paired.p10_s, r.critical_other_paired.p10_s);
   }
