@@ -3,7 +3,7 @@
 # configs/calibrate/host-fa.json: every gap sweep past V/R, and FA-A2A's own burst shape, K = 132 x 32 KiB);
 # (3) fa_a2a on TARGET at the M list with --model that calibration: each point's frozen prediction exists before
 # its launches run (the calibration file is written first, nothing is refitted to the points); (4) fa-score
-# of the new file against the new calibration (out of sample for rule fa_frozen_aligned_v1, written before these
+# of the new file against the new calibration (out of sample for the rule in attention/judge/fa_judgement.hpp where it was written before these
 # data). Returns: results.tar.gz, logs.tar.gz, clocks.txt.
 # Usage there: CONFIG=... MS=8192,16384 bash scripts/device/predictions.sh   (device tool: timeout_s <= 600)
 set -uo pipefail
@@ -11,7 +11,7 @@ OUT=${OUT:-$PWD/out/device}
 LOGS="$OUT/logs"; RES="$OUT/results"
 mkdir -p "$LOGS" "$RES"
 CONFIG=${CONFIG:-configs/calibrate/host-fa.json}
-MS=${MS:-8192,16384,32768,49152,65536}
+MS=${MS:-3072,4096,5120,6144,8192,16384,32768,65536}
 TARGET=${TARGET:-host}
 DEADLINE_S=${DEADLINE_S:-520}
 CAL_LIMIT=${CAL_LIMIT:-200}

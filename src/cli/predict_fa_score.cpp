@@ -44,19 +44,29 @@ double median_abs(std::vector<double> v) {
 }
 json number(double x) { return std::isfinite(x) ? json(x) : json(); }
 
-struct Group {  // one tally per predictor, and the model's point errors
+// One tally per predictor; for the model also its point errors, the directions of its misses and how wide its
+// decided intervals are beside the measured residual (an interval wide enough agrees with anything: the
+// sharpness is reported beside the agreements).
+struct Group {
   judge::Tally model, zero, unhidden;
-  std::vector<double> model_rel_errors;
+  std::vector<double> model_rel_errors, model_widths_over_t_fa;
+  int under = 0, over = 0;
   json to_json() const {
     return {{"model", model.to_json()}, {"zero", zero.to_json()}, {"unhidden", unhidden.to_json()},
+            {"model_disagrees_under", under}, {"model_disagrees_over", over},
             {"model_point_median_abs_relative_error", number(median_abs(model_rel_errors))},
-            {"model_points_scored", model_rel_errors.size()}};
+            {"model_points_scored", model_rel_errors.size()},
+            {"model_decided_interval_width_over_T_FA_median", number(median_abs(model_widths_over_t_fa))}};
   }
   void add(const judge::FaJudgement& j) {
     model.add(j.model);
     zero.add(j.zero);
     unhidden.add(j.unhidden);
     if (std::isfinite(j.model.relative_error)) model_rel_errors.push_back(j.model.relative_error);
+    under += j.model.direction == "under";
+    over += j.model.direction == "over";
+    if (j.prediction.decided && j.inputs.compute_only.t_fa_s > 0)
+      model_widths_over_t_fa.push_back((j.prediction.e_res.hi - j.prediction.e_res.lo) / j.inputs.compute_only.t_fa_s);
   }
 };
 
@@ -99,7 +109,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
     const json doc = report::parse_json_text(text, path);
     const std::string measured_utc = doc.contains("meta") ? doc["meta"].value("date_utc", "") : "";
     // A rule scored on data measured before it was written is in-sample for those data.
-    const bool in_sample = measured_utc.empty() || measured_utc.substr(0, 10) <= judge::kFaRuleWrittenUtc;
+    const bool in_sample = measured_utc.empty() || measured_utc <= judge::kFaRuleWrittenUtc;  // ISO 8601 UTC
     files.push_back({{"file", path}, {"measured_utc", measured_utc}, {"in_sample_for_the_rule", in_sample}});
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
       const json& point = doc["points"][i];

@@ -103,7 +103,7 @@ json prediction_of(const FaA2aPointResult& r, const FaCalibration& cal) {
 TEST(FaJudge, NoMeasuredFieldOfTheJudgedLaunchesMovesThePrediction) {
   const FaCalibration cal = fa_calibration_from_model(json::parse(R"({"R_Bps": 52e9, "R_ci95": [50e9, 54e9],
       "tiss0": [{"K": 132, "V_bytes": 4325376, "s": 0.5e-6, "ci95": [0.45e-6, 0.55e-6], "constrained": true}],
-      "Q": [{"K": 132, "bytes": 3.5e6, "ci95": [3.2e6, 3.8e6], "bound": "fit"}]})"), "identified");
+      "Q": [{"K": 132, "bytes": 3.5e6, "ci95": [3.45e6, 3.55e6], "bound": "fit"}]})"), "identified");
   const FaA2aPointResult base = host_point();
   const json before = prediction_of(base, cal);
   ASSERT_TRUE(before["decided"].get<bool>()) << before.dump();

@@ -78,7 +78,9 @@ TEST(FaReport, SenderSideBoundaryIsJudgedWhereMeasuredWithCompletionBeside) {
 
 TEST(FaReport, PredictsOnlyForTheCalibratedTarget) {
   const auto cal = judge::constant_fa_calibration(717e9, 0.76e-6, 4.25 * 1048576);
-  const auto host = fa_point_json(spec_for("host"), measured(85.4e-6, 85.5e-6, 140.9e-6), &cal, "host");
+  FaA2aPointResult r = measured(85.4e-6, 85.5e-6, 140.9e-6);
+  r.sigma_fa_s_per_kv_tile = 0.78e-6;  // the FA-only variant: the frozen prediction's compute input
+  const auto host = fa_point_json(spec_for("host"), r, &cal, "host");
   ASSERT_TRUE(host.contains("prediction"));
   ASSERT_TRUE(host.contains("judgement"));
   ASSERT_TRUE(host.contains("diagnostics"));

@@ -146,10 +146,13 @@ FaFrozenPrediction predict_frozen(const FaFrozenInputs& in) {
     p.why_not_decided = "the predicted E_res is unbounded";
     for (const Term* term : {&in.drain_rate, &in.tiss0, &in.capacity})
       if (!term->why.empty()) p.why_not_decided += "; " + term->why;
-  } else if (std::isfinite(p.unhidden_range.lo) && p.e_res.hi - p.e_res.lo >= p.unhidden_range.lo) {
+  } else if (p.e_res.hi - p.e_res.lo > std::max(p.e_res.lo, kMaterialFractionOfTfa * in.compute_only.t_fa_s)) {
+    // Sharpness: an interval that does not pin E_res within a factor of two (or within the materiality floor
+    // of 1% of T_FA where it predicts "hidden") decides nothing: it would agree with nearly any measurement.
     p.why_not_decided = fmt::format(
-        "the predicted interval [{}, {}] is as wide as the whole range from hidden to nothing hidden ({}): the "
-        "calibration's brackets decide nothing here", us(p.e_res.lo), us(p.e_res.hi), us(p.unhidden_range.lo));
+        "the predicted interval [{}, {}] does not pin E_res within a factor of two or within 1% of T_FA ({}): "
+        "the calibration's brackets decide nothing here", us(p.e_res.lo), us(p.e_res.hi),
+        us(kMaterialFractionOfTfa * in.compute_only.t_fa_s));
     for (const Term* term : {&in.drain_rate, &in.tiss0, &in.capacity})
       if (!term->why.empty()) p.why_not_decided += "; " + term->why;
   } else {

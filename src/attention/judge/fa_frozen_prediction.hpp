@@ -14,8 +14,10 @@
 // evaluated, not assumed). The computation slowed by outstanding stores (the Q-loops under load) has no
 // term in the model: "interference not calibrated", and the prediction omits it.
 // The model decides nothing, and says "not decided" with the reason, where the interval is unbounded (a
-// parameter the calibration does not bound) or spans at least the whole range from fully hidden to nothing
-// hidden (all bytes drained at R after the computation).
+// parameter the calibration does not bound) or not sharp: hi - lo > max(lo, 1% of T_FA), i.e. it does not pin
+// E_res within a factor of two, nor to "hidden" within 1% of T_FA (rule v2; v1 accepted any interval narrower
+// than the unhidden cost, and the committed mutation tests showed that R x0.5 and T_iss^0 x10 then raised its
+// agreements: its agreements came from width, not from the model).
 #pragma once
 #include <string>
 
@@ -50,6 +52,8 @@ struct FaFrozenInputs {
 // The calibration's terms at this point's burst shape, with provenance.
 FaFrozenInputs frozen_inputs(const FaPointConfig& config, const FaComputeOnly& compute_only,
                              const FaCalibration& calibration);
+
+inline constexpr double kMaterialFractionOfTfa = 0.01;
 
 struct FaFrozenPrediction {
   int num_producers = 0;       // K = min(CTAs, tiles)

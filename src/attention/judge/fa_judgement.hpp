@@ -16,8 +16,11 @@ namespace xs::attention::judge {
 
 // The rule this code applies, and when it was written: a rule scored on data measured before it was written
 // is in-sample for those data.
-inline constexpr const char* kFaRuleId = "fa_frozen_aligned_v1";
-inline constexpr const char* kFaRuleWrittenUtc = "2026-12-05";
+// v1 (2026-12-05T08:30Z) decided any interval narrower than the unhidden cost; v2 adds the sharpness rule
+// (fa_frozen_prediction.hpp), written after v1 was scored on the committed H200 files and on the H100 run of
+// 09:03Z: both are in-sample for v2.
+inline constexpr const char* kFaRuleId = "fa_frozen_aligned_v2";
+inline constexpr const char* kFaRuleWrittenUtc = "2026-12-05T09:25:00Z";
 
 struct FaJudgement {
   FaFrozenInputs inputs;
