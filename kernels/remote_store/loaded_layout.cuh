@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "remote_store/layout.cuh"
+#include "layout.cuh"  // same folder: also reachable from CPU tests without the kernels include path
 
 namespace xs::kernels::remote_store {
 
