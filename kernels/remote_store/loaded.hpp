@@ -59,7 +59,7 @@ struct LoadedArgs {
   LoadedTileRecord* tiles = nullptr;    // [num_ctas][tiles_per_cta]
   LoadedBurstRecord* bursts = nullptr;  // [num_ctas][max_bursts]
   LoadedCtaRecord* ctas = nullptr;      // [num_ctas]
-  std::uint64_t timeout_cycles = 4'000'000'000ull;  // mbarrier waits trap beyond this
+  std::uint64_t timeout_cycles = 20'000'000'000ull;  // mbarrier waits trap beyond this (~10 s)
   std::uint32_t* status = nullptr;      // mapped host memory: LoadedStatus, readable after a trap
 };
 

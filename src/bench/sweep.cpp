@@ -107,6 +107,17 @@ void stretch_bursts(PointSpec& spec, std::uint64_t stream_bytes) {
   spec.num_bursts = spec.warmup_bursts + needed;
 }
 
+// The "nice" value (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n ns) at or just above raw_ns, so that a rate guess
+// measured afresh each run (the copy-engine bandwidth, ~0.1% noise) gives the same points run after run, which
+// is what lets xstage-gate match them.
+double nice_step_ns(double raw_ns) {
+  constexpr double kMantissas[] = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+  const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_ns, 1.0))));
+  for (double m : kMantissas)
+    if (m * decade >= raw_ns * 0.999) return m * decade;
+  return 10 * decade;
+}
+
 }  // namespace
 
 void validate_spec(const PointSpec& spec) {
@@ -281,13 +292,13 @@ nlohmann::json loaded_block_overrides() {
 }
 
 void append_loaded_blocks(SweepConfig& c, double drain_rate_guess_bps) {
-  // Per-CTA burst period for an offered rate rho x R_guess: K B / (rho R_guess), in whole ns so a guess measured
-  // afresh each run moves the points only through the guess itself (pass --rate-guess for a fixed sweep).
+  // Per-CTA burst period for an offered rate of about rho x R_guess: K B / (rho R_guess) on the nice grid (the
+  // offered rate K B / G of each point is then within 25% of rho R_guess; the point records G exactly).
   auto periods = [&](int k, std::uint64_t b, std::initializer_list<double> rhos, bool unpaced) {
     std::string list = unpaced ? "0" : "";
     for (double rho : rhos) {
-      const double ns = std::round(1e9 * static_cast<double>(k) * static_cast<double>(b) / (rho * drain_rate_guess_bps));
-      list += fmt::format("{}{}ns", list.empty() ? "" : ",", std::max(1.0, ns));
+      const double ns = nice_step_ns(1e9 * static_cast<double>(k) * static_cast<double>(b) / (rho * drain_rate_guess_bps));
+      list += fmt::format("{}{}ns", list.empty() ? "" : ",", ns);
     }
     return list;
   };
@@ -323,13 +334,6 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
   // to a "nice" value (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n ns) so that a guess measured afresh
   // each run (the copy-engine bandwidth, ~0.1% noise) gives the same points run after run, which is
   // what lets xstage-gate match them. For a fully fixed sweep, use --config or --rate-guess.
-  auto nice_step_ns = [](double raw_ns) {
-    constexpr double kMantissas[] = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
-    const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_ns, 1.0))));
-    for (double m : kMantissas)
-      if (m * decade >= raw_ns * 0.999) return m * decade;
-    return 10 * decade;
-  };
   auto gap_range = [&](int k, std::uint64_t b) {
     const double horizon_s = static_cast<double>(k) * static_cast<double>(b) / drain_rate_guess_bps;
     const double step_ns = nice_step_ns(3.0 * horizon_s / 24.0 * 1e9);

@@ -189,9 +189,13 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   bursts_ = DeviceBuffer(static_cast<std::size_t>(k) * max_bursts * sizeof(rs::LoadedBurstRecord));
   ctas_ = DeviceBuffer(k * sizeof(rs::LoadedCtaRecord));
   burst_base_ = DeviceBuffer(k * sizeof(std::uint64_t));
-  XS_CUDA_CHECK(cudaMemset(burst_base_.get(), 0, burst_base_.bytes()));
-  XS_CUDA_CHECK(cudaMemset(ops.c.get(), 0xFF, ops.c.bytes()));  // NaN poison: every checked element is rewritten
+  XS_CUDA_CHECK(cudaMemsetAsync(burst_base_.get(), 0, burst_base_.bytes(), stream_));
+  // NaN poison: every compared element must have been rewritten.
+  XS_CUDA_CHECK(cudaMemsetAsync(ops.c.get(), 0xFF, ops.c.bytes(), stream_));
   ring.poison(plan.ring.buffer_bytes());
+  // The operand uploads (legacy stream) and the memsets are done before the first launch on stream_ (a
+  // non-blocking stream does not wait for the legacy one).
+  XS_CUDA_CHECK(cudaDeviceSynchronize());
 
   rs::LoadedArgs args;
   args.problem = plan.problem;
