@@ -160,8 +160,6 @@ void validate_loaded(const PointSpec& spec) {
     throw input_error("store_width_bytes", "the loaded suite stores 16 B per instruction (st.global.v4); use 16");
   if (spec.producer_kind != ProducerKind::kCta)
     throw input_error("producer", "the loaded suite's storers are warps of each mainloop CTA; use producer cta");
-  if (spec.address_mode == AddressMode::kSame)
-    throw input_error("address_mode", "the loaded suite stores fresh slices or scattered rows; use fresh or scattered");
   if (spec.completion) throw input_error("completion", "the loaded suite always fences once after its last burst");
   if (spec.threads_per_producer > static_cast<int>(kMaxLoadedStorerThreads))
     throw input_error("threads_per_producer", fmt::format("the loaded suite has at most {} storer threads per CTA",

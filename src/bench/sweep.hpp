@@ -74,7 +74,7 @@ std::vector<std::string> describe_adjustments(const SweepConfig& config, const s
 // Spec-level checks shared by every backend; throws input_error naming the field.
 void validate_spec(const PointSpec& spec);
 // The loaded suite's own checks (part of validate_spec): 16-B stores, CTA storers of at most
-// kMaxLoadedStorerThreads threads, fresh or scattered, no completion mode, k_elems and tile counts.
+// kMaxLoadedStorerThreads threads, no completion mode, k_elems and tile counts.
 inline constexpr int kMaxLoadedStorerThreads = 224;
 void validate_loaded(const PointSpec& spec);
 

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <iterator>
 
 #include "common/error.hpp"
 #include "report/json_read.hpp"

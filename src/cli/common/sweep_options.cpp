@@ -194,6 +194,20 @@ std::vector<std::string> apply_overrides(bench::SweepConfig& config, const Sweep
     const std::uint64_t bytes = o.min_stream == "0" ? 0 : parse_bytes(o.min_stream, "--min-stream");
     set("min_stream_bytes", bytes);
   }
+  // The loaded suite's storers are warps of the mainloop CTAs issuing 16-B stores with one fence at the end:
+  // these flags do not apply to its blocks, which keep their values.
+  std::vector<std::string> not_loaded;
+  if (o.store_width_bytes) not_loaded.push_back("--store-width");
+  if (!o.producer.empty()) not_loaded.push_back("--producer");
+  if (o.completion) not_loaded.push_back("--completion");
+  for (auto& block : config.blocks) {
+    if (block.suite != Suite::kLoaded || not_loaded.empty()) continue;
+    if (o.store_width_bytes) block.overrides["store_width_bytes"] = 16;
+    if (!o.producer.empty()) block.overrides["producer"] = "cta";
+    if (o.completion) block.overrides["completion"] = false;
+    notes.push_back(fmt::format("block {} is loaded: {} do(es) not apply to it (16-B stores from storer warps of the "
+                                "mainloop CTAs, one fence after the last burst)", block.name, join_values(not_loaded)));
+  }
   const auto points = bench::expand(config);  // validate now: bad ranges fail before anything runs
   if (o.num_bursts || o.warmup_bursts) {
     for (const auto& b : config.blocks)
