@@ -317,7 +317,7 @@ PointRecord GpuBackend::run(const PointSpec& spec) {
   }
 
   const std::uint32_t* words = buffer.host_words(plan.buffer_bytes(), readback_);
-  record.verification = verify_ring(words, {plan.layout, kGuardBytes, num_bursts_written_});
+  record.verification = verify_ring(words, {plan.layout, kGuardBytes, num_bursts_written_, {}});
   if (record.verification.wrong > 0)
     std::fprintf(stderr, "xstage: %s: DATA VERIFICATION FAILED: %llu wrong words\n", record.id.c_str(),
                  static_cast<unsigned long long>(record.verification.wrong));
