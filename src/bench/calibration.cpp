@@ -158,6 +158,36 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
              skipped, wrong);
 }
 
+void print_loaded_summary(const std::vector<PointRecord>& points, std::FILE* out) {
+  bool header = false;
+  for (const auto& p : points) {
+    if (p.spec.suite != Suite::kLoaded) continue;
+    if (!header) {
+      fmt::print(out, "\nloaded mainloop under remote stores (tile time: median over CTAs and steady tiles)\n");
+      fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9} {:>11} {:>10} {:>10} {:>22} {:>11} {:>10}\n", "target",
+                 "mainloop", "ws", "pattern", "K", "B", "G", "offered", "tile", "baseline", "slowdown [p10, p90]",
+                 "issued", "tail");
+      header = true;
+    }
+    const auto& s = p.spec;
+    if (p.skipped || !p.loaded) {
+      fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9}  skipped: {}\n", s.target, mainloop_name(s.loaded.mainloop),
+                 working_set_name(s.loaded.working_set), address_mode_name(s.address_mode), s.num_producers,
+                 format_bytes(static_cast<double>(s.bytes_per_producer)), format_seconds(s.gap_s), p.skip_reason);
+      continue;
+    }
+    const auto& m = *p.loaded;
+    const std::string offered = s.gap_s > 0 ? format_rate(static_cast<double>(s.volume_bytes()) / s.gap_s) : "unpaced";
+    fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9} {:>11} {:>10} {:>10} {:>22} {:>11} {:>10}{}\n", s.target,
+               mainloop_name(s.loaded.mainloop), working_set_name(s.loaded.working_set), address_mode_name(s.address_mode),
+               s.num_producers, format_bytes(static_cast<double>(s.bytes_per_producer)), format_seconds(s.gap_s), offered,
+               format_seconds(m.tile_time_s.median), format_seconds(m.baseline_tile_time_s.median),
+               fmt::format("{:.3f} [{:.3f}, {:.3f}]", m.slowdown.median, m.slowdown.p10, m.slowdown.p90),
+               format_rate(m.issue_rate_bps.median), format_seconds(m.drain_tail_s.median),
+               p.verification.wrong ? "  WRONG DATA" : "");
+  }
+}
+
 void print_points_table(const std::vector<PointRecord>& points, std::FILE* out) {
   bool completion = false;
   for (const auto& p : points) completion = completion || p.completion_s.has_value();

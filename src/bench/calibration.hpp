@@ -29,6 +29,10 @@ void analyse_calibration(report::ResultFile& file, const std::optional<Reference
 // and wrong counts.
 void print_calibration_summary(const report::ResultFile& file, std::FILE* out);
 
+// The loaded suite's points, if any: block-free table of K, B, G, offered rate K B / G, mainloop time per tile
+// with and without the stores, slowdown [p10, p90], issued rate, drain tail; nothing when there are none.
+void print_loaded_summary(const std::vector<PointRecord>& points, std::FILE* out);
+
 // Readable table of points (id, K, B, G, T_iss median [p10,p90], T_period, prediction).
 void print_points_table(const std::vector<PointRecord>& points, std::FILE* out);
 

@@ -4,6 +4,7 @@
 // a JSON-lines journal of finished points beside it for --resume.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -41,6 +42,15 @@ struct CalibrateOptions {
   int bootstrap = 1000;
   xs::cli::TableOutputs tables;
 };
+
+// The Burst-Gap fit needs periodic or isolated points; a sweep of loaded (and control) blocks alone, e.g.
+// --only loaded, is measured and written without it.
+bool fits_burst_gap(const CalibrateOptions& o, const std::vector<xs::bench::ExpandedPoint>& points) {
+  if (o.no_fit) return false;
+  return std::any_of(points.begin(), points.end(), [](const auto& p) {
+    return p.spec.suite == xs::Suite::kPeriodic || p.spec.suite == xs::Suite::kIsolated;
+  });
+}
 
 void print_notes(const std::vector<std::string>& notes) {
   for (const auto& n : notes) std::fprintf(stderr, "xstage-calibrate: note: %s\n", n.c_str());
@@ -112,7 +122,8 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
     } else {
       const auto points = xs::bench::expand(config);
       try {
-        print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
+        if (fits_burst_gap(o, points))
+          print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
       } catch (const xs::Error& e) {
         print_notes({std::string("a real run would stop before measuring: ") + e.what()});
       }
@@ -131,8 +142,11 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   {
     std::vector<std::string> notes;
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-    if (!o.no_fit)
-      print_notes(xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes));
+    const auto points = xs::bench::expand(config);
+    if (fits_burst_gap(o, points))
+      print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
+    else if (!o.no_fit)
+      print_notes({"the sweep has no periodic or isolated points: the Burst-Gap model is not fitted (model: null)"});
   }
   xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
   if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
@@ -147,7 +161,8 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   const xs::bench::SweepConfig config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
   print_notes(notes);
   const auto points = xs::bench::expand(config);
-  if (!o.no_fit) print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
+  const bool fit = fits_burst_gap(o, points);
+  if (fit) print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
 
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
   xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
@@ -165,12 +180,13 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   file.meta["resumed_points"] = outcome.num_resumed;
   file.config = xs::bench::to_json(config);
   file.points = std::move(outcome.records);
-  if (!o.no_fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+  if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
   xs::report::write_json_atomic(out, xs::report::to_json(file));
   if (!o.tables.csv_path.empty() || o.tables.markdown)
     xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
   if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
   xs::bench::print_calibration_summary(file, stdout);
+  xs::bench::print_loaded_summary(file.points, stdout);
   fmt::print("calibration of {} on {} took {:.1f} s of wall time ({} points); wrote {}\n", target,
              backend->name(), outcome.wall_s, file.points.size(), out);
   return 0;
@@ -200,7 +216,8 @@ int main(int argc, char** argv) {
     xs::cli::add_backend_options(app, o.backend);
     xs::cli::add_sweep_overrides(app, o.sweep);
     app.add_flag("--list", o.list, "List the sweep's blocks (name, suite, K, B, G, points) and exit");
-    app.add_option("--only", o.sweep.only, "Run only these blocks, e.g. zero_gap,isolated (see --list)")
+    app.add_option("--only", o.sweep.only, "Run only these blocks, e.g. zero_gap,isolated, or every block of a suite, "
+                   "e.g. loaded (see --list)")
         ->delimiter(',');
     app.add_option("--config", o.config_path, "Sweep config file (JSON, configs/calibrate/*.json); default: "
                    "the built-in sweep (see --dump-config)");

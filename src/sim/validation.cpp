@@ -32,6 +32,8 @@ void validate_params(const SimParams& p) {
     throw input_error("sim.completion_latency_s", "must be >= 0 s");
   if (!nonnegative_finite(p.noise)) throw input_error("sim.noise", "lognormal sigma must be >= 0");
   if (p.request_bytes < 1) throw input_error("sim.request_bytes", "must be >= 1 byte");
+  if (!positive_finite(p.mainloop_tile_s)) throw input_error("sim.mainloop_tile_s", "must be > 0 s");
+  if (!nonnegative_finite(p.interference_alpha)) throw input_error("sim.interference_alpha", "must be >= 0");
 }
 
 void validate_spec(const PointSpec& spec) {

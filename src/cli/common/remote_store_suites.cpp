@@ -75,6 +75,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
   } else {
     bench::print_points_table(file.points, stdout);
+    bench::print_loaded_summary(file.points, stdout);
     fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
   }
   return 0;
@@ -94,6 +95,8 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
       {Suite::kIsolated, "one burst after recovery: the capacity knee (Fig. 3c)",
        "--K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json"},
       {Suite::kLocalControl, "the periodic loop into local HBM (control)", ""},
+      {Suite::kLoaded, "a GEMM mainloop on K CTAs beside paced store bursts (issue 28)",
+       "--target host --K 132 --B 8KiB --G 0,40us"},
   };
   for (const Info& info : suites) {
     const Suite suite = info.suite;
