@@ -2,6 +2,7 @@
 #include "moe/moe_suite.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -196,9 +197,10 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
 int dry_run(const MoeFlags& f, const bench::SuiteContext& c) {
   const auto points = expand(f, c);
   for (const auto& s : points)
-    fmt::print("megamoe shape={} precision={} routing={} T={} P={} K_SM={} b_n={} D={} target={}\n", s.shape.name,
-               s.precision, s.routing, s.tokens_per_rank, s.num_ranks, s.num_ctas, s.block_n,
-               s.lead_rows == 0 ? std::string("auto") : std::to_string(s.lead_rows), s.target);
+    fmt::print("megamoe shape={} precision={} routing={} T={} P={} K_SM={} b_n={} D={} target={} widths={}\n",
+               s.shape.name, s.precision, s.routing, s.tokens_per_rank, s.num_ranks, s.num_ctas, s.block_n,
+               s.lead_rows == 0 ? std::string("auto") : std::to_string(s.lead_rows), s.target,
+               fmt::format("{}", fmt::join(s.experts_per_wave, ",")));
   fmt::print("{} points\n", points.size());
   return 0;
 }
