@@ -8,7 +8,7 @@
 # (scripts/moe_vs_grouped_mm.py). Every step is time-boxed to finish by DEADLINE_S.
 #
 # Usage there:   bash scripts/device/moe_verify.sh
-# Knobs (env):   PARTS="tests sanitize sweep canlose torch" (any subset, in this order)
+# Knobs (env):   PARTS="tests sweep torch sanitize canlose" (any subset; they run in this order)
 #                DEADLINE_S=470   SWEEP_T=6976   SWEEP_PRECISIONS=bf16,fp8   SWEEP_KSM=66,132   REPS=8
 #                CANLOSE_RUNS="few-experts few-experts-p4 large-h-small-T local-large-D" (names in the config)
 # Returns at most 6 files: results.tar.gz (megamoe-*.json, moe-vs-grouped-mm.json), logs.tar.gz, clocks.txt,
@@ -20,7 +20,7 @@ RES="$OUT/results"
 mkdir -p "$LOGS" "$RES"
 SECONDS=0
 DEADLINE_S=${DEADLINE_S:-470}
-PARTS=${PARTS:-"tests sanitize sweep canlose torch"}
+PARTS=${PARTS:-"tests sweep torch sanitize canlose"}
 SWEEP_T=${SWEEP_T:-6976}
 SWEEP_PRECISIONS=${SWEEP_PRECISIONS:-bf16,fp8}
 SWEEP_KSM=${SWEEP_KSM:-66,132}
@@ -40,25 +40,14 @@ build_targets xstage-bench xs_gpu_moe_tests xstage_moe || { note "build failed";
 note "build done at +${SECONDS}s"
 
 if want tests; then
-  run_step gpu_moe_tests 200 build/bin/xs_gpu_moe_tests
+  run_step gpu_moe_tests 120 build/bin/xs_gpu_moe_tests
   grep -E "^\[  (FAILED|PASSED) |^\[  SKIPPED|fp8 kernel vs float64" "$LOGS/gpu_moe_tests.txt" | head -20 >>"$SUMMARY"
 fi
 
-if want sanitize; then
-  # Several instances: b_n 128 and 256, interleaved/expert-wave/serial with both epilogues, the phase launches, the
-  # fp8 kernel, and the runner's verified launches (its timing replays are skipped under the tools: --gtest_filter
-  # picks tests whose launches are all verified ones).
-  filters='Small/MegaMoeKernel.*/0:Small/MegaMoeKernel.*/3:MegaMoeKernelPhases.*:ThreeShapes/MegaMoeFp8Kernel.*/0'
-  for tool in racecheck synccheck; do
-    run_step "$tool" 150 "$SANITIZER" --tool "$tool" --error-exitcode 9 build/bin/xs_gpu_moe_tests \
-      --gtest_filter="$filters"
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$LOGS/$tool.txt" | head -6 | sed "s/^/$tool: /" >>"$SUMMARY"
-  done
-fi
-
-bench() {  # bench NAME ARGS...: one xstage-bench megamoe run into $RES/megamoe-NAME.json
-  local name=$1; shift
+bench() {  # bench NAME LIMIT ARGS...: one xstage-bench megamoe run into $RES/megamoe-NAME.json
+  local name=$1 limit=$2; shift 2
   local left=$((DEADLINE_S - SECONDS))
+  ((left > limit)) && left=$limit
   if ((left < 30)); then note "$name: not run (deadline)"; return 0; fi
   clocks "before $name"
   stamp "bench $name (${left}s left)"
@@ -66,13 +55,39 @@ bench() {  # bench NAME ARGS...: one xstage-bench megamoe run into $RES/megamoe-
     --no-progress >"$LOGS/bench-$name.txt" 2>&1
   local rc=$?
   clocks "after $name"
+  # Stopped at its limit: the result file is not written; keep the finished points' journal with the logs.
+  [[ -f "$RES/megamoe-$name.json" ]] || mv "$RES/megamoe-$name.json.journal.jsonl" "$LOGS/" 2>/dev/null
   note "bench $name rc=$rc"; grep -vE "^\s*$" "$LOGS/bench-$name.txt" | tail -12 | tee -a "$SUMMARY"
 }
 
 if want sweep; then
   # Every variant (all families), expert-wave widths 1,2,4,8, host and local, at the issue's configuration.
-  bench sweep --shapes dsv4_flash --routing skewed --T "$SWEEP_T" --precision "$SWEEP_PRECISIONS" --ksm "$SWEEP_KSM" \
+  bench sweep 170 --shapes dsv4_flash --routing skewed --T "$SWEEP_T" --precision "$SWEEP_PRECISIONS" --ksm "$SWEEP_KSM" \
     --target local,host --experts-per-wave 1,2,4,8 --variants all
+fi
+
+if want torch; then
+  left=$((DEADLINE_S - SECONDS))
+  if ((left < 40)); then
+    note "torch: not run (deadline)"
+  elif [[ ! -f "$RES/megamoe-sweep.json" ]]; then
+    note "torch: no sweep result to pair"
+  else
+    run_step moe_vs_grouped_mm 120 "$PY" scripts/moe_vs_grouped_mm.py --lib build/lib/libxstage_moe.so \
+      --from-result "$RES/megamoe-sweep.json" --targets local --out "$RES/moe-vs-grouped-mm.json" \
+      --experts-per-wave 1,2,4,8 --launches 3 --warmup 2 --rounds 10
+    grep -E "^==|whole_kernel|phase|failed|skipped" "$LOGS/moe_vs_grouped_mm.txt" | head -20 >>"$SUMMARY"
+  fi
+fi
+if want sanitize; then
+  # Several instances: b_n 128 and 256 (every schedule, both epilogues, local and host destinations), the
+  # whole-phase launches, and the fp8 kernel on the smallest of its three shapes.
+  filters='Small/MegaMoeKernel.*/0:Small/MegaMoeKernel.*/3:MegaMoeKernelPhases.*:ThreeShapes/MegaMoeFp8Kernel.*/0'
+  for tool in racecheck synccheck; do
+    run_step "$tool" 100 "$SANITIZER" --tool "$tool" --error-exitcode 9 build/bin/xs_gpu_moe_tests \
+      --gtest_filter="$filters"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$LOGS/$tool.txt" | head -6 | sed "s/^/$tool: /" >>"$SUMMARY"
+  done
 fi
 
 if want canlose; then
@@ -93,23 +108,10 @@ for k, v in flags.items():
 PYEOF
 )
     if ((${#args[@]} == 0)); then note "canlose $run: bad config"; continue; fi
-    bench "canlose-$run" "${args[@]}" --routing skewed
+    bench "canlose-$run" 90 "${args[@]}" --routing skewed
   done
 fi
 
-if want torch; then
-  left=$((DEADLINE_S - SECONDS))
-  if ((left < 40)); then
-    note "torch: not run (deadline)"
-  elif [[ ! -f "$RES/megamoe-sweep.json" ]]; then
-    note "torch: no sweep result to pair"
-  else
-    run_step moe_vs_grouped_mm "$left" "$PY" scripts/moe_vs_grouped_mm.py --lib build/lib/libxstage_moe.so \
-      --from-result "$RES/megamoe-sweep.json" --targets local --out "$RES/moe-vs-grouped-mm.json" \
-      --experts-per-wave 1,2,4,8 --launches 3 --warmup 2 --rounds 10
-    grep -E "^==|whole_kernel|phase|failed|skipped" "$LOGS/moe_vs_grouped_mm.txt" | head -20 >>"$SUMMARY"
-  fi
-fi
 clocks end
 cp "$OUT/clocks.txt" "$LOGS/" 2>/dev/null
 stamp done | tee -a "$SUMMARY"
