@@ -357,7 +357,7 @@ def run_config(torch, lib, cfg, widths, args):
         s = mp.summary(seconds[n])
         contenders_out[n] = {"median_s": s["median"], "p10_s": s["p10"], "p90_s": s["p90"], "samples_s": seconds[n],
                              "sm_clock_hz": mp.summary([x for x in clocks[n] if x])}
-    return {"config": cfg, "verification": verification, "contenders": contenders_out,
+    return {"status": "ok", "config": cfg, "verification": verification, "contenders": contenders_out,
             "ratios": mp.ratios(seconds, flops), "flops": flops,
             "recipe": ("bf16: grouped_mm and the kernel on the same bf16 tensors" if not p.fp8 else
                        "fp8: the same e4m3 codes; torch _scaled_grouped_mm with ROWWISE scales (each row's and "
@@ -421,12 +421,14 @@ def main(argv):
             code = max(code, f.code)
         except torch.cuda.OutOfMemoryError as e:
             point = {"config": cfg, "status": "skipped", "reason": f"out of device memory: {e}"}
-        except RuntimeError as e:  # a CUDA error: the context may be gone, stop here
+        except RuntimeError as e:  # torch refused an op (recorded, go on), or a CUDA error (the context may be gone)
             point = {"config": cfg, "status": "failed", "reason": f"{type(e).__name__}: {e}"}
-            doc["points"].append(point)
-            write_atomically(args.out, doc)
-            print(point["reason"], file=sys.stderr)
-            return EXIT_DEVICE
+            if "CUDA" in str(e) or "cuda" in str(e):
+                doc["points"].append(point)
+                write_atomically(args.out, doc)
+                print(point["reason"], file=sys.stderr)
+                return EXIT_DEVICE
+            code = max(code, EXIT_DEVICE)
         doc["points"].append(point)
         write_atomically(args.out, doc)
         r = point.get("ratios", {})
