@@ -14,7 +14,13 @@
 namespace xs::bench {
 
 void analyse_calibration(report::ResultFile& file, const std::optional<Reference>& reference,
-                         const fit::FitOptions& options) {
+                         const fit::FitOptions& fit_options) {
+  // The copy-engine rate of the host path bounds R (FitOptions::path_rate_limit_bps): SM stores and the
+  // copy engine cross the same PCIe link. On other targets (peer over NVLink: several SMs can outrun one
+  // copy engine) it is recorded beside R only.
+  fit::FitOptions options = fit_options;
+  if (reference && reference->target == "host" && reference->copy_engine_bps && options.path_rate_limit_bps <= 0)
+    options.path_rate_limit_bps = *reference->copy_engine_bps;
   const fit::CalibrationFit fitted = fit::fit_calibration(file.points, options);
   const fit::FittedModel full = fit::fitted_model(fitted);
   fit::CrossValidationOptions cv;
@@ -40,6 +46,7 @@ void analyse_calibration(report::ResultFile& file, const std::optional<Reference
     if (reference->copy_engine_bps) {
       ref["copy_engine_Bps"] = *reference->copy_engine_bps;
       ref["R_over_copy_engine"] = fitted.drain.drain_rate_bps.value / *reference->copy_engine_bps;
+      ref["bounds_R"] = options.path_rate_limit_bps > 0;  // the fit used it as the path-rate limit
     } else {
       ref["copy_engine_Bps"] = nullptr;
     }

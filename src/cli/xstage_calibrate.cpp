@@ -19,6 +19,7 @@
 #include "cli/common/table_output.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "fit/gap_reach.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
@@ -82,6 +83,43 @@ int refit(const CalibrateOptions& o) {
   xs::bench::print_calibration_summary(file, stdout);
   fmt::print("wrote {}\n", out);
   return 0;
+}
+
+// Gap reach (issue 27): a gap sweep whose largest G stays below plateau_gap_factor x V/R yields no T_iss^0
+// plateau, only an upper bound. V/R is not measured yet, so it is bounded from below by V / (an upper bound on
+// R known before the sweep): the simulator's planted R (--sim-R, exact); on a GPU the copy-engine rate of the
+// same path, measured just before the sweep. On the host path that is an upper bound: SM stores and the copy
+// engine cross the same PCIe link, and every committed H200 calibration has R / copy engine = 0.945-0.951.
+// A shortfall is then certain and refused (exit 2) before any journal or output exists. For other targets
+// (peer: several SMs can outrun one copy engine over NVLink) the copy engine bounds nothing: a note only.
+void check_gap_reach(const std::vector<xs::bench::ExpandedPoint>& points, const CalibrateOptions& o,
+                     const std::string& target, std::optional<double> copy_engine_bps, double plateau_gap_factor) {
+  std::optional<double> upper_bps;
+  std::string source;
+  if (o.backend.kind == "sim") {
+    upper_bps = xs::parse_rate_bps(o.backend.sim_R, "--sim-R");
+    source = "the simulator's planted R (--sim-R)";
+  } else if (copy_engine_bps) {
+    upper_bps = *copy_engine_bps;
+    source = fmt::format("the copy-engine rate measured on {} just now", target);
+  }
+  if (!upper_bps) {
+    print_notes({"gap reach not checked: no copy-engine rate for target " + target});
+    return;
+  }
+  std::vector<xs::PointSpec> specs;
+  for (const auto& p : points) specs.push_back(p.spec);
+  const auto short_of = xs::fit::gap_sweep_shortfalls(specs, *upper_bps, plateau_gap_factor);
+  if (short_of.empty()) return;
+  const std::string what = fmt::format(
+      "{} gap sweep(s) cannot reach the T_iss^0 plateau with R <= {:.4g} GB/s ({}): {}", short_of.size(),
+      *upper_bps / 1e9, source, xs::fit::describe_shortfalls(short_of, plateau_gap_factor));
+  if (o.backend.kind != "sim" && target != "host") {
+    print_notes({what + " (the copy engine need not bound R on this target: not refused)"});
+    return;
+  }
+  throw xs::input_error("G", what + "; extend those blocks' G ranges (e.g. --config with G up to the needed gap); "
+                             "nothing was measured or written");
 }
 
 // The sweep: a config file, or the built-in default sized from a drain-rate guess (the path's copy-engine
@@ -152,17 +190,18 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
 
   auto backend = xs::cli::make_backend(o.backend);
-  std::optional<double> copy_engine_bps;
-  if (o.config_path.empty() && !guess_bps) {
-    copy_engine_bps = backend->reference_bandwidth_bps(target);
-    if (copy_engine_bps) guess_bps = *copy_engine_bps;
-  }
+  // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
+  std::optional<double> copy_engine_bps = backend->reference_bandwidth_bps(target);
+  if (o.config_path.empty() && !guess_bps && copy_engine_bps) guess_bps = *copy_engine_bps;
   std::vector<std::string> notes;
   const xs::bench::SweepConfig config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
   print_notes(notes);
   const auto points = xs::bench::expand(config);
   const bool fit = fits_burst_gap(o, points);
-  if (fit) print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
+  if (fit) {
+    print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
+    check_gap_reach(points, o, target, copy_engine_bps, fit_options.plateau_gap_factor);
+  }
 
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
   xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
