@@ -171,7 +171,8 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
   const double floor_scatter = detail::isolated_floor_scatter(data, cplans, med);
   for (Tiss0Fit& row : fit.tiss0) {
     Estimate& e = row.issue_time_s;
-    if (row.source != "isolated_floor" || !e.constrained || !std::isfinite(floor_scatter) || !(floor_scatter > 0))
+    if (options.bootstrap_resamples <= 0 || row.source != "isolated_floor" || !e.constrained ||
+        !std::isfinite(floor_scatter) || !(floor_scatter > 0))
       continue;
     const bool had_interval = e.has_ci95();
     e.ci95_lo = std::min(had_interval ? e.ci95_lo : e.value, e.value * std::exp(-1.96 * floor_scatter));
@@ -183,8 +184,23 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
     else if (auto none = e.note.find("no interval: "); none != std::string::npos)
       e.note = e.note.substr(0, none) + "interval from " + scatter + " (one repetition)";
   }
-  for (std::size_t q = 0; q < fit.capacity.size(); ++q)
+  for (std::size_t q = 0; q < fit.capacity.size(); ++q) {
     detail::set_capacity_ci95(fit.capacity[q], cplans[q], ci[2 + fit.tiss0.size() + q]);
+    // Misfit at the knee: a soft knee bends the branch's first points above (V - Q)/R and pulls Q down, within
+    // every point's noise (capacity.cpp). Q's interval also spans Q without the point nearest the knee.
+    Estimate& e = fit.capacity[q].capacity_bytes;
+    const detail::CapacityPlan& plan = cplans[q];
+    if (fit.capacity[q].bound == "fit" && e.has_ci95() && plan.drain.size() >= 3) {
+      detail::CapacityPlan without_first = plan;
+      without_first.drain.erase(without_first.drain.begin());
+      const double q_far = detail::capacity_from(data, without_first, med, r);
+      if (std::isfinite(q_far) && (q_far < e.ci95_lo || q_far > e.ci95_hi)) {
+        e.ci95_lo = std::min(e.ci95_lo, q_far);
+        e.ci95_hi = std::max(e.ci95_hi, q_far);
+        e.note += fmt::format("; interval spans Q without the branch point nearest the knee ({:.4g} B)", q_far);
+      }
+    }
+  }
 
   // Cross-check: the isolated drain branches' slope dT/dV = 1/R, independent of the zero-gap points.
   fit.drain.iso_rate_bps = detail::isolated_drain_rate(data, cplans, med);
@@ -208,6 +224,14 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
       widened.ci95_hi = std::max(widened.ci95_hi, ci[1].hi);
       widened.note += (widened.note.empty() ? "" : "; ") +
                  std::string("interval widened to the isolated drain branches' slope, which disagrees (drift or misfit)");
+      // Q is V - R T on the isolated points with the zero-gap R, which those points' own slope contradicts:
+      // a drift of R between the two measurements moves Q by that fraction of V - Q, many Q far from the knee.
+      for (CapacityFit& q : fit.capacity)
+        if (q.bound == "fit" && q.capacity_bytes.constrained) {
+          q.capacity_bytes.constrained = false;
+          q.capacity_bytes.note += "; unconstrained: the isolated branches' slope disagrees with the zero-gap R that "
+                                   "Q is computed with";
+        }
     }
   } else {
     fit.drain.iso_note = "no isolated drain branch with two volumes: R not cross-checked";

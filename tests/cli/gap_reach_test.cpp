@@ -25,7 +25,7 @@ TEST(GapReach, ASweepThatStopsShortIsRefusedBeforeAnythingIsWritten) {
   Scratch s;
   write_file(s.path("short.json"), sweep("0:9600ns:+400ns"));
   expect_refused(s, kTool, "--backend sim --sim-R 52GB/s --sim-noise 0 --no-progress --config short.json --out out/c.json", 2,
-                 {"cannot reach the T_iss^0 plateau", "K=132 B=16384", "largest G 9.6 us", "needs G >= 62.4", "--sim-R",
+                 {"cannot reach the T_iss^0 plateau", "K=132 B=16384", "largest G 9.6 us", "needs G >= 62.39", "--sim-R",
                   "nothing was measured or written"});
 }
 
