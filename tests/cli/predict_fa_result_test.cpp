@@ -51,7 +51,8 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
     EXPECT_EQ(b["variants"], a["variants"]);
     EXPECT_EQ(b["extra"]["measured"], a["extra"]["measured"]);
     ASSERT_TRUE(b["prediction"].is_object());
-    EXPECT_TRUE(b["prediction"]["aligned"]["check"]["result"].is_string());
+    EXPECT_TRUE(b["prediction"]["E_res_s"].is_array());
+    EXPECT_TRUE(b["extra"]["judgement"]["model"].contains("result"));
     EXPECT_EQ(b["extra"]["rejudged"]["model_file"], kCalibration);
     // The hash is of the calibration's bytes the tool judged with (one read: model, target, meta, hash).
     EXPECT_EQ(b["extra"]["rejudged"]["model_fnv1a64"], fnv1a64_of(xs::test::read_file(kCalibration)));
@@ -65,8 +66,9 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   const json report = json::parse(j.out);
   ASSERT_EQ(report["points"].size(), 5u);
   EXPECT_EQ(report["points"][0]["M"], 8192);
-  EXPECT_TRUE(report["points"][0]["aligned"]["verdict"].is_string());
-  EXPECT_TRUE(report["points"][0]["previous"]["phase_aware"]["check"].is_string());
+  EXPECT_TRUE(report["points"][0]["E_res_pred_s"].is_array());
+  EXPECT_TRUE(report["points"][0]["previous_agreement"].is_string());
+  EXPECT_TRUE(report["tally"]["model"].contains("not_decided"));
 }
 
 TEST(PredictFaResult, APointOfAnotherTargetLosesTheOldCalibrationsPrediction) {
