@@ -17,6 +17,7 @@
 #include "cli/common/options.hpp"
 #include "cli/predict_fa_result.hpp"
 #include "cli/predict_moe.hpp"
+#include "cli/predict_moe_score.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/burst_gap.hpp"
@@ -490,6 +491,8 @@ int main(int argc, char** argv) {
     xs::cli::PredictMoeOptions moe;
     xs::cli::PredictFaResultOptions fa_result;
     fa_result.argv.assign(argv, argv + argc);
+    xs::cli::PredictMoeScoreOptions moe_score;
+    moe_score.argv.assign(argv, argv + argc);
     add_burst(app, burst);
     add_fa(app, fa);
     add_stall(app, stall);
@@ -497,6 +500,7 @@ int main(int argc, char** argv) {
     add_interleave(app, interleave);
     xs::cli::add_predict_moe(app, moe);
     xs::cli::add_predict_fa_result(app, fa_result);
+    xs::cli::add_predict_moe_score(app, moe_score);
     xs::cli::parse_or_throw(app, argc, argv);
 
     const std::string name = app.get_subcommands().front()->get_name();
@@ -512,6 +516,8 @@ int main(int argc, char** argv) {
       run_interleave(interleave).print(interleave.json);
     else if (name == "fa-result")
       xs::cli::run_predict_fa_result(fa_result);
+    else if (name == "moe-score")
+      xs::cli::run_predict_moe_score(moe_score);
     else
       run_moe(moe).print(moe.json);
     return 0;
