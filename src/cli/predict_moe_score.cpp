@@ -120,7 +120,8 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
       {"argv", o.argv},                     {"command", command},
       {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))},
       {"model_file", o.model_path},         {"model_fnv1a64", cal.fnv1a64},
-      {"model_target", target},             {"results", o.results}};
+      {"model_target", target},             {"results", o.results},
+      {"out", o.out_path}};
   report::prepare_output_path(o.out_path, "--out");
   report::prepare_output_path(md_path, "--md");
   report::write_json_atomic(o.out_path, moe::score_json(inputs, result, provenance));

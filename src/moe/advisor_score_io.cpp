@@ -102,7 +102,7 @@ struct Accumulator {
   std::map<std::string, std::pair<MeasuredOption, std::vector<double>>> options;  // key -> (option, medians)
   std::map<std::string, std::vector<double>> option_samples;
   std::map<std::pair<int, int>, std::vector<MeasuredPair>> pairs;
-  std::vector<double> l1_all, l2_all, l1_wave, l2_wave;
+  std::vector<double> l1_wave, l2_wave;  // the local control's expert_wave tile mainloop medians
   std::vector<std::string> local_sources;
   bool has_host = false;
 };
@@ -151,14 +151,12 @@ void add_local(Accumulator& acc, const json& p, const std::string& src) {
   for (const auto& [name, ev] : sub(sub(p, "extra"), "variants").items()) {
     const std::optional<ScheduleOption> o = option_of(ev);
     const auto l1 = num(sub(ev, "tiles"), "l1_mainloop_median_s"), l2 = num(sub(ev, "tiles"), "l2_mainloop_median_s");
-    if (!o || !l1 || !l2 || *l1 <= 0 || *l2 <= 0) continue;
+    // Only the expert-wave variant: an interleaved variant's L2 "mainloop" at a small D carries the convoy
+    // (dit_moe local at D = 1: 230 us against 33 us), which is schedule, not compute.
+    if (!o || o->schedule != "expert_wave" || !l1 || !l2 || *l1 <= 0 || *l2 <= 0) continue;
     used = true;
-    acc.l1_all.push_back(*l1);
-    acc.l2_all.push_back(*l2);
-    if (o->schedule == "expert_wave") {
-      acc.l1_wave.push_back(*l1);
-      acc.l2_wave.push_back(*l2);
-    }
+    acc.l1_wave.push_back(*l1);
+    acc.l2_wave.push_back(*l2);
   }
   if (used) acc.local_sources.push_back(src);
 }
@@ -187,19 +185,15 @@ ScoreConfigInputs finish(Accumulator& acc) {
     m.speedup_median = median(medians);
     in.judged.pairs.push_back(m);
   }
-  if (!acc.l1_all.empty()) {
-    const std::vector<double>& l1 = acc.l1_wave.empty() ? acc.l1_all : acc.l1_wave;
-    const std::vector<double>& l2 = acc.l2_wave.empty() ? acc.l2_all : acc.l2_wave;
-    std::string src = "local control ";
+  if (!acc.l1_wave.empty()) {
+    const std::vector<double>& l1 = acc.l1_wave;
+    const std::vector<double>& l2 = acc.l2_wave;
+    std::string src;
     for (std::size_t i = 0; i < acc.local_sources.size(); ++i) src += (i ? ", " : "") + acc.local_sources[i];
     TileTimeInputs t;
     t.from = "local control";
-    t.l1_s = {median(l1), *std::min_element(acc.l1_all.begin(), acc.l1_all.end()),
-              *std::max_element(acc.l1_all.begin(), acc.l1_all.end()), "",
-              src + ": extra.variants.expert_wave.tiles.l1_mainloop_median_s (median); range over every fused variant"};
-    t.l2_s = {median(l2), *std::min_element(acc.l2_all.begin(), acc.l2_all.end()),
-              *std::max_element(acc.l2_all.begin(), acc.l2_all.end()), "",
-              src + ": extra.variants.expert_wave.tiles.l2_mainloop_median_s (median); range over every fused variant"};
+    t.l1_s = {median(l1), *std::min_element(l1.begin(), l1.end()), *std::max_element(l1.begin(), l1.end()), "", src};
+    t.l2_s = {median(l2), *std::min_element(l2.begin(), l2.end()), *std::max_element(l2.begin(), l2.end()), "", src};
     in.local_tiles = t;
   }
   return in;
@@ -341,8 +335,25 @@ json score_json(const ScoreInputs& inputs, const ScoreResult& r, const json& pro
                        {"pairs", pairs},
                        {"outcomes", outcomes}});
   }
+  // The calibration's brackets once per (K_SM, b_n): value, range, source and flag.
+  json calibration = json::object();
+  for (const FrozenPrediction& p : r.predictions) {
+    const AdvisorConfig& c = inputs.configs[r.scored[&p - r.predictions.data()]].config;
+    const std::string key = fmt::format("K_SM={} b_n={}", c.num_sms, c.block_n);
+    if (calibration.contains(key)) continue;
+    calibration[key] = {{"R_Bps", to_json(p.calibration.drain_rate_bps)},
+                        {"tiss0_s", to_json(p.calibration.tiss0_s)},
+                        {"Q", p.calibration.capacity}};
+  }
+  json cal_files = json::object();
+  if (!r.predictions.empty())
+    cal_files = {{"file", r.predictions.front().calibration.file},
+                 {"fnv1a64", r.predictions.front().calibration.fnv1a64},
+                 {"target", r.predictions.front().calibration.target},
+                 {"at", calibration}};
   return {{"schema", {{"name", "xstage.moe_advisor_score"}, {"version", "1.0"}}},
           {"meta", provenance},
+          {"calibration", cal_files},
           {"definitions",
            {{"prediction", "the schedule replay (src/moe/schedule_sim) of the emulated rank's tiles with T_L1, T_L2 "
                            "from the compute-only input and each L2 tile's modelled store stall; computed from the "
@@ -374,9 +385,9 @@ json score_json(const ScoreInputs& inputs, const ScoreResult& r, const json& pro
 
 std::string score_markdown(const ScoreResult& r, const json& provenance) {
   std::string md = "# MegaMoE advisor scored beside the constant policies\n\n";
-  md += fmt::format("Written by `{}`. Calibration: `{}`. Definitions and per-configuration rows: advisor-score.json.\n\n",
+  md += fmt::format("Written by `{}`. Calibration: `{}`. Definitions and per-configuration rows: `{}`.\n\n",
                     provenance.value("command", std::string("xstage-predict moe-score")),
-                    provenance.value("model_file", std::string("")));
+                    provenance.value("model_file", std::string("")), provenance.value("out", std::string("")));
   md += "| policy | configs | choice agrees / disagrees / not decided / not measured | mean regret | worst regret | "
         "Spearman | median abs err | p90 abs err | interval coverage |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const PolicyScore& s : r.policies)

@@ -139,23 +139,25 @@ std::string capacity_text(const json& model, int k) {
   return fmt::format("Q(K={}) not in the table", k);
 }
 
-// One corner of the input brackets.
-struct Corner {
-  double rate_bps, tiss0_s, l1_s, l2_s;
-  bool operator<(const Corner& o) const {
-    return std::tie(rate_bps, tiss0_s, l1_s, l2_s) < std::tie(o.rate_bps, o.tiss0_s, o.l1_s, o.l2_s);
-  }
-};
+bool corner_less(const InputCorner& a, const InputCorner& b) {
+  return std::tie(a.rate_bps, a.tiss0_s, a.l1_s, a.l2_s) < std::tie(b.rate_bps, b.tiss0_s, b.l1_s, b.l2_s);
+}
 
-std::vector<Corner> corners_of(const CalibrationInputs& cal, const TileTimeInputs& t) {
-  std::vector<Corner> out{{cal.drain_rate_bps.value, cal.tiss0_s.value, t.l1_s.value, t.l2_s.value}};
-  std::set<Corner> seen{out.front()};
+std::vector<InputCorner> corners_of(const CalibrationInputs& cal, const TileTimeInputs& t) {
+  std::vector<InputCorner> out{{cal.drain_rate_bps.value, cal.tiss0_s.value, t.l1_s.value, t.l2_s.value}};
+  std::set<InputCorner, decltype(&corner_less)> seen(&corner_less);
+  seen.insert(out.front());
   for (double r : {cal.drain_rate_bps.low, cal.drain_rate_bps.high})
     for (double q : {cal.tiss0_s.low, cal.tiss0_s.high})
       for (double a : {t.l1_s.low, t.l1_s.high})
         for (double b : {t.l2_s.low, t.l2_s.high})
           if (seen.insert({r, q, a, b}).second) out.push_back({r, q, a, b});
   return out;
+}
+
+// The coordinate i of a corner (0 R, 1 T_iss^0, 2 T_L1, 3 T_L2).
+double coord(const InputCorner& c, int i) {
+  return i == 0 ? c.rate_bps : i == 1 ? c.tiss0_s : i == 2 ? c.l1_s : c.l2_s;
 }
 
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
@@ -258,7 +260,22 @@ std::optional<SpeedupPrediction> FrozenPrediction::speedup(int lead_rows, int ex
     s.low = std::min(s.low, w[c] / in[c]);
     s.high = std::max(s.high, w[c] / in[c]);
   }
-  for (const std::string& f : flagged) s.why += (s.why.empty() ? "bracket from flagged inputs: " : "; ") + f;
+  // How far each input alone moves the ratio: corners equal in every other input.
+  static const char* kNames[] = {"R", "T_iss^0", "T_L1", "T_L2"};
+  std::string moves;
+  for (int i = 0; i < 4; ++i) {
+    double most = 0;
+    for (std::size_t a = 0; a < corners.size(); ++a)
+      for (std::size_t b = a + 1; b < corners.size(); ++b) {
+        bool others_equal = coord(corners[a], i) != coord(corners[b], i);
+        for (int k = 0; k < 4 && others_equal; ++k)
+          if (k != i) others_equal = coord(corners[a], k) == coord(corners[b], k);
+        if (others_equal) most = std::max(most, std::fabs(w[a] / in[a] - w[b] / in[b]));
+      }
+    moves += fmt::format("{}{} {:.3f}", moves.empty() ? "" : ", ", kNames[i], most);
+  }
+  s.why = "each input alone moves the speedup by up to: " + moves;
+  for (const std::string& f : flagged) s.why += "; flagged: " + f;
   return s;
 }
 
@@ -299,7 +316,8 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
   in.num_sms = config.num_sms;
   in.device_sms = config.device_sms;
   in.block_n = config.block_n;
-  for (const Corner& c : corners_of(cal, tiles)) {
+  fp.corners = corners_of(cal, tiles);
+  for (const InputCorner& c : fp.corners) {
     in.drain_rate_bps = c.rate_bps;
     in.tiss0_s = c.tiss0_s;
     const MoePrediction p = predict_with_mainloops(in, c.l1_s, c.l2_s);
@@ -326,7 +344,7 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
   if (advice.schedule == "either") {
     a.decision = Decision::kEither;
     a.either = {interleaved_at(fp.advisor_lead_rows), expert_wave_with(1)};
-    a.why = "the advisor says either: " + advice.reason;
+    a.why = "the advisor says " + advice.reason.substr(0, advice.reason.find(';'));
     return fp;
   }
   if (advice.schedule == "interleaved") {
@@ -342,9 +360,8 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
     a.decision = Decision::kNotDecided;
     a.fallback = a.choice;
     a.why = fmt::format("the predicted speedup {:.3f} lies in [{:.3f}, {:.3f}], which contains 1: the inputs' ranges "
-                        "({}) do not decide which schedule is faster",
-                        s->value, s->low, s->high,
-                        fp.flagged.empty() ? "R and T_iss^0 ci95, tile-time spread" : s->why);
+                        "do not decide which schedule is faster ({})",
+                        s->value, s->low, s->high, s->why);
   }
   return fp;
 }
@@ -383,13 +400,21 @@ json to_json(const FrozenPrediction& p, const JudgedConfig& judged) {
   if (const auto s = p.speedup(p.advisor_lead_rows, 1))
     headline = {{"at", fmt::format("expert_wave w=1 / interleaved D={}", p.advisor_lead_rows)},
                 {"value", s->value}, {"low", s->low}, {"high", s->high}};
+  const auto triple = [](const InputBracket& b) {
+    return json::array({number_or_null(b.value), number_or_null(b.low), number_or_null(b.high)});
+  };
+  json flagged = json::array();
+  if (!p.calibration.drain_rate_bps.flag.empty()) flagged.push_back("R");
+  if (!p.calibration.tiss0_s.flag.empty()) flagged.push_back("T_iss^0");
   return {{"inputs",
-           {{"calibration",
-             {{"file", p.calibration.file}, {"fnv1a64", p.calibration.fnv1a64}, {"target", p.calibration.target},
-              {"R_Bps", to_json(p.calibration.drain_rate_bps)}, {"tiss0_s", to_json(p.calibration.tiss0_s)},
-              {"Q", p.calibration.capacity}}},
-            {"tiles", {{"from", p.tiles.from}, {"T_L1_s", to_json(p.tiles.l1_s)}, {"T_L2_s", to_json(p.tiles.l2_s)}}},
-            {"flagged", p.flagged}}},
+           {{"calibration", p.calibration.fnv1a64},
+            {"R_Bps", triple(p.calibration.drain_rate_bps)},
+            {"tiss0_s", triple(p.calibration.tiss0_s)},
+            {"tiles_from", p.tiles.from},
+            {"T_L1_s", triple(p.tiles.l1_s)},
+            {"T_L2_s", triple(p.tiles.l2_s)},
+            {"tiles_source", p.tiles.l1_s.source},
+            {"flagged", flagged}}},
           {"eq16_D", p.eq16_lead_rows},
           {"advisor_D", p.advisor_lead_rows},
           {"advisor_schedule", p.advisor_schedule},

@@ -59,6 +59,11 @@ struct PredictedOption {
   double time_s = 0, low_s = 0, high_s = 0;  // replayed whole-kernel time; its range over the input corners
 };
 
+// One corner of the input brackets (corner 0: every input at its value).
+struct InputCorner {
+  double rate_bps = 0, tiss0_s = 0, l1_s = 0, l2_s = 0;
+};
+
 struct FrozenPrediction {
   std::string label;
   CalibrationInputs calibration;
@@ -70,12 +75,13 @@ struct FrozenPrediction {
   PolicyAnswer answer;           // the choice scored (speedups filled by speedup_answers)
   std::vector<PredictedOption> options;
   std::vector<std::string> flagged;  // inputs whose bracket comes from a flag, as "T_iss^0: unconstrained row ..."
-  // Per option, its time at every input corner (corner 0 is the point value).
+  std::vector<InputCorner> corners;
+  // Per option, its time at every corner.
   std::vector<std::vector<double>> corner_times_s;
 
   const PredictedOption* find(const ScheduleOption& o) const;
-  // Expert-wave (w) over interleaved (D), its value and [min, max] over the corners; nullopt when either
-  // option was not predicted.
+  // Expert-wave (w) over interleaved (D), its value and [min, max] over the corners, `why` naming how far each
+  // input alone moves it (and the flagged inputs); nullopt when either option was not predicted.
   std::optional<SpeedupPrediction> speedup(int lead_rows, int experts_per_wave) const;
 };
 
@@ -91,8 +97,9 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
 PolicyAnswer speedup_answers(const FrozenPrediction& p, const JudgedConfig& judged);
 
 nlohmann::json to_json(const InputBracket& b);
-// The prediction (inputs with provenance, options, choice); `judged` selects which options are written
-// (eq. 16's D, the advisor's D, every D measured, every w) so the file stays small.
+// The prediction (inputs as [value, low, high] with their source, options, choice); `judged` selects which
+// options are written (eq. 16's D, the advisor's D, every D measured, every w) so the file stays small. The
+// calibration's brackets with their flags and sources are written once per (K_SM, b_n) by the caller.
 nlohmann::json to_json(const FrozenPrediction& p, const JudgedConfig& judged);
 
 }  // namespace xs::moe
