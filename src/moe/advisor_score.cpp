@@ -227,6 +227,8 @@ std::vector<std::string> comparison_statements(const PolicyScore& advisor, const
       beats_all = false;
       out.push_back(fmt::format("The advisor does not beat the constant policy '{}' on both counts ({}; {}).",
                                 c.policy, mean, worst));
+    } else {
+      out.push_back(fmt::format("The advisor beats the constant policy '{}' ({}; {}).", c.policy, mean, worst));
     }
     if (advisor.agrees < c.agrees)
       out.push_back(fmt::format("Its choice agrees with the measurement in fewer configurations than '{}' ({} vs {}).",

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -86,8 +87,9 @@ TEST(AdvisorScore, EitherIsChargedTheSlowerAndNotDecided) {
   answers[1].either = {interleaved_at(4), expert_wave_with(1)};
   const PolicyScore s = score_policy("either", configs, answers);
   EXPECT_EQ(s.not_decided, 2);
-  EXPECT_DOUBLE_EQ(*s.regret_worst, 18.0 / 16.0);
-  EXPECT_DOUBLE_EQ(s.configs[0].regret.value(), 1.2);
+  EXPECT_DOUBLE_EQ(s.configs[0].regret.value(), 1.2);          // A: expert-wave 12 against the best 10
+  EXPECT_DOUBLE_EQ(s.configs[1].regret.value(), 18.0 / 16.0);  // B: interleaved D=4 18 against 16
+  EXPECT_DOUBLE_EQ(*s.regret_worst, 1.2);
 }
 
 TEST(AdvisorScore, SpearmanKnownValues) {
@@ -145,11 +147,11 @@ json calibration() {
             {"Q", {{{"K", 4}, {"bytes", 1.0}, {"ci95", nullptr}, {"bound", "not_identified"}}}}}}};
 }
 
-ScoreResult score_docs(const std::vector<json>& files) {
+ScoreResult score_docs(const std::vector<json>& files, const json& cal = calibration()) {
   std::vector<std::pair<std::string, json>> docs;
   for (std::size_t i = 0; i < files.size(); ++i) docs.emplace_back("f" + std::to_string(i) + ".json", files[i]);
   const ScoreInputs inputs = read_score_inputs(docs, "host");
-  return score_advisor(inputs, {"cal.json", "fnv1a64:0", calibration()});
+  return score_advisor(inputs, {"cal.json", "fnv1a64:0", cal});
 }
 
 TEST(AdvisorScore, FabricatedInterleavingLosesGivesAlwaysInterleavedPositiveRegret) {
@@ -207,14 +209,41 @@ TEST(AdvisorScore, PredictionIgnoresEveryMeasuredFieldOfTheJudgedLaunches) {
   ASSERT_EQ(r1.predictions.size(), 1u);
   EXPECT_EQ(to_json(r1.predictions[0], fixed), j0);
   EXPECT_EQ(r1.predictions[0].corner_times_s, p0.corner_times_s);
-  // The scores see the mutation (the judged side did change).
-  EXPECT_NE(r1.policies[0].configs[0].regret, r0.policies[0].configs[0].regret);
+  // The scores see the mutation (the judged side did change): always expert-wave's regret moves.
+  ASSERT_TRUE(r0.policies[3].configs[0].regret && r1.policies[3].configs[0].regret);
+  EXPECT_NE(*r1.policies[3].configs[0].regret, *r0.policies[3].configs[0].regret);
 
   // Positive control: the compute-only input (the local control's tile times) does move the prediction.
   json local_changed = base;
   mutate_measured(local_changed["points"][1]["extra"]);
   const ScoreResult r2 = score_docs({local_changed});
   EXPECT_NE(to_json(r2.predictions[0], fixed), j0);
+}
+
+json read_committed(const std::string& relative) {
+  std::ifstream f(std::string(XS_TEST_DATA_DIR) + "/../../" + relative);
+  if (!f) throw std::runtime_error("cannot read " + relative);
+  return json::parse(f);
+}
+
+// Mutation of a committed file's calibration: the K_SM 132 dit_moe bf16 balanced pair (expert-wave over
+// interleaved at eq. 16's D = 2, measured 0.625 in [0.624, 0.633]) agrees with its predicted interval; with R
+// halved (R_Bps and R_ci95 x 0.5) the same launches disagree.
+TEST(AdvisorScore, HalvedDrainRateTurnsACommittedAgreementIntoADisagreement) {
+  json result = read_committed("results/h200/megamoe/matrix/megamoe-bf16-6976-132-host.json");
+  json kept = json::array();
+  for (const json& p : result["points"])
+    if (p["axes"]["shape"] == "dit_moe" && p["axes"]["routing"] == "balanced") kept.push_back(p);
+  ASSERT_EQ(kept.size(), 1u);
+  result["points"] = kept;
+  json cal = read_committed("results/h200/megamoe/calibration-moe-pattern.json");
+  const ScoreResult r0 = score_docs({result}, cal);
+  ASSERT_EQ(r0.policies[0].pairs.size(), 1u);
+  EXPECT_EQ(r0.policies[0].pairs[0].outcome, Outcome::kAgrees);
+  cal["model"]["R_Bps"] = cal["model"]["R_Bps"].get<double>() * 0.5;
+  for (auto& x : cal["model"]["R_ci95"]) x = x.get<double>() * 0.5;
+  const ScoreResult r1 = score_docs({result}, cal);
+  EXPECT_EQ(r1.policies[0].pairs[0].outcome, Outcome::kDisagrees);
 }
 
 }  // namespace
