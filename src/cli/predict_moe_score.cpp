@@ -84,13 +84,13 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
   if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to predict from: ") + kUsage);
   if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the score: ") + kUsage);
   const std::string md_path = markdown_path_of(o);
-  for (const std::string& out : {o.out_path, md_path}) {
+  for (const auto& [out, flag] : {std::pair{o.out_path, "--out"}, std::pair{md_path, "--md"}}) {
     for (const std::string& in : o.results)
       if (same_file(out, in))
-        throw input_error("--out", fmt::format("'{}' is the input result file '{}'; inputs are never overwritten", out, in));
+        throw input_error(flag, fmt::format("'{}' is the input result file '{}'; inputs are never overwritten", out, in));
     if (same_file(out, o.model_path))
-      throw input_error("--out", fmt::format("'{}' is the calibration given to --model; it is never overwritten", out));
-    report::check_output_path(out, out == o.out_path ? "--out" : "--md");
+      throw input_error(flag, fmt::format("'{}' is the calibration given to --model; it is never overwritten", out));
+    report::check_output_path(out, flag);
   }
   if (same_file(o.out_path, md_path)) throw input_error("--md", "the Markdown table cannot be the JSON output");
 

@@ -210,6 +210,14 @@ std::vector<std::string> comparison_statements(const PolicyScore& advisor, const
     out.push_back(fmt::format("The advisor's recommendation never varies (always '{}' over {} configurations): it is "
                               "not a prediction.",
                               advisor.distinct_choices.front(), advisor.num_configs));
+  else if (std::find(advisor.distinct_choices.begin(), advisor.distinct_choices.end(), "expert_wave") ==
+           advisor.distinct_choices.end()) {
+    std::string answers;
+    for (const std::string& c : advisor.distinct_choices) answers += (answers.empty() ? "'" : ", '") + c + "'";
+    out.push_back(fmt::format("The advisor never recommends expert-wave; its answers are {}: on the schedule it "
+                              "never predicts a loss for interleaving.",
+                              answers));
+  }
   bool beats_all = true;
   for (const PolicyScore& c : constants) {
     if (!advisor.regret_mean || !c.regret_mean) continue;
