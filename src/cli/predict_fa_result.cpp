@@ -18,6 +18,7 @@
 #include "attention/fa_result_reader.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
+#include "report/fnv1a.hpp"
 #include "model/platform_model.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
@@ -46,12 +47,6 @@ struct PointRow {
   json predicted = json(), measured = json();
   std::string before;                 // the input's agreement line
 };
-
-std::string fnv1a64(std::string_view bytes) {  // which calibration bytes judged the points
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
-  return fmt::format("fnv1a64:{:016x}", h);
-}
 
 bool same_file(const std::string& a, const std::string& b) {
   if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b)) return true;  // hard and symbolic links too
@@ -240,7 +235,7 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
   const std::string model_target = calibration_target_of(model_doc);
   const json model_meta = at(model_doc, "/meta");
   json provenance = {
-      {"model_file", o.model_path}, {"model_fnv1a64", fnv1a64(model_text)},
+      {"model_file", o.model_path}, {"model_fnv1a64", report::fnv1a64(model_text)},
       {"model_target", model_target.empty() ? json() : json(model_target)},
       {"model_git_sha", at(model_meta, "/git_sha")}, {"model_date_utc", at(model_meta, "/date_utc")},
       {"previous_model_from", doc["extra"].value("model_from", json())},

@@ -14,6 +14,7 @@
 
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
+#include "report/fnv1a.hpp"
 #include "moe/advisor_score_io.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
@@ -27,12 +28,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 constexpr const char* kUsage = "xstage-predict moe-score --results R1.json [R2.json ...] --model CAL.json --out "
                                "SCORE.json [--md SCORE.md]";
-
-std::string fnv1a64(std::string_view bytes) {  // which calibration bytes the predictions came from
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
-  return fmt::format("fnv1a64:{:016x}", h);
-}
 
 bool same_file(const std::string& a, const std::string& b) {
   if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b)) return true;  // hard and symbolic links too
@@ -98,7 +93,7 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
   moe::ScoreCalibration cal;
   cal.doc = read_named(o.model_path, "--model", &model_text);
   cal.file = o.model_path;
-  cal.fnv1a64 = fnv1a64(model_text);
+  cal.fnv1a64 = report::fnv1a64(model_text);
   if (!cal.doc.is_object() || !cal.doc.contains("model"))
     throw input_error("--model", o.model_path + " has no `model` section; expected a calibration file of xstage-calibrate");
   const std::string target = cal.doc.contains("config") && cal.doc["config"].is_object()

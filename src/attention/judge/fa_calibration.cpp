@@ -8,18 +8,13 @@
 #include <limits>
 
 #include "common/error.hpp"
+#include "report/fnv1a.hpp"
 #include "report/result_file.hpp"
 
 namespace xs::attention::judge {
 namespace {
 
 using nlohmann::json;
-
-std::string fnv1a64(std::string_view bytes) {  // which calibration bytes a prediction came from
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
-  return fmt::format("fnv1a64:{:016x}", h);
-}
 
 std::string text_at(const json& j, const char* key) {
   auto it = j.find(key);
@@ -64,7 +59,7 @@ FaCalibration load_fa_calibration(std::string_view text, const std::string& path
   c.platform = model::PlatformModel::from_result_text(text, path);  // strict; refuses an unidentified R
   const report::ResultFile file = report::parse_result_text(text, path);
   c.path = path;
-  c.fnv1a64 = fnv1a64(text);
+  c.fnv1a64 = report::fnv1a64(text);
   if (file.config.is_object()) c.target = text_at(file.config, "target");
   c.git_sha = text_at(file.meta, "git_sha");
   c.date_utc = text_at(file.meta, "date_utc");
