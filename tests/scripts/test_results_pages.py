@@ -58,6 +58,43 @@ class CommittedPages(unittest.TestCase):
                     self.assertEqual(a.read(), b.read(), name)
 
 
+class ReadmeBlock(unittest.TestCase):
+    """The README's headline tables sit between two markers and are checked like the pages."""
+
+    def root_with_readme(self, tmp, readme_text):
+        os.symlink(os.path.join(ROOT, "results"), os.path.join(tmp, "results"))
+        shutil.copytree(os.path.join(ROOT, "docs", "results"), os.path.join(tmp, "docs", "results"))
+        with open(os.path.join(tmp, "README.md"), "w", encoding="utf-8") as f:
+            f.write(readme_text)
+
+    def readme(self):
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            return f.read()
+
+    def test_an_edited_number_in_the_readme_block_fails_the_check(self):
+        text = self.readme()
+        block = text[text.index(results_pages.BEGIN):text.index(results_pages.END)]
+        self.assertIn("106 of 112", block)
+        with tempfile.TemporaryDirectory() as tmp:
+            self.root_with_readme(tmp, text.replace("106 of 112", "110 of 112", 1))
+            r = run("--root", tmp, "--check")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("README.md differs", r.stderr)
+
+    def test_prose_outside_the_block_is_free(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.root_with_readme(tmp, self.readme().replace("# xstage", "# xstage (edited prose)", 1))
+            r = run("--root", tmp, "--check")
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_readme_without_the_markers_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.root_with_readme(tmp, self.readme().replace(results_pages.END, ""))
+            r = run("--root", tmp, "--check")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("needs exactly one results block", r.stderr)
+
+
 class ScoreSection(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
