@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Idle tail of the FlashAttention dynamic tile scheduler, simulated (README, K/V clusters: where 8K goes).
+"""Idle tail of the FlashAttention dynamic tile scheduler, simulated
+(docs/lab-notes/2026-12-02-fa-a2a-sessions.md, K/V clusters: where 8K goes).
 
 N clusters (or CTAs) share U equal units; each starts with unit c, and draws its next unit from one counter
 at a time inside its current unit: --draw-at 0 draws as the unit starts (the kernel's one-unit lookahead),
