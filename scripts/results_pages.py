@@ -7,7 +7,10 @@ Post-processing only (python3 standard library); never needed to build or test t
   python3 scripts/results_pages.py --check    exit 1 if a committed page differs from what the files give (CI)
   python3 scripts/results_pages.py --plots    also redraw the plots the pages show, where matplotlib exists
 
-The pages never depend on whether plots could be drawn: they link the committed PNGs beside the data.
+The pages never depend on whether plots could be drawn: they link the committed PNGs beside the data. --plots
+redraws the calibration, DSv4-Flash and FA-A2A figures in place; the MegaMoE matrix figures come from
+scripts/plot_moe_matrix.py (results/h200/megamoe/MANIFEST). The README's headline tables are generated too,
+between its results:begin / results:end markers; the prose around them is free.
 Exit codes: 0 ok, 1 a page differs (--check), 2 a canonical file is missing, unreadable or not in its MANIFEST.
 """
 import argparse
