@@ -222,7 +222,7 @@ TEST(FaResultReader, APointWithoutANeededKeyIsRefusedNamingIt) {
 }
 
 TEST(FaResultReader, TheCommittedSmallKRunReJudgesAgainstItsCalibration) {
-  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa_a2a/1bb3bca-small-k/";
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
   const json file = report::read_json_file(dir + "fa-a2a-host-small-k.json");
   const std::string cal = dir + "calibration-host-small-k.json";
   const auto platform = judge::load_fa_calibration(report::read_text_file(cal), cal);

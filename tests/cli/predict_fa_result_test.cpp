@@ -18,7 +18,7 @@ using nlohmann::json;
 using xs::test::contains;
 using xs::test::Scratch;
 
-const std::string kDir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa_a2a/1bb3bca-small-k/";
+const std::string kDir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
 const std::string kResult = kDir + "fa-a2a-host-small-k.json";
 const std::string kCalibration = kDir + "calibration-host-small-k.json";
 const char* kTool = "xstage-predict";
