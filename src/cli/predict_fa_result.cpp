@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -40,7 +41,7 @@ json at(const json& j, const char* pointer) {
 
 // A verdict and its check against the measured band: "piggyback" and "disagrees"; empty where none.
 struct Judgement {
-  std::string verdict, check;
+  std::string verdict, check, reason;  // reason: why the check came out as it did (the verdict's numbers)
   std::string shown() const { return verdict.empty() ? "-" : verdict + " -> " + check; }
   json to_json() const { return verdict.empty() ? json() : json{{"verdict", verdict}, {"check", check}}; }
 };
@@ -49,7 +50,8 @@ Judgement judgement(const json& prediction, const char* verdict_key, const char*
     const json value = at(prediction, pointer.c_str());
     return value.is_string() ? value.get<std::string>() : std::string();
   };
-  return {text(std::string("/") + verdict_key), text(fmt::format("/{}/check/result", case_key))};
+  return {text(std::string("/") + verdict_key), text(fmt::format("/{}/check/result", case_key)),
+          text(fmt::format("/{}/check/reason", case_key))};
 }
 
 struct PointRow {
@@ -176,6 +178,12 @@ void print_rows(const std::vector<PointRow>& rows, const PredictFaResultOptions&
                                        : fmt::format("{:<54}", "-");
     fmt::print("{:>6}  {:>5}  {:<8}  {}  {} | {}{}\n", r.seq_len, r.num_heads, r.target, now,
                r.before_aligned.shown(), r.before_phase_aware.shown(), r.note.empty() ? "" : "  (" + r.note + ")");
+    // "not decided" is never left without its reason.
+    for (const auto& [name, j] : {std::pair<const char*, const Judgement&>{"aligned", r.aligned},
+                                  std::pair<const char*, const Judgement&>{"phase-aware", r.phase_aware}})
+      if (r.rejudged && j.check == "not decided")
+        fmt::print("{:>6}  {:>5}  {:<8}    {} not decided: {}\n", "", "", "", name,
+                   j.reason.empty() ? "the file gives no reason" : j.reason);
   }
   fmt::print("wrote {} ({} of {} fa_a2a points re-judged)\n", o.out_path, num_rejudged, rows.size());
 }
