@@ -90,9 +90,9 @@ class GateCliOutput : public GateCli {
 
 std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-TEST_F(GateCliOutput, OnlyFailuresPrintsTheFailingRowsAndTheSummary) {
-  const GateRun all = run(files("baseline.json", "candidate_regressed.json", "gate.json"));
-  const GateRun failing = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --only-failures");
+TEST_F(GateCliOutput, TheTablePrintsTheFailingRowsAndTheSummaryUnlessAll) {
+  const GateRun all = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --all");
+  const GateRun failing = run(files("baseline.json", "candidate_regressed.json", "gate.json"));
   EXPECT_EQ(all.code, 1);
   EXPECT_EQ(failing.code, 1);
   EXPECT_LT(count_lines(failing.out), count_lines(all.out));
