@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/units.hpp"
+#include "model/platform_model.hpp"
 
 namespace xs::bench {
 
@@ -141,6 +142,11 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
         const auto at = why.find("not identified");
         why = at == std::string::npos ? why : why.substr(std::min(why.size(), at + std::string("not identified: ").size()));
         fmt::print(out, "    K={:<5} Q NOT IDENTIFIED: {}\n", row.value("K", 0), why);
+        continue;
+      }
+      if (bound == "lower" && num(row, "bytes") < model::kTrivialCapacityBoundBytes) {
+        fmt::print(out, "    K={:<5} Q not bounded by this sweep (no knee; the lower bound, {}, is trivial)\n",
+                   row.value("K", 0), format_bytes(num(row, "bytes")));
         continue;
       }
       fmt::print(out, "    K={:<5} Q {} {}  95% CI {}{}\n", row.value("K", 0), bound == "lower" ? ">=" : "=",

@@ -21,7 +21,7 @@ TEST(InputLimits, ARefusedRunLeavesNoJournalAndTheNextRunStarts) {
   // K x bursts bounds the simulator's (and the GPU's) per-producer, per-burst records before allocating.
   expect_refused(s, "xstage-bench", kBench + " --K 4096 --bursts 8192 --out a/r.json", 2,
                  {"K x num_bursts = 4096 x 8192", "4194304"});
-  expect_refused(s, "xstage-calibrate", "--backend sim --no-progress --K 100000 --out a/c.json", 2,
+  expect_refused(s, "xstage-calibrate", "--backend sim --no-progress --suite periodic --K 100000 --out a/c.json", 2,
                  {"K=100000 must be in [1, 65536]"});
   EXPECT_FALSE(std::filesystem::exists(s.path("a"))) << "a folder was created before the refusal";
   const ToolRun ok = s.run("xstage-bench", kBench + " --K 1,2 --out a/r.json");
@@ -34,7 +34,7 @@ TEST(InputLimits, DryRunRefusesWhatTheRunRefuses) {
   expect_refused(s, "xstage-bench", kBench + " --dry-run --K 1 --bursts 70000", 2, {"70000 must be <= 65536"});
   expect_refused(s, "xstage-bench", kBench + " --dry-run --K 1 --target peer:1", 2,
                  {"target peer:1 does not exist in the simulator"});
-  expect_refused(s, "xstage-calibrate", "--backend sim --dry-run --K 100000", 2, {"K=100000"});
+  expect_refused(s, "xstage-calibrate", "--backend sim --dry-run --suite periodic --K 100000", 2, {"K=100000"});
   expect_refused(s, "xstage-calibrate", "--backend sim --dry-run --sim-R 717", 2, {"--sim-R", "has no unit"});
 }
 
@@ -63,7 +63,7 @@ TEST(InputLimits, UnboundedOrWrappedValuesAreRefused) {
                  {"over the 1 s limit"});
   expect_refused(s, "xstage-bench", kBench + " --K 1 --seed -1 --out r.json", 2, {"--seed"});
   expect_refused(s, "xstage-bench", "remote_store.periodic --backend sim --K 1 --B 16.5B --G 0 --out r.json", 2,
-                 {"--B", "not a whole number of bytes"});
+                 {"16.5B", "not a whole number of bytes"});
   expect_refused(s, "xstage-predict", "burst --R 717GB/s --tiss0 0.76us --Q 4MiB --K 132 --B 0.3KiB --G 0", 2,
                  {"--B", "307.2 bytes"});
 }
