@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "common/units.hpp"
-#include "model/platform_model.hpp"
 
 namespace xs::bench {
 
@@ -144,7 +143,7 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
         fmt::print(out, "    K={:<5} Q NOT IDENTIFIED: {}\n", row.value("K", 0), why);
         continue;
       }
-      if (bound == "lower" && num(row, "bytes") < model::kTrivialCapacityBoundBytes) {
+      if (bound == "lower" && num(row, "bytes") < bench::kTrivialCapacityBoundBytes) {
         fmt::print(out, "    K={:<5} Q not bounded by this sweep (no knee; the lower bound, {}, is trivial)\n",
                    row.value("K", 0), format_bytes(num(row, "bytes")));
         continue;

@@ -59,10 +59,6 @@ struct Lookup {
   bool is_lower_bound = false;
 };
 
-// A lower bound on Q below this says nothing (every path holds a few requests; the fit clamps an empty bound to
-// 1 B): tools print it as "not bounded by this sweep", never as a value such as "Q >= 1 B".
-inline constexpr double kTrivialCapacityBoundBytes = 1024;
-
 class PlatformModel {
  public:
   PlatformModel() = default;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/calibration.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/platform_model.hpp"
@@ -130,7 +131,7 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
     p.capacity_bytes = f.capacity_bytes;
   } else if (calibrated.has_capacity() && num_producers) {
     const model::Lookup q = calibrated.capacity_bytes(static_cast<int>(*num_producers));
-    if (q.is_lower_bound && q.value < model::kTrivialCapacityBoundBytes) {
+    if (q.is_lower_bound && q.value < bench::kTrivialCapacityBoundBytes) {
       p.capacity_unavailable = fmt::format("Q(K={}) is not bounded by this calibration (its lower bound, {}, is "
                                            "trivial: no knee and no floor point above it): the capacity bound is "
                                            "not decided; give --Q to test one", *num_producers,
