@@ -150,6 +150,11 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
         fmt::print(out, "    K={:<5} Q NOT IDENTIFIED: {}\n", row.value("K", 0), why);
         continue;
       }
+      if (bound == "lower" && num(row, "bytes") < bench::kTrivialCapacityBoundBytes) {
+        fmt::print(out, "    K={:<5} Q not bounded by this sweep (no knee; the lower bound, {}, is trivial)\n",
+                   row.value("K", 0), format_bytes(num(row, "bytes")));
+        continue;
+      }
       fmt::print(out, "    K={:<5} Q {} {}  95% CI {}{}\n", row.value("K", 0), bound == "lower" ? ">=" : "=",
                  format_bytes(num(row, "bytes")), ci(row, "ci95", format_bytes),
                  bound == "lower" ? "  (no knee inside the sweep: lower bound)" : "");

@@ -13,6 +13,10 @@
 
 namespace xs::bench {
 
+// A lower bound on Q below this says nothing (every path holds a few requests; the fit clamps an empty bound to
+// 1 B): the summary and xstage-predict say "not bounded by this sweep", never print "Q >= 1 B".
+inline constexpr double kTrivialCapacityBoundBytes = 1024;
+
 struct Reference {
   std::string target;
   std::optional<double> copy_engine_bps;  // e.g. cudaMemcpyAsync D2H from pinned memory, same run

@@ -42,6 +42,21 @@ std::shared_ptr<report::Journal> open_journal(const std::string& journal_path, c
 
 }  // namespace
 
+std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points) {
+  std::vector<std::string> skip_reasons(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    validate_spec(points[i].spec);
+    if (auto reason = backend.unavailable_reason(points[i].spec)) {
+      if (reason->rfind("unavailable", 0) == 0) {
+        skip_reasons[i] = *reason;
+      } else {
+        throw input_error(fmt::format("point {} ({})", i, describe_point(points[i].spec)), *reason);
+      }
+    }
+  }
+  return skip_reasons;
+}
+
 report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points) {
   report::JournalHeader h;
   h.backend = backend.name();
@@ -87,17 +102,7 @@ SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& point
   report::check_output_path(journal_path, "the journal");
 
   // 2. Every point before the first launch.
-  std::vector<std::string> skip_reasons(points.size());
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    validate_spec(points[i].spec);
-    if (auto reason = backend.unavailable_reason(points[i].spec)) {
-      if (reason->rfind("unavailable", 0) == 0) {
-        skip_reasons[i] = *reason;
-      } else {
-        throw input_error(fmt::format("point {} ({})", i, describe_point(points[i].spec)), *reason);
-      }
-    }
-  }
+  const std::vector<std::string> skip_reasons = check_points(backend, points);
 
   // 3. The journal: created, replaced or resumed only now.
   std::map<std::string, PointRecord> finished;

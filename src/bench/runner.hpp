@@ -44,6 +44,11 @@ struct SweepOutcome {
 // Only then are the output's folders and the journal created. Prints "resuming N/M points" on stderr.
 SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& points, const RunOptions& options);
 
+// Step 2 above on its own (run_sweep calls it; a --dry-run on a backend at hand does too, so that it refuses
+// what the run refuses): the skip reason of each point ("" to run it), or input_error for a point the
+// backend refuses.
+std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points);
+
 // The journal header this run would write: the identity --resume compares.
 report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points);
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -13,6 +14,24 @@
 
 namespace xs::bench {
 namespace {
+
+// The target's form, checked before any backend starts (a GPU-less machine would otherwise report "no GPU"
+// for a typo): local, host, sim, peer:N or nccl:N with N a GPU index. Whether it exists is the backend's call.
+void validate_target_text(const std::string& target) {
+  static const char* kForms = "use local, host, peer:N or nccl:N (N a GPU index; sim on the simulator)";
+  if (target == "local" || target == "host" || target == "sim") return;
+  for (const char* prefix : {"peer:", "nccl:"}) {
+    const std::string p = prefix;
+    if (target.rfind(p, 0) != 0) continue;
+    const std::string digits = target.substr(p.size());
+    const bool is_index = !digits.empty() && digits.size() <= 4 &&
+                          digits.find_first_not_of("0123456789") == std::string::npos;
+    if (!is_index || std::stoi(digits) > 1023)
+      throw input_error("target", fmt::format("'{}': GPU index out of range or not a number; {}", target, kForms));
+    return;
+  }
+  throw input_error("target", fmt::format("'{}' is not a target; {}", target, kForms));
+}
 
 const std::set<std::string> kDefaultKeys = {"num_bursts", "warmup_bursts", "repetitions", "store_width_bytes",
                                             "threads_per_producer", "producer", "address_mode", "completion",
@@ -121,7 +140,9 @@ double nice_step_ns(double raw_ns) {
 }  // namespace
 
 void validate_spec(const PointSpec& spec) {
-  if (spec.num_producers < 1) throw input_error("K", fmt::format("K={} must be >= 1", spec.num_producers));
+  if (spec.num_producers < 1 || spec.num_producers > kMaxProducers)
+    throw input_error("K", fmt::format("K={} must be in [1, {}]", spec.num_producers, kMaxProducers));
+  validate_target_text(spec.target);
   if (spec.store_width_bytes != 4 && spec.store_width_bytes != 8 && spec.store_width_bytes != 16)
     throw input_error("store_width_bytes", fmt::format("{} is not a store width; use 4, 8 or 16",
                                                        spec.store_width_bytes));
@@ -135,10 +156,21 @@ void validate_spec(const PointSpec& spec) {
                                        "multiple of {}", spec.bytes_per_producer, kScatterRowBytes, kScatterRowBytes));
   if (!(spec.gap_s >= 0) || !std::isfinite(spec.gap_s))
     throw input_error("G", fmt::format("G={} s must be >= 0", spec.gap_s));
+  if (spec.gap_s > kMaxGapS)
+    throw input_error("G", fmt::format("G={} s is over the {} s limit per burst (gaps are ns to us; e.g. 2us)",
+                                       spec.gap_s, kMaxGapS));
   if (spec.repetitions < 1 || spec.repetitions > kMaxRepetitions)
     throw input_error("repetitions", fmt::format("{} must be in [1, {}]", spec.repetitions, kMaxRepetitions));
   if (spec.num_bursts > kMaxBursts)
-    throw input_error("num_bursts", fmt::format("{} must be <= {}", spec.num_bursts, kMaxBursts));
+    throw input_error("num_bursts", fmt::format("{} must be <= {} (--bursts)", spec.num_bursts, kMaxBursts));
+  const auto producer_bursts = static_cast<std::uint64_t>(spec.num_producers) * static_cast<std::uint64_t>(
+                                   std::max(spec.num_bursts, 0));
+  if (producer_bursts > kMaxProducerBursts)
+    throw input_error("num_bursts", fmt::format("K x num_bursts = {} x {} = {} is over the limit of {} clock records "
+                                                "per repetition; lower --bursts or K (min_stream_bytes may have "
+                                                "raised num_bursts: --min-stream 0 keeps it as given)",
+                                                spec.num_producers, spec.num_bursts, producer_bursts,
+                                                kMaxProducerBursts));
   if (spec.suite == Suite::kIsolated) {
     if (spec.num_bursts != 1) throw input_error("num_bursts", "an isolated point has exactly one burst");
   } else {
@@ -264,7 +296,8 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
       for (auto b : bs) {
         for (double g : gs) {
           PointSpec spec = base;
-          if (k < 1 || k > 1'000'000) throw input_error(path + ".K", fmt::format("K={} must be in [1, 1e6]", k));
+          if (k < 1 || k > kMaxProducers)
+            throw input_error(path + ".K", fmt::format("K={} must be in [1, {}]", k, kMaxProducers));
           spec.num_producers = static_cast<int>(k);
           spec.bytes_per_producer = b;
           spec.gap_s = g;

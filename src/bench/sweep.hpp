@@ -33,9 +33,17 @@ struct SweepBlock {
 
 // Limits checked before anything is allocated or measured (docs/exit-codes.md): a sweep beyond them is
 // bad input (exit 2), not an out-of-memory crash or a run that ignores Ctrl-C for hours.
+// Every backend checks a point against these same values (bench::validate_spec; the simulator and the GPU
+// plan use them too), so the documented caps are the enforced ones.
 inline constexpr std::uint64_t kMaxSweepPoints = 100'000;  // whole expanded sweep, all blocks together
 inline constexpr int kMaxRepetitions = 100'000;            // per point
-inline constexpr int kMaxBursts = 100'000;                 // bursts per repetition (num_bursts)
+inline constexpr int kMaxBursts = 65'536;                  // bursts per repetition (num_bursts)
+inline constexpr int kMaxProducers = 65'536;               // K per point (a GPU holds far fewer co-resident)
+// K x num_bursts per repetition: the GPU keeps one 32-byte clock record per producer and burst (128 MiB at
+// this cap), the simulator a few doubles (under 200 MiB with noise on), so memory is bounded before allocating.
+inline constexpr std::uint64_t kMaxProducerBursts = 4ull << 20;
+// G per point: the paper's gaps are microseconds; a gap of seconds per burst is a run of hours.
+inline constexpr double kMaxGapS = 1.0;
 
 struct SweepConfig {
   std::string target = "host";
@@ -71,7 +79,8 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config);
 // num_bursts/warmup_bursts), with the values and the reason; empty when nothing was changed.
 std::vector<std::string> describe_adjustments(const SweepConfig& config, const std::vector<ExpandedPoint>& points);
 
-// Spec-level checks shared by every backend; throws input_error naming the field.
+// Spec-level checks shared by every backend (the caps above, the target's form: local, host, sim, peer:N or
+// nccl:N); throws input_error naming the field.
 void validate_spec(const PointSpec& spec);
 // The loaded suite's own checks (part of validate_spec): 16-B stores, CTA storers of at most
 // kMaxLoadedStorerThreads threads, no completion mode, k_elems and tile counts.

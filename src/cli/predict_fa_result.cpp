@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 
@@ -16,6 +17,7 @@
 #include "attention/fa_app_point.hpp"
 #include "attention/judge/fa_judgement.hpp"
 #include "attention/fa_result_reader.hpp"
+#include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
 #include "report/fnv1a.hpp"
@@ -29,7 +31,6 @@ namespace xs::cli {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 constexpr const char* kUsage = "xstage-predict fa-result RESULT.json --model CAL.json --out NEW.json";
 
 // j at a JSON pointer ("/spec/M"); null where absent.
@@ -47,11 +48,6 @@ struct PointRow {
   json predicted = json(), measured = json();
   std::string before;                 // the input's agreement line
 };
-
-bool same_file(const std::string& a, const std::string& b) {
-  if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b)) return true;  // hard and symbolic links too
-  return fs::weakly_canonical(fs::absolute(a)) == fs::weakly_canonical(fs::absolute(b));
-}
 
 // A whole input file; one that cannot be read is an input_error naming its flag ("--model") and the form.
 std::string read_named(const std::string& path, const char* flag) {
@@ -132,7 +128,7 @@ PointRow rejudge(json& point, json* legacy, std::size_t i, const attention::judg
     row.unhidden = j.unhidden.result;
     row.predicted = judged["prediction"]["E_res_s"];
     row.measured = j.measured.measured ? json(j.measured.median_s) : json();
-    if (j.model.result.empty()) row.note = j.model.reason;
+    if (j.model.result.empty() || j.model.result == "not decided") row.note = j.model.reason;  // never without its reason
   } catch (const Error& e) {
     throw report::nest_error(e, path);
   }
@@ -212,7 +208,8 @@ void add_predict_fa_result(CLI::App& app, PredictFaResultOptions& o) {
   cmd->add_option("--model", o.model_path, "calibration result file (xstage-calibrate, with a `model` section)")
       ->type_name("CAL.json");
   cmd->add_option("--out", o.out_path, "where to write the re-judged result (a new path, not RESULT.json)")
-      ->type_name("NEW.json");
+      ->type_name("NEW.json")
+      ->check(kNonEmptyPath);
   cmd->add_flag("--json", o.json, "print one JSON object per run instead of the table");
 }
 
@@ -220,12 +217,8 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
   if (o.result_path.empty()) throw_missing("RESULT.json", std::string("the fa_a2a result to re-judge: ") + kUsage);
   if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to judge with: ") + kUsage);
   if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the re-judged result: ") + kUsage);
-  if (same_file(o.out_path, o.result_path))
-    throw input_error("--out", fmt::format("'{}' is the input RESULT.json; the input is never overwritten: give "
-                                           "another path", o.out_path));
-  if (same_file(o.out_path, o.model_path))
-    throw input_error("--out", fmt::format("'{}' is the calibration given to --model; it is never overwritten: give "
-                                           "another path", o.out_path));
+  report::check_distinct_paths({{o.out_path, "--out"}},
+                                {{o.result_path, "the input RESULT.json"}, {o.model_path, "--model"}});
   report::check_output_path(o.out_path, "--out");
   json doc = read_fa_result(o.result_path);
   // One read of the calibration: the model, its target, its meta and the recorded hash all come from these bytes.
@@ -234,6 +227,14 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
   const json model_doc = report::parse_json_text(model_text, o.model_path);
   const std::string model_target = calibration_target_of(model_doc);
   const json model_meta = at(model_doc, "/meta");
+  // A calibration of another backend (the simulator's planted path) says nothing about measured hardware:
+  // judged all the same, but loudly.
+  const json model_backend = at(model_meta, "/backend"), result_backend = at(doc, "/meta/backend");
+  if (model_backend.is_string() && result_backend.is_string() && model_backend != result_backend)
+    std::fprintf(stderr, "xstage-predict: WARNING: %s was measured on backend %s but the calibration %s on backend "
+                 "%s: its R, T_iss^0 and Q are not this path's, so the verdicts judge the data against another "
+                 "path\n", o.result_path.c_str(), result_backend.get<std::string>().c_str(), o.model_path.c_str(),
+                 model_backend.get<std::string>().c_str());
   json provenance = {
       {"model_file", o.model_path}, {"model_fnv1a64", report::fnv1a64(model_text)},
       {"model_target", model_target.empty() ? json() : json(model_target)},

@@ -25,15 +25,8 @@ namespace xs::cli {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 namespace judge = attention::judge;
 constexpr const char* kUsage = "xstage-predict fa-score RESULT.json... --model CAL.json [--model CAL2.json ...] --out SCORE.json";
-
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
-  return fs::weakly_canonical(fs::absolute(a)) == fs::weakly_canonical(fs::absolute(b));
-}
 
 double median_abs(std::vector<double> v) {
   if (v.empty()) return NAN;
@@ -92,10 +85,10 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   if (o.result_paths.empty()) throw input_error("RESULT.json", std::string("no result file given; usage: ") + kUsage);
   if (o.model_paths.empty()) throw input_error("--model", std::string("no calibration given; usage: ") + kUsage);
   if (o.out_path.empty()) throw input_error("--out", std::string("no output file given; usage: ") + kUsage);
-  for (const auto& in : o.result_paths)
-    if (same_file(o.out_path, in)) throw input_error("--out", fmt::format("'{}' is an input; give another path", in));
-  for (const auto& in : o.model_paths)
-    if (same_file(o.out_path, in)) throw input_error("--out", fmt::format("'{}' is an input; give another path", in));
+  std::vector<report::NamedPath> inputs;
+  for (const auto& in : o.result_paths) inputs.push_back({in, "the input RESULT.json"});
+  for (const auto& in : o.model_paths) inputs.push_back({in, "--model"});
+  report::check_distinct_paths({{o.out_path, "--out"}}, inputs);
   report::check_output_path(o.out_path, "--out");
   std::vector<judge::FaCalibration> calibrations;
   for (const auto& path : o.model_paths) calibrations.push_back(judge::load_fa_calibration(report::read_text_file(path), path));

@@ -29,11 +29,6 @@ namespace fs = std::filesystem;
 constexpr const char* kUsage = "xstage-predict moe-score --results R1.json [R2.json ...] --model CAL.json --out "
                                "SCORE.json [--md SCORE.md]";
 
-bool same_file(const std::string& a, const std::string& b) {
-  if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b)) return true;  // hard and symbolic links too
-  return fs::weakly_canonical(fs::absolute(a)) == fs::weakly_canonical(fs::absolute(b));
-}
-
 json read_named(const std::string& path, const char* flag, std::string* text_out = nullptr) {
   std::string text;
   try {
@@ -79,15 +74,12 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
   if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to predict from: ") + kUsage);
   if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the score: ") + kUsage);
   const std::string md_path = markdown_path_of(o);
-  for (const auto& [out, flag] : {std::pair{o.out_path, "--out"}, std::pair{md_path, "--md"}}) {
-    for (const std::string& in : o.results)
-      if (same_file(out, in))
-        throw input_error(flag, fmt::format("'{}' is the input result file '{}'; inputs are never overwritten", out, in));
-    if (same_file(out, o.model_path))
-      throw input_error(flag, fmt::format("'{}' is the calibration given to --model; it is never overwritten", out));
-    report::check_output_path(out, flag);
-  }
-  if (same_file(o.out_path, md_path)) throw input_error("--md", "the Markdown table cannot be the JSON output");
+  std::vector<report::NamedPath> input_paths;
+  for (const std::string& in : o.results) input_paths.push_back({in, "the input result file"});
+  input_paths.push_back({o.model_path, "--model"});
+  report::check_distinct_paths({{o.out_path, "--out"}, {md_path, "--md"}}, input_paths);
+  for (const auto& [out, flag] : {std::pair{o.out_path, "--out"}, std::pair{md_path, "--md"}})
+    if (!out.empty()) report::check_output_path(out, flag);
 
   std::string model_text;
   moe::ScoreCalibration cal;

@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bench/calibration.hpp"
+#include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
 #include "cli/common/cli_main.hpp"
@@ -57,11 +59,28 @@ void print_notes(const std::vector<std::string>& notes) {
   for (const auto& n : notes) std::fprintf(stderr, "xstage-calibrate: note: %s\n", n.c_str());
 }
 
+// --refit fits the points already in its file: a flag that chooses or runs a measurement has nothing to act
+// on, and is refused rather than ignored.
+void refuse_measurement_flags(const CLI::App& app) {
+  static const std::set<std::string> kRefitFlags = {"--refit", "--out",    "--csv",        "--md",
+                                                    "--points", "--bootstrap", "--no-progress"};
+  for (const CLI::Option* option : app.get_options())
+    if (option->count() > 0 && !kRefitFlags.count(option->get_name()))
+      throw xs::input_error(option->get_name(), "does not apply to --refit, which fits the points already in its "
+                                                "file without measuring; drop it (--refit takes --out, --csv, --md, "
+                                                "--points and --bootstrap)");
+}
+
 int refit(const CalibrateOptions& o) {
-  xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
+  // Every output checked before anything is read or written. Without --out the file is refitted in place
+  // (the only output that may be the input: it is read whole and replaced atomically); an explicit --out is
+  // another file.
   const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
-  xs::report::prepare_output_path(out, "--out");
-  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
+  xs::report::check_distinct_paths({{o.out_path, "--out"}, {o.tables.csv_path, "--csv"}},
+                                   {{o.refit_path, "--refit"}});
+  xs::report::check_output_path(out, "--out");
+  xs::cli::check_table_outputs(o.tables, false);
+  xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
   std::optional<xs::bench::Reference> reference;
   if (file.extra.contains("reference")) {
     const auto& ref = file.extra.at("reference");
@@ -76,12 +95,14 @@ int refit(const CalibrateOptions& o) {
   file.meta["refit"] = {{"from", std::filesystem::path(o.refit_path).filename().string()},
                         {"fitter_git_sha", xs::build_info::kGitSha}, {"fitter_git_dirty", xs::build_info::kGitDirty},
                         {"fitter_version", xs::build_info::kVersion}};
+  xs::report::prepare_output_path(out, "--out");
   xs::report::write_json_atomic(out, xs::report::to_json(file));
   if (!o.tables.csv_path.empty() || o.tables.markdown)
     xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
-  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
-  xs::bench::print_calibration_summary(file, stdout);
-  fmt::print("wrote {}\n", out);
+  std::FILE* human = xs::cli::human_output(o.tables);
+  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
+  xs::bench::print_calibration_summary(file, human);
+  fmt::print(human, "wrote {}\n", out);
   return 0;
 }
 
@@ -143,7 +164,15 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   std::optional<double> guess_bps;
   if (!o.rate_guess.empty()) guess_bps = xs::parse_rate_bps(o.rate_guess, "--rate-guess");
 
-  // --list, --dry-run and --dump-config never create a backend (no CUDA call): they work without a GPU.
+  const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", o.backend.kind,
+                                                           xs::cli::file_safe(target))
+                                             : o.out_path;
+  // No output may be an input or another output (checked by every mode, --dry-run too).
+  xs::report::check_distinct_paths(
+      {{out, "--out"}, {xs::report::journal_path_for(out), "the journal (beside --out)"}, {o.tables.csv_path, "--csv"}},
+      {{o.config_path, "--config"}});
+
+  // --list, --dry-run and --dump-config never create a GPU backend (no CUDA call): they work without a GPU.
   if (inspect_only) {
     std::vector<std::string> notes;
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
@@ -151,6 +180,8 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
       fmt::print("{}\n", xs::bench::to_json(config).dump(2));
       return 0;
     }
+    // What the run would refuse before measuring, --dry-run refuses too (the simulator's checks included).
+    xs::cli::check_points_without_device(o.backend, xs::bench::expand(config));
     print_notes(notes);
     if (o.config_path.empty() && !guess_bps)
       std::fprintf(stderr, "xstage-calibrate: note: gap ranges sized for a 717 GB/s drain-rate guess; a real "
@@ -170,9 +201,6 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
     return 0;
   }
 
-  const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", o.backend.kind,
-                                                           xs::cli::file_safe(target))
-                                             : o.out_path;
   xs::fit::FitOptions fit_options;
   fit_options.bootstrap_resamples = o.bootstrap;
   // Everything the flags decide is checked before the backend starts: the sweep (with the 717 GB/s guess
@@ -187,7 +215,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
       print_notes({"the sweep has no periodic or isolated points: the Burst-Gap model is not fitted (model: null)"});
   }
   xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
-  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
+  xs::cli::check_table_outputs(o.tables, false);
 
   auto backend = xs::cli::make_backend(o.backend);
   // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
@@ -223,11 +251,13 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   xs::report::write_json_atomic(out, xs::report::to_json(file));
   if (!o.tables.csv_path.empty() || o.tables.markdown)
     xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
-  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
-  xs::bench::print_calibration_summary(file, stdout);
-  xs::bench::print_loaded_summary(file.points, stdout);
-  fmt::print("calibration of {} on {} took {:.1f} s of wall time ({} points); wrote {}\n", target,
+  std::FILE* human = xs::cli::human_output(o.tables);
+  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
+  xs::bench::print_calibration_summary(file, human);
+  xs::bench::print_loaded_summary(file.points, human);
+  fmt::print(human, "calibration of {} on {} took {:.1f} s of wall time ({} points); wrote {}\n", target,
              backend->name(), outcome.wall_s, file.points.size(), out);
+  xs::bench::note_kept_journal("xstage-calibrate", out);
   return 0;
 }
 
@@ -247,8 +277,8 @@ int main(int argc, char** argv) {
         "  xstage-calibrate --backend sim --sim-R 717GB/s     # the whole pipeline without a GPU\n"
         "  xstage-calibrate --dry-run                          # print the expanded sweep\n"
         "  xstage-calibrate --refit out/calibration-gpu-host.json\n\n"
-        "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point and 100,000\n"
-        "bursts per repetition (exit 2 beyond them, before anything runs).\n\n"
+        "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point, 65,536 bursts\n"
+        "per repetition, K <= 65,536 and K x bursts <= 4,194,304 (exit 2 beyond them, before anything runs).\n\n"
         "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
         "xstage-calibrate"};
     xs::cli::add_version_flag(app, "xstage-calibrate");
@@ -259,14 +289,17 @@ int main(int argc, char** argv) {
                    "e.g. loaded (see --list)")
         ->delimiter(',');
     app.add_option("--config", o.config_path, "Sweep config file (JSON, configs/calibrate/*.json); default: "
-                   "the built-in sweep (see --dump-config)");
+                   "the built-in sweep (see --dump-config)")
+        ->check(xs::cli::kNonEmptyPath);
     app.add_option("--out", o.out_path, "Calibration file to write (default out/calibration-<backend>-<target>.json); "
-                   "the journal goes beside it as <out>.journal.jsonl");
+                   "the journal goes beside it as <out>.journal.jsonl")
+        ->check(xs::cli::kNonEmptyPath);
     app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal");
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--dump-config", o.dump_config, "Print the sweep config as JSON (edit it and pass --config)");
     app.add_option("--refit", o.refit_path, "Refit and revalidate an existing calibration file offline "
-                   "(writes --out, default in place)");
+                   "(writes --out, default in place)")
+        ->check(xs::cli::kNonEmptyPath);
     app.add_option("--rate-guess", o.rate_guess, "Drain-rate guess that sizes the default gap ranges "
                    "(default: the path's copy-engine bandwidth)");
     app.add_option("--bootstrap", o.bootstrap, "Bootstrap resamples for the 95% intervals")->check(CLI::Range(0, 100000));
@@ -276,7 +309,10 @@ int main(int argc, char** argv) {
     app.add_flag("--points", o.print_points, "Print every point with its prediction");
     xs::cli::add_table_flags(app, o.tables, "every point with its prediction");
     xs::cli::parse_or_throw(app, argc, argv);
-    if (!o.refit_path.empty()) return refit(o);
+    if (!o.refit_path.empty()) {
+      refuse_measurement_flags(app);
+      return refit(o);
+    }
     return calibrate(o, std::vector<std::string>(argv, argv + argc));
   });
 }

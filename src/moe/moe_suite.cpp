@@ -23,6 +23,8 @@
 namespace xs::moe {
 namespace {
 
+constexpr const char* kDefaultOutPath = "out/bench-megamoe.json";  // --out when not given
+
 constexpr const char* kSuiteId = "megamoe";
 
 struct MoeFlags {
@@ -215,7 +217,7 @@ int run(const MoeFlags& f, const bench::SuiteContext& c) {
   o.clock_spread_limit = f.clock_spread;
   o.clock_floor_fraction = f.clock_floor;
   o.max_clock_reruns = f.clock_reruns;
-  o.out_path = c.out_path.empty() ? "out/bench-megamoe.json" : c.out_path;
+  o.out_path = c.out_path.empty() ? kDefaultOutPath : c.out_path;
   o.resume = c.resume;
   o.progress = c.progress;
   o.json = c.json;
@@ -279,6 +281,7 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
   };
   d.dry_run = [flags](const bench::SuiteContext& c) { return dry_run(*flags, c); };
   d.run = [flags](const bench::SuiteContext& c) { return run(*flags, c); };
+  d.default_out_path = [](const bench::SuiteContext&) { return std::string(kDefaultOutPath); };
   d.runs_on_ranks = true;  // local/host on every rank's own GPU; peer/nccl refused on several (expand)
   registry.add(std::move(d));
 }

@@ -203,7 +203,7 @@ TEST(CalibrateFlags, DryRunListAndDumpConfigNeverTouchTheGpu) {
 TEST(CalibrateFlags, CapsAreExitTwoBeforeAnythingRuns) {
   Scratch s;
   expect_refused(s, kTool, "--backend sim --reps 2000000000 --out c.json", 2, {"repetitions", "100000"});
-  expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"num_bursts", "100000"});
+  expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"num_bursts", "65536"});
   // A flag that makes one block's values invalid names that block.
   expect_refused(s, kTool, "--backend sim --bursts 5 --out c.json", 2, {"(block stream_", "warmup_bursts=6"});
   expect_refused(s, kTool, "--backend sim --suite periodic --K 1:1000:+1 --B 16:16000:+16 --out c.json", 2,

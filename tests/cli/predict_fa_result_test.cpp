@@ -96,10 +96,10 @@ TEST(PredictFaResult, RefusesToOverwriteItsInput) {
   xs::test::write_file(s.path("in.json"), xs::test::read_file(kResult));
   for (const char* out : {"in.json", "./in.json", "sub/../in.json"})
     xs::test::expect_refused(s, kTool, std::string("fa-result in.json --model ") + kCalibration + " --out " + out, 2,
-                             {"--out", "is the input RESULT.json", "never overwritten"});
+                             {"--out", "is the same file as the input RESULT.json", "never overwrites an input"});
   xs::test::write_file(s.path("cal.json"), xs::test::read_file(kCalibration));
   xs::test::expect_refused(s, kTool, "fa-result in.json --model cal.json --out ./cal.json", 2,
-                           {"--out", "is the calibration given to --model"});
+                           {"--out", "is the same file as --model"});
 }
 
 TEST(PredictFaResult, ACopyThatDoesNotMatchItsPointIsRemovedNotLeftStale) {

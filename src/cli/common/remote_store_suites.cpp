@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "bench/calibration.hpp"
+#include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
 #include "common/error.hpp"
@@ -30,9 +31,16 @@ std::vector<bench::ExpandedPoint> expand(Suite suite, const RemoteStoreFlags& f,
   return bench::expand(config);
 }
 
+// out/bench-<suite>-<target>.json
+std::string default_out_path(const bench::SuiteContext& c, const RemoteStoreFlags& f) {
+  return fmt::format("out/bench-{}-{}.json", c.suite_id, file_safe(f.backend.target.empty() ? "host" : f.backend.target));
+}
+
 int dry_run(Suite suite, const RemoteStoreFlags& f) {
   bench::SweepConfig config;
-  print_dry_run(expand(suite, f, /*show_sweep_rules=*/true, config), stdout);  // no backend: works without a GPU
+  const auto points = expand(suite, f, /*show_sweep_rules=*/true, config);
+  check_points_without_device(f.backend, points);  // refuses what the run refuses; no GPU is touched
+  print_dry_run(points, stdout);
   return 0;
 }
 
@@ -43,11 +51,10 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
   std::optional<model::PlatformModel> platform;
   if (!c.model_path.empty()) platform = model::PlatformModel::load(c.model_path);
 
-  const std::string out =
-      c.out_path.empty() ? fmt::format("out/bench-{}-{}.json", c.suite_id, file_safe(config.target)) : c.out_path;
+  const std::string out = c.out_path.empty() ? default_out_path(c, f) : c.out_path;
   // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
   report::check_output_path(out, "--out");
-  if (!f.tables.csv_path.empty()) report::check_output_path(f.tables.csv_path, "--csv");
+  check_table_outputs(f.tables, c.json);
   auto backend = make_backend(f.backend);
   auto outcome = bench::run_sweep(*backend, points, {out, c.resume, c.progress});
   if (outcome.interrupted) {
@@ -69,15 +76,17 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
   report::write_json_atomic(out, report::to_json(file));
   const report::Table table = points_table(file.points);
   write_table_outputs(table, f.tables);
+  std::FILE* human = human_output(f.tables);
   if (c.json) {
     fmt::print("{}\n", report::to_json(file).dump(1));
   } else if (f.tables.markdown) {
     fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
   } else {
-    bench::print_points_table(file.points, stdout);
-    bench::print_loaded_summary(file.points, stdout);
-    fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
+    bench::print_points_table(file.points, human);
+    bench::print_loaded_summary(file.points, human);
+    fmt::print(human, "wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
   }
+  bench::note_kept_journal("xstage-bench", out);
   return 0;
 }
 
@@ -106,6 +115,7 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
     d.example = info.example;
     d.dry_run = [suite, &flags](const bench::SuiteContext&) { return dry_run(suite, flags); };
     d.run = [suite, &flags](const bench::SuiteContext& c) { return run(suite, flags, c); };
+    d.default_out_path = [&flags](const bench::SuiteContext& c) { return default_out_path(c, flags); };
     registry.add(std::move(d));
   }
 }

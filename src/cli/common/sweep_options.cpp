@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "common/range.hpp"
+#include "bench/runner.hpp"
 #include "common/units.hpp"
 #include "runtime/gpu_backend.hpp"
 #include "sim/simulator.hpp"
@@ -22,7 +23,7 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--target", o.target, "Remote-store destination: local (HBM), host (mapped pinned host memory "
                  "over PCIe), peer:N (GPU N), nccl:N (NCCL symmetric window); default host");
   app.add_option("--device", o.device_index, "CUDA device that issues the stores")->capture_default_str();
-  app.add_option("--sim-R", o.sim_R, "sim: planted drain rate R (e.g. 717GB/s)")->capture_default_str();
+  app.add_option("--sim-R", o.sim_R, "sim: planted drain rate R, with its unit (e.g. 717GB/s)")->capture_default_str();
   app.add_option("--sim-tiss0", o.sim_tiss0, "sim: planted T_iss^0 of a 32 KiB-per-producer burst")->capture_default_str();
   app.add_option("--sim-Q", o.sim_Q, "sim: planted outstanding capacity Q")->capture_default_str();
   app.add_option("--sim-latency", o.sim_latency, "sim: completion latency after drain")->capture_default_str();
@@ -32,7 +33,8 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
                  "alpha x outstanding / Q) (suite loaded; 0: no term)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
   app.add_option("--sim-tile-time", o.sim_tile_time, "sim: planted mainloop time per tile without stores (suite loaded)")
       ->capture_default_str();
-  app.add_option("--seed", o.seed, "sim: random seed")->capture_default_str();
+  app.add_option("--seed", o.seed, "sim: random seed (an integer >= 0)")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);  // CLI11 would store -1 as 2^64 - 1
 }
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
@@ -59,6 +61,11 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
     if (message.find("--backend sim") != std::string::npos) throw;
     throw Error(e.code(), e.domain(), e.field(), message + " (no GPU here? add --backend sim)");
   }
+}
+
+void check_points_without_device(const BackendOptions& o, const std::vector<bench::ExpandedPoint>& points) {
+  if (o.kind != "sim") return;
+  (void)bench::check_points(*make_backend(o), points);
 }
 
 void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {

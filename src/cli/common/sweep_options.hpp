@@ -28,6 +28,9 @@ struct BackendOptions {
 void add_backend_options(CLI::App& app, BackendOptions& options);
 // Creates the backend; a GPU that cannot be used adds "(no GPU here? add --backend sim)" to the error.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+// What --dry-run can check of the run's backend checks without a device: on the simulator its planted
+// parameters and every point, as the run checks them (bench::check_points); nothing more on the GPU.
+void check_points_without_device(const BackendOptions& options, const std::vector<bench::ExpandedPoint>& points);
 
 // With --suite (xstage-bench always sets it), K/B/G replace the config's blocks by one block "cli".
 // Without it (xstage-calibrate), --K and --B narrow the config's blocks: each block keeps only the K and
