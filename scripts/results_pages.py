@@ -99,6 +99,10 @@ def num(x, fmt):
     return format(x, fmt)
 
 
+def apct(x, digits=1):  # an unsigned percentage (an absolute error)
+    return "–" if x is None else f"{abs(x) * 100:.{digits}f}%"
+
+
 def pct(x, digits=2):
     return "–" if x is None else f"{x * 100:+.{digits}f}%".replace("+-", "−").replace("-", "−")
 
@@ -161,65 +165,86 @@ def device_line(meta, driver):
             f"{meta.get('date_utc', 'date not recorded')}")
 
 
-# ---------- generic rendering of a score file (schema not fixed here) ----------
+# ---------- prediction scores (frozen predictions beside the constant predictors; issue 27) ----------
 
-def is_scalar(v):
-    return v is None or isinstance(v, (str, int, float, bool))
+OUTCOMES = ("agrees", "disagrees", "not_decided", "not_measured")
 
 
-def cell(v):
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return format(v, ".4g")
-    if v is None:
+def tally_cell(t):
+    if not isinstance(t, dict):
         return "–"
-    if isinstance(v, list) and all(is_scalar(x) for x in v):
-        return ", ".join(cell(x) for x in v)
-    if is_scalar(v):
-        return str(v).replace("|", "\\|").replace("\n", " ")
-    return "`" + json.dumps(v, sort_keys=True)[:80] + "`"
+    return " / ".join(str(t.get(k, 0)) for k in OUTCOMES[:3]) + (
+        f" (+{t['not_measured']} not measured)" if t.get("not_measured") else "")
 
 
-def render_generic(obj, title_level=4, path=""):
-    """keys -> rows: scalars as a field/value table, a dict of dicts as one row per key, nested deeper by section."""
+def rules_lines(data):
+    rules = data.get("rules") if isinstance(data.get("rules"), list) else [data.get("rule") or {}]
     out = []
-    if isinstance(obj, list):
-        if obj and all(isinstance(x, dict) for x in obj):
-            cols = []
-            for x in obj:
-                cols += [k for k in x if k not in cols]
-            return table(cols, [[cell(x.get(c)) for c in cols] for x in obj]) + [""]
-        return [cell(obj), ""]
-    if not isinstance(obj, dict):
-        return [cell(obj), ""]
-    scalars = [(k, v) for k, v in obj.items() if is_scalar(v) or (isinstance(v, list) and all(is_scalar(x) for x in v))]
-    if scalars:
-        out += table(["field", "value"], [[k, cell(v)] for k, v in scalars]) + [""]
-    for k, v in obj.items():
-        if (k, v) in scalars:
-            continue
-        name = f"{path}.{k}" if path else k
-        if isinstance(v, dict) and v and all(isinstance(x, dict) and all(is_scalar(y) for y in x.values())
-                                             for x in v.values()):
-            cols = []
-            for x in v.values():
-                cols += [c for c in x if c not in cols]
-            out += ["#" * title_level + f" {name}", ""]
-            out += table(["key"] + cols, [[r] + [cell(x.get(c)) for c in cols] for r, x in v.items()]) + [""]
-        else:
-            out += ["#" * title_level + f" {name}", ""] + render_generic(v, min(title_level + 1, 6), name)
+    for r in rules:
+        if r:
+            out.append(f"- rule `{r.get('id', '?')}`, written {r.get('written_utc', 'date not recorded')}"
+                       + (f": {r['what']}" if r.get("what") else ""))
     return out
 
 
-def score_section(inputs, rel):
-    out = ["## Prediction scores", ""]
+def fa_score_section(inputs, rel, title):
     data = inputs.json(rel, optional=True)
     if data is None:
+        return [f"### {title}", "", f"Not yet scored: `{rel}` is absent.", ""]
+    preds = data.get("predictors") or {}
+    out = [f"### {title}", "", f"From {link(rel)}. Outcomes agrees / disagrees / not decided, on wall time against "
+           "the bootstrap interval of the measured median. Predictors: "
+           + "; ".join(f"**{k}**: {v}" for k, v in preds.items()) + ".", ""]
+    out += rules_lines(data)
+    files = data.get("files") or []
+    if files:
+        ins = sum(1 for f in files if f.get("in_sample_for_the_rule"))
+        out += [f"- {len(files)} result files, measured {min(f.get('measured_utc', '?') for f in files)} … "
+                f"{max(f.get('measured_utc', '?') for f in files)}; {ins} of them before the rule was written "
+                "(in-sample for the rule)."]
+    out += [""]
+    names = [k for k in ("model", "zero", "unhidden") if k in (data.get("tally") or {})]
+    rows = []
+    for label, key in (("all points", "tally"), ("of them, measured after the rule was written", "tally_out_of_sample")):
+        t = data.get(key) or {}
+        if any(isinstance(t.get(n), dict) and sum(t[n].get(k, 0) for k in OUTCOMES) for n in names):
+            rows.append([label] + [tally_cell(t.get(n)) for n in names])
+    for cal, t in sorted((data.get("by_calibration") or {}).items()):
+        short = (os.path.basename(os.path.dirname(os.path.dirname(cal))) + "/" if "/results/" in cal else "") \
+            + os.path.basename(cal)
+        # a path recorded on the device (absolute) is not a file of this repository: named, not linked
+        rows.append([f"calibration {link(cal, short) if not os.path.isabs(cal) else '`' + short + '` (device path)'}"]
+                    + [tally_cell(t.get(n)) for n in names])
+    out += table(["points", *[f"{n}: agrees / disagrees / not decided" for n in names]], rows) + [""]
+    t = data.get("tally") or {}
+    err = t.get("model_point_median_abs_relative_error")
+    out += [f"Model points scored: {t.get('model_points_scored', 0)}; disagreements over / under: "
+            f"{t.get('model_disagrees_over', 0)} / {t.get('model_disagrees_under', 0)}; median |error| of the point "
+            f"prediction: {apct(err)}.", ""]
+    return out
+
+
+def moe_score_section(inputs, rel):
+    data = inputs.json(rel, optional=True)
+    out = ["## Prediction scores: the advisor beside the constant policies", ""]
+    if data is None:
         return out + [f"Not yet scored: `{rel}` is absent.", ""]
-    out += [f"From {link(rel)}, rendered as it stands (each key a row; the file defines its outcomes and the "
-            "constant predictor beside them).", ""]
-    return out + render_generic(data)
+    out += [f"From {link(rel)} (`xstage-predict moe-score`). Regret = measured time of the option charged / the "
+            "best measured option.", ""]
+    rows = []
+    for p in data.get("policies") or []:
+        c, r, sp = p.get("choice") or {}, p.get("regret") or {}, p.get("speedup")
+        sp = sp if isinstance(sp, dict) else {}
+        rows.append([p.get("policy", "?"), tally_cell(c), num(r.get("mean"), ".4f"), num(r.get("worst"), ".4f"),
+                     num(sp.get("spearman"), ".2f") if sp else "–",
+                     f"{apct(sp.get('abs_error_median'))}, {apct(sp.get('abs_error_p90'))}" if sp else "–",
+                     ", ".join(p.get("distinct_choices") or [])])
+    out += table(["policy", "choice: agrees / disagrees / not decided", "mean regret", "worst regret",
+                  "speedup Spearman", "speedup |error| median, p90", "choices made"], rows) + [""]
+    out += [f"- {s}" for s in data.get("statements") or []]
+    if data.get("rules_written"):
+        out += [f"- When the rules were written: {data['rules_written']}"]
+    return out + [""]
 
 
 # ---------- calibration ----------
@@ -390,7 +415,10 @@ def render_fa_a2a(inputs):
         rows.append(["hiding ratio H (eq. 21, medians; `measured.H`)", sha] + [num(h.get(m), ".2f") for m in ms_axis])
         rows.append(["fused speedup over serial", sha] + [num(s.get(m), ".3f") + "×" for m in ms_axis])
     out += table(["host", "call"] + mcols, rows) + [""]
-    out += score_section(inputs, f"{H200}/fa_a2a/prediction-score.json")
+    out += ["## Prediction scores", ""]
+    out += fa_score_section(inputs, f"{H200}/fa_a2a/prediction-score.json", "H200, the committed host files")
+    out += fa_score_section(inputs, "results/h100/predictions-3a97dd2/prediction-score-host.json",
+                            "H100, a run made after the rule (out of sample; another device)")
     out += ["## Plots", ""]
     for _, c, _ in calls:
         out += [image(f"{H200}/fa_a2a/{c}/fa_a2a.png", f"Fig. 11 analogue, call {c}"), ""]
@@ -462,16 +490,18 @@ def render_megamoe(inputs):
 
     adv = inputs.json(f"{H200}/megamoe/advised-summary.json")
     b = get(adv, "advisor", "before_run") or {}
-    out += ["## The schedule advisor, predictions made before the runs", "",
-            "`xstage-predict moe` recommends a schedule and D before each point runs; judged on the host "
-            "configurations (`advised-summary.json`, key `advisor.before_run`).", ""]
+    out += ["## The schedule advisor under its first scoring (issue 12)", "",
+            "`xstage-predict moe` recommended a schedule and D before each point ran; judged on the host "
+            "configurations (`advised-summary.json`, key `advisor.before_run`). This scoring has no constant policy "
+            "beside it, and its D rule was written after the matrix showed the dit_moe convoy (in-sample): the "
+            "scores against the constant policies follow below.", ""]
     out += table(["configurations", "recommended schedule was faster", "speedup error median / p90 / max",
                   "bar: choice never > 3% slower", "worst choice"],
                  [[b.get("n", "–"), f"{b.get('agree', '–')} ({num(b.get('agree_fraction'), '.1%')})",
                    f"{num(b.get('speedup_error_median'), '.1%')} / {num(b.get('speedup_error_p90'), '.1%')} / "
                    f"{num(b.get('speedup_error_max'), '.1%')}", "met" if b.get("bar_ok") else "not met",
                    f"{num(get(b, 'worst', 'choice_slowdown'), '.1%')} slower ({get(b, 'worst', 'config')})"]]) + [""]
-    out += score_section(inputs, f"{H200}/megamoe/advisor-score.json")
+    out += moe_score_section(inputs, f"{H200}/megamoe/advisor-score.json")
     out += ["## Plots", ""]
     for name, alt in [("megamoe-dsv4_flash-bn128.png", "DSv4-Flash b_n 128"),
                       ("megamoe-matrix-fig8-speedup.png", "matrix: speedup by shape"),
@@ -535,6 +565,16 @@ def render_headline(inputs):
                     get(p, "extra", "measured", "sender_side", "clock_normalized", "E_res_over_T_FA"))
     out += [f"**FlashAttention–A2A** ([page](docs/results/fa_a2a.md)): d 128, 8 heads, bf16; the range over "
             f"{len(FA_CALLS)} calls of one protocol.", ""]
+    score = inputs.json(f"{H200}/fa_a2a/prediction-score.json", optional=True)
+    if score:
+        t = score.get("tally") or {}
+        n = lambda k, o: (t.get(k) or {}).get(o, 0)  # noqa: E731
+        total = sum(n("model", o) for o in OUTCOMES)
+        out += [f"*Where the model stands:* its frozen E_res predictions (rule `{get(score, 'rule', 'id')}`) agree at "
+                f"{n('model', 'agrees')}, disagree at {n('model', 'disagrees')} and decide nothing at "
+                f"{n('model', 'not_decided')} of {total} H200 points (4 calibrations × the host files); the constant "
+                f"\"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}. The model has no term yet for "
+                "what outstanding stores cost the computation, the dominant cost on this path.", ""]
     pc = lambda v: [None if x is None else 100 * x for x in v]  # noqa: E731
     out += table(["", *[f"{m // 1024}K" for m in ms_axis]],
                  [["FA-only / cuDNN SDPA, K/V clusters 2"] + [span(ratio[m], ".3f") for m in ms_axis],
@@ -561,8 +601,18 @@ def render_headline(inputs):
                    "configurations (K_SM 66)",
                    num(get(adv, "speedup", "host66", "all", "geomean"), ".3f") + "×",
                    num(get(adv, "speedup", "local66", "all", "geomean"), ".3f") + "×"],
-                  ["advisor's schedule faster, predictions made before the runs",
-                   f"{b.get('agree', '–')} of {b.get('n', '–')}", "–"]]) + [""]
+                  ]) + [""]
+    score = inputs.json(f"{H200}/megamoe/advisor-score.json", optional=True)
+    if score:
+        pol = {p.get("policy"): p for p in score.get("policies") or []}
+        adv_p = pol.get("advisor") or {}
+        best = next((p for k, p in pol.items() if k and "best measured" in k), {})
+        out += [f"*Where the model stands:* the schedule advisor never recommends expert-wave "
+                f"(its answers: {', '.join(adv_p.get('distinct_choices') or [])}), so it cannot beat the constant "
+                f"\"always interleaved\": mean regret {num(get(adv_p, 'regret', 'mean'), '.3f')} against "
+                f"{num(get(best, 'regret', 'mean'), '.3f')} for always interleaved at the best measured D, over "
+                f"{adv_p.get('configs', '–')} host configurations; its predicted speedups rank the measured ones with "
+                f"Spearman {num(get(adv_p, 'speedup', 'spearman'), '.2f')}.", ""]
     return out
 
 

@@ -78,7 +78,7 @@ TEST(Messages, AFinishedRunSaysWhyItKeepsItsJournal) {
 }
 
 TEST(Messages, TrivialBoundsAreNotPrintedAsValuesAndFaResultWarnsAboutAnotherBackend) {
-  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa_a2a/1bb3bca-small-k/";
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
   Scratch s;
   // A simulator calibration of target host: the path's planted numbers, not the H200's. Its K=16 isolated
   // bursts find no knee, and the lower bound left (1 B) says nothing.

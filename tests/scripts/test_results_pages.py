@@ -1,5 +1,5 @@
 """scripts/results_pages.py: the committed pages equal what the canonical files give; a stale page fails the check;
-the score sections render a file's tallies generically or say "not yet scored"; plots are optional and never change
+the score sections render the tallies beside the constant predictors or say "not yet scored"; plots are optional and never change
 the pages; a file missing from its MANIFEST is refused."""
 import io
 import json
@@ -74,9 +74,9 @@ class ReadmeBlock(unittest.TestCase):
     def test_an_edited_number_in_the_readme_block_fails_the_check(self):
         text = self.readme()
         block = text[text.index(results_pages.BEGIN):text.index(results_pages.END)]
-        self.assertIn("106 of 112", block)
+        self.assertIn("over 114 host configurations", block)
         with tempfile.TemporaryDirectory() as tmp:
-            self.root_with_readme(tmp, text.replace("106 of 112", "110 of 112", 1))
+            self.root_with_readme(tmp, text.replace("over 114 host configurations", "over 115 host configurations", 1))
             r = run("--root", tmp, "--check")
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertIn("README.md differs", r.stderr)
@@ -100,32 +100,47 @@ class ScoreSection(unittest.TestCase):
         self.tmp = tempfile.mkdtemp()
         self.inputs = results_pages.Inputs(self.tmp)
         self.rel = "results/h200/fa_a2a/prediction-score.json"
+        self.moe = "results/h200/megamoe/advisor-score.json"
 
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
-    def test_absent_file_says_not_yet_scored(self):
-        text = "\n".join(results_pages.score_section(self.inputs, self.rel))
-        self.assertIn("Not yet scored", text)
+    def write(self, rel, obj):
+        os.makedirs(os.path.dirname(os.path.join(self.tmp, rel)), exist_ok=True)
+        with open(os.path.join(self.tmp, rel), "w") as f:
+            f.write(obj if isinstance(obj, str) else json.dumps(obj))
 
-    def test_tallies_render_as_rows(self):
-        os.makedirs(os.path.dirname(os.path.join(self.tmp, self.rel)))
-        score = {"schema": "any", "outcomes": {"model": {"agrees": 7, "disagrees": 2, "not decided": 1},
-                                               "constant": {"agrees": 5, "disagrees": 5}}}
-        with open(os.path.join(self.tmp, self.rel), "w") as f:
-            json.dump(score, f)
-        lines = results_pages.score_section(self.inputs, self.rel)
-        self.assertIn("| key | agrees | disagrees | not decided |", lines)
-        self.assertIn("| model | 7 | 2 | 1 |", lines)
-        self.assertIn("| constant | 5 | 5 | – |", lines)
-        self.assertIn("| schema | any |", lines)
+    def test_absent_file_says_not_yet_scored(self):
+        self.assertIn("Not yet scored", "\n".join(results_pages.fa_score_section(self.inputs, self.rel, "t")))
+        self.assertIn("Not yet scored", "\n".join(results_pages.moe_score_section(self.inputs, self.moe)))
+
+    def test_fa_tallies_render_beside_the_constant_predictors(self):
+        t = {"model": {"agrees": 7, "disagrees": 2, "not_decided": 1}, "zero": {"agrees": 5, "disagrees": 5},
+             "model_points_scored": 9, "model_point_median_abs_relative_error": -0.125}
+        self.write(self.rel, {"tally": t, "by_calibration": {"results/c.json": t},
+                              "rule": {"id": "r1", "written_utc": "2026-12-05T09:25:00Z"},
+                              "predictors": {"model": "m", "zero": "E_res = 0"}})
+        lines = results_pages.fa_score_section(self.inputs, self.rel, "t")
+        self.assertIn("| all points | 7 / 2 / 1 | 5 / 5 / 0 |", lines)
+        self.assertIn("- rule `r1`, written 2026-12-05T09:25:00Z", lines)
+        self.assertTrue(any("12.5%" in x for x in lines))
+
+    def test_moe_policies_render_one_row_each(self):
+        self.write(self.moe, {"policies": [
+            {"policy": "advisor", "choice": {"agrees": 3, "disagrees": 1, "not_decided": 0},
+             "regret": {"mean": 1.01, "worst": 1.5}, "distinct_choices": ["interleaved"],
+             "speedup": {"spearman": 0.5, "abs_error_median": 0.2, "abs_error_p90": 0.4}},
+            {"policy": "always expert-wave", "choice": {"agrees": 0, "disagrees": 4}, "regret": {"mean": 1.2,
+             "worst": 1.6}, "speedup": "none"}], "statements": ["s1"]})
+        lines = results_pages.moe_score_section(self.inputs, self.moe)
+        self.assertIn("| advisor | 3 / 1 / 0 | 1.0100 | 1.5000 | 0.50 | 20.0%, 40.0% | interleaved |", lines)
+        self.assertIn("| always expert-wave | 0 / 4 / 0 | 1.2000 | 1.6000 | – | – |  |", lines)
+        self.assertIn("- s1", lines)
 
     def test_unreadable_file_is_refused(self):
-        os.makedirs(os.path.dirname(os.path.join(self.tmp, self.rel)))
-        with open(os.path.join(self.tmp, self.rel), "w") as f:
-            f.write("{not json")
+        self.write(self.rel, "{not json")
         with self.assertRaises(results_pages.InputError):
-            results_pages.score_section(self.inputs, self.rel)
+            results_pages.fa_score_section(self.inputs, self.rel, "t")
 
 
 class Manifest(unittest.TestCase):
