@@ -10,7 +10,8 @@
 //              TMA the A and B boxes [128][64] bf16 (128B swizzle) into the stage.
 //   warps 9..  the storers: burst b of B bytes (16-B stores; contiguous slice or scattered 256-B rows of the
 //              BurstLayout ring) starts no earlier than t0 + b * period_ns (%globaltimer), until the CTA's
-//              mainloop is done or max_bursts were issued; then fence.sc.sys (every store performed).
+//              mainloop is done or max_bursts were issued; burst 0 always (storer_issues_burst, so a launch
+//              with stores claims >= 1 burst per CTA however its warps are scheduled); then fence.sc.sys.
 // Pipeline and flags: kStages (4) x 32 KiB ring; full[s] counts 1 arrival + 32 KiB of tx, empty[s] 256
 // arrivals. Iteration i (over all k-blocks of the CTA) uses stage i % kStages with full parity (i / kStages) & 1;
 // the producer waits empty with the opposite parity. mainloop_done (shared word, atomics) tells the storers
@@ -155,13 +156,12 @@ __device__ void store_bursts(const LoadedArgs& a, std::uint32_t cta, std::uint32
   std::uint32_t b = 0;
   for (;; ++b) {
     if (leader) {
-      bool go = b < a.max_bursts;
-      if (go && a.period_ns != 0) {
+      if (b > 0 && b < a.max_bursts && a.period_ns != 0) {
         const std::uint64_t due_ns = t0_ns + static_cast<std::uint64_t>(b) * a.period_ns;
         while (ptx::globaltimer_ns() < due_ns && !mainloop_done(done_word)) {
         }
       }
-      *go_word = (go && !mainloop_done(done_word)) ? 1u : 0u;
+      *go_word = storer_issues_burst(b, a.max_bursts, b > 0 && mainloop_done(done_word)) ? 1u : 0u;
     }
     ptx::named_barrier_sync(kStorerBarrier, n);
     if (*go_word == 0u) break;  // uniform over the storers

@@ -66,6 +66,36 @@ XS_HD bool last_slice_writer(const BurstLayout& layout, std::uint64_t num_bursts
   return true;
 }
 
+// The storers' decision before burst b of a launch (the leader's; the go word passes it to the others). Burst 0
+// is issued whatever the mainloop's progress, so every CTA of a launch with stores claims at least one burst at
+// any relative speed of its warps: a sanitizer or the warp scheduler may run the storers only after the
+// mainloop ended. Later bursts only while the mainloop runs, and never past the cap.
+XS_HD bool storer_issues_burst(std::uint32_t burst_idx, std::uint32_t max_bursts, bool mainloop_done) {
+  return burst_idx < max_bursts && (burst_idx == 0 || !mainloop_done);
+}
+
+// The storers' loop without the stores: the bursts a CTA issues when its leader first sees the mainloop done
+// in the check before burst `done_seen_at` (0: already done before the first check). CPU tests enumerate it.
+XS_HD std::uint32_t storer_bursts_issued(std::uint32_t max_bursts, std::uint64_t done_seen_at) {
+  std::uint32_t b = 0;
+  while (storer_issues_burst(b, max_bursts, b >= done_seen_at)) ++b;
+  return b;
+}
+
+// One CTA's burst count in the records of one launch, judged against what the kernel guarantees at any speed.
+enum class StorerCount : std::uint32_t {
+  kValid = 0,   // 1 .. max_bursts - 1: the storers stopped when the mainloop ended (0 in a launch without stores)
+  kAtCap = 1,   // max_bursts: the storers ran out of bursts; the CTA's later tiles may have run without stores
+  kNone = 2,    // 0 in a launch with stores: burst 0 was not issued (a kernel or record bug)
+  kOverCap = 3, // more than max_bursts: the records are corrupt
+};
+XS_HD StorerCount judge_storer_count(std::uint32_t num_bursts, std::uint32_t max_bursts) {
+  if (max_bursts == 0) return num_bursts == 0 ? StorerCount::kValid : StorerCount::kOverCap;
+  if (num_bursts == 0) return StorerCount::kNone;
+  if (num_bursts > max_bursts) return StorerCount::kOverCap;
+  return num_bursts == max_bursts ? StorerCount::kAtCap : StorerCount::kValid;
+}
+
 // Device status word (mapped host memory, readable after a trap): which spin-wait timed out.
 enum class LoadedStatus : std::uint32_t {
   kOk = 0,

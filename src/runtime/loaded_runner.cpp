@@ -178,6 +178,7 @@ LoadedLaunchSample LoadedRunner::launch(const PointSpec& spec, const LoadedPlan&
   copy_to_host(t.tiles.data(), tiles_.get(), t.tiles.size() * sizeof(rs::LoadedTileRecord));
   copy_to_host(t.ctas.data(), ctas_.get(), t.ctas.size() * sizeof(rs::LoadedCtaRecord));
   if (!t.bursts.empty()) copy_to_host(t.bursts.data(), bursts_.get(), t.bursts.size() * sizeof(rs::LoadedBurstRecord));
+  for (std::uint32_t c = 0; c < k && args.max_bursts > 0; ++c) claimed_bursts_[c] += t.ctas[c].num_bursts;
   return aggregate_loaded_launch(t, static_cast<std::uint32_t>(spec.loaded.warmup_tiles),
                                  static_cast<std::uint32_t>(spec.warmup_bursts));
 }
@@ -191,6 +192,7 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   ctas_ = DeviceBuffer(k * sizeof(rs::LoadedCtaRecord));
   burst_base_ = DeviceBuffer(k * sizeof(std::uint64_t));
   XS_CUDA_CHECK(cudaMemsetAsync(burst_base_.get(), 0, burst_base_.bytes(), stream_));
+  claimed_bursts_.assign(k, 0);
   // NaN poison: every compared element must have been rewritten.
   XS_CUDA_CHECK(cudaMemsetAsync(ops.c.get(), 0xFF, ops.c.bytes(), stream_));
   ring.poison(plan.ring.buffer_bytes());
@@ -221,6 +223,7 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   (void)launch(spec, plan, loaded);
   const double min_clock_hz = clock_flag_fraction_ * device_.clock_rate_hz;
   std::vector<double> tile, base_tile, slowdown, bytes, rate, span, store_span, tail, issue, period, clock, base_clock;
+  std::uint32_t capped_launches = 0, most_ctas_at_cap = 0;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
     throw_if_stopping();  // SIGINT/SIGTERM: a long point ends here (bench/backend.hpp)
     const LoadedLaunchSample b = launch(spec, plan, baseline);
@@ -231,6 +234,8 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
                    100 * clock_flag_fraction_, 1e-9 * device_.clock_rate_hz);
       record.clock_flagged = true;
     }
+    capped_launches += l.num_ctas_at_cap > 0 ? 1 : 0;
+    most_ctas_at_cap = std::max(most_ctas_at_cap, l.num_ctas_at_cap);
     tile.push_back(l.tile_time_s);
     base_tile.push_back(b.tile_time_s);
     slowdown.push_back(l.tile_time_s / b.tile_time_s);
@@ -248,6 +253,17 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   // Every stored byte (each CTA's bursts, counted across the launches of the point) and the GEMM output.
   std::vector<std::uint64_t> counts(k);
   copy_to_host(counts.data(), burst_base_.get(), k * sizeof(std::uint64_t));
+  // The ring claim (burst_base, advanced by the kernel) and the launch records must count the same bursts.
+  for (std::uint32_t c = 0; c < k; ++c)
+    if (counts[c] != claimed_bursts_[c])
+      throw Error(ExitCode::kDeviceFailure, "kernel", "loaded_kernel",
+                  fmt::format("loaded_kernel: CTA {} advanced its burst base to {} but its launch records count {} "
+                              "bursts", c, counts[c], claimed_bursts_[c]));
+  if (capped_launches > 0)
+    std::fprintf(stderr, "xstage: %s: in %u of %d loaded launches the storers of up to %u of %u CTAs issued all %d "
+                 "bursts (the cap): their tiles after the last burst ran without stores, and tile_time_s may mix "
+                 "loaded and unloaded tiles (docs/interference-calibration.md)\n", record.id.c_str(),
+                 capped_launches, spec.repetitions, most_ctas_at_cap, k, spec.num_bursts);
   RingClaim claim{plan.ring.layout, kGuardBytes, 0, counts};
   std::vector<std::uint32_t> scratch;
   record.verification = verify_ring(ring.host_words(plan.ring.buffer_bytes(), scratch), claim);

@@ -75,6 +75,7 @@ class LoadedRunner {
   std::pair<std::uint32_t, std::uint32_t> operands_key_{0, 0};  // (num_blocks, k_elems) of operands_
   Operands operands_;
   DeviceBuffer tiles_, bursts_, ctas_, burst_base_;
+  std::vector<std::uint64_t> claimed_bursts_;  // per CTA: bursts the launch records counted, over the point
 };
 
 }  // namespace xs::runtime

@@ -27,7 +27,14 @@ LoadedLaunchSample aggregate_loaded_launch(const LoadedLaunchTimeline& t, std::u
     if (r.last_ns <= r.first_ns || r.last_cycles <= r.first_cycles)
       throw inconsistent(fmt::format("CTA {}: empty clock window ({} ns, {} cycles)", c, r.last_ns - r.first_ns,
                                      r.last_cycles - r.first_cycles));
-    if (r.num_bursts > t.max_bursts) throw inconsistent(fmt::format("CTA {}: {} bursts > {} slots", c, r.num_bursts, t.max_bursts));
+    switch (kernels::remote_store::judge_storer_count(r.num_bursts, t.max_bursts)) {
+      case kernels::remote_store::StorerCount::kValid: break;
+      case kernels::remote_store::StorerCount::kAtCap: ++s.num_ctas_at_cap; break;
+      case kernels::remote_store::StorerCount::kNone:
+        throw inconsistent(fmt::format("CTA {}: no burst in a launch with stores (burst 0 is unconditional)", c));
+      case kernels::remote_store::StorerCount::kOverCap:
+        throw inconsistent(fmt::format("CTA {}: {} bursts > {} slots", c, r.num_bursts, t.max_bursts));
+    }
     clocks.push_back(1e9 * static_cast<double>(r.last_cycles - r.first_cycles) / static_cast<double>(r.last_ns - r.first_ns));
     first_ns = std::min(first_ns, r.first_ns);
     last_ns = std::max(last_ns, r.last_ns);

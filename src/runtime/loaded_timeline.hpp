@@ -28,10 +28,12 @@ struct LoadedLaunchSample {
   double issue_time_s = 0;       // mean burst issue span over bursts b >= warmup_bursts (all when none is)
   double period_s = 0;           // mean start-to-start of those bursts; 0 with fewer than 2 per CTA
   std::uint64_t num_bursts = 0;  // all CTAs
+  std::uint32_t num_ctas_at_cap = 0;  // CTAs whose storers issued all max_bursts (their later tiles may run unloaded)
 };
 
 // Throws Error (exit 3) for records the kernel did not write consistently (a CTA's window empty, a tile or
-// burst that ends before it starts, more bursts than slots).
+// burst that ends before it starts, more bursts than slots, no burst in a launch with stores: burst 0 is
+// issued at any speed, judge_storer_count in loaded_layout.cuh).
 LoadedLaunchSample aggregate_loaded_launch(const LoadedLaunchTimeline& t, std::uint32_t warmup_tiles,
                                            std::uint32_t warmup_bursts);
 

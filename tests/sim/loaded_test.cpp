@@ -2,7 +2,10 @@
 // kernel's header-only schedule (kernels/remote_store/loaded_layout.cuh), which CPU tests can enumerate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 #include "common/error.hpp"
 #include "../../kernels/remote_store/loaded_layout.cuh"
@@ -124,6 +127,92 @@ TEST(LoadedLayout, LastSliceWriterIsTheLatestBurstOfThatSlot) {
   EXPECT_EQ(b, 10u);
   ASSERT_TRUE(rs::last_slice_writer(layout, 11, 3, &b));  // 3, 7
   EXPECT_EQ(b, 7u);
+}
+
+TEST(LoadedLayout, StorersIssueBurstZeroAtAnySpeedAndNeverPastTheCap) {
+  // done_seen_at: the first check (before burst b) that sees the mainloop done; 0 = the storers start after the
+  // mainloop ended (a sanitizer's or scheduler's order), huge = the mainloop outlasts every burst.
+  for (std::uint32_t cap : {1u, 2u, 5u, 4096u})
+    for (std::uint64_t done : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3},
+                               std::uint64_t{cap} - 1, std::uint64_t{cap}, std::uint64_t{cap} + 1, ~std::uint64_t{0}}) {
+      const std::uint32_t n = rs::storer_bursts_issued(cap, done);
+      EXPECT_EQ(n, std::min<std::uint64_t>(cap, std::max<std::uint64_t>(1, done))) << "cap " << cap << " done " << done;
+      const rs::StorerCount judged = rs::judge_storer_count(n, cap);
+      EXPECT_TRUE(judged == (n == cap ? rs::StorerCount::kAtCap : rs::StorerCount::kValid))
+          << "cap " << cap << " done " << done << ": " << n << " bursts judged " << static_cast<int>(judged);
+    }
+  EXPECT_EQ(rs::storer_bursts_issued(0, 0), 0u);  // the baseline launch stores nothing
+  EXPECT_EQ(rs::storer_bursts_issued(0, ~std::uint64_t{0}), 0u);
+  EXPECT_EQ(rs::judge_storer_count(0, 0), rs::StorerCount::kValid);
+  EXPECT_EQ(rs::judge_storer_count(1, 0), rs::StorerCount::kOverCap);
+  EXPECT_EQ(rs::judge_storer_count(0, 7), rs::StorerCount::kNone);
+  EXPECT_EQ(rs::judge_storer_count(8, 7), rs::StorerCount::kOverCap);
+}
+
+// The kernel's stores of several launches on a CPU copy of the ring (the same layout functions), with per-CTA
+// counts that differ between CTAs and launches and wrap the ring many times, as a slow mainloop gives; then
+// the claim the verifier uses (last_slice_writer / last_row_writer on the per-CTA totals) must predict every
+// word, and the unreached slots must still hold the poison.
+void expect_claim_matches_stores(const rs::BurstLayout& layout, const std::vector<std::vector<std::uint32_t>>& launches) {
+  constexpr std::uint32_t kPoison = rs::kPoisonWord;
+  std::vector<std::uint32_t> ring(layout.ring_bytes() / 4, kPoison);
+  std::vector<std::uint64_t> base(layout.num_producers, 0);
+  const std::uint64_t words_per_slice = layout.bytes_per_producer / 4;
+  const rs::RowPermutation perm = layout.row_permutation();
+  for (const auto& counts : launches)
+    for (std::uint32_t c = 0; c < layout.num_producers; ++c) {
+      for (std::uint64_t b = base[c]; b < base[c] + counts[c]; ++b)
+        for (std::uint64_t w = 0; w < words_per_slice; ++w) {
+          const std::uint64_t byte = layout.scattered()
+              ? perm(layout.logical_row(b, c, w / 64)) * rs::BurstLayout::kRowBytes + 4 * (w % 64)
+              : layout.slice_offset_bytes(b, c) + 4 * w;
+          ring[byte / 4] = rs::pattern_seed(b, c) ^ static_cast<std::uint32_t>(w);
+        }
+      base[c] += counts[c];
+    }
+  std::uint64_t checked = 0;
+  if (layout.scattered()) {
+    for (std::uint64_t logical = 0; logical < layout.num_rows(); ++logical) {
+      const std::uint64_t owner = (logical % layout.rows_per_burst()) / layout.rows_per_producer();
+      const std::uint64_t row_word = perm(static_cast<std::uint32_t>(logical)) * rs::BurstLayout::kRowBytes / 4;
+      rs::RowWriter wr;
+      const bool written = owner < layout.num_producers && rs::last_row_writer(layout, base[owner], logical, &wr);
+      for (std::uint64_t w = 0; w < 64; ++w, ++checked) {
+        const std::uint32_t expected = written ? rs::pattern_seed(wr.burst_idx, wr.producer_idx) ^
+                                                     static_cast<std::uint32_t>(wr.row * 64 + w)
+                                               : kPoison;
+        ASSERT_EQ(ring[row_word + w], expected) << "logical row " << logical << " word " << w;
+      }
+    }
+  } else {
+    for (std::uint32_t slot = 0; slot < layout.num_slots; ++slot)
+      for (std::uint32_t c = 0; c < layout.num_producers; ++c) {
+        std::uint64_t b = 0;
+        const bool written = rs::last_slice_writer(layout, base[c], slot, &b);
+        const std::uint64_t first = (slot * layout.volume_bytes() + c * layout.bytes_per_producer) / 4;
+        for (std::uint64_t w = 0; w < words_per_slice; ++w, ++checked)
+          ASSERT_EQ(ring[first + w], written ? rs::pattern_seed(b, c) ^ static_cast<std::uint32_t>(w) : kPoison)
+              << "slot " << slot << " CTA " << c << " word " << w << " after " << base[c] << " bursts";
+      }
+  }
+  EXPECT_EQ(checked * 4, layout.ring_bytes());
+}
+
+TEST(LoadedLayout, TheRingClaimHoldsForAnyPerCtaBurstCountsAcrossLaunches) {
+  // A full-speed point (a few bursts each), a slow one (hundreds, wrapping the 4-slot ring), burst 0 only.
+  const std::vector<std::vector<std::uint32_t>> launches = {{3, 4, 3}, {1, 1, 1}, {517, 2, 96}, {2, 255, 1}};
+  rs::BurstLayout fresh;
+  fresh.bytes_per_producer = 13 * 256;
+  fresh.num_producers = 3;
+  fresh.num_slots = 4;
+  expect_claim_matches_stores(fresh, launches);
+  expect_claim_matches_stores(fresh, {{1, 0, 2}});  // a CTA with no burst yet keeps its slices poisoned
+  rs::BurstLayout rows = fresh;
+  rows.num_slots = 1;
+  rows.row_bits = rs::scattered_row_bits(2 * 3 * 13 * 256 + 5 * 256);  // 128 rows: S = 3 bursts of 39, 11 spare
+  rows.row_seed = 7;
+  ASSERT_GE(rows.scattered_burst_slots(), 2u);
+  expect_claim_matches_stores(rows, launches);
 }
 
 }  // namespace
