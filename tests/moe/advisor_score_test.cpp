@@ -266,7 +266,8 @@ TEST(AdvisorScore, CommittedFileNoMeasuredFieldOfTheJudgedLaunchesMovesAPredicti
   bool measured_moved = false;
   for (std::size_t i = 0; i < in0.configs.size() && i < in1.configs.size(); ++i)
     for (std::size_t q = 0; q < in0.configs[i].judged.pairs.size() && q < in1.configs[i].judged.pairs.size(); ++q)
-      measured_moved = measured_moved || in0.configs[i].judged.pairs[q].speedup_median != in1.configs[i].judged.pairs[q].speedup_median;
+      measured_moved = measured_moved ||
+                       in0.configs[i].judged.pairs[q].speedup_median != in1.configs[i].judged.pairs[q].speedup_median;
   EXPECT_TRUE(measured_moved);
 }
 
