@@ -104,6 +104,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
 
   json rows = json::array(), files = json::array();
   json rules = judge::fa_rules_json();
+  int num_postdating = 0;  // rows judged with a calibration measured after their data
   for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
   Group overall, overall_out_of_sample;
   std::map<std::string, Group> by_calibration;
@@ -131,7 +132,12 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           overall.add(j);
           if (!in_sample) overall_out_of_sample.add(j);
           by_calibration[cal.path].add(j);
+          // A frozen prediction needs a calibration measured before the judged launches; cross-judging with a
+          // later one is allowed but said per row (null: a date missing).
+          const json predates = cal.date_utc.empty() || measured_utc.empty() ? json() : json(cal.date_utc < measured_utc);
+          num_postdating += predates == json(false);
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
+                          {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
                           {"E_res_pred_s", judge::to_json(j.prediction)["E_res_s"]},
                           {"E_res_pred_point_s", number(j.prediction.e_res_point_s)},
@@ -161,7 +167,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
        fmt::format("rows of files measured after the current rule ({}, written {}) was written; every other row is "
                    "in-sample for it. `rules` lists, for every rule, the files measured before and after it",
                    judge::kFaRuleId, judge::kFaRuleWrittenUtc)},
-      {"by_calibration", per_cal}, {"files", files}, {"rows", rows},
+      {"by_calibration", per_cal}, {"files", files},
+      {"rows_whose_calibration_postdates_the_data", num_postdating}, {"rows", rows},
       {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};
   report::prepare_output_path(o.out_path, "--out");
