@@ -174,7 +174,7 @@ TEST(FaCommittedMutation, HalfTheDrainRateDisagrees) {
 // case E_res = T + max([V/R - T - G - sigma/2]+, [V - R T - Q]+ / R) = max(T, V/R - G - sigma/2, (V - Q)/R)
 // (eqs. 6, 7, 18, 19): T_iss^0 enters only where it exceeds both the drain stall and the capacity excess. At the
 // agreement every corner of the calibration's box is drain- or capacity-bound by a wide margin (the interval's
-// low end per wave, ~42 us, against T_iss^0 <= 0.7 us), so x10 leaves the interval where it was, to the
+// low end per wave, ~42 us, against T_iss^0 <= 0.71 us), so x10 leaves the interval where it was, to the
 // picosecond. What the test asserts instead: that margin holds (x10 T_iss^0's top below the interval's low end
 // per wave, computed from the files); x10 adds no agreement and leaves the 3K agreement and its interval
 // unchanged; the mutation did reach the prediction (issue-bound large-M intervals moved); and T_iss^0 raised until
