@@ -34,6 +34,10 @@ regenerate $h200/prediction-score.json "$tool" fa-score \
   --model $h200/b531dd7-bars/results/calibration-host-small-k.json \
   --model $h200/d2f1042-bars-grid/results/calibration-host-small-k.json \
   --model results/h200/calibration/calibration-host.json --out $h200/prediction-score.json
+# The out-of-sample H200 call (13:24Z, after the rule): its run-time score (rule v2) stays; this is the current rule's.
+p=$h200/b7f0e7b-predictions
+regenerate $p/prediction-score-host-refutable.json "$tool" fa-score $p/fa-a2a-host.json \
+  --model $p/calibration-host-fa.json --out $p/prediction-score-host-refutable.json
 h100=results/h100/predictions-3a97dd2
 regenerate $h100/prediction-score-host.json "$tool" fa-score $h100/fa-a2a-host.json \
   --model $h100/calibration-host-fa.json --out $h100/prediction-score-host.json

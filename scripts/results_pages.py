@@ -419,6 +419,8 @@ def render_fa_a2a(inputs):
     out += fa_score_section(inputs, f"{H200}/fa_a2a/prediction-score.json", "H200, the committed host files")
     out += fa_score_section(inputs, "results/h100/predictions-3a97dd2/prediction-score-host.json",
                             "H100, a run made after the rule (out of sample; another device)")
+    out += fa_score_section(inputs, f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json",
+                            "H200, a calibration and run made after the rule (out of sample)")
     out += ["## Plots", ""]
     for _, c, _ in calls:
         out += [image(f"{H200}/fa_a2a/{c}/fa_a2a.png", f"Fig. 11 analogue, call {c}"), ""]
@@ -573,8 +575,17 @@ def render_headline(inputs):
         out += [f"*Where the model stands:* its frozen E_res predictions (rule `{get(score, 'rule', 'id')}`) agree at "
                 f"{n('model', 'agrees')}, disagree at {n('model', 'disagrees')} and decide nothing at "
                 f"{n('model', 'not_decided')} of {total} H200 points (4 calibrations × the host files); the constant "
-                f"\"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}. The model has no term yet for "
-                "what outstanding stores cost the computation, the dominant cost on this path.", ""]
+                f"\"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}."]
+        later = inputs.json(f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json", optional=True)
+        if later:
+            lt = later.get("tally") or {}
+            m = lambda k, o: (lt.get(k) or {}).get(o, 0)  # noqa: E731
+            out[-1] += (f" On a calibration and run made after the rule (out of sample): model {m('model', 'agrees')} / "
+                        f"{m('model', 'disagrees')} / {m('model', 'not_decided')} (agrees / disagrees / not decided), "
+                        f"E_res = 0 {m('zero', 'agrees')} / {m('zero', 'disagrees')} / {m('zero', 'not_decided')}.")
+        out[-1] += (" The Burst–Gap model has no term for what outstanding stores cost the computation, the dominant "
+                    "cost on this path; the interference term is in [docs/interference-model.md](docs/interference-model.md).")
+        out += [""]
     pc = lambda v: [None if x is None else 100 * x for x in v]  # noqa: E731
     out += table(["", *[f"{m // 1024}K" for m in ms_axis]],
                  [["FA-only / cuDNN SDPA, K/V clusters 2"] + [span(ratio[m], ".3f") for m in ms_axis],
