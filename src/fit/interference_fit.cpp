@@ -111,10 +111,49 @@ Est estimate(const std::vector<LoadedObs>& obs, const Plan& plan, const Values& 
   return e;
 }
 
-double resampled_median(const std::vector<double>& s, std::uint64_t& rng, std::vector<double>& scratch) {
-  scratch.resize(s.size());
-  for (auto& x : scratch) x = s[draw(rng, s.size())];
-  return median(scratch);
+// Replays `estimate` on `resamples` replicates: repetitions redrawn within every point (slowdown and T0 of one
+// repetition together), points redrawn as cases within each group (rate, free, full). Returns the draws per
+// estimate field, in Est order; `dropped` counts replicates without a finite wait.
+std::vector<std::vector<double>> bootstrap(const std::vector<LoadedObs>& obs, const Plan& plan, const Values& med,
+                                           int resamples, std::uint64_t seed, int* dropped) {
+  std::vector<std::vector<double>> draws(7);
+  const std::vector<std::vector<int>> groups = {plan.rate, plan.free, plan.full};
+  for (int b = 0; b < resamples; ++b) {
+    std::uint64_t rng = seed ^ (0xd1b54a32d192ed03ULL * static_cast<std::uint64_t>(b + 1));
+    Values v = med;
+    for (std::size_t i = 0; i < obs.size(); ++i) {
+      const auto& s = *obs[i].slowdown_samples;
+      const auto& t = *obs[i].baseline_samples;
+      const auto& r = *obs[i].issue_rate_samples;
+      std::vector<double> sd, bs, rr;
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        const std::size_t j = draw(rng, s.size());
+        sd.push_back(s[j]);
+        bs.push_back(t[std::min(j, t.size() - 1)]);
+        if (!r.empty()) rr.push_back(r[std::min(j, r.size() - 1)]);
+      }
+      v.slowdown[i] = median(sd);
+      v.baseline_s[i] = median(bs);
+      if (!rr.empty()) v.issue_rate_bps[i] = median(rr);
+    }
+    for (const auto& g : groups) {
+      for (int i : g) v.count[i] = 0;
+      for (std::size_t d = 0; d < g.size(); ++d) ++v.count[g[draw(rng, g.size())]];
+    }
+    const Est e = estimate(obs, plan, v);
+    if (dropped && !plan.full.empty() && !std::isfinite(e.wait_s)) ++*dropped;
+    const double vals[7] = {e.drain_rate_bps, e.free_slowdown, e.free_log_sd, e.free_trend,
+                            e.wait_s, e.k_exponent, e.misfit_log_sd};
+    for (int p = 0; p < 7; ++p) draws[p].push_back(vals[p]);
+  }
+  return draws;
+}
+
+detail::Interval percentile95(const std::vector<double>& draws) {
+  std::vector<double> d;
+  for (double x : draws) if (std::isfinite(x)) d.push_back(x);
+  if (d.empty()) return {kNaN, kNaN};
+  return {quantile(d, 0.025), quantile(d, 0.975)};
 }
 
 std::string block_of(const PointSpec& s) {
@@ -262,7 +301,21 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
   plan.k_ref = std::round(std::exp(sum_log_k / plan.full.size()));
   if (plan.full.size() < 2) return not_identified("fewer than 2 full-path points at one burst volume");
   {
-    const Est e0 = estimate(obs, Plan{plan.rate, plan.free, {}, plan.rate_lower_bound, true, plan.k_ref, 0}, med);
+    // The free regime first: a slowdown that grows with the offered rate below the knee breaks the form, and
+    // would also inflate the free scatter the presence test below is measured against.
+    const Plan free_plan{plan.rate, plan.free, {}, plan.rate_lower_bound, true, plan.k_ref, 0};
+    const Est e0 = estimate(obs, free_plan, med);
+    const auto trend_draws = bootstrap(obs, free_plan, med, std::max(0, options.bootstrap_resamples), options.seed, nullptr);
+    Estimate trend;
+    trend.value = e0.free_trend;
+    const detail::Interval iv = percentile95(trend_draws[3]);
+    if (std::isfinite(iv.lo)) detail::set_ci95(trend, iv, plan.free.size());
+    if (std::isfinite(trend.value) && trend.value > options.max_free_trend && trend.has_ci95() && trend.ci95_lo > 0) {
+      fit.term.parameters.push_back(from_estimate("free_trend", trend));
+      return not_identified(fmt::format("below the knee the slowdown grows with the offered rate ({:.3g} per R, 95% "
+                                        "[{:.3g}, {:.3g}]): the form's flat free regime does not hold", trend.value,
+                                        trend.ci95_lo, trend.ci95_hi));
+    }
     const double threshold = options.presence_sigmas * std::max(e0.free_log_sd, 0.01);
     int above = 0;
     for (int i : plan.full) above += std::log(obs[i].slowdown / e0.free_slowdown) > threshold;
@@ -282,48 +335,9 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
   // ---- estimates and the bootstrap
   const Est point = estimate(obs, plan, med);
   const int resamples = std::max(0, options.bootstrap_resamples);
-  std::vector<std::vector<double>> draws(7);
-  std::vector<int> groups_all;
-  std::vector<std::vector<int>> groups = {plan.rate, plan.free, plan.full};
-  std::vector<double> scratch;
   int dropped = 0;
-  for (int b = 0; b < resamples; ++b) {
-    std::uint64_t rng = options.seed ^ (0xd1b54a32d192ed03ULL * static_cast<std::uint64_t>(b + 1));
-    Values v = med;
-    for (std::size_t i = 0; i < obs.size(); ++i) {
-      // Repetitions redrawn jointly (slowdown and T0 of one repetition belong together).
-      const auto& s = *obs[i].slowdown_samples;
-      const auto& t = *obs[i].baseline_samples;
-      const auto& r = *obs[i].issue_rate_samples;
-      std::vector<double> sd, bs, rr;
-      for (std::size_t k = 0; k < s.size(); ++k) {
-        const std::size_t j = draw(rng, s.size());
-        sd.push_back(s[j]);
-        bs.push_back(t[std::min(j, t.size() - 1)]);
-        if (!r.empty()) rr.push_back(r[std::min(j, r.size() - 1)]);
-      }
-      v.slowdown[i] = median(sd);
-      v.baseline_s[i] = median(bs);
-      if (!rr.empty()) v.issue_rate_bps[i] = median(rr);
-    }
-    for (const auto& g : groups) {
-      for (int i : g) v.count[i] = 0;
-      for (std::size_t d = 0; d < g.size(); ++d) ++v.count[g[draw(rng, g.size())]];
-    }
-    const Est e = estimate(obs, plan, v);
-    if (!std::isfinite(e.wait_s)) ++dropped;
-    const double vals[7] = {e.drain_rate_bps, e.free_slowdown, e.free_log_sd, e.free_trend,
-                            e.wait_s, e.k_exponent, e.misfit_log_sd};
-    for (int p = 0; p < 7; ++p) draws[p].push_back(vals[p]);
-  }
-  (void)scratch;
-  (void)groups_all;
-  auto interval = [&](int p) {
-    std::vector<double> d;
-    for (double x : draws[p]) if (std::isfinite(x)) d.push_back(x);
-    if (d.empty()) return detail::Interval{kNaN, kNaN};
-    return detail::Interval{quantile(d, 0.025), quantile(d, 0.975)};
-  };
+  const auto draws = bootstrap(obs, plan, med, resamples, options.seed, &dropped);
+  auto interval = [&](int p) { return percentile95(draws[p]); };
   auto make = [&](double value, int p, std::size_t n, const std::string& note) {
     Estimate e;
     e.value = value;
@@ -399,10 +413,6 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
 
   // ---- verdict
   fit.term.status = model::InterferenceStatus::kIdentified;
-  if (std::isfinite(trend.value) && trend.value > options.max_free_trend && trend.has_ci95() && trend.ci95_lo > 0)
-    return not_identified(fmt::format("below the knee the slowdown grows with the offered rate ({:.3g} per R, 95% "
-                                      "[{:.3g}, {:.3g}]): the form's flat free regime does not hold", trend.value,
-                                      trend.ci95_lo, trend.ci95_hi));
   if (plan.wait_present && std::isfinite(point.misfit_log_sd) && point.misfit_log_sd > options.max_misfit_log_sd)
     return not_identified(fmt::format("the full-path waits scatter about W(K) by a log sd of {:.3g} > {:.3g}: the "
                                       "points contradict the form", point.misfit_log_sd, options.max_misfit_log_sd));
