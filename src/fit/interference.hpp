@@ -43,6 +43,8 @@ struct LoadedObs {
   std::uint64_t burst_bytes = 0;   // B per storing CTA
   double gap_s = 0;                // G (0: back to back)
   double offered_bps = 0;          // K B / G (+inf at G = 0)
+  double load_bps = 0;             // what the path saw: offered_bps, or the issue rate of a point that could not
+                                   // issue that fast (set by the fit; regimes and the free trend read it)
   bool operands_in_l2 = true;
   bool wgmma = true;               // false: the load_stream mainloop
   int k_blocks_per_tile = 0;
@@ -69,7 +71,9 @@ bool has_loaded_points(const std::vector<PointRecord>& points);
 InterferenceFit fit_interference(const std::vector<PointRecord>& points, const InterferenceFitOptions& options = {});
 
 // The LoadState a point's prediction is computed from: its configuration (K, B, G, working set, tile depth),
-// its own baseline tile time (the launch without stores) and the term's drain rate.
+// its own baseline tile time (the launch without stores) and the term's drain rate. The rate is load_bps: the
+// offered K B / G, or for a point whose SMs could not issue that fast the rate they issued at (what eq. 3's
+// T_iss^0 bounds; a caller with a Burst-Gap model gives min(offered, K B / T_iss^0)).
 model::LoadState load_state_of(const LoadedObs& o, const model::InterferenceTerm& term);
 
 // The file's `extra.interference` block: model::to_json(term) plus {target, equation, fit{criteria, bootstrap,

@@ -66,7 +66,7 @@ Est estimate(const std::vector<LoadedObs>& obs, const Plan& plan, const Values& 
   e.free_slowdown = plan.free.empty() ? 1.0 : counted_median(plan.free, v.slowdown, v.count);
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, ss = 0;
   for (int i : plan.free) {
-    const double c = v.count[i], x = obs[i].offered_bps / e.drain_rate_bps, y = v.slowdown[i];
+    const double c = v.count[i], x = obs[i].load_bps / e.drain_rate_bps, y = v.slowdown[i];
     n += c; sx += c * x; sy += c * y; sxx += c * x * x; sxy += c * x * y;
     ss += c * std::pow(std::log(y / e.free_slowdown), 2);
   }
@@ -256,8 +256,13 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
 
   // ---- plan: R from the unpaced points, regimes, reference B, presence of a wait
   Plan plan;
+  // R: the G = 0 points that saturate the path. A G = 0 point whose issue rate stays below (1 - knee_band) x
+  // the fastest one is issue-limited (too few SMs to fill the path) and says nothing about R.
+  double fastest_bps = 0;
+  for (const auto& o : obs)
+    if (o.gap_s == 0) fastest_bps = std::max(fastest_bps, o.issue_rate_bps);
   for (int i = 0; i < static_cast<int>(obs.size()); ++i)
-    if (obs[i].gap_s == 0) plan.rate.push_back(i);
+    if (obs[i].gap_s == 0 && obs[i].issue_rate_bps >= (1 - options.knee_band) * fastest_bps) plan.rate.push_back(i);
   if (plan.rate.empty()) {
     plan.rate_lower_bound = true;
     for (int i = 0; i < static_cast<int>(obs.size()); ++i) plan.rate.push_back(i);
@@ -272,8 +277,12 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
   }
   const double r0 = estimate(obs, plan, med).drain_rate_bps;
   std::map<std::uint64_t, int> full_by_b;
-  for (const auto& o : obs) {
-    const double x = o.offered_bps / r0;
+  for (auto& o : fit.obs) {
+    // Where the path is: the offered rate against R, unless the point could not issue that fast (an unpaced
+    // point on too few SMs issues below R and never fills the path).
+    o.load_bps = o.issue_rate_bps < (1 - options.knee_band) * r0 ? std::min(o.offered_bps, o.issue_rate_bps)
+                                                                 : o.offered_bps;
+    const double x = o.load_bps / r0;
     fit.regime.push_back(x >= 1 + options.knee_band ? LoadRegime::kFull
                          : x <= 1 - options.knee_band ? LoadRegime::kFree : LoadRegime::kKnee);
     if (fit.regime.back() == LoadRegime::kFull) ++full_by_b[o.burst_bytes];
@@ -422,7 +431,7 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
 
 model::LoadState load_state_of(const LoadedObs& o, const model::InterferenceTerm& term) {
   model::LoadState s;
-  s.offered_rate_bps = o.offered_bps;
+  s.offered_rate_bps = o.load_bps > 0 ? o.load_bps : o.offered_bps;
   const auto* r = term.find("drain_rate_Bps");
   s.drain_rate_bps = r ? r->value : 0;
   s.num_sms = o.num_sms;

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "common/error.hpp"
 #include "common/stats.hpp"
 #include "fit/interference.hpp"
 
@@ -125,7 +126,7 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
   for (int i = 0; i < static_cast<int>(full.obs.size()); ++i) {
     const LoadedObs& o = full.obs[i];
     pts.push_back({{"point", o.point_idx}, {"block", o.block}, {"K", o.num_sms}, {"B_bytes", o.burst_bytes},
-                   {"offered_Bps", num(o.offered_bps)}, {"issue_rate_Bps", o.issue_rate_bps},
+                   {"offered_Bps", num(o.offered_bps)}, {"load_Bps", num(o.load_bps)}, {"issue_rate_Bps", o.issue_rate_bps},
                    {"slowdown", o.slowdown}, {"baseline_tile_time_s", o.baseline_s},
                    {"regime", i < static_cast<int>(full.regime.size()) ? load_regime_name(full.regime[i]) : "?"},
                    {"in_free_fit", used(full.free_used, i)}, {"in_wait_fit", used(full.full_used, i)},
@@ -135,7 +136,8 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
       {"criteria",
        {{"knee_band", options.knee_band}, {"presence_sigmas", options.presence_sigmas},
         {"max_misfit_log_sd", options.max_misfit_log_sd}, {"max_free_trend", options.max_free_trend},
-        {"regimes", "x = offered/R (R: median issue rate of the G = 0 points); free x <= 1 - knee_band, full x >= "
+        {"regimes", "x = offered/R, or issue rate/R where the point issued below (1 - knee_band) R (R: median issue "
+                    "rate of the G = 0 points within knee_band of the fastest); free x <= 1 - knee_band, full x >= "
                     "1 + knee_band (G = 0 included), knee between"},
         {"wait_fit", "full points at the burst volume with the most full points; W_i = (s_i - s_free) T0_i; least "
                      "squares of ln W_i on ln(K_i / K_ref)"}}},
@@ -162,7 +164,14 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
       if (o.block == b) out.insert(o.point_idx);
     for (std::size_t i = 0; i < points.size(); ++i)
       if (!out.count(i)) training.push_back(points[i]);
-    const InterferenceFit f = fit_interference(training, fold_options);
+    // A fold whose training points cannot be fitted at all (e.g. the only block held out) predicts nothing.
+    InterferenceFit f;
+    try {
+      f = fit_interference(training, fold_options);
+    } catch (const Error& e) {
+      f.term.status = model::InterferenceStatus::kNotIdentified;
+      f.term.why = std::string("the other blocks cannot be fitted: ") + e.what();
+    }
     folds.push_back({{"block", b}, {"num_held_out", out.size()}, {"status", model::interference_status_id(f.term.status)},
                      {"why", f.term.why}});
     const double constant = median_slowdown(full.obs, out);
@@ -174,7 +183,8 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
     in_sample.push_back(predict_row(full.obs[i], full.regime[i], full.term, constant_all));
   nlohmann::json ho = validation_json(held);
   ho["rule"] = "leave one sweep block out (K, B, working set, mainloop, store pattern): each block predicted by the "
-               "term refitted on the other blocks; regimes from the full fit; T0 = the point's own launch without stores";
+               "term refitted on the other blocks; regimes from the full fit; T0 = the point's own launch without stores; rate = "
+               "load_Bps (offered, or the issue rate where the SMs could not issue the offered rate)";
   ho["folds"] = folds;
   nlohmann::json is = validation_json(in_sample);
   is["note"] = "in-sample residuals of the full fit (not a validation)";

@@ -145,6 +145,30 @@ TEST(InterferenceFit, OneKLeavesTheExponentNotIdentified) {
   EXPECT_NE(f.term.outside_calibration(load).find("outside the calibrated"), std::string::npos);
 }
 
+// One block only: its held-out fold has nothing to train on; the block is still written, the rows unpredicted.
+TEST(InterferenceFit, SingleBlockFileStillGetsItsBlock) {
+  std::vector<PointRecord> pts;
+  for (auto& p : planted_sweep(PlantedTerm{}, 13))
+    if (p.spec.num_producers == 66) pts.push_back(p);
+  const nlohmann::json block = interference_block(pts, quick(100));
+  EXPECT_EQ(block.at("status"), "identified");
+  const auto& ho = block.at("validation").at("held_out");
+  EXPECT_EQ(ho.at("all").at("num_predicted").get<int>(), 0);
+  EXPECT_EQ(ho.at("folds").at(0).at("status"), "not_identified");
+}
+
+// An unpaced point on too few SMs to fill the path (issue rate well below R) is not a full-path point.
+TEST(InterferenceFit, IssueLimitedUnpacedPointIsNotFull) {
+  const PlantedTerm t;
+  auto pts = planted_sweep(t, 17);
+  std::mt19937_64 rng(3);
+  pts.push_back(testing::loaded_point(8, 8192, 0, 1.0, t.tile_time_s, 0.3 * t.drain_rate_bps, 0.01, rng));
+  const InterferenceFit f = fit_interference(pts, quick(100));
+  ASSERT_EQ(f.term.status, model::InterferenceStatus::kIdentified) << f.term.why;
+  EXPECT_EQ(f.regime.back(), LoadRegime::kFree);
+  EXPECT_NEAR(f.term.parameter("drain_rate_Bps").value / t.drain_rate_bps, 1.0, 0.02);
+}
+
 TEST(InterferenceFit, LocalControlOnlyAndNoPoints) {
   std::mt19937_64 rng(1);
   std::vector<PointRecord> local = {testing::loaded_point(132, 8192, 0, 1.1, 3e-6, 1e12, 0.01, rng, "local")};
