@@ -5,9 +5,12 @@
 # memory over PCIe) and on the local control (HBM), at the same burst periods G: both runs size G from the same
 # --rate-guess, so the local run issues exactly the host run's stores.
 # Usage (repository root): OUT=<dir> bash scripts/device/interference.sh [--only BLOCKS] [--reps N] [--rate-guess RATE]
+#                          [--config FILE]
 #   --only        calibration blocks or suite (default: loaded = every loaded_* block; see xstage-calibrate --list)
 #   --reps        repetitions per point (default 5; each = a baseline launch and a loaded launch)
 #   --rate-guess  the drain rate the offered rates are sized from (default 55GB/s, the H200's PCIe copy engine)
+#   --config      a sweep file instead of the default sweep (e.g. configs/calibrate/loaded-burst-volume.json);
+#                 --only then selects among its blocks (default: all of them)
 # $OUT afterwards: results.tar.gz (results/calibration-loaded-{host,local}.json), logs.tar.gz (one log per step,
 # env.txt, smi.csv.gz), clocks.txt: three files.
 set -uo pipefail
@@ -17,14 +20,17 @@ LOGS="$OUT/logs"
 mkdir -p "$RES" "$LOGS"
 source scripts/device/lib.sh
 ONLY=loaded
+ONLY_SET=0
+CONFIG=
 REPS=5
 RATE=55GB/s
 while (($#)); do
   case $1 in
-    --only) ONLY=$2; shift 2 ;;
+    --only) ONLY=$2; ONLY_SET=1; shift 2 ;;
+    --config) CONFIG=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --rate-guess) RATE=$2; shift 2 ;;
-    *) echo "interference.sh: unknown argument '$1' (accepted: --only BLOCKS, --reps N, --rate-guess RATE)"; exit 2 ;;
+    *) echo "interference.sh: unknown argument '$1' (accepted: --only BLOCKS, --reps N, --rate-guess RATE, --config FILE)"; exit 2 ;;
   esac
 done
 SECONDS=0
@@ -43,7 +49,12 @@ run_step racecheck 120 "$SANITIZER" --tool racecheck --error-exitcode 9 build/bi
   --gtest_filter="$SMALL"
 clocks sanitized
 for target in host local; do
-  run_step "calibrate_$target" 120 build/bin/xstage-calibrate --target "$target" --only "$ONLY" --reps "$REPS" \
+  sweep=(--only "$ONLY")
+  if [[ -n "$CONFIG" ]]; then
+    sweep=(--config "$CONFIG")
+    ((ONLY_SET)) && sweep+=(--only "$ONLY")
+  fi
+  run_step "calibrate_$target" 120 build/bin/xstage-calibrate --target "$target" "${sweep[@]}" --reps "$REPS" \
     --rate-guess "$RATE" --no-progress --out "$RES/calibration-loaded-$target.json"
   sed -n '/^loaded mainloop/,$p' "$LOGS/calibrate_$target.txt" | head -45
   clocks "$target"
