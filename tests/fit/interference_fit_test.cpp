@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "common/error.hpp"
 #include "fit/interference.hpp"
@@ -76,10 +77,41 @@ TEST(InterferenceFit, IntervalsCoverTheTruth) {
     const auto b = f.term.slowdown(load);
     pred_cov += b.lo <= fresh && fresh <= b.hi;
   }
+  std::printf("coverage over %d identified fits: W_ref %d, gamma %d, fresh-point bracket %d\n", identified, w_cov,
+              g_cov, pred_cov);
   EXPECT_GE(identified, seeds - 2);
   EXPECT_GE(w_cov, 0.85 * identified) << w_cov << "/" << identified;
   EXPECT_GE(g_cov, 0.85 * identified) << g_cov << "/" << identified;
   EXPECT_GE(pred_cov, 0.85 * identified) << pred_cov << "/" << identified;
+}
+
+// A mild break: W(K) bends off the power law (the H100's own shape: the local exponent is 1.9 from 33 to 66 and
+// 1.6 from 66 to 132). The misfit term must widen the brackets enough that fresh points at every calibrated K
+// stay covered in most fits, rather than a tight wrong number.
+TEST(InterferenceFit, BentWaitStaysCoveredByTheBrackets) {
+  PlantedTerm t;
+  t.wait_by_k = {{33, 16e-6}, {66, 59e-6}, {132, 175e-6}};
+  t.misfit_log_sd = 0.03;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> z;
+  int covered = 0, total = 0;
+  for (int s = 0; s < 20; ++s) {
+    const InterferenceFit f = fit_interference(planted_sweep(t, 300 + s), quick(200));
+    if (f.term.status != model::InterferenceStatus::kIdentified) continue;  // also acceptable: says so
+    for (int k : {33, 66, 132}) {
+      model::LoadState load;
+      load.offered_rate_bps = 3 * t.drain_rate_bps;
+      load.drain_rate_bps = t.drain_rate_bps;
+      load.num_sms = k;
+      load.tile_time_s = t.tile_time_s;
+      const double fresh = 1 + t.true_wait_s(k) * std::exp(t.misfit_log_sd * z(rng)) / t.tile_time_s;
+      const auto b = f.term.slowdown(load);
+      covered += b.lo <= fresh && fresh <= b.hi;
+      ++total;
+    }
+  }
+  std::printf("bent W(K): %d of %d fresh points inside their bracket\n", covered, total);
+  EXPECT_GE(covered, 0.85 * total);
 }
 
 // Planted absent (W = 0): no wait beyond the free scatter. The term says so: W's interval contains 0 and a full

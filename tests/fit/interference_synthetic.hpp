@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -22,7 +23,10 @@ struct PlantedTerm {
   double tile_time_s = 3e-6;      // T0 (L2)
   double free_trend = 0;          // break: s_free + free_trend * rho/R below the knee
   bool half_unslowed = false;     // break: every other full-path point does not slow at all
-  double true_wait_s(int k) const { return wait_s * std::pow(k / k_ref, k_exponent); }
+  std::map<int, double> wait_by_k;  // break: W(K) off the power law (empty: the form's W)
+  double true_wait_s(int k) const {
+    return wait_by_k.count(k) ? wait_by_k.at(k) : wait_s * std::pow(k / k_ref, k_exponent);
+  }
 };
 
 inline PointRecord loaded_point(int k, std::uint64_t b, double gap_s, double slowdown, double t0, double issue_bps,
