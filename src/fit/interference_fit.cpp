@@ -410,7 +410,7 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
                       "W_ref / T0(L2): the full path's extra slowdown of the calibrated L2 tile at K_ref (derived)"));
   }
   P.push_back(from_estimate("free_trend", trend));
-  P.push_back(constant("knee_band", options.knee_band, "criterion: |rho/R - 1| below it is the knee (u unknown)"));
+  P.push_back(constant("knee_band", options.knee_band, "criterion: abs(rho/R - 1) below it is the knee (u unknown)"));
   P.push_back(constant("k_min", k_min, "smallest K_SM in the wait fit"));
   P.push_back(constant("k_max", k_max, "largest K_SM in the wait fit"));
   P.push_back(constant("burst_bytes_per_sm", static_cast<double>(fit.reference_burst_bytes),
