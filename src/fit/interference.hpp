@@ -30,6 +30,9 @@ struct InterferenceFitOptions {
   // rho = 0 to rho = R larger than this (and its interval excluding 0) contradicts it.
   double max_free_trend = 0.25;
   std::string target;  // remote target to fit ("host", "peer:1"); empty: the points must name one
+  // false (default): a wait fitted from censored full-path points (burst cap reached) is a lower bound and the
+  // term is "not identified". true: they are read as measured (a diagnostic: the validation of the lower bound).
+  bool censored_as_measured = false;
 };
 
 enum class LoadRegime { kFree, kKnee, kFull };
@@ -47,6 +50,11 @@ struct LoadedObs {
                                    // issue that fast (set by the fit; regimes and the free trend read it)
   bool operands_in_l2 = true;
   bool wgmma = true;               // false: the load_stream mainloop
+  // Repetitions whose storers issued K x num_bursts x B bytes: every CTA reached the burst cap, its later tiles
+  // ran without stores, and the reported slowdown (a median over all tiles) is a lower bound of the loaded
+  // tile's (docs/interference-calibration.md, "What the saturated host points measure").
+  int reps_at_cap = 0;
+  bool censored() const { return reps_at_cap > 0; }
   int k_blocks_per_tile = 0;
   const std::vector<double>* slowdown_samples = nullptr;   // per repetition
   const std::vector<double>* baseline_samples = nullptr;   // T0 per repetition (launch without stores)

@@ -241,6 +241,8 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
     o.slowdown_samples = &m.slowdown.samples;
     o.baseline_samples = &m.baseline_tile_time_s.samples;
     o.issue_rate_samples = &m.issue_rate_bps.samples;
+    const double cap_bytes = o.num_sms * static_cast<double>(p.spec.num_bursts) * static_cast<double>(o.burst_bytes);
+    for (double b : m.bytes_issued.samples) o.reps_at_cap += b >= (1 - 1e-9) * cap_bytes;
     o.slowdown = m.slowdown.median;
     o.baseline_s = m.baseline_tile_time_s.median;
     o.issue_rate_bps = m.issue_rate_bps.median;
@@ -422,6 +424,23 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
 
   // ---- verdict
   fit.term.status = model::InterferenceStatus::kIdentified;
+  int num_censored = 0;
+  for (int i : plan.full) num_censored += obs[i].censored();
+  if (num_censored > 0 && !options.censored_as_measured) {
+    for (auto& p : P)
+      if (p.name == "wait_s_at_kref" || p.name == "k_exponent" || p.name == "alpha_at_kref" || p.name == "misfit_log_sd") {
+        p.constrained = false;
+        p.note += "; from censored points (burst cap): W is a lower bound";
+      }
+    return not_identified(fmt::format(
+        "{} of {} full-path points reached the burst cap (every CTA issued num_bursts bursts before its mainloop "
+        "ended): their slowdowns mix loaded and unloaded tiles and are lower bounds, so W(K) is only bounded below "
+        "(W_ref >= {:.3g} s at K_ref {:g}, gamma {:.3g}); re-measure with the cap sized from the mainloop",
+        num_censored, plan.full.size(), point.wait_s, plan.k_ref, point.k_exponent));
+  }
+  if (num_censored > 0)
+    fit.notes.push_back(fmt::format("{} of {} full-path points are censored (burst cap) and read as measured "
+                                    "(censored_as_measured): W is a lower bound", num_censored, plan.full.size()));
   if (plan.wait_present && std::isfinite(point.misfit_log_sd) && point.misfit_log_sd > options.max_misfit_log_sd)
     return not_identified(fmt::format("the full-path waits scatter about W(K) by a log sd of {:.3g} > {:.3g}: the "
                                       "points contradict the form", point.misfit_log_sd, options.max_misfit_log_sd));

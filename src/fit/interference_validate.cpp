@@ -115,8 +115,15 @@ double median_slowdown(const std::vector<LoadedObs>& obs, const std::set<std::si
 }  // namespace
 
 nlohmann::json interference_block(const std::vector<PointRecord>& points, const InterferenceFitOptions& options) {
-  const InterferenceFit full = fit_interference(points, options);
-  nlohmann::json block = model::to_json(full.term);
+  const InterferenceFit strict = fit_interference(points, options);
+  nlohmann::json block = model::to_json(strict.term);
+  // Censored full-path points (burst cap) leave the term not identified; the fit and its validation below
+  // then read them as measured, to show how the lower bound behaves (labelled in "validation.note").
+  bool censored = false;
+  for (int i : strict.full_used) censored |= strict.obs[i].censored();
+  InterferenceFitOptions diag = options;
+  diag.censored_as_measured = options.censored_as_measured || censored;
+  const InterferenceFit full = censored ? fit_interference(points, diag) : strict;
   block["target"] = full.target;
   block["equation"] = "s = s_free + u W(K) (n_kb / n_kb_cal) / T0, W(K) = W_ref (K / K_ref)^gamma; u = 0 for "
                       "rho <= (1 - knee_band) R, 1 for rho >= (1 + knee_band) R or q >= Q, [0, 1] between "
@@ -130,7 +137,7 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
                    {"slowdown", o.slowdown}, {"baseline_tile_time_s", o.baseline_s},
                    {"regime", i < static_cast<int>(full.regime.size()) ? load_regime_name(full.regime[i]) : "?"},
                    {"in_free_fit", used(full.free_used, i)}, {"in_wait_fit", used(full.full_used, i)},
-                   {"in_rate_fit", used(full.rate_used, i)}});
+                   {"in_rate_fit", used(full.rate_used, i)}, {"reps_at_burst_cap", o.reps_at_cap}});
   }
   block["fit"] = {
       {"criteria",
@@ -146,7 +153,7 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
         {"scheme", "points redrawn within each group (rate, free, full) and repetitions within each point; "
                    "expanded percentile 95% (fit/bootstrap.hpp)"}}},
       {"points", pts},
-      {"notes", full.notes}};
+      {"notes", strict.notes}};
   if (full.target == "local" || full.obs.empty()) return block;
 
   // Held-out: leave one block out.
@@ -155,7 +162,7 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
     if (std::find(blocks.begin(), blocks.end(), o.block) == blocks.end()) blocks.push_back(o.block);
   std::vector<Row> held, in_sample;
   nlohmann::json folds = nlohmann::json::array();
-  InterferenceFitOptions fold_options = options;
+  InterferenceFitOptions fold_options = diag;
   fold_options.target = full.target;
   for (const auto& b : blocks) {
     std::set<std::size_t> out;
@@ -189,6 +196,10 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
   nlohmann::json is = validation_json(in_sample);
   is["note"] = "in-sample residuals of the full fit (not a validation)";
   block["validation"] = {{"held_out", ho}, {"in_sample", is}};
+  if (censored && !options.censored_as_measured)
+    block["validation"]["note"] = "the term is not identified: its full-path points reached the burst cap. Both "
+                                  "validations below read those points as measured (censored_as_measured), so they "
+                                  "score the lower-bound fit, not a usable term";
   return block;
 }
 

@@ -114,6 +114,27 @@ TEST(InterferenceFit, BentWaitStaysCoveredByTheBrackets) {
   EXPECT_GE(covered, 0.85 * total);
 }
 
+// Full-path points whose storers reached the burst cap are censored: the wait they give is a lower bound, and
+// the term says "not identified" (unless they are read as measured on purpose, as a diagnostic).
+TEST(InterferenceFit, BurstCapCensoredPointsLeaveTheWaitNotIdentified) {
+  auto pts = planted_sweep(PlantedTerm{}, 23);
+  for (auto& p : pts)
+    if (p.spec.gap_s == 0) {
+      const double cap = p.spec.num_producers * double(p.spec.num_bursts) * double(p.spec.bytes_per_producer);
+      p.loaded->bytes_issued = summarize(std::vector<double>(5, cap));
+    }
+  const InterferenceFit f = fit_interference(pts, quick(100));
+  EXPECT_EQ(f.term.status, model::InterferenceStatus::kNotIdentified);
+  EXPECT_NE(f.term.why.find("burst cap"), std::string::npos) << f.term.why;
+  EXPECT_FALSE(f.term.parameter("wait_s_at_kref").constrained);
+  InterferenceFitOptions o = quick(100);
+  o.censored_as_measured = true;
+  EXPECT_EQ(fit_interference(pts, o).term.status, model::InterferenceStatus::kIdentified);
+  const nlohmann::json block = interference_block(pts, quick(100));
+  EXPECT_EQ(block.at("status"), "not_identified");
+  EXPECT_TRUE(block.at("validation").contains("note"));
+}
+
 // Planted absent (W = 0): no wait beyond the free scatter. The term says so: W's interval contains 0 and a full
 // load's bracket contains 1; gamma is flagged not identified.
 TEST(InterferenceFit, PlantedAbsentGivesAWaitIntervalContainingZero) {
