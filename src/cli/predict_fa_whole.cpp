@@ -26,6 +26,7 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+namespace judge = attention::judge;
 constexpr const char* kUsage =
     "xstage-predict fa-whole RESULT.json... --model CAL.json --interference LOADED.json --out SCORE.json [--no-reference]";
 

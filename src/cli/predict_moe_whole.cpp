@@ -21,6 +21,7 @@
 #include "report/file_io.hpp"
 #include "report/fnv1a.hpp"
 #include "report/json_read.hpp"
+#include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
 
 namespace xs::cli {

@@ -160,22 +160,21 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
         wo.replay_local_s = rp.run(hm.option, local_in, identity, BracketSide::kMid);
         const double base = *wo.local_measured_s - wo.replay_local_s;
         wo.transfer_no_term_s = base + rp.run(hm.option, h, identity, BracketSide::kMid);
-        std::string why;
-        const double mid = rp.run(hm.option, h, s.term, BracketSide::kMid, &why);
-        if (std::isfinite(mid)) {
+        const TimeModelResult mid_r =
+            time_model(problem, in.config.block_n, in.config.num_sms, hm.option.schedule,
+                       std::max(1, hm.option.lead_rows), std::max(1, hm.option.experts_per_wave), h, s.term);
+        if (mid_r.computed) {
+          const double mid = mid_r.kernel_s;
           wo.replay_host_s = mid;
+          wo.mean_slowdown_l2 = mid_r.mean_slowdown_l2;
           wo.transfer_s = base + mid;
           TimeModelInputs lo = h, hi = h;
           lo.drain_rate_bps = s.path.drain_rate_hi_bps;
           hi.drain_rate_bps = s.path.drain_rate_lo_bps;
           wo.transfer_lo_s = base + rp.run(hm.option, lo, s.term, BracketSide::kLow);
           wo.transfer_hi_s = base + rp.run(hm.option, hi, s.term, BracketSide::kHigh);
-          wo.mean_slowdown_l2 = time_model(problem, in.config.block_n, in.config.num_sms, hm.option.schedule,
-                                           std::max(1, hm.option.lead_rows), std::max(1, hm.option.experts_per_wave),
-                                           h, s.term)
-                                    .mean_slowdown_l2;
         } else {
-          wo.transfer_why_not = why;
+          wo.transfer_why_not = mid_r.why_not;
         }
         if (s.reference_fit && in.config.num_sms == 66) {
           RefRow row;

@@ -172,14 +172,14 @@ TEST(TimeModel, AnUncalibratedTermGivesNoHostTimeAndSaysWhy) {
 TEST(TimeModel, BadInputIsRejectedNamingTheField) {
   const MoeProblem p = tiny_problem({128, 128});
   const auto none = no_interference("none");
-  EXPECT_THROW(time_model(p, 128, 0, "expert_wave", 0, 1, inputs(), none), input_error);
-  EXPECT_THROW(time_model(p, 128, 2, "interleaved", 0, 0, inputs(), none), input_error);
-  EXPECT_THROW(time_model(p, 128, 2, "expert_wave", 0, 0, inputs(), none), input_error);
-  EXPECT_THROW(time_model(p, 128, 2, "serial", 0, 1, inputs(), none), input_error);
-  EXPECT_THROW(time_model(p, 128, 2, "expert_wave", 0, 1, inputs(0), none), input_error);
+  EXPECT_THROW(time_model(p, 128, 0, "expert_wave", 0, 1, inputs(), none), Error);
+  EXPECT_THROW(time_model(p, 128, 2, "interleaved", 0, 0, inputs(), none), Error);
+  EXPECT_THROW(time_model(p, 128, 2, "expert_wave", 0, 0, inputs(), none), Error);
+  EXPECT_THROW(time_model(p, 128, 2, "serial", 0, 1, inputs(), none), Error);
+  EXPECT_THROW(time_model(p, 128, 2, "expert_wave", 0, 1, inputs(0), none), Error);
   TimeModelInputs neg = inputs();
   neg.drain_rate_bps = -1;
-  EXPECT_THROW(time_model(p, 128, 2, "expert_wave", 0, 1, neg, none), input_error);
+  EXPECT_THROW(time_model(p, 128, 2, "expert_wave", 0, 1, neg, none), Error);
 }
 
 }  // namespace
