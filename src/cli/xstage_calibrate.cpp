@@ -20,6 +20,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "fit/gap_reach.hpp"
+#include "fit/interference.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
@@ -57,6 +58,17 @@ void print_notes(const std::vector<std::string>& notes) {
   for (const auto& n : notes) std::fprintf(stderr, "xstage-calibrate: note: %s\n", n.c_str());
 }
 
+// The interference term (issue 28) from the file's loaded points, if any: extra.interference.
+void attach_interference(xs::report::ResultFile& file, int bootstrap) {
+  xs::fit::InterferenceFitOptions options;
+  options.bootstrap_resamples = bootstrap;
+  xs::fit::attach_interference(file, options);
+  if (!file.extra.contains("interference")) return;
+  const auto term = xs::model::interference_term_from_json(file.extra.at("interference"));
+  fmt::print("interference term: {}{}\n", xs::model::interference_status_name(term.status),
+             term.why.empty() ? "" : " (" + term.why + ")");
+}
+
 int refit(const CalibrateOptions& o) {
   xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
   const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
@@ -71,7 +83,14 @@ int refit(const CalibrateOptions& o) {
   }
   xs::fit::FitOptions fit_options;
   fit_options.bootstrap_resamples = o.bootstrap;
-  xs::bench::analyse_calibration(file, reference, fit_options);
+  // The Burst-Gap fit needs periodic or isolated points; a file of loaded points alone gets only the
+  // interference term (issue 28).
+  const bool burst_gap = std::any_of(file.points.begin(), file.points.end(), [](const xs::PointRecord& p) {
+    return p.spec.suite == xs::Suite::kPeriodic || p.spec.suite == xs::Suite::kIsolated;
+  });
+  if (burst_gap || !xs::fit::has_loaded_points(file.points))
+    xs::bench::analyse_calibration(file, reference, fit_options);
+  attach_interference(file, o.bootstrap);
   // The measurement's provenance stays in meta; the fit's own (which fitter, when) goes beside it.
   file.meta["refit"] = {{"from", std::filesystem::path(o.refit_path).filename().string()},
                         {"fitter_git_sha", xs::build_info::kGitSha}, {"fitter_git_dirty", xs::build_info::kGitDirty},
@@ -220,6 +239,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
   file.config = xs::bench::to_json(config);
   file.points = std::move(outcome.records);
   if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+  if (!o.no_fit) attach_interference(file, o.bootstrap);
   xs::report::write_json_atomic(out, xs::report::to_json(file));
   if (!o.tables.csv_path.empty() || o.tables.markdown)
     xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);

@@ -17,6 +17,7 @@
 #include "cli/common/options.hpp"
 #include "cli/predict_fa_result.hpp"
 #include "cli/predict_fa_score.hpp"
+#include "cli/predict_interference.hpp"
 #include "cli/predict_moe.hpp"
 #include "cli/predict_moe_score.hpp"
 #include "cli/predict_moe_whole.hpp"
@@ -513,6 +514,8 @@ int main(int argc, char** argv) {
     xs::cli::add_predict_moe_score(app, moe_score);
     xs::cli::add_predict_moe_whole(app, moe_whole);
     xs::cli::add_predict_fa_whole(app, fa_whole);
+    xs::cli::PredictInterferenceOptions interference;
+    xs::cli::add_predict_interference(app, interference);
     xs::cli::parse_or_throw(app, argc, argv);
 
     const std::string name = app.get_subcommands().front()->get_name();
@@ -536,6 +539,8 @@ int main(int argc, char** argv) {
       xs::cli::run_predict_moe_whole(moe_whole);
     else if (name == "fa-whole")
       xs::cli::run_predict_fa_whole(fa_whole);
+    else if (name == "interference")
+      xs::cli::run_predict_interference(interference);
     else
       run_moe(moe).print(moe.json);
     return 0;
