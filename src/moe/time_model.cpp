@@ -120,13 +120,15 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
     if (remote) {
       queue.advance(start);
       model::LoadState load;
-      load.offered_rate_bps = offered_bps;
+      load.offered_rate_bps = std::max(0.0, offered_bps);  // the running sum can round below 0
       load.outstanding_bytes = queue.bytes;
       load.drain_rate_bps = in.drain_rate_bps;
       load.capacity_bytes = std::isfinite(in.capacity_bytes) ? in.capacity_bytes : 0.0;
       load.num_sms = num_ctas;
       load.operands_in_l2 = in.operands_in_l2;
-      s = side_of(term.slowdown(load), side);
+      load.tile_time_s = base_s;  // T0: the tile's compute-only time (the wait is additive, scaled by k-blocks)
+      load.k_blocks_per_tile = is_l2 ? in.l2_k_blocks : in.l1_k_blocks;
+      s = base_s > 0 ? side_of(term.slowdown(load), side) : 1.0;
       if (!(s > 0) || !std::isfinite(s))
         throw std::logic_error("time_model: the interference term returned a slowdown that is not a positive number");
     }

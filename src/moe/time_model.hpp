@@ -38,6 +38,8 @@ struct TimeModelInputs {
   double capacity_bytes = std::numeric_limits<double>::infinity();  // Q(K_SM); +inf where not identified
   int elem_bytes = 2;         // Combine element size (bf16 in both precisions)
   bool operands_in_l2 = true; // the LoadState's working-set flag
+  int l1_k_blocks = 0;        // 64-wide k-blocks one L1 tile loads (h / 64); 0: as the term's calibration
+  int l2_k_blocks = 0;        // the same for L2 (I / 64)
 };
 
 struct TimeModelResult {

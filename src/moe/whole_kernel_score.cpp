@@ -104,9 +104,6 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
   res.term_label = s.term.label;
   res.term_status = s.term.usable() ? "identified" : s.term.reason_not_usable();
   const model::SlowdownSource identity = model::no_interference("Burst-Gap replay without the interference term");
-  TimeModelInputs host_in;
-  host_in.drain_rate_bps = s.path.drain_rate_bps;
-  host_in.capacity_bytes = s.path.capacity_bytes;
 
   // Per option with a local control: the replays the reference fit needs, per grid point.
   struct RefRow {
@@ -130,6 +127,11 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
     const MoeProblem problem = build_problem(generate_routing(routing_params_of(in.config)), in.config.shape.hidden,
                                              in.config.shape.intermediate);
     const Replayer rp{problem, in.config};
+    TimeModelInputs host_in;
+    host_in.drain_rate_bps = s.path.drain_rate_bps;
+    host_in.capacity_bytes = s.path.capacity_bytes;
+    host_in.l1_k_blocks = in.config.shape.hidden / 64;        // L1: k = h
+    host_in.l2_k_blocks = in.config.shape.intermediate / 64;  // L2: k = I
     // The ab initio tile times: a measured per-shape GEMM rate, else the spec-sheet F the host point recorded
     // before its run.
     std::optional<TileTimeInputs> ab_tiles;

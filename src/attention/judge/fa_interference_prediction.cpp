@@ -61,6 +61,11 @@ FaReplay replay_fa_waves(const FaFrozenInputs& in, const model::SlowdownSource& 
       load.capacity_bytes = std::isfinite(q_bytes) ? q_bytes : 0.0;
       load.num_sms = k;
       load.operands_in_l2 = kv_bytes <= 0.5 * l2_bytes;
+      // The tile the wait is added to: one output tile's Q-loop, which loads a K and a V tile (2 x d/64
+      // 64-wide blocks) per KV tile.
+      load.tile_time_s = qloop_s;
+      load.k_blocks_per_tile = static_cast<int>(2 * (head_dim / 64) * std::ceil(double(c.seq_len) / TileShape::kBlockN));
+      load.burst_bytes_per_sm = remote_tile_bytes;
       s = side_of(term.slowdown(load), side);
       sum_s += s;
       ++beside;

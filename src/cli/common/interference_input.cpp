@@ -22,15 +22,17 @@ InterferenceInput interference_input_of(const json& doc, const std::string& file
                    {"git_sha", meta.value("git_sha", std::string())},
                    {"date_utc", meta.value("date_utc", std::string())},
                    {"loaded_points", loaded_points}};
-  in.source.label = file;
-  if (loaded_points == 0) {
-    in.source.status = model::InterferenceStatus::kNotCalibrated;
-    in.source.why = fmt::format("{} has no remote_store.loaded points", file);
-  } else {
-    in.source.status = model::InterferenceStatus::kNotCalibrated;
-    in.source.why = fmt::format("{} has {} remote_store.loaded points, but this build has no fitter for the term",
-                                file, loaded_points);
-  }
+  // The fitted term where the file carries it (extra.interference, written by xstage-calibrate or a refit);
+  // loaded points without the block are data, not a term: not calibrated, with the reason.
+  const model::InterferenceTerm term = model::interference_term_of_calibration(doc);
+  in.source = model::slowdown_source_of(term, file);
+  if (term.status == model::InterferenceStatus::kNotCalibrated && loaded_points > 0)
+    in.source.why = fmt::format("{} has {} remote_store.loaded points but no extra.interference block (refit it: "
+                                "the term is fitted by xstage-calibrate)", file, loaded_points);
+  else if (term.status == model::InterferenceStatus::kNotCalibrated)
+    in.source.why = fmt::format("{} has no remote_store.loaded points and no interference block", file);
+  in.provenance["form"] = term.form;
+  in.provenance["parameters"] = model::to_json(term).value("parameters", json::array());
   in.provenance["status"] = model::interference_status_name(in.source.status);
   in.provenance["why"] = in.source.why;
   return in;
