@@ -66,6 +66,9 @@ FaReplay replay_fa_waves(const FaFrozenInputs& in, const model::SlowdownSource& 
       load.tile_time_s = qloop_s;
       load.k_blocks_per_tile = static_cast<int>(2 * (head_dim / 64) * std::ceil(double(c.seq_len) / TileShape::kBlockN));
       load.burst_bytes_per_sm = remote_tile_bytes;
+      // u, the share of the wave the path is full: the burst arrives at the wave's start, the queue drains at R
+      // and stays above Q for (q - Q) / R. Without a finite Q the term derives u from the offered rate.
+      if (std::isfinite(q_bytes)) load.full_fraction = std::min(1.0, std::max(0.0, q - q_bytes) / r_bps / wave_s);
       s = side_of(term.slowdown(load), side);
       sum_s += s;
       ++beside;
@@ -124,16 +127,17 @@ FaInterferencePrediction predict_with_interference(const FaFrozenInputs& in, con
     const double rv = in.drain_rate.point;
     // Completion: Q enters only through the capacity waits; at Q's point where there is one, else at +inf
     // (no waits) with the bracket carrying the rest.
-    const double qv = in.capacity.has_point() ? in.capacity.point : INFINITY;
-    const FaReplay x = replay_fa_waves(in, term, rv, qv, 1, l2_bytes);
-    p.extra_compute_s = x.extra_compute_s;
-    p.mean_slowdown = x.mean_slowdown;
-    p.completion_point_s = x.completion_s(rv);
-    if (in.capacity.has_point()) {
-      p.sender_point_s = x.sender_s(rv, qv);
+    // Q sets the capacity waits and the share of time the path is full (u): a point only where Q has one.
+    const double qv = in.capacity.has_point() ? in.capacity.point : NAN;
+    if (std::isnan(qv)) {
+      p.why_no_point = "Q(K) has no point (" + in.capacity.why + "): it sets the capacity waits and the share of "
+                       "time the path is full, so E_res is the interval only";
     } else {
-      p.why_no_point = "sender side: Q(K) has no point (" + in.capacity.why + ")";
+      const FaReplay x = replay_fa_waves(in, term, rv, qv, 1, l2_bytes);
+      p.extra_compute_s = x.extra_compute_s;
+      p.mean_slowdown = x.mean_slowdown;
       p.completion_point_s = x.completion_s(rv);
+      p.sender_point_s = x.sender_s(rv, qv);
     }
   } else {
     p.why_no_point = "R has no point: " + in.drain_rate.why;

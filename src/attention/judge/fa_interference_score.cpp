@@ -45,7 +45,8 @@ struct Row {
   double reference_completion_s = NAN;
 };
 
-json bar_at(const char* boundary, double point_s, const MeasuredResidual& m, double t_fa_s, int seq_len) {
+json bar_at(const char* boundary, double point_s, const Interval& interval, const MeasuredResidual& m, double t_fa_s,
+            int seq_len) {
   json j = {{"boundary", boundary}, {"M", seq_len}};
   if (!m.measured) {
     j["result"] = "not measured";
@@ -57,6 +58,11 @@ json bar_at(const char* boundary, double point_s, const MeasuredResidual& m, dou
   if (!std::isfinite(point_s)) {
     j["result"] = "missed";
     j["why"] = "no point prediction (a parameter has no point)";
+    if (interval.bounded()) {  // labelled extra: how far the interval's nearest end is from the tolerance band
+      const double gap = std::max({0.0, interval.lo - (m.median_s + tol), (m.median_s - tol) - interval.hi});
+      j["interval_s"] = {interval.lo, interval.hi};
+      j["interval_outside_tolerance_by_s"] = gap;
+    }
     return j;
   }
   const double err = point_s - m.median_s;
@@ -189,8 +195,8 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
     push(rel_v2, rel(r.frozen_v2.e_res_point_s, r.sender));
     push(rel_ref, rel(r.reference_completion_s, r.completion));
     if (m >= kFaBarMinM && m <= kFaBarMaxM) {
-      bars.push_back(bar_at("remote_visible_completion", p.completion_point_s, r.completion, t_fa, m));
-      bars.push_back(bar_at("sender_side", p.sender_point_s, r.sender, t_fa, m));
+      bars.push_back(bar_at("remote_visible_completion", p.completion_point_s, p.completion, r.completion, t_fa, m));
+      bars.push_back(bar_at("sender_side", p.sender_point_s, p.sender, r.sender, t_fa, m));
       seq_completion.push_back({m, {p.completion_point_s, r.completion}});
       seq_sender.push_back({m, {p.sender_point_s, r.sender}});
     }
