@@ -74,7 +74,41 @@ SlowdownBracket InterferenceTerm::full_fraction(const LoadState& load) const {
   return {0, 0.5, 1};  // inside the knee band the share of time the path is full is not known
 }
 
+namespace {
+
+// eq. I2's a(K) bracket: the (a_ref, gamma) interval corners, widened by the between-point misfit.
+SlowdownBracket epilogue_cost_per_byte(const InterferenceTerm& t, int num_sms) {
+  const auto& a = t.parameter("cost_s_per_byte_at_kref");
+  const auto& gamma = t.parameter("k_exponent");
+  const double r = num_sms / t.parameter("k_ref").value;
+  const double g_lo = finite_or(gamma.lo, gamma.value), g_hi = finite_or(gamma.hi, gamma.value);
+  const double a_lo0 = std::max(0.0, finite_or(a.lo, a.value)), a_hi0 = finite_or(a.hi, a.value);
+  const double misfit = std::exp(kZ95 * finite_or(t.parameter("misfit_log_sd").value, 0.0));
+  SlowdownBracket c;
+  c.mid = std::max(0.0, a.value) * std::pow(r, gamma.value);
+  c.lo = min4(a_lo0 * std::pow(r, g_lo), a_lo0 * std::pow(r, g_hi), a_hi0 * std::pow(r, g_lo), a_hi0 * std::pow(r, g_hi)) / misfit;
+  c.hi = max4(a_lo0 * std::pow(r, g_lo), a_lo0 * std::pow(r, g_hi), a_hi0 * std::pow(r, g_lo), a_hi0 * std::pow(r, g_hi)) * misfit;
+  return c;
+}
+
+std::string epilogue_outside(const InterferenceTerm& t, const LoadState& load) {
+  std::vector<std::string> why;
+  const double k_min = t.parameter("k_min").value, k_max = t.parameter("k_max").value;
+  if (load.num_sms < k_min || load.num_sms > k_max)
+    why.push_back(fmt::format("K_SM {} is outside the calibrated {:g}-{:g}", load.num_sms, k_min, k_max));
+  const double v_min = t.parameter("v_min").value, v_max = t.parameter("v_max").value;
+  if (load.burst_bytes_per_sm > 0 && (load.burst_bytes_per_sm < v_min || load.burst_bytes_per_sm > v_max))
+    why.push_back(fmt::format("{:g} B stored per tile is outside the calibrated {:g}-{:g} B", load.burst_bytes_per_sm,
+                              v_min, v_max));
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
+}  // namespace
+
 std::string InterferenceTerm::outside_calibration(const LoadState& load) const {
+  if (status == InterferenceStatus::kIdentified && form == kEpiloguePerByteForm) return epilogue_outside(*this, load);
   if (status != InterferenceStatus::kIdentified || form != kFullPathWaitForm) return {};
   std::vector<std::string> why;
   const double k_min = parameter("k_min").value, k_max = parameter("k_max").value;
@@ -99,11 +133,20 @@ SlowdownBracket InterferenceTerm::slowdown(const LoadState& load) const {
   if (status != InterferenceStatus::kIdentified)
     throw std::logic_error(std::string("InterferenceTerm::slowdown: ") + interference_status_name(status) +
                            (why.empty() ? "" : ": " + why));
-  if (form != kFullPathWaitForm)
+  if (form != kFullPathWaitForm && form != kEpiloguePerByteForm)
     throw std::logic_error("InterferenceTerm::slowdown: unknown form '" + form + "'");
   if (!(load.num_sms > 0)) throw input_error("num_sms", "K_SM must be > 0");
   if (load.offered_rate_bps < 0 || load.drain_rate_bps < 0 || load.tile_time_s < 0)
     throw input_error("load", "rates and the tile time must be >= 0");
+  if (form == kEpiloguePerByteForm) {
+    // No remote path (the local control) or nothing stored beside the tile: no cost.
+    if (!(load.drain_rate_bps > 0) || !(load.burst_bytes_per_sm > 0)) return {1, 1, 1};
+    if (!(load.tile_time_s > 0))
+      throw input_error("tile_time_s", "the epilogue_per_byte term needs the tile's time without stores (T0 > 0)");
+    const SlowdownBracket a = epilogue_cost_per_byte(*this, load.num_sms);
+    const double x = load.burst_bytes_per_sm / load.tile_time_s;
+    return {1 + a.lo * x, 1 + a.mid * x, 1 + a.hi * x};
+  }
 
   // s_free: the slowdown below the knee (median over the calibration's free points, CI) x its scatter.
   const auto& free = parameter("free_slowdown");
@@ -185,6 +228,13 @@ InterferenceTerm interference_term_from_json(const nlohmann::json& block) {
     p.constrained = j.at("constrained").get<bool>();
     p.note = j.value("note", "");
     term.parameters.push_back(std::move(p));
+  }
+  if (term.status == InterferenceStatus::kIdentified && term.form == kEpiloguePerByteForm) {
+    for (const char* name : {"cost_s_per_byte_at_kref", "k_ref", "k_exponent", "misfit_log_sd", "k_min", "k_max",
+                             "v_min", "v_max"})
+      if (!term.find(name)) throw input_error("interference.parameters", std::string("no parameter '") + name + "'");
+    if (!std::isfinite(term.parameter("cost_s_per_byte_at_kref").value) || !(term.parameter("k_ref").value > 0))
+      throw input_error("interference.parameters", "cost_s_per_byte_at_kref and k_ref must be finite (k_ref > 0)");
   }
   if (term.status == InterferenceStatus::kIdentified && term.form == kFullPathWaitForm) {
     for (const char* name : {"free_slowdown", "free_log_sd", "wait_s_at_kref", "k_ref", "k_exponent", "misfit_log_sd",

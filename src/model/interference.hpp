@@ -49,6 +49,12 @@ const char* interference_status_id(InterferenceStatus status);
 InterferenceStatus parse_interference_status(const std::string& id);
 
 inline constexpr const char* kFullPathWaitForm = "full_path_wait";
+// Form "epilogue_per_byte" (docs/interference-model.md, eq. I2), fitted from the loaded suite's epilogue
+// injection (each tile's math warps store V bytes after the tile, the applications' pattern):
+//   T(tile followed by V stored bytes) = T0 + a(K) V,      a(K) = a_ref (K / K_ref)^gamma
+// s = 1 + a(K) V / T0. V is LoadState::burst_bytes_per_sm (the bytes this CTA stores beside the tile). The drain
+// bound (K V / R per tile once the path is full) is not in s: the replay's queue (R, Q) times it.
+inline constexpr const char* kEpiloguePerByteForm = "epilogue_per_byte";
 
 // The fitted term. `parameters` are named so that files, tables and docs use one vocabulary; the form of the
 // function is fixed by `form` (see docs/interference-model.md for the equation beside the paper's).

@@ -115,6 +115,7 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
       start = std::max(ready_s, l1_done_at[tile.row_block]);
       cta.l2_wait_s += start - ready_s;
     }
+    const double beside_bytes = cta.stored_beside_bytes;
     cta.stored_beside_bytes = 0;
     double s = 1.0;
     if (remote) {
@@ -128,6 +129,7 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
       load.operands_in_l2 = in.operands_in_l2;
       load.tile_time_s = base_s;  // T0: the tile's compute-only time (the wait is additive, scaled by k-blocks)
       load.k_blocks_per_tile = is_l2 ? in.l2_k_blocks : in.l1_k_blocks;
+      load.burst_bytes_per_sm = beside_bytes;  // this CTA's Combine rows stored beside this tile (0: none)
       s = base_s > 0 ? side_of(term.slowdown(load), side) : 1.0;
       if (!(s > 0) || !std::isfinite(s))
         throw std::logic_error("time_model: the interference term returned a slowdown that is not a positive number");
