@@ -612,7 +612,10 @@ def render_headline(inputs):
                    "configurations (K_SM 66)",
                    num(get(adv, "speedup", "host66", "all", "geomean"), ".3f") + "×",
                    num(get(adv, "speedup", "local66", "all", "geomean"), ".3f") + "×"],
-                  ]) + [""]
+                  ] + eq16_rows(inputs)) + [""]
+    out += ["Each host row is one device call, except DSv4-Flash K_SM 66, measured again in a later call "
+            f"({dsv4_again(inputs)}); calls of one configuration have differed by more than their in-call "
+            "p10–p90 (see the page).", ""]
     score = inputs.json(f"{H200}/megamoe/advisor-score.json", optional=True)
     if score:
         pol = {p.get("policy"): p for p in score.get("policies") or []}
@@ -623,8 +626,54 @@ def render_headline(inputs):
                 f"\"always interleaved\": mean regret {num(get(adv_p, 'regret', 'mean'), '.3f')} against "
                 f"{num(get(best, 'regret', 'mean'), '.3f')} for always interleaved at the best measured D, over "
                 f"{adv_p.get('configs', '–')} host configurations; its predicted speedups rank the measured ones with "
-                f"Spearman {num(get(adv_p, 'speedup', 'spearman'), '.2f')}.", ""]
+                f"Spearman {num(get(adv_p, 'speedup', 'spearman'), '.2f')}."]
+        later = inputs.json(f"{H200}/megamoe/b7f0e7b-canlose/advisor-score.json", optional=True)
+        if later:
+            lp = {p.get("policy"): p for p in later.get("policies") or []}
+            la = lp.get("advisor") or {}
+            out[-1] += (f" Out of sample, on {la.get('configs', '–')} configurations chosen so that interleaving can "
+                        f"lose: answers {', '.join(la.get('distinct_choices') or [])}, mean regret "
+                        f"{num(get(la, 'regret', 'mean'), '.3f')}, predicted speedup inside its interval at "
+                        f"{get(la, 'speedup', 'agrees')} of {get(la, 'speedup', 'pairs')} pairs.")
+        out += [""]
     return out
+
+
+def eq16_rows(inputs):
+    """The matrix at eq. 16's D (matrix-summary.json), with the count below 1: it is not the advisor's D."""
+    m = inputs.json(f"{H200}/megamoe/matrix-summary.json", optional=True)
+    if not m:
+        return []
+    rows = []
+    for k in (66, 132):
+        h = get(m, "speedup", f"host{k}") or {}
+        loc = get(m, "speedup", f"local{k}") or {}
+        n = get(h, "all", "n")
+        if not n:
+            continue
+        reg = h.get("regressions") or []
+        lo = min((get(r, "speedup", "median") for r in reg), default=None)
+        hi = max((get(r, "speedup", "median") for r in reg), default=None)
+        cell = num(get(h, "all", "geomean"), ".3f") + "×" + (
+            f" ({len(reg)} below 1: {num(lo, '.2f')}–{num(hi, '.2f')}×)" if reg else "")
+        ln = get(loc, "all", "n")
+        lcell = num(get(loc, "all", "geomean"), ".3f") + "×" if ln else "not measured"
+        rows.append([f"matrix at eq. 16's D, geomean over {n} configurations (K_SM {k})", cell, lcell])
+    return rows
+
+
+def dsv4_again(inputs):
+    f = inputs.json(f"{H200}/megamoe/b7f0e7b-sweep/megamoe-sweep.json", optional=True)
+    if not f:
+        return "not repeated"
+    v = [get(p, "extra", "speedup_interleaved_vs_wave", "median") for p in f.get("points") or []
+         if get(p, "axes", "target") == "host" and get(p, "axes", "K_SM") == 66 and get(p, "axes", "precision") == "bf16"
+         and get(p, "axes", "block_n") in (128, None)]
+    v = [x for x in v if x is not None]
+    if not v:
+        return "not repeated"
+    return (f"{num(min(v), '.2f')}×" if f"{min(v):.2f}" == f"{max(v):.2f}"
+            else f"{num(min(v), '.2f')}–{num(max(v), '.2f')}×")
 
 
 def splice_readme(text, block):
