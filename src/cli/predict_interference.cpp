@@ -18,7 +18,9 @@ namespace {
 
 constexpr const char* kUsage = "xstage-predict interference --calibration CAL.json --K N --rate RATE [--R RATE] "
                                "[--outstanding BYTES --Q BYTES] [--tile-time T] [--k-blocks N] [--B BYTES] "
-                               "[--working-set l2|hbm] [--full-fraction U] [--json]";
+                               "[--working-set l2|hbm] [--full-fraction U] [--json]  (form full_path_wait); "
+                               "xstage-predict interference --calibration CAL.json --K N --B BYTES --tile-time T "
+                               "[--json]  (form epilogue_per_byte: B stored per tile)";
 
 double rate_or_inf(const std::string& text, const char* flag) {
   if (text == "inf") return std::numeric_limits<double>::infinity();
@@ -31,12 +33,15 @@ void add_predict_interference(CLI::App& app, PredictInterferenceOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "interference", "Mainloop slowdown under remote stores from a calibration's interference term (issue 28).");
   cmd->footer(
-      "s = s_free + u W(K) (n_kb/n_kb_cal) / T0, W(K) = W_ref (K/K_ref)^gamma (docs/interference-model.md).\n"
-      "u: 0 below R, 1 above R (or q >= Q), unknown [0,1] within the knee band; --full-fraction sets it.\n"
+      "full_path_wait: s = s_free + u W(K) (n_kb/n_kb_cal) / T0, W(K) = W_ref (K/K_ref)^gamma; u: 0 below R, 1 above\n"
+      "R (or q >= Q), unknown [0,1] within the knee band; --full-fraction sets it. Needs --rate.\n"
+      "epilogue_per_byte: s = 1 + a(K) B / T0, a(K) = a_ref (K/K_ref)^gamma, B the bytes a CTA stores per tile.\n"
+      "Needs --B and --tile-time. Equations: docs/interference-model.md.\n"
       "A calibration without the term prints its status and why (exit 0). Bad input: exit 2.");
   cmd->add_option("--calibration", o.calibration, "calibration file with extra.interference")->required();
   cmd->add_option("--K", o.num_sms, "K_SM: storing CTAs (one per SM), > 0")->required();
-  cmd->add_option("--rate", o.rate, "offered store rate of all K CTAs (e.g. 60GB/s; inf: back to back)")->required();
+  cmd->add_option("--rate", o.rate, "offered store rate of all K CTAs (e.g. 60GB/s; inf: back to back); "
+                                     "full_path_wait only");
   cmd->add_option("--R", o.drain_rate, "drain rate R of the path (default: the term's drain_rate_Bps)");
   cmd->add_option("--outstanding", o.outstanding, "q: outstanding bytes (with --Q: q >= Q means a full path)");
   cmd->add_option("--Q", o.capacity, "Q(K): X-Stage capacity, bytes");
@@ -57,7 +62,7 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
   if (o.k_blocks && *o.k_blocks <= 0) throw input_error("--k-blocks", "must be a positive integer");
   if (o.outstanding.empty() != o.capacity.empty()) throw input_error("--outstanding", "give --outstanding and --Q together");
   model::LoadState load;
-  load.offered_rate_bps = rate_or_inf(o.rate, "--rate");
+  if (!o.rate.empty()) load.offered_rate_bps = rate_or_inf(o.rate, "--rate");
   load.num_sms = static_cast<int>(*o.num_sms);
   load.operands_in_l2 = o.working_set == "l2";
   if (!o.outstanding.empty()) {
@@ -75,8 +80,19 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
   const report::ResultFile file = report::read_result_file(o.calibration);
   const model::InterferenceTerm term = model::interference_term_of_calibration(nlohmann::json{{"extra", file.extra}});
   nlohmann::json out = {{"status", model::interference_status_id(term.status)}, {"why", term.why}, {"form", term.form}};
+  const bool epilogue = term.form == model::kEpiloguePerByteForm;
+  if (term.status == model::InterferenceStatus::kIdentified && !epilogue && o.rate.empty())
+    throw input_error("--rate", fmt::format("the {} term needs the offered rate; usage: {}", term.form, kUsage));
+  if (term.status == model::InterferenceStatus::kIdentified && epilogue && (o.burst_bytes.empty() || o.tile_time.empty()))
+    throw input_error(o.burst_bytes.empty() ? "--B" : "--tile-time",
+                      fmt::format("the epilogue_per_byte term needs --B (bytes stored per tile) and --tile-time (T0); "
+                                  "usage: {}", kUsage));
   if (term.status == model::InterferenceStatus::kIdentified) {
-    if (!o.drain_rate.empty()) {
+    if (epilogue && o.drain_rate.empty()) {
+      // The term does not use R's value (the replay's queue times the drain); any remote path is > 0.
+      const double r = term.parameter("drain_rate_bps").value;
+      load.drain_rate_bps = std::isfinite(r) && r > 0 ? r : 1.0;
+    } else if (!o.drain_rate.empty()) {
       load.drain_rate_bps = parse_rate_bps(o.drain_rate, "--R");
       if (!(load.drain_rate_bps > 0)) throw input_error("--R", "must be > 0");
     } else {
@@ -85,7 +101,7 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     const model::SlowdownBracket s = term.slowdown(load);
     const model::SlowdownBracket u = term.full_fraction(load);
     out["slowdown"] = {{"lo", s.lo}, {"mid", s.mid}, {"hi", s.hi}};
-    out["full_fraction"] = {{"lo", u.lo}, {"mid", u.mid}, {"hi", u.hi}};
+    if (!epilogue) out["full_fraction"] = {{"lo", u.lo}, {"mid", u.mid}, {"hi", u.hi}};
     out["drain_rate_Bps"] = load.drain_rate_bps;
     out["outside_calibration"] = term.outside_calibration(load);
   }
@@ -100,9 +116,15 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
   fmt::print("status               identified ({})\n", term.form);
   fmt::print("slowdown             {:.4g}  [{:.4g}, {:.4g}]  (tile time under load / without stores)\n",
              out["slowdown"]["mid"].get<double>(), out["slowdown"]["lo"].get<double>(), out["slowdown"]["hi"].get<double>());
-  fmt::print("full fraction u      {:.3g}  [{:.3g}, {:.3g}]\n", out["full_fraction"]["mid"].get<double>(),
-             out["full_fraction"]["lo"].get<double>(), out["full_fraction"]["hi"].get<double>());
-  fmt::print("drain rate R         {}\n", format_rate(load.drain_rate_bps));
+  if (!epilogue) {
+    fmt::print("full fraction u      {:.3g}  [{:.3g}, {:.3g}]\n", out["full_fraction"]["mid"].get<double>(),
+               out["full_fraction"]["lo"].get<double>(), out["full_fraction"]["hi"].get<double>());
+    fmt::print("drain rate R         {}\n", format_rate(load.drain_rate_bps));
+  } else {
+    const auto& a = term.parameter("cost_s_per_byte_at_kref");
+    fmt::print("cost per stored byte {:.3g} ns/KiB at K_ref {:g}  [{:.3g}, {:.3g}]\n", a.value * 1024e9,
+               term.parameter("k_ref").value, a.lo * 1024e9, a.hi * 1024e9);
+  }
   const std::string outside = out["outside_calibration"].get<std::string>();
   fmt::print("outside calibration  {}\n", outside.empty() ? "no" : outside);
 }
