@@ -124,7 +124,9 @@ std::uint64_t min_stream_bytes(const nlohmann::json& defaults, const nlohmann::j
 // Injection epilogue: a CTA stores once per tiles_per_burst tiles, so its burst count follows from the tiles
 // (validate_loaded checks it); other suites and modes are left as they are.
 void derive_epilogue_bursts(PointSpec& spec) {
-  if (spec.suite != Suite::kLoaded || spec.loaded.injection != Injection::kEpilogue || spec.loaded.tiles_per_burst < 1)
+  // An out-of-range tiles_per_burst is left to validate_loaded, which names it.
+  if (spec.suite != Suite::kLoaded || spec.loaded.injection != Injection::kEpilogue || spec.loaded.tiles_per_burst < 1 ||
+      spec.loaded.tiles_per_burst > spec.loaded.tiles_per_cta)
     return;
   spec.num_bursts = epilogue_bursts(spec.loaded);
   spec.warmup_bursts = epilogue_warmup_bursts(spec.loaded);
