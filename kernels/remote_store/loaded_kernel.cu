@@ -12,6 +12,12 @@
 //              BurstLayout ring) starts no earlier than t0 + b * period_ns (%globaltimer), until the CTA's
 //              mainloop is done or max_bursts were issued; burst 0 always (storer_issues_burst, so a launch
 //              with stores claims >= 1 burst per CTA however its warps are scheduled); then fence.sc.sys.
+// Injection epilogue (args.epilogue_tiles_per_burst > 0): no storer warps (288 threads). After every
+// tiles_per_burst-th tile (and its C store) the 256 math threads store the CTA's next burst themselves, the
+// same STG sequence as a storer burst (store_slice / store_rows over 256 threads), and only then wait for the
+// next tile's first stage: closed loop, as an application's epilogue. Each math thread fences
+// (fence.sc.sys) after its last tile; a named barrier over the math threads (kMathBarrier) then lets thread 0
+// record the drain tail and advance burst_base (every math thread read it at its start, before the barrier).
 // Pipeline and flags: kStages (4) x 32 KiB ring; full[s] counts 1 arrival + 32 KiB of tx, empty[s] 256
 // arrivals. Iteration i (over all k-blocks of the CTA) uses stage i % kStages with full parity (i / kStages) & 1;
 // the producer waits empty with the opposite parity. mainloop_done (shared word, atomics) tells the storers
@@ -30,6 +36,7 @@ namespace {
 using Shape = LoadedShape;
 constexpr std::uint32_t kS = Shape::kStages;
 constexpr std::uint32_t kStorerBarrier = 1;  // named barrier id of the storer warps (0 is __syncthreads)
+constexpr std::uint32_t kMathBarrier = 2;    // injection epilogue: the 256 math threads, once after the last tile
 
 __device__ unsigned int loaded_timeout_claim = 0;
 
@@ -87,12 +94,35 @@ __device__ __forceinline__ void store_tile(const float (&acc)[64], float* c_bloc
     }
 }
 
+// Injection epilogue: math thread thread_idx's share of burst burst_idx (global index of the layout) of CTA
+// cta, the bytes a storer burst writes (seeded pattern, fresh slice or scattered 256-B rows).
+__device__ __forceinline__ void store_epilogue(const LoadedArgs& a, const RowPermutation& perm,
+                                               std::uint64_t burst_idx, std::uint32_t cta, std::uint32_t thread_idx) {
+  const BurstLayout& layout = a.layout;
+  const auto num_elems = static_cast<std::uint32_t>(layout.bytes_per_producer / 16);
+  std::uint8_t* const ring = static_cast<std::uint8_t*>(a.dst);
+  const std::uint32_t seed = pattern_seed(burst_idx, cta);
+  if (layout.scattered()) {
+    store_rows<16>(ring, perm, layout.logical_row(burst_idx, cta, 0), seed, thread_idx, Shape::kNumMathThreads,
+                   num_elems);
+  } else {
+    store_slice<16>(ring + layout.slice_offset_bytes(burst_idx, cta), seed, thread_idx, Shape::kNumMathThreads,
+                    num_elems);
+  }
+}
+
+// Returns the bursts this thread stored (injection epilogue; 0 otherwise).
 template <bool kWgmma>
-__device__ void compute(const LoadedArgs& a, std::uint32_t smem_base, std::uint64_t* full, std::uint64_t* empty,
-                        std::uint32_t cta, std::uint32_t thread_idx) {
+__device__ std::uint32_t compute(const LoadedArgs& a, std::uint32_t smem_base, std::uint64_t* full,
+                                 std::uint64_t* empty, std::uint32_t cta, std::uint32_t thread_idx) {
   const LoadedProblem& p = a.problem;
   const std::uint32_t kbs = p.k_blocks();
   const std::uint32_t wg = thread_idx / 128;
+  const std::uint32_t tiles_per_burst = a.epilogue_tiles_per_burst;  // 0: paced storers, no epilogue
+  const bool epilogue_stores = tiles_per_burst > 0 && a.max_bursts > 0;
+  const std::uint64_t burst_base = epilogue_stores ? a.burst_base[cta] : 0;
+  const RowPermutation perm = a.layout.row_permutation();
+  std::uint32_t num_bursts = 0;
   float acc[64];
   std::uint32_t it = 0;
   for (std::uint32_t j = 0; j < p.tiles_per_cta; ++j) {
@@ -131,14 +161,38 @@ __device__ void compute(const LoadedArgs& a, std::uint32_t smem_base, std::uint6
       ptx::mbarrier_arrive(empty + prev);
     }
     const std::uint64_t end_cycles = ptx::clock64_cycles();
-    if (thread_idx == 0 && a.tiles != nullptr)
-      a.tiles[static_cast<std::size_t>(cta) * p.tiles_per_cta + j] = LoadedTileRecord{start_cycles, end_cycles};
+    LoadedTileRecord record{start_cycles, end_cycles, 0, 0};
     if constexpr (kWgmma) {
       if (a.c != nullptr && p.writes_output(cta, j))
         store_tile(acc, a.c + static_cast<std::size_t>(p.tile_block(cta, j)) * Shape::kBlockM * Shape::kBlockN,
                    thread_idx);
     }
+    if (tiles_per_burst > 0 && (j + 1) % tiles_per_burst == 0) {
+      record.epilogue_start_cycles = ptx::clock64_cycles();
+      if (epilogue_stores) {
+        store_epilogue(a, perm, burst_base + num_bursts, cta, thread_idx);
+        ++num_bursts;
+      }
+      record.epilogue_end_cycles = ptx::clock64_cycles();
+    }
+    if (thread_idx == 0 && a.tiles != nullptr) a.tiles[static_cast<std::size_t>(cta) * p.tiles_per_cta + j] = record;
   }
+  return num_bursts;
+}
+
+// Injection epilogue, after the last tile: each math thread waits until its own stores were performed
+// system-wide; then thread 0 records when all had (the drain tail) and advances the CTA's burst claim.
+__device__ void finish_epilogue(const LoadedArgs& a, std::uint32_t cta, std::uint32_t thread_idx,
+                                std::uint32_t num_bursts) {
+  if (num_bursts > 0) ptx::fence_sc_sys();
+  ptx::named_barrier_sync(kMathBarrier, Shape::kNumMathThreads);  // every math thread fenced and read burst_base
+  if (thread_idx != 0) return;
+  if (a.ctas != nullptr) {
+    a.ctas[cta].store_done_cycles = ptx::clock64_cycles();
+    a.ctas[cta].store_done_ns = ptx::globaltimer_ns();
+    a.ctas[cta].num_bursts = num_bursts;
+  }
+  if (a.max_bursts > 0) a.burst_base[cta] += num_bursts;
 }
 
 // ---- Storer warps ---------------------------------------------------------------------------------------
@@ -226,7 +280,7 @@ __global__ void __launch_bounds__(512, 1) loaded_kernel(const __grid_constant__ 
   }
   __syncthreads();
   if (tid < Shape::kNumMathThreads) {
-    compute<kWgmma>(args, ptx::smem_u32(smem), full, empty, cta, tid);
+    const std::uint32_t num_bursts = compute<kWgmma>(args, ptx::smem_u32(smem), full, empty, cta, tid);
     if (tid == 0) {
       atomicExch(&flags[0], 1u);
       if (args.ctas != nullptr) {
@@ -234,6 +288,7 @@ __global__ void __launch_bounds__(512, 1) loaded_kernel(const __grid_constant__ 
         args.ctas[cta].last_ns = ptx::globaltimer_ns();
       }
     }
+    if (args.epilogue_tiles_per_burst > 0) finish_epilogue(args, cta, tid, num_bursts);
   } else if (tid < Shape::kFirstStorerThread) {
     if (tid == Shape::kProducerWarp * 32) produce(args, smem, full, empty, cta);
   } else {
@@ -245,7 +300,9 @@ __global__ void __launch_bounds__(512, 1) loaded_kernel(const __grid_constant__ 
 using LoadedKernelFn = void (*)(LoadedArgs);
 
 cudaError_t prepare(const LoadedConfig& config, LoadedKernelFn* fn) {
-  if (config.storer_threads < 32 || config.storer_threads > Shape::kMaxStorerThreads || config.storer_threads % 32 != 0)
+  // 0: injection epilogue (no storer warps); launch_loaded checks that the args agree.
+  if (config.storer_threads != 0 && (config.storer_threads < 32 || config.storer_threads > Shape::kMaxStorerThreads ||
+                                     config.storer_threads % 32 != 0))
     return cudaErrorInvalidValue;
   *fn = config.wgmma ? loaded_kernel<true> : loaded_kernel<false>;  // the runtime-to-template dispatch
   return cudaFuncSetAttribute(*fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Shape::kSmemBytes));
@@ -266,6 +323,10 @@ cudaError_t launch_loaded(const LoadedConfig& config, const LoadedArgs& args, cu
       (args.max_bursts > 0 && (args.dst == nullptr || args.burst_base == nullptr ||
                                args.layout.num_producers != config.num_ctas ||
                                args.layout.bytes_per_producer % 16 != 0)))
+    return cudaErrorInvalidValue;
+  const std::uint32_t tpb = args.epilogue_tiles_per_burst;
+  if ((tpb > 0) != (config.storer_threads == 0)) return cudaErrorInvalidValue;  // epilogue <=> no storer warps
+  if (tpb > 0 && (tpb > p.tiles_per_cta || (args.max_bursts != 0 && args.max_bursts != p.tiles_per_cta / tpb)))
     return cudaErrorInvalidValue;
   LoadedKernelFn fn = nullptr;
   if (const cudaError_t err = prepare(config, &fn); err != cudaSuccess) return err;

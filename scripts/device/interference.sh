@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 28, item 1, in one device call (one H200 or H100): build the loaded-mainloop kernel's GPU tests and
 # xstage-calibrate; run the tests (CTest gpu.gpu_interference); compute-sanitizer memcheck, racecheck and synccheck
-# on four small points (wgmma and load_stream, host and local); then the calibration's loaded blocks on host
+# on five small points (wgmma and load_stream, host and local, paced; one epilogue point); then the calibration's loaded blocks on host
 # (mapped pinned host memory over PCIe) and on the local control (HBM), at the same burst periods G: both runs size
 # G from the same --rate-guess, so the local run issues exactly the host run's stores. Every step is cut to what is
 # left of DEADLINE_S; a failed, cut or skipped step makes the script end with "INTERFERENCE FAILED" and exit 1.
@@ -10,7 +10,8 @@
 #   --only        calibration blocks or suite (default: loaded = every loaded_* block; see xstage-calibrate --list)
 #   --reps        repetitions per point (default 5; each = a baseline launch and a loaded launch)
 #   --rate-guess  the drain rate the offered rates are sized from (default 55GB/s, the H200's PCIe copy engine)
-#   --config      a sweep file instead of the default sweep (e.g. configs/calibrate/loaded-burst-volume.json);
+#   --config      a sweep file instead of the default sweep (e.g. configs/calibrate/loaded-burst-volume.json, or
+#                 configs/calibrate/loaded-epilogue.json: injection epilogue, 18 points, ~1 minute per target);
 #                 --only then selects among its blocks (default: all of them)
 # Time with a built tree: about 1-1.5 minutes (estimated: the H100 call of 09:34Z took 45 s with one point under
 # two sanitizers); a fresh build adds minutes. $OUT afterwards: results.tar.gz (results/calibration-loaded-{host,local}.json), logs.tar.gz (one log per
@@ -63,21 +64,25 @@ build_targets xs_gpu_interference_tests xstage-calibrate || { echo "INTERFERENCE
 clocks built
 run_step gpu_interference 120 build/bin/xs_gpu_interference_tests
 judge gpu_interference
-# Four small points (K_SM 4, 6 tiles, 256 paced bursts per CTA at most) under each sanitizer: the wgmma mainloop
+# Four small points (K_SM 4, 6 tiles, 256 paced bursts per CTA at most) plus one epilogue point (K_SM 4, a burst
+# after each of the 6 tiles, host, scattered rows) under each sanitizer: the wgmma mainloop
 # and the load stream, each storing to HBM and to mapped host memory (fresh slices and scattered rows). Under the
 # sanitizers the mainloop runs far slower, so the storers' burst counts differ from launch to launch: the tests
 # hold at any speed. The kernel's waits time out after ~10 s of SM cycles, far beyond what these runs need.
 P=MainloopsTargetsPatterns/LoadedKernel.OutputMatchesTheCpuReferenceAndEveryStoredByteIsClaimed
+# Plus one point of injection epilogue (no storer warps: the math warps store 4 x 13 rows after each tile).
+E=EpilogueTargetsPatterns/LoadedEpilogue.OutputMatchesTheCpuReferenceAndEveryStoredByteIsClaimed
 SMALL="$P/wgmma_local_fresh:$P/wgmma_host_fresh:$P/load_stream_local_scattered:$P/load_stream_host_scattered"
+SMALL+=":$E/wgmma_host_scattered"
 run_step memcheck 90 "$SANITIZER" --tool memcheck --error-exitcode 9 build/bin/xs_gpu_interference_tests \
   --gtest_filter="$SMALL"
-judge memcheck 4 "ERROR SUMMARY: 0 errors"
+judge memcheck 5 "ERROR SUMMARY: 0 errors"
 run_step racecheck 120 "$SANITIZER" --tool racecheck --error-exitcode 9 build/bin/xs_gpu_interference_tests \
   --gtest_filter="$SMALL"
-judge racecheck 4 "RACECHECK SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)"
+judge racecheck 5 "RACECHECK SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)"
 run_step synccheck 90 "$SANITIZER" --tool synccheck --error-exitcode 9 build/bin/xs_gpu_interference_tests \
   --gtest_filter="$SMALL"
-judge synccheck 4 "ERROR SUMMARY: 0 errors"
+judge synccheck 5 "ERROR SUMMARY: 0 errors"
 clocks sanitized
 for target in host local; do
   sweep=(--only "$ONLY")

@@ -189,14 +189,23 @@ void print_loaded_summary(const std::vector<PointRecord>& points, std::FILE* out
       continue;
     }
     const auto& m = *p.loaded;
-    const std::string offered = s.gap_s > 0 ? format_rate(static_cast<double>(s.volume_bytes()) / s.gap_s) : "unpaced";
-    fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9} {:>11} {:>10} {:>10} {:>22} {:>11} {:>10}{}\n", s.target,
+    // Injection epilogue: closed loop (no offered rate); the slowdown is of the mean tile with its epilogue, and
+    // the line ends with the epilogue's median store issue and that mean.
+    const bool epilogue = s.loaded.injection == Injection::kEpilogue && m.epilogue.has_value();
+    const std::string offered = epilogue     ? "epilogue"
+                                : s.gap_s > 0 ? format_rate(static_cast<double>(s.volume_bytes()) / s.gap_s)
+                                              : "unpaced";
+    const std::string epilogue_note =
+        epilogue ? fmt::format("  epilogue {} mean tile+epilogue {}", format_seconds(m.epilogue->epilogue_time_s.median),
+                               format_seconds(m.epilogue->mean_tile_epilogue_time_s.median))
+                 : "";
+    fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9} {:>11} {:>10} {:>10} {:>22} {:>11} {:>10}{}{}\n", s.target,
                mainloop_name(s.loaded.mainloop), working_set_name(s.loaded.working_set), address_mode_name(s.address_mode),
                s.num_producers, format_bytes(static_cast<double>(s.bytes_per_producer)), format_seconds(s.gap_s), offered,
                format_seconds(m.tile_time_s.median), format_seconds(m.baseline_tile_time_s.median),
                fmt::format("{:.3f} [{:.3f}, {:.3f}]", m.slowdown.median, m.slowdown.p10, m.slowdown.p90),
                format_rate(m.issue_rate_bps.median), format_seconds(m.drain_tail_s.median),
-               p.verification.wrong ? "  WRONG DATA" : "");
+               p.verification.wrong ? "  WRONG DATA" : "", epilogue_note);
   }
 }
 

@@ -36,7 +36,8 @@ void validate_target_text(const std::string& target) {
 const std::set<std::string> kDefaultKeys = {"num_bursts", "warmup_bursts", "repetitions", "store_width_bytes",
                                             "threads_per_producer", "producer", "address_mode", "completion",
                                             "min_stream_bytes", "scatter_seed", "mainloop", "working_set",
-                                            "tiles_per_cta", "warmup_tiles", "k_elems"};
+                                            "tiles_per_cta", "warmup_tiles", "k_elems", "injection",
+                                            "tiles_per_burst"};
 const std::set<std::string> kBlockKeys = {"name", "suite", "K", "B", "G"};
 
 void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed, const std::string& path) {
@@ -97,6 +98,11 @@ void apply(PointSpec& spec, const nlohmann::json& values, const std::string& pat
       spec.loaded.warmup_tiles = int_field(values, key, path);
     } else if (key == "k_elems") {
       spec.loaded.k_elems = int_field(values, key, path);
+    } else if (key == "injection") {
+      if (!value.is_string()) throw input_error(p, "expected \"paced\" or \"epilogue\"");
+      spec.loaded.injection = parse_injection(value.get<std::string>());
+    } else if (key == "tiles_per_burst") {
+      spec.loaded.tiles_per_burst = int_field(values, key, path);
     }
   }
 }
@@ -113,6 +119,17 @@ std::uint64_t min_stream_bytes(const nlohmann::json& defaults, const nlohmann::j
   if (v->is_string()) return parse_bytes(v->get<std::string>(), path + ".min_stream_bytes");
   if (v->is_number_unsigned() || v->is_number_integer()) return v->get<std::uint64_t>();
   throw input_error(path + ".min_stream_bytes", "expected a size (e.g. \"64MiB\") or a byte count");
+}
+
+// Injection epilogue: a CTA stores once per tiles_per_burst tiles, so its burst count follows from the tiles
+// (validate_loaded checks it); other suites and modes are left as they are.
+void derive_epilogue_bursts(PointSpec& spec) {
+  // An out-of-range tiles_per_burst is left to validate_loaded, which names it.
+  if (spec.suite != Suite::kLoaded || spec.loaded.injection != Injection::kEpilogue || spec.loaded.tiles_per_burst < 1 ||
+      spec.loaded.tiles_per_burst > spec.loaded.tiles_per_cta)
+    return;
+  spec.num_bursts = epilogue_bursts(spec.loaded);
+  spec.warmup_bursts = epilogue_warmup_bursts(spec.loaded);
 }
 
 void stretch_bursts(PointSpec& spec, std::uint64_t stream_bytes) {
@@ -193,9 +210,6 @@ void validate_loaded(const PointSpec& spec) {
   if (spec.producer_kind != ProducerKind::kCta)
     throw input_error("producer", "the loaded suite's storers are warps of each mainloop CTA; use producer cta");
   if (spec.completion) throw input_error("completion", "the loaded suite always fences once after its last burst");
-  if (spec.threads_per_producer > static_cast<int>(kMaxLoadedStorerThreads))
-    throw input_error("threads_per_producer", fmt::format("the loaded suite has at most {} storer threads per CTA",
-                                                          kMaxLoadedStorerThreads));
   if (k.k_elems < 64 || k.k_elems > 16384 || k.k_elems % 64 != 0)
     throw input_error("k_elems", fmt::format("k_elems={} must be a multiple of 64 in [64, 16384]", k.k_elems));
   if (k.tiles_per_cta < 1 || k.tiles_per_cta > 65536)
@@ -203,6 +217,32 @@ void validate_loaded(const PointSpec& spec) {
   if (k.warmup_tiles < 0 || k.warmup_tiles >= k.tiles_per_cta)
     throw input_error("warmup_tiles", fmt::format("warmup_tiles={} must be in [0, tiles_per_cta={})", k.warmup_tiles,
                                                   k.tiles_per_cta));
+  if (k.injection == Injection::kPaced) {
+    if (k.tiles_per_burst != 1)
+      throw input_error("tiles_per_burst", "only injection \"epilogue\" has tiles_per_burst (injection \"paced\" "
+                                           "bursts every G); accepted injections: paced, epilogue");
+    if (spec.threads_per_producer > static_cast<int>(kMaxLoadedStorerThreads))
+      throw input_error("threads_per_producer", fmt::format("the loaded suite has at most {} storer threads per CTA",
+                                                            kMaxLoadedStorerThreads));
+    return;
+  }
+  // Injection epilogue: the math warps store after their tiles, closed loop; nothing is paced.
+  if (spec.gap_s != 0)
+    throw input_error("G", fmt::format("G={} s: injection \"epilogue\" stores after each tile, unpaced; G must be 0 "
+                                       "(injection \"paced\" bursts every G)", spec.gap_s));
+  if (k.tiles_per_burst < 1 || k.tiles_per_burst > k.tiles_per_cta)
+    throw input_error("tiles_per_burst", fmt::format("tiles_per_burst={} must be in [1, tiles_per_cta={}]",
+                                                     k.tiles_per_burst, k.tiles_per_cta));
+  if (spec.threads_per_producer != static_cast<int>(kLoadedMathThreads))
+    throw input_error("threads_per_producer", fmt::format("threads_per_producer={}: in injection \"epilogue\" the "
+                                                          "CTA's {} math threads store; use {}",
+                                                          spec.threads_per_producer, kLoadedMathThreads,
+                                                          kLoadedMathThreads));
+  if (spec.num_bursts != epilogue_bursts(k) || spec.warmup_bursts != epilogue_warmup_bursts(k))
+    throw input_error("num_bursts", fmt::format("injection \"epilogue\": num_bursts={}, warmup_bursts={} must be "
+                                                "tiles_per_cta / tiles_per_burst = {} and warmup_tiles / tiles_per_burst "
+                                                "= {} (a sweep derives them)", spec.num_bursts, spec.warmup_bursts,
+                                                epilogue_bursts(k), epilogue_warmup_bursts(k)));
 }
 
 SweepConfig sweep_config_from_json(const nlohmann::json& j) {
@@ -278,6 +318,7 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
       base.num_bursts = 1;
       base.warmup_bursts = 0;
     }
+    derive_epilogue_bursts(base);
     const std::uint64_t stream_bytes = min_stream_bytes(config.defaults, block.overrides, path);
     const auto ks = parse_integer_range(block.K, path + ".K");
     const auto bs = parse_bytes_range(block.B, path + ".B");
@@ -352,6 +393,36 @@ void append_loaded_blocks(SweepConfig& c, double drain_rate_guess_bps) {
   for (std::uint64_t b : {std::uint64_t{2048}, std::uint64_t{65536}})
     c.blocks.push_back({fmt::format("loaded_b{}KiB_k132", b / 1024), Suite::kLoaded, "132", std::to_string(b),
                         periods(132, b, {0.5, 2.0}, false), knobs("wgmma", "l2", "fresh")});
+  append_loaded_epilogue_blocks(c);
+}
+
+nlohmann::json loaded_epilogue_overrides(const char* working_set, const char* address_mode, int tiles_per_cta) {
+  // num_bursts / warmup_bursts are derived from the tiles (derive_epilogue_bursts); the values here only
+  // have to pass the generic checks before that.
+  return {{"injection", "epilogue"}, {"tiles_per_burst", 1}, {"mainloop", "wgmma"}, {"working_set", working_set},
+          {"address_mode", address_mode}, {"threads_per_producer", kLoadedMathThreads}, {"min_stream_bytes", 0},
+          {"tiles_per_cta", tiles_per_cta}, {"warmup_tiles", tiles_per_cta / 16}};
+}
+
+void append_loaded_epilogue_blocks(SweepConfig& c) {
+  // Injection epilogue (closed loop, the applications' pattern): B = V bytes per CTA after every tile, G = 0.
+  // tiles_per_cta keeps each loaded launch short where the path is drain-bound: K B tiles / R at R ~ 50 GB/s
+  // (the H200's host path) is, at K 132, 256 tiles: 2 KiB 1.4 ms, 8 KiB 5.5 ms; 64 tiles: 32 KiB 5.5 ms,
+  // 128 KiB 22 ms (<= 25 ms each; K 66 and 33 half and a quarter). A point runs 6 loaded launches (warm-up
+  // + 5 repetitions) and as many ~1 ms baselines: 18 points, about 0.9 s of drain-bound launches in all,
+  // plus each point's ring verification (~0.2-0.5 s on the host path): well under 60 s.
+  for (int k : {132, 66, 33}) {
+    c.blocks.push_back({fmt::format("loaded_epilogue_k{}", k), Suite::kLoaded, std::to_string(k), "2KiB,8KiB", "0",
+                        loaded_epilogue_overrides("l2", "fresh", 256)});
+    c.blocks.push_back({fmt::format("loaded_epilogue_k{}_large", k), Suite::kLoaded, std::to_string(k),
+                        "32KiB,128KiB", "0", loaded_epilogue_overrides("l2", "fresh", 64)});
+  }
+  c.blocks.push_back({"loaded_epilogue_rows_k132", Suite::kLoaded, "132", "2KiB,8KiB", "0",
+                      loaded_epilogue_overrides("l2", "scattered", 256)});
+  c.blocks.push_back({"loaded_epilogue_rows_k132_large", Suite::kLoaded, "132", "32KiB,128KiB", "0",
+                      loaded_epilogue_overrides("l2", "scattered", 64)});
+  c.blocks.push_back({"loaded_epilogue_hbm_k132", Suite::kLoaded, "132", "8KiB,32KiB", "0",
+                      loaded_epilogue_overrides("hbm", "fresh", 64)});
 }
 
 SweepConfig default_calibration(const std::string& target, double drain_rate_guess_bps) {

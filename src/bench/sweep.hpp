@@ -83,8 +83,11 @@ std::vector<std::string> describe_adjustments(const SweepConfig& config, const s
 // nccl:N); throws input_error naming the field.
 void validate_spec(const PointSpec& spec);
 // The loaded suite's own checks (part of validate_spec): 16-B stores, CTA storers of at most
-// kMaxLoadedStorerThreads threads, no completion mode, k_elems and tile counts.
+// kMaxLoadedStorerThreads threads, no completion mode, k_elems and tile counts; injection epilogue: G = 0,
+// threads_per_producer = kLoadedMathThreads, tiles_per_burst in [1, tiles_per_cta], num_bursts and
+// warmup_bursts as epilogue_bursts / epilogue_warmup_bursts (records.hpp; expand derives them).
 inline constexpr int kMaxLoadedStorerThreads = 224;
+inline constexpr int kLoadedMathThreads = 256;  // injection epilogue: the two math warpgroups store
 void validate_loaded(const PointSpec& spec);
 
 // The loaded suite's blocks of the default calibration (names loaded_*; --only loaded selects them all):
@@ -92,6 +95,14 @@ void validate_loaded(const PointSpec& spec);
 // load stream, each over offered rates 0.25, 0.5, 1, 2 x R_guess and back to back (G = 0), all with B = 8 KiB
 // per CTA and burst; and B = 2 KiB and 64 KiB at 0.5 and 2 x R_guess. Every point also measures rate 0.
 void append_loaded_blocks(SweepConfig& config, double drain_rate_guess_bps);
+// Part of append_loaded_blocks: injection epilogue (the math warps store B = V bytes after every tile, G = 0),
+// wgmma, L2 working set, fresh slices, K_SM 132/66/33 x B 2, 8 KiB (256 tiles per CTA) and 32, 128 KiB (64
+// tiles); scattered rows at K_SM 132 over the same B; HBM working set at K_SM 132, B 8 and 32 KiB (64 tiles).
+// Names loaded_epilogue_*; configs/calibrate/loaded-epilogue.json holds the same blocks.
+void append_loaded_epilogue_blocks(SweepConfig& config);
+// The knobs of an epilogue block (injection, tiles_per_burst 1, wgmma, 256 math-thread storers, warm-up 1/16 of
+// the tiles).
+nlohmann::json loaded_epilogue_overrides(const char* working_set, const char* address_mode, int tiles_per_cta);
 // What a loaded block sets beside its knobs: num_bursts 4096 (a cap: the storers stop with the mainloop),
 // warmup_bursts 2, 128 storer threads, min_stream_bytes 0.
 nlohmann::json loaded_block_overrides();

@@ -185,7 +185,10 @@ const char* load_regime_name(LoadRegime regime) {
 
 bool has_loaded_points(const std::vector<PointRecord>& points) {
   return std::any_of(points.begin(), points.end(),
-                     [](const PointRecord& p) { return p.spec.suite == Suite::kLoaded && !p.skipped && p.loaded; });
+                     [](const PointRecord& p) {
+                       return p.spec.suite == Suite::kLoaded && p.spec.loaded.injection == Injection::kPaced &&
+                              !p.skipped && p.loaded;
+                     });
 }
 
 InterferenceFit fit_interference(const std::vector<PointRecord>& points, const InterferenceFitOptions& options) {
@@ -196,7 +199,8 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
   std::set<std::string> remote;
   bool any_local = false;
   for (const auto& p : points) {
-    if (p.spec.suite != Suite::kLoaded || p.skipped || !p.loaded) continue;
+    // The term is fitted on the paced (open-loop) points; the epilogue mode's closed loop is not its form.
+    if (p.spec.suite != Suite::kLoaded || p.spec.loaded.injection != Injection::kPaced || p.skipped || !p.loaded) continue;
     if (p.spec.target == "local") any_local = true; else remote.insert(p.spec.target);
   }
   if (remote.empty() && !any_local) throw input_error("points", "no usable remote_store.loaded point to fit the interference term");
@@ -216,7 +220,9 @@ InterferenceFit fit_interference(const std::vector<PointRecord>& points, const I
   }
   for (std::size_t idx = 0; idx < points.size(); ++idx) {
     const PointRecord& p = points[idx];
-    if (p.spec.suite != Suite::kLoaded || p.skipped || !p.loaded || p.spec.target != fit.target) continue;
+    if (p.spec.suite != Suite::kLoaded || p.spec.loaded.injection != Injection::kPaced || p.skipped || !p.loaded ||
+        p.spec.target != fit.target)
+      continue;
     const LoadedMeasurement& m = *p.loaded;
     if (p.verification.checked && p.verification.wrong > 0) {
       fit.notes.push_back(fmt::format("point {} left out: wrong data", idx));

@@ -2,6 +2,7 @@
 // reader. Key names are the schema of docs/result-schema.md; change them only with a schema version bump.
 #include <fmt/format.h>
 
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <iterator>
@@ -64,19 +65,32 @@ Verification verification_from_json(const json& j, const std::string& path) {
   return v;
 }
 
+// The injection knobs are written only for epilogue points, so paced points keep their keys (point_key,
+// --resume journals and gate matching of files written before the mode existed).
 json loaded_knobs_to_json(const LoadedKnobs& k) {
-  return {{"mainloop", mainloop_name(k.mainloop)}, {"working_set", working_set_name(k.working_set)},
-          {"tiles_per_cta", k.tiles_per_cta}, {"warmup_tiles", k.warmup_tiles}, {"k_elems", k.k_elems}};
+  json j = {{"mainloop", mainloop_name(k.mainloop)}, {"working_set", working_set_name(k.working_set)},
+            {"tiles_per_cta", k.tiles_per_cta}, {"warmup_tiles", k.warmup_tiles}, {"k_elems", k.k_elems}};
+  if (k.injection != Injection::kPaced) {
+    j["injection"] = injection_name(k.injection);
+    j["tiles_per_burst"] = k.tiles_per_burst;
+  }
+  return j;
 }
 
 LoadedKnobs loaded_knobs_from_json(const json& j, const std::string& path) {
-  const ObjectReader r(j, path, {"mainloop", "working_set", "tiles_per_cta", "warmup_tiles", "k_elems"});
+  const ObjectReader r(j, path, {"mainloop", "working_set", "tiles_per_cta", "warmup_tiles", "k_elems", "injection",
+                                 "tiles_per_burst"});
   LoadedKnobs k;
   k.mainloop = parse_at(r.path("mainloop"), r.required("mainloop"), parse_mainloop);
   k.working_set = parse_at(r.path("working_set"), r.required("working_set"), parse_working_set);
   k.tiles_per_cta = static_cast<int>(read_integer(r.required("tiles_per_cta"), r.path("tiles_per_cta"), 1, INT_MAX));
   k.warmup_tiles = static_cast<int>(read_integer(r.required("warmup_tiles"), r.path("warmup_tiles"), 0, INT_MAX));
   k.k_elems = static_cast<int>(read_integer(r.required("k_elems"), r.path("k_elems"), 1, INT_MAX));
+  if (const json* v = r.optional("injection")) k.injection = parse_at(r.path("injection"), *v, parse_injection);
+  if (const json* v = r.optional("tiles_per_burst"))
+    k.tiles_per_burst = static_cast<int>(read_integer(*v, r.path("tiles_per_burst"), 1, INT_MAX));
+  if (k.injection == Injection::kPaced && k.tiles_per_burst != 1)
+    throw input_error(r.path("tiles_per_burst"), "only injection \"epilogue\" has tiles_per_burst");
   return k;
 }
 
@@ -84,28 +98,54 @@ constexpr const char* kLoadedSummaries[] = {"tile_time_s",    "baseline_tile_tim
                                             "bytes_issued",   "issue_rate_Bps",       "mainloop_span_s",
                                             "store_span_s",   "drain_tail_s"};
 
+constexpr const char* kEpilogueSummaries[] = {"epilogue_time_s", "mean_tile_time_s", "mean_tile_epilogue_time_s",
+                                              "baseline_mean_tile_time_s", "median_slowdown"};
+std::array<Summary*, 5> epilogue_fields(LoadedMeasurement::Epilogue& e) {
+  return {&e.epilogue_time_s, &e.mean_tile_time_s, &e.mean_tile_epilogue_time_s, &e.baseline_mean_tile_time_s,
+          &e.median_slowdown};
+}
+
 json loaded_to_json(const LoadedMeasurement& m) {
-  return {{"tile_time_s", to_json(m.tile_time_s)},
-          {"baseline_tile_time_s", to_json(m.baseline_tile_time_s)},
-          {"slowdown", to_json(m.slowdown)},
-          {"bytes_issued", to_json(m.bytes_issued)},
-          {"issue_rate_Bps", to_json(m.issue_rate_bps)},
-          {"mainloop_span_s", to_json(m.mainloop_span_s)},
-          {"store_span_s", to_json(m.store_span_s)},
-          {"drain_tail_s", to_json(m.drain_tail_s)},
-          {"baseline_sm_clock_hz", m.baseline_sm_clock_hz}};
+  json j = {{"tile_time_s", to_json(m.tile_time_s)},
+            {"baseline_tile_time_s", to_json(m.baseline_tile_time_s)},
+            {"slowdown", to_json(m.slowdown)},
+            {"bytes_issued", to_json(m.bytes_issued)},
+            {"issue_rate_Bps", to_json(m.issue_rate_bps)},
+            {"mainloop_span_s", to_json(m.mainloop_span_s)},
+            {"store_span_s", to_json(m.store_span_s)},
+            {"drain_tail_s", to_json(m.drain_tail_s)},
+            {"baseline_sm_clock_hz", m.baseline_sm_clock_hz}};
+  if (m.epilogue) {
+    LoadedMeasurement::Epilogue e = *m.epilogue;
+    const auto fields = epilogue_fields(e);
+    json je = json::object();
+    for (std::size_t i = 0; i < fields.size(); ++i) je[kEpilogueSummaries[i]] = to_json(*fields[i]);
+    j["epilogue"] = je;
+  }
+  return j;
 }
 
 LoadedMeasurement loaded_from_json(const json& j, const std::string& path) {
   const ObjectReader r(j, path,
                        {"tile_time_s", "baseline_tile_time_s", "slowdown", "bytes_issued", "issue_rate_Bps",
-                        "mainloop_span_s", "store_span_s", "drain_tail_s", "baseline_sm_clock_hz"});
+                        "mainloop_span_s", "store_span_s", "drain_tail_s", "baseline_sm_clock_hz", "epilogue"});
   LoadedMeasurement m;
   Summary* fields[] = {&m.tile_time_s,    &m.baseline_tile_time_s, &m.slowdown,     &m.bytes_issued,
                        &m.issue_rate_bps, &m.mainloop_span_s,      &m.store_span_s, &m.drain_tail_s};
   for (std::size_t i = 0; i < std::size(fields); ++i)
     *fields[i] = summary_from_json(r.required(kLoadedSummaries[i]), r.path(kLoadedSummaries[i]));
   m.baseline_sm_clock_hz = read_non_negative(r.required("baseline_sm_clock_hz"), r.path("baseline_sm_clock_hz"));
+  // Optional: files written before the epilogue mode, and paced points, have no "epilogue".
+  if (const json* je = r.optional("epilogue")) {
+    const std::string epath = r.path("epilogue");
+    const ObjectReader re(*je, epath, {"epilogue_time_s", "mean_tile_time_s", "mean_tile_epilogue_time_s", "baseline_mean_tile_time_s",
+                                             "median_slowdown"});
+    LoadedMeasurement::Epilogue e;
+    const auto efields = epilogue_fields(e);
+    for (std::size_t i = 0; i < efields.size(); ++i)
+      *efields[i] = summary_from_json(re.required(kEpilogueSummaries[i]), re.path(kEpilogueSummaries[i]));
+    m.epilogue = e;
+  }
   return m;
 }
 

@@ -36,6 +36,8 @@ constexpr std::array<std::pair<Suite, const char*>, 4> kSuites{{{Suite::kPeriodi
                                                                  {Suite::kLoaded, "loaded"}}};
 constexpr std::array<std::pair<Mainloop, const char*>, 2> kMainloops{{
     {Mainloop::kWgmma, "wgmma"}, {Mainloop::kLoadStream, "load_stream"}}};
+constexpr std::array<std::pair<Injection, const char*>, 2> kInjections{{
+    {Injection::kPaced, "paced"}, {Injection::kEpilogue, "epilogue"}}};
 constexpr std::array<std::pair<WorkingSet, const char*>, 2> kWorkingSets{{
     {WorkingSet::kL2, "l2"}, {WorkingSet::kHbm, "hbm"}}};
 constexpr std::array<std::pair<ProducerKind, const char*>, 2> kProducers{{
@@ -51,6 +53,8 @@ const char* producer_kind_name(ProducerKind kind) { return name_of(kProducers, k
 const char* address_mode_name(AddressMode mode) { return name_of(kAddressModes, mode); }
 ProducerKind parse_producer_kind(const std::string& name) { return parse_name(kProducers, name, "producer"); }
 const char* mainloop_name(Mainloop mainloop) { return name_of(kMainloops, mainloop); }
+const char* injection_name(Injection injection) { return name_of(kInjections, injection); }
+Injection parse_injection(const std::string& name) { return parse_name(kInjections, name, "injection"); }
 const char* working_set_name(WorkingSet working_set) { return name_of(kWorkingSets, working_set); }
 Mainloop parse_mainloop(const std::string& name) { return parse_name(kMainloops, name, "mainloop"); }
 WorkingSet parse_working_set(const std::string& name) { return parse_name(kWorkingSets, name, "working_set"); }

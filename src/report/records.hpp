@@ -33,6 +33,12 @@ AddressMode parse_address_mode(const std::string& name);
 enum class Mainloop { kWgmma, kLoadStream };
 // Where the mainloop's operands live: a few blocks that stay in L2, or a working set >= 4 x L2 streamed from HBM.
 enum class WorkingSet { kL2, kHbm };
+// How the loaded suite injects its stores. paced: separate storer warps issue bursts of B every G, open loop
+// (the clock sets the rate). epilogue: no storer warps; after every tiles_per_burst-th tile the CTA's math
+// warps store B bytes themselves and only then begin the next tile, closed loop (the applications' epilogue).
+enum class Injection { kPaced, kEpilogue };
+const char* injection_name(Injection injection);
+Injection parse_injection(const std::string& name);  // throws input_error naming "paced", "epilogue"
 const char* mainloop_name(Mainloop mainloop);
 const char* working_set_name(WorkingSet working_set);
 Mainloop parse_mainloop(const std::string& name);
@@ -42,13 +48,24 @@ WorkingSet parse_working_set(const std::string& name);
 // persistent CTA per SM), B the bytes each CTA stores per burst, G the per-CTA burst period (start to start,
 // paced by %globaltimer; 0: back to back), so the offered rate is K*B/G; num_bursts caps the bursts per CTA
 // and launch (the storers stop when their CTA's mainloop ends), threads_per_producer is the storer threads.
+// Injection epilogue: G must be 0, B is the volume V each CTA stores after every tiles_per_burst-th tile,
+// the storers are the 256 math threads (threads_per_producer 256), num_bursts = tiles_per_cta /
+// tiles_per_burst and warmup_bursts = warmup_tiles / tiles_per_burst (the sweep derives both;
+// epilogue_bursts below).
 struct LoadedKnobs {
+  Injection injection = Injection::kPaced;
+  int tiles_per_burst = 1;      // epilogue only: a burst after tiles j with (j + 1) % tiles_per_burst == 0
   Mainloop mainloop = Mainloop::kWgmma;
   WorkingSet working_set = WorkingSet::kL2;
   int tiles_per_cta = 256;      // 128 x 128 output tiles per CTA and launch
   int warmup_tiles = 16;        // leading tiles per CTA left out of the per-tile statistics
   int k_elems = 512;            // GEMM K per tile (multiple of 64): 8 k-blocks of 32 KiB loads
 };
+
+// Epilogue mode: the bursts per CTA and launch (tiles_per_cta / tiles_per_burst) and those inside the
+// warm-up tiles (warmup_tiles / tiles_per_burst).
+inline int epilogue_bursts(const LoadedKnobs& k) { return k.tiles_per_cta / k.tiles_per_burst; }
+inline int epilogue_warmup_bursts(const LoadedKnobs& k) { return k.warmup_tiles / k.tiles_per_burst; }
 
 inline constexpr std::uint32_t kDefaultScatterSeed = 1;
 inline constexpr std::uint64_t kScatterRowBytes = 256;  // scattered mode: B must be a multiple of this
@@ -95,13 +112,24 @@ struct Prediction {
 struct LoadedMeasurement {
   Summary tile_time_s;            // mainloop time per tile under the stores: median over CTAs and steady tiles
   Summary baseline_tile_time_s;   // the same without stores (rate 0), launched just before
-  Summary slowdown;               // tile_time / baseline_tile_time, per repetition
+  // paced: tile_time / baseline_tile_time; epilogue: mean_tile_epilogue_time / baseline_mean_tile_time. Per
+  // repetition.
+  Summary slowdown;
   Summary bytes_issued;           // stored bytes of the launch, all CTAs
   Summary issue_rate_bps;         // bytes_issued / mainloop span
   Summary mainloop_span_s;        // first CTA start -> last CTA's mainloop end (%globaltimer)
   Summary store_span_s;           // max over CTAs: first burst start -> fence.sc.sys after its last burst
   Summary drain_tail_s;           // last store performed - last mainloop end (0 if before): what was outstanding
   double baseline_sm_clock_hz = 0;
+  // Injection epilogue only (absent in paced points and in files written before the mode existed).
+  struct Epilogue {
+    Summary epilogue_time_s;            // store issue per tile with a burst: median over CTAs and steady tiles
+    Summary mean_tile_time_s;           // mainloop part per tile: mean over CTAs and steady tiles
+    Summary mean_tile_epilogue_time_s;  // mainloop + epilogue part per tile: mean (what the application pays)
+    Summary baseline_mean_tile_time_s;  // mainloop part per tile of the baseline (no stores): mean
+    Summary median_slowdown;            // tile_time / baseline_tile_time (the paced mode's slowdown)
+  };
+  std::optional<Epilogue> epilogue;
 };
 
 // One finished point. Each sample is one repetition: the median over its steady-state bursts.

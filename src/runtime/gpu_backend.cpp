@@ -121,7 +121,8 @@ class GpuBackend final : public Backend {
     j["loaded_kernel"] = {
         {"arch", "sm_90a"},
         {"tile", "128 x 128 output, k-blocks of 64 bf16, A and B boxes [128][64] (128B swizzle), 4-stage ring"},
-        {"warps", "2 math warpgroups (wgmma m64n128k16), 1 TMA producer warp, storer warps"},
+        {"warps", "2 math warpgroups (wgmma m64n128k16), 1 TMA producer warp, storer warps (injection paced; "
+                   "injection epilogue: none, the math warps store after their tiles)"},
         {"dynamic_smem_bytes", kernels::remote_store::LoadedShape::kSmemBytes},
         {"l2_working_set_blocks", loaded_num_blocks(WorkingSet::kL2, 512, d.l2_bytes)},
         {"hbm_working_set_blocks_at_k512", loaded_num_blocks(WorkingSet::kHbm, 512, d.l2_bytes)}};

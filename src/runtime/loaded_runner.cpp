@@ -68,7 +68,10 @@ LoadedPlanOutcome plan_loaded(const PointSpec& spec, const DeviceInfo& device, c
   plan.ring = *ring.plan;
   plan.config.wgmma = spec.loaded.mainloop == Mainloop::kWgmma;
   plan.config.num_ctas = static_cast<std::uint32_t>(spec.num_producers);
-  plan.config.storer_threads = static_cast<std::uint32_t>(spec.threads_per_producer);
+  // Injection epilogue: no storer warps, the math threads store (threads_per_producer is their count, 256).
+  plan.config.storer_threads = spec.loaded.injection == Injection::kEpilogue
+                                   ? 0u
+                                   : static_cast<std::uint32_t>(spec.threads_per_producer);
   if (spec.num_producers > device.sm_count)
     return reject(fmt::format("K={} exceeds the {} SMs: the loaded suite runs one persistent CTA per SM",
                               spec.num_producers, device.sm_count));
@@ -158,6 +161,7 @@ LoadedLaunchSample LoadedRunner::launch(const PointSpec& spec, const LoadedPlan&
   t.tiles_per_cta = plan.problem.tiles_per_cta;
   t.max_bursts = args.max_bursts;
   t.bytes_per_burst = spec.bytes_per_producer;
+  t.epilogue_tiles_per_burst = args.epilogue_tiles_per_burst;
   XS_CUDA_CHECK(cudaMemsetAsync(tiles_.get(), 0, tiles_.bytes(), stream_));
   XS_CUDA_CHECK(cudaMemsetAsync(ctas_.get(), 0, ctas_.bytes(), stream_));
   *reinterpret_cast<volatile std::uint32_t*>(status_host_) = 0;
@@ -174,7 +178,7 @@ LoadedLaunchSample LoadedRunner::launch(const PointSpec& spec, const LoadedPlan&
   }
   t.tiles.resize(static_cast<std::size_t>(k) * t.tiles_per_cta);
   t.ctas.resize(k);
-  t.bursts.resize(static_cast<std::size_t>(k) * t.max_bursts);
+  if (args.bursts != nullptr) t.bursts.resize(static_cast<std::size_t>(k) * t.max_bursts);  // none: epilogue
   copy_to_host(t.tiles.data(), tiles_.get(), t.tiles.size() * sizeof(rs::LoadedTileRecord));
   copy_to_host(t.ctas.data(), ctas_.get(), t.ctas.size() * sizeof(rs::LoadedCtaRecord));
   if (!t.bursts.empty()) copy_to_host(t.bursts.data(), bursts_.get(), t.bursts.size() * sizeof(rs::LoadedBurstRecord));
@@ -210,7 +214,9 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   args.period_ns = static_cast<std::uint64_t>(std::llround(spec.gap_s * 1e9));
   args.burst_base = burst_base_.as<std::uint64_t>();
   args.tiles = tiles_.as<rs::LoadedTileRecord>();
-  args.bursts = bursts_.as<rs::LoadedBurstRecord>();
+  const bool epilogue = spec.loaded.injection == Injection::kEpilogue;
+  args.bursts = epilogue ? nullptr : bursts_.as<rs::LoadedBurstRecord>();
+  args.epilogue_tiles_per_burst = epilogue ? static_cast<std::uint32_t>(spec.loaded.tiles_per_burst) : 0u;
   args.ctas = ctas_.as<rs::LoadedCtaRecord>();
   args.status = status_device_;
   rs::LoadedArgs baseline = args;
@@ -223,6 +229,7 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   (void)launch(spec, plan, loaded);
   const double min_clock_hz = clock_flag_fraction_ * device_.clock_rate_hz;
   std::vector<double> tile, base_tile, slowdown, bytes, rate, span, store_span, tail, issue, period, clock, base_clock;
+  std::vector<double> epilogue_time, mean_tile, mean_tile_epilogue, base_mean_tile, median_slowdown;
   std::uint32_t capped_launches = 0, most_ctas_at_cap = 0;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
     throw_if_stopping();  // SIGINT/SIGTERM: a long point ends here (bench/backend.hpp)
@@ -238,7 +245,13 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
     most_ctas_at_cap = std::max(most_ctas_at_cap, l.num_ctas_at_cap);
     tile.push_back(l.tile_time_s);
     base_tile.push_back(b.tile_time_s);
-    slowdown.push_back(l.tile_time_s / b.tile_time_s);
+    // Epilogue: what the application pays, the mean tile with its epilogue, over the baseline's mean mainloop.
+    slowdown.push_back(epilogue ? l.mean_tile_epilogue_time_s / b.mean_tile_time_s : l.tile_time_s / b.tile_time_s);
+    epilogue_time.push_back(l.epilogue_time_s);
+    mean_tile.push_back(l.mean_tile_time_s);
+    mean_tile_epilogue.push_back(l.mean_tile_epilogue_time_s);
+    base_mean_tile.push_back(b.mean_tile_time_s);
+    median_slowdown.push_back(l.tile_time_s / b.tile_time_s);
     bytes.push_back(l.bytes_issued);
     rate.push_back(l.bytes_issued / l.mainloop_span_s);
     span.push_back(l.mainloop_span_s);
@@ -302,6 +315,9 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   m.store_span_s = summarize(store_span);
   m.drain_tail_s = summarize(tail);
   m.baseline_sm_clock_hz = median(base_clock);
+  if (epilogue)
+    m.epilogue = LoadedMeasurement::Epilogue{summarize(epilogue_time), summarize(mean_tile), summarize(mean_tile_epilogue),
+                                             summarize(base_mean_tile), summarize(median_slowdown)};
   record.loaded = m;
   return record;
 }

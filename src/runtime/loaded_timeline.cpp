@@ -20,6 +20,7 @@ Error inconsistent(const std::string& what) {
 LoadedLaunchSample aggregate_loaded_launch(const LoadedLaunchTimeline& t, std::uint32_t warmup_tiles,
                                            std::uint32_t warmup_bursts) {
   LoadedLaunchSample s;
+  const bool epilogue = t.epilogue_tiles_per_burst > 0;
   std::vector<double> clocks;
   std::uint64_t first_ns = ~0ull, last_ns = 0, done_ns = 0;
   for (std::uint32_t c = 0; c < t.num_ctas; ++c) {
@@ -27,7 +28,11 @@ LoadedLaunchSample aggregate_loaded_launch(const LoadedLaunchTimeline& t, std::u
     if (r.last_ns <= r.first_ns || r.last_cycles <= r.first_cycles)
       throw inconsistent(fmt::format("CTA {}: empty clock window ({} ns, {} cycles)", c, r.last_ns - r.first_ns,
                                      r.last_cycles - r.first_cycles));
-    switch (kernels::remote_store::judge_storer_count(r.num_bursts, t.max_bursts)) {
+    if (epilogue) {
+      if (r.num_bursts != t.max_bursts)
+        throw inconsistent(fmt::format("CTA {}: {} epilogue bursts, expected {} (one per {} tiles)", c, r.num_bursts,
+                                       t.max_bursts, t.epilogue_tiles_per_burst));
+    } else switch (kernels::remote_store::judge_storer_count(r.num_bursts, t.max_bursts)) {
       case kernels::remote_store::StorerCount::kValid: break;
       case kernels::remote_store::StorerCount::kAtCap: ++s.num_ctas_at_cap; break;
       case kernels::remote_store::StorerCount::kNone:
@@ -41,9 +46,9 @@ LoadedLaunchSample aggregate_loaded_launch(const LoadedLaunchTimeline& t, std::u
     s.num_bursts += r.num_bursts;
     if (r.num_bursts > 0) {
       done_ns = std::max(done_ns, r.store_done_ns);
-      const auto& first = t.bursts[static_cast<std::size_t>(c) * t.max_bursts];
-      if (r.store_done_ns < first.start_ns) throw inconsistent(fmt::format("CTA {}: stores done before they began", c));
-      s.store_span_s = std::max(s.store_span_s, 1e-9 * static_cast<double>(r.store_done_ns - first.start_ns));
+      const std::uint64_t began_ns = epilogue ? r.first_ns : t.bursts[static_cast<std::size_t>(c) * t.max_bursts].start_ns;
+      if (r.store_done_ns < began_ns) throw inconsistent(fmt::format("CTA {}: stores done before they began", c));
+      s.store_span_s = std::max(s.store_span_s, 1e-9 * static_cast<double>(r.store_done_ns - began_ns));
     }
   }
   s.sm_clock_hz = median(clocks);
@@ -51,15 +56,48 @@ LoadedLaunchSample aggregate_loaded_launch(const LoadedLaunchTimeline& t, std::u
   s.drain_tail_s = done_ns > last_ns ? 1e-9 * static_cast<double>(done_ns - last_ns) : 0.0;
   s.bytes_issued = static_cast<double>(s.num_bursts) * static_cast<double>(t.bytes_per_burst);
 
-  std::vector<double> tiles;
-  for (std::uint32_t c = 0; c < t.num_ctas; ++c)
+  std::vector<double> tiles, epilogues;
+  double with_epilogue_sum = 0, period_sum = 0;
+  std::size_t num_periods = 0;
+  for (std::uint32_t c = 0; c < t.num_ctas; ++c) {
+    std::uint64_t previous_epilogue = 0;  // epilogue start of the CTA's previous steady burst (0: none yet)
     for (std::uint32_t j = warmup_tiles; j < t.tiles_per_cta; ++j) {
       const auto& r = t.tiles[static_cast<std::size_t>(c) * t.tiles_per_cta + j];
       if (r.end_cycles <= r.start_cycles) throw inconsistent(fmt::format("CTA {} tile {}: ends before it starts", c, j));
-      tiles.push_back(static_cast<double>(r.end_cycles - r.start_cycles) / s.sm_clock_hz);
+      const double mainloop = static_cast<double>(r.end_cycles - r.start_cycles) / s.sm_clock_hz;
+      tiles.push_back(mainloop);
+      double part = 0;
+      if (epilogue && (j + 1) % t.epilogue_tiles_per_burst == 0) {
+        if (r.epilogue_start_cycles < r.end_cycles || r.epilogue_end_cycles < r.epilogue_start_cycles)
+          throw inconsistent(fmt::format("CTA {} tile {}: epilogue [{}, {}] not after the mainloop's end {}", c, j,
+                                         r.epilogue_start_cycles, r.epilogue_end_cycles, r.end_cycles));
+        part = static_cast<double>(r.epilogue_end_cycles - r.epilogue_start_cycles) / s.sm_clock_hz;
+        epilogues.push_back(part);
+        if (previous_epilogue != 0) {
+          period_sum += static_cast<double>(r.epilogue_start_cycles - previous_epilogue) / s.sm_clock_hz;
+          ++num_periods;
+        }
+        previous_epilogue = r.epilogue_start_cycles;
+      }
+      with_epilogue_sum += mainloop + part;
     }
+  }
   if (tiles.empty()) throw inconsistent("no tile past the warm-up");
   s.tile_time_s = median(tiles);
+  double mainloop_sum = 0;
+  for (double x : tiles) mainloop_sum += x;
+  s.mean_tile_time_s = mainloop_sum / static_cast<double>(tiles.size());
+  if (epilogue) {
+    s.mean_tile_epilogue_time_s = with_epilogue_sum / static_cast<double>(tiles.size());
+    if (!epilogues.empty()) {
+      s.epilogue_time_s = median(epilogues);
+      double sum = 0;
+      for (double x : epilogues) sum += x;
+      s.issue_time_s = sum / static_cast<double>(epilogues.size());
+    }
+    s.period_s = num_periods > 0 ? period_sum / static_cast<double>(num_periods) : 0.0;
+    return s;
+  }
 
   // Bursts b >= warmup_bursts of every CTA, or all of them where no CTA got that far.
   for (const std::uint32_t first : {warmup_bursts, 0u}) {

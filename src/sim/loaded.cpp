@@ -71,6 +71,121 @@ LoadedRun run_loaded(const PointSpec& spec, double base_s, double alpha, double 
   return out;
 }
 
+// Injection epilogue, one launch with stores (K CTAs alike, one stands for all): tile j's mainloop advances at
+// 1 / (base (1 + alpha q / Q)) while the queue drains at R; then, after every tiles_per_burst-th tile, the
+// CTAs' bursts (K B bytes) enter at K x the per-producer issue rate, admitted only up to capacity plus what
+// drains; the time until the last byte is admitted is the tile's epilogue part.
+struct EpilogueRun {
+  std::vector<double> mainloop_s, with_epilogue_s;  // steady tiles (j >= warmup_tiles)
+  std::vector<double> epilogue_s, epilogue_start_s; // steady tiles with a burst
+  double issued_bytes = 0, mainloop_span_s = 0, drain_tail_s = 0;
+};
+
+EpilogueRun run_epilogue(const PointSpec& spec, double base_s, double alpha, double issue_bps, double drain_bps,
+                         double capacity_bytes, bool unlimited) {
+  const double k = spec.num_producers;
+  const double volume = k * static_cast<double>(spec.bytes_per_producer);  // K B per burst, all CTAs
+  const double dt = base_s / kStepsPerTile;
+  EpilogueRun out;
+  double t = 0, q = 0;
+  for (int tile = 0; tile < spec.loaded.tiles_per_cta; ++tile) {
+    const double tile_start = t;
+    for (double progress = 0; progress < 1.0;) {
+      const double q_mean = std::max(0.0, q - 0.5 * drain_bps * dt);  // over the step (exact while q > R dt)
+      progress += dt / (base_s * (1 + (unlimited ? 0.0 : alpha * q_mean / capacity_bytes)));
+      q = std::max(0.0, q - drain_bps * dt);
+      t += dt;
+    }
+    const double mainloop = t - tile_start;
+    double epilogue = 0;
+    const bool burst = (tile + 1) % spec.loaded.tiles_per_burst == 0;
+    if (burst) {
+      const double epilogue_start = t;
+      for (double remaining = volume; remaining > 1e-9 * volume;) {
+        const double want = k * issue_bps * dt;
+        const double allowed = unlimited ? want : std::min(want, std::max(0.0, capacity_bytes - q) + drain_bps * dt);
+        const double inject = std::min(allowed, remaining);
+        const double used = dt * inject / allowed;  // the last step ends when its bytes are in
+        if (!unlimited) q = std::max(0.0, q + inject - drain_bps * used);
+        remaining -= inject;
+        t += used;
+      }
+      out.issued_bytes += volume;
+      epilogue = t - epilogue_start;
+      if (tile >= spec.loaded.warmup_tiles) {
+        out.epilogue_s.push_back(epilogue);
+        out.epilogue_start_s.push_back(epilogue_start);
+      }
+    }
+    if (tile >= spec.loaded.warmup_tiles) {
+      out.mainloop_s.push_back(mainloop);
+      out.with_epilogue_s.push_back(mainloop + epilogue);
+    }
+  }
+  out.mainloop_span_s = t;
+  out.drain_tail_s = unlimited ? 0.0 : q / drain_bps;
+  return out;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+}
+
+// Injection epilogue: the repetitions of one point (see simulate_loaded_point).
+PointRecord simulate_epilogue_point(const SimParams& params, const PointSpec& spec, bool unlimited, double capacity,
+                                    std::mt19937_64& rng) {
+  std::normal_distribution<double> normal;
+  auto jitter = [&] { return params.noise > 0 ? std::exp(params.noise * normal(rng)) : 1.0; };
+  std::vector<double> tile_s, baseline_s, slowdown, bytes, rate, span, store_span, tail, issue, period;
+  std::vector<double> epilogue_s, mean_tile_s, mean_with_s, baseline_mean_s, median_slowdown;
+  for (int rep = 0; rep < spec.repetitions; ++rep) {
+    throw_if_stopping();
+    const double baseline = params.mainloop_tile_s * jitter();  // no burst: every tile is its base, no epilogue
+    const double base = params.mainloop_tile_s * jitter();
+    const EpilogueRun run = run_epilogue(spec, base, params.interference_alpha,
+                                         issue_rate_per_producer_bps(params) * jitter(), params.drain_rate_bps * jitter(),
+                                         capacity, unlimited);
+    const double tile = median(run.mainloop_s), with = mean_of(run.with_epilogue_s);
+    tile_s.push_back(tile);
+    baseline_s.push_back(baseline);
+    slowdown.push_back(with / baseline);
+    median_slowdown.push_back(tile / baseline);
+    mean_tile_s.push_back(mean_of(run.mainloop_s));
+    mean_with_s.push_back(with);
+    baseline_mean_s.push_back(baseline);
+    epilogue_s.push_back(run.epilogue_s.empty() ? 0.0 : median(run.epilogue_s));
+    bytes.push_back(run.issued_bytes);
+    rate.push_back(run.issued_bytes / run.mainloop_span_s);
+    span.push_back(run.mainloop_span_s);
+    store_span.push_back(run.issued_bytes > 0 ? run.mainloop_span_s + run.drain_tail_s : 0.0);
+    tail.push_back(run.drain_tail_s);
+    issue.push_back(mean_of(run.epilogue_s));
+    const std::size_t n = run.epilogue_start_s.size();
+    period.push_back(n > 1 ? (run.epilogue_start_s[n - 1] - run.epilogue_start_s[0]) / static_cast<double>(n - 1) : 0.0);
+  }
+  PointRecord record;
+  record.id = point_id(spec);
+  record.spec = spec;
+  record.issue_time_s = summarize(issue);
+  record.period_s = summarize(period);
+  LoadedMeasurement m;
+  m.tile_time_s = summarize(tile_s);
+  m.baseline_tile_time_s = summarize(baseline_s);
+  m.slowdown = summarize(slowdown);
+  m.bytes_issued = summarize(bytes);
+  m.issue_rate_bps = summarize(rate);
+  m.mainloop_span_s = summarize(span);
+  m.store_span_s = summarize(store_span);
+  m.drain_tail_s = summarize(tail);
+  m.epilogue = LoadedMeasurement::Epilogue{summarize(epilogue_s), summarize(mean_tile_s), summarize(mean_with_s),
+                                           summarize(baseline_mean_s), summarize(median_slowdown)};
+  record.loaded = m;
+  record.verification = {true, static_cast<std::uint64_t>(median(bytes)), 0};  // nothing written, nothing wrong
+  return record;
+}
+
 // Mean over bursts b >= warmup of f(b) (all bursts when fewer); 0 when there are none.
 template <typename F>
 double burst_mean(std::size_t num, int warmup, F f) {
@@ -90,6 +205,7 @@ PointRecord simulate_loaded_point(const SimParams& params, const PointSpec& spec
   const bool unlimited = spec.target == "local";
   const double capacity = capacity_for(params, spec.num_producers);
   std::mt19937_64 rng(params.seed ^ key_hash(spec));
+  if (spec.loaded.injection == Injection::kEpilogue) return simulate_epilogue_point(params, spec, unlimited, capacity, rng);
   std::normal_distribution<double> normal;
   auto jitter = [&] { return params.noise > 0 ? std::exp(params.noise * normal(rng)) : 1.0; };
 

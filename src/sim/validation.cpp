@@ -64,6 +64,17 @@ void validate_spec(const PointSpec& spec) {
                                         std::to_string(spec.num_bursts) + " is over the limit of " +
                                         std::to_string(kMaxProducerBursts) + " per repetition");
   if (spec.repetitions < 1) throw input_error("repetitions", "must be >= 1");
+  if (spec.suite == Suite::kLoaded && spec.loaded.injection == Injection::kEpilogue) {
+    const LoadedKnobs& k = spec.loaded;
+    if (spec.gap_s != 0)
+      throw input_error("G", "G=" + std::to_string(spec.gap_s) + " s: injection \"epilogue\" stores after each "
+                             "tile, unpaced; G must be 0 (injection \"paced\" bursts every G)");
+    if (k.tiles_per_cta < 1 || k.warmup_tiles < 0 || k.warmup_tiles >= k.tiles_per_cta)
+      throw input_error("warmup_tiles", "warmup_tiles must be in [0, tiles_per_cta) and tiles_per_cta >= 1");
+    if (k.tiles_per_burst < 1 || k.tiles_per_burst > k.tiles_per_cta)
+      throw input_error("tiles_per_burst", "tiles_per_burst=" + std::to_string(k.tiles_per_burst) +
+                                               " must be in [1, tiles_per_cta=" + std::to_string(k.tiles_per_cta) + "]");
+  }
 }
 
 }  // namespace xs::sim

@@ -114,7 +114,7 @@ namespace {
 // Every committed sweep config parses and expands (they are inputs users copy).
 TEST(Sweep, CommittedConfigsLoad) {
   const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../configs/calibrate/";
-  for (const char* name : {"host-default.json", "quick.json"}) {
+  for (const char* name : {"host-default.json", "quick.json", "loaded-epilogue.json"}) {
     SCOPED_TRACE(name);
     const auto points = expand(load_sweep_config(dir + name));
     EXPECT_GT(points.size(), 10u);
@@ -214,6 +214,97 @@ TEST(Sweep, ConfigFilesAreReadStrictly) {
       EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     }
   }
+}
+
+}  // namespace
+}  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+std::vector<ExpandedPoint> epilogue_points(const SweepConfig& config) {
+  std::vector<ExpandedPoint> out;
+  for (const auto& p : expand(config))
+    if (p.spec.suite == Suite::kLoaded && p.spec.loaded.injection == Injection::kEpilogue) out.push_back(p);
+  return out;
+}
+
+// The epilogue blocks of the default calibration: K 132/66/33 x B 2..128 KiB, rows and hbm at K 132, G 0, burst
+// counts derived from the tiles, and every launch short on a ~50 GB/s path (K B tiles / R <= 25 ms).
+TEST(Sweep, DefaultEpilogueBlocksAreShortOnTheHostPathAndDeriveTheirBursts) {
+  const auto points = epilogue_points(default_calibration("host", 55e9));
+  ASSERT_EQ(points.size(), 18u);
+  std::set<std::pair<int, std::uint64_t>> fresh_l2;
+  double total_s = 0;
+  int rows = 0, hbm = 0;
+  for (const auto& p : points) {
+    const PointSpec& s = p.spec;
+    EXPECT_EQ(p.block.rfind("loaded_epilogue", 0), 0u) << p.block;
+    EXPECT_EQ(s.gap_s, 0.0);
+    EXPECT_EQ(s.threads_per_producer, kLoadedMathThreads);
+    EXPECT_EQ(s.loaded.mainloop, Mainloop::kWgmma);
+    EXPECT_EQ(s.num_bursts, s.loaded.tiles_per_cta / s.loaded.tiles_per_burst);
+    EXPECT_EQ(s.warmup_bursts, s.loaded.warmup_tiles / s.loaded.tiles_per_burst);
+    const double drain_bound_s = static_cast<double>(s.volume_bytes()) * s.loaded.tiles_per_cta / 50e9;
+    EXPECT_LE(drain_bound_s, 0.025) << p.block << " B " << s.bytes_per_producer;
+    total_s += 6 * drain_bound_s;  // warm-up + 5 repetitions
+    if (s.address_mode == AddressMode::kScattered) ++rows;
+    else if (s.loaded.working_set == WorkingSet::kHbm) ++hbm;
+    else fresh_l2.insert({s.num_producers, s.bytes_per_producer});
+  }
+  EXPECT_EQ(fresh_l2.size(), 12u);  // {132, 66, 33} x {2, 8, 32, 128} KiB
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(hbm, 2);
+  EXPECT_LT(total_s, 10.0);
+}
+
+// configs/calibrate/loaded-epilogue.json holds exactly the built-in epilogue blocks.
+TEST(Sweep, CommittedEpilogueConfigIsTheBuiltInEpilogueBlocks) {
+  const auto file = load_sweep_config(std::string(XS_TEST_DATA_DIR) + "/../../configs/calibrate/loaded-epilogue.json");
+  const auto from_file = epilogue_points(file);
+  const auto built_in = epilogue_points(default_calibration("host", 55e9));
+  ASSERT_EQ(from_file.size(), expand(file).size()) << "the file holds epilogue blocks only";
+  ASSERT_EQ(from_file.size(), built_in.size());
+  for (std::size_t i = 0; i < built_in.size(); ++i) {
+    EXPECT_EQ(from_file[i].block, built_in[i].block);
+    EXPECT_EQ(point_key(from_file[i].spec), point_key(built_in[i].spec)) << built_in[i].block;
+  }
+}
+
+TEST(Sweep, EpilogueKnobsAreCheckedWithClearMessages) {
+  auto expect_refused = [](const nlohmann::json& block, const std::string& needle) {
+    nlohmann::json config = {{"target", "host"}, {"blocks", nlohmann::json::array({block})}};
+    try {
+      sweep_config_from_json(config);
+      ADD_FAILURE() << "accepted: " << block.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json ok = loaded_epilogue_overrides("l2", "fresh", 64);
+  ok.update({{"name", "e"}, {"suite", "loaded"}, {"K", "8"}, {"B", "8KiB"}, {"G", "0"}});
+  EXPECT_EQ(expand(sweep_config_from_json({{"target", "host"}, {"blocks", nlohmann::json::array({ok})}})).size(), 1u);
+  nlohmann::json paced_gap = ok;
+  paced_gap["G"] = "2us";
+  expect_refused(paced_gap, "G must be 0");
+  nlohmann::json bad_name = ok;
+  bad_name["injection"] = "closed";
+  expect_refused(bad_name, "accepted: paced, epilogue");
+  nlohmann::json storers = ok;
+  storers["threads_per_producer"] = 128;
+  expect_refused(storers, "math threads store");
+  nlohmann::json every = ok;
+  every["tiles_per_burst"] = 65;
+  expect_refused(every, "tiles_per_burst=65 must be in [1, tiles_per_cta=64]");
+  nlohmann::json paced_every = ok;
+  paced_every["injection"] = "paced";
+  paced_every["tiles_per_burst"] = 2;
+  expect_refused(paced_every, "only injection \"epilogue\" has tiles_per_burst");
+  // A spec made by hand must carry the derived burst counts.
+  PointSpec s = expand(sweep_config_from_json({{"target", "host"}, {"blocks", nlohmann::json::array({ok})}}))[0].spec;
+  EXPECT_EQ(s.num_bursts, 64);
+  s.num_bursts = 4096;
+  EXPECT_THROW(validate_spec(s), Error);
 }
 
 }  // namespace

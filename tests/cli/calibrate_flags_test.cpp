@@ -64,24 +64,52 @@ std::vector<DryRow> dry_run(const Scratch& s, const std::string& flags) {
 
 TEST(CalibrateFlags, EveryPerPointFlagReachesEveryPointOfTheDefaultSweep) {
   Scratch s;
+  // The loaded blocks of injection epilogue: their 256 math threads store, and their burst counts are their
+  // tiles (256 or 64 per CTA, warm-up 1/16 of them), whatever --threads, --bursts and --warmup say.
+  auto epilogue = [](const DryRow& r) { return r.block.rfind("loaded_epilogue", 0) == 0; };
   for (const auto& r : dry_run(s, "--reps 3")) EXPECT_EQ(r.reps, 3) << r.block;
-  for (const auto& r : dry_run(s, "--bursts 30 --min-stream 0"))
-    EXPECT_EQ(r.bursts, r.block == "isolated" ? 1 : 30) << r.block;
-  for (const auto& r : dry_run(s, "--warmup 3 --min-stream 0"))
-    EXPECT_EQ(r.warmup, r.block == "isolated" ? 0 : 3) << r.block;
+  for (const auto& r : dry_run(s, "--bursts 30 --min-stream 0")) {
+    if (epilogue(r)) EXPECT_TRUE(r.bursts == 256 || r.bursts == 64) << r.block << " " << r.bursts;
+    else EXPECT_EQ(r.bursts, r.block == "isolated" ? 1 : 30) << r.block;
+  }
+  for (const auto& r : dry_run(s, "--warmup 3 --min-stream 0")) {
+    if (epilogue(r)) EXPECT_TRUE(r.warmup == 16 || r.warmup == 4) << r.block << " " << r.warmup;
+    else EXPECT_EQ(r.warmup, r.block == "isolated" ? 0 : 3) << r.block;
+  }
   // The loaded blocks (storer warps of the mainloop CTAs, 16-B stores, one fence at the end) keep their store
   // width, producer kind and completion mode; xstage-calibrate says so in a note.
   auto loaded = [](const DryRow& r) { return r.block.rfind("loaded_", 0) == 0; };
   for (const auto& r : dry_run(s, "--store-width 8")) EXPECT_EQ(r.width, loaded(r) ? 16 : 8) << r.block;
-  for (const auto& r : dry_run(s, "--threads 128")) EXPECT_EQ(r.threads, 128);
+  for (const auto& r : dry_run(s, "--threads 128")) EXPECT_EQ(r.threads, epilogue(r) ? 256 : 128) << r.block;
   for (const auto& r : dry_run(s, "--producer warp --threads 32")) {
     EXPECT_EQ(r.producer, loaded(r) ? "cta" : "warp") << r.block;
-    EXPECT_EQ(r.threads, 32);
+    EXPECT_EQ(r.threads, epilogue(r) ? 256 : 32) << r.block;
   }
   for (const auto& r : dry_run(s, "--address-mode same")) EXPECT_EQ(r.address, "same");
   for (const auto& r : dry_run(s, "--completion")) EXPECT_EQ(r.completion, loaded(r) ? "no" : "yes") << r.block;
   const ToolRun note = s.run(kTool, "--backend sim --dry-run --store-width 8 --completion");
   EXPECT_NE(note.err.find("loaded"), std::string::npos) << note.err;
+  const ToolRun threads = s.run(kTool, "--backend sim --dry-run --threads 128");
+  EXPECT_NE(threads.err.find("injection epilogue: --threads do(es) not apply"), std::string::npos) << threads.err;
+}
+
+// One epilogue block end to end on the simulator: the closed-loop records, their slowdown definition.
+TEST(CalibrateFlags, OneEpilogueBlockRunsEndToEndOnTheSimulator) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --only loaded_epilogue_k132 --reps 2 --out e.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_file(s.path("e.json")));
+  ASSERT_EQ(j["points"].size(), 2u);  // B 2 and 8 KiB
+  for (const auto& p : j["points"]) {
+    EXPECT_EQ(p["spec"]["loaded"]["injection"], "epilogue");
+    EXPECT_EQ(p["spec"]["G_s"], 0.0);
+    const auto& e = p["loaded"]["epilogue"];
+    ASSERT_TRUE(e.is_object()) << p.dump();
+    for (std::size_t rep = 0; rep < 2; ++rep)
+      EXPECT_NEAR(p["loaded"]["slowdown"]["samples"][rep].get<double>(),
+                  e["mean_tile_epilogue_time_s"]["samples"][rep].get<double>() /
+                      e["baseline_mean_tile_time_s"]["samples"][rep].get<double>(), 1e-9);
+  }
 }
 
 TEST(CalibrateFlags, OnlyLoadedMeasuresTheLoadedBlocksWithoutTheBurstGapFit) {

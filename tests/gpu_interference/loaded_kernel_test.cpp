@@ -1,7 +1,8 @@
 // xstage GPU tests (remote_store.loaded): the loaded-mainloop kernel through the GPU backend. The wgmma output of
 // every written block is compared with a CPU reference (fresh random operands, output poisoned with NaN
 // before the point), every byte of the store ring with the pattern each CTA claims (guards included), for
-// both mainloops, both store patterns and the local and host targets; and the records are consistent.
+// both mainloops, both store patterns and the local and host targets, in both injection modes (paced storer
+// warps, and the math warps' own epilogue stores); and the records are consistent.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -84,6 +85,78 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(mainloop_name(std::get<0>(info.param))) + "_" + std::get<1>(info.param) + "_" +
              address_mode_name(std::get<2>(info.param));
     });
+
+// Injection epilogue: no storer warps; the math warps store B bytes after every tiles_per_burst-th tile.
+PointSpec small_epilogue(const std::string& target, Mainloop mainloop, AddressMode mode, int tiles_per_burst) {
+  PointSpec s = small_loaded(target, mainloop, mode);
+  s.gap_s = 0;
+  s.threads_per_producer = 256;           // the math threads
+  s.loaded.injection = Injection::kEpilogue;
+  s.loaded.tiles_per_burst = tiles_per_burst;
+  s.num_bursts = epilogue_bursts(s.loaded);
+  s.warmup_bursts = epilogue_warmup_bursts(s.loaded);
+  return s;
+}
+
+// The checks every epilogue point must pass: the data, the exact burst count (closed loop: one burst per
+// tiles_per_burst tiles of every CTA, at any speed), and the epilogue summaries.
+void expect_epilogue_point(const PointSpec& spec, const PointRecord& r) {
+  ASSERT_FALSE(r.skipped) << r.skip_reason;
+  ASSERT_TRUE(r.loaded.has_value());
+  EXPECT_TRUE(r.verification.checked);
+  EXPECT_EQ(r.verification.wrong, 0u) << "see stderr for the first mismatching words / the worst element";
+  const std::uint64_t output_bytes = spec.loaded.mainloop == Mainloop::kWgmma ? 8ull * 128 * 128 * 4 : 0;
+  EXPECT_GT(r.verification.bytes_checked, output_bytes);
+  const auto& m = *r.loaded;
+  ASSERT_TRUE(m.epilogue.has_value());
+  const double expected_bytes = static_cast<double>(spec.num_producers) * spec.num_bursts * spec.bytes_per_producer;
+  ASSERT_EQ(m.bytes_issued.samples.size(), static_cast<std::size_t>(spec.repetitions));
+  for (const double bytes : m.bytes_issued.samples) EXPECT_EQ(bytes, expected_bytes);
+  const auto& e = *m.epilogue;
+  for (std::size_t rep = 0; rep < e.mean_tile_time_s.samples.size(); ++rep) {
+    EXPECT_GT(e.mean_tile_time_s.samples[rep], 0.0);
+    EXPECT_GE(e.mean_tile_epilogue_time_s.samples[rep], e.mean_tile_time_s.samples[rep]);
+    EXPECT_GT(e.baseline_mean_tile_time_s.samples[rep], 0.0);
+    EXPECT_NEAR(m.slowdown.samples[rep],
+                e.mean_tile_epilogue_time_s.samples[rep] / e.baseline_mean_tile_time_s.samples[rep], 1e-9);
+  }
+  EXPECT_GT(e.epilogue_time_s.median, 0.0);  // thread 0 issued at least one 16-B store per burst
+  EXPECT_GT(m.store_span_s.median, 0.0);
+  EXPECT_GE(m.drain_tail_s.median, 0.0);
+  EXPECT_GT(r.sm_clock_hz, 1e8);
+}
+
+class LoadedEpilogue : public ::testing::TestWithParam<Param> {};
+
+TEST_P(LoadedEpilogue, OutputMatchesTheCpuReferenceAndEveryStoredByteIsClaimed) {
+  const auto [mainloop, target, mode] = GetParam();
+  auto backend = runtime::make_gpu_backend(0);
+  const PointSpec spec = small_epilogue(target, mainloop, mode, 1);
+  ASSERT_EQ(backend->unavailable_reason(spec), std::nullopt);
+  expect_epilogue_point(spec, backend->run(spec));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EpilogueTargetsPatterns, LoadedEpilogue,
+    ::testing::Combine(::testing::Values(Mainloop::kWgmma, Mainloop::kLoadStream),
+                       ::testing::Values(std::string("local"), std::string("host")),
+                       ::testing::Values(AddressMode::kFresh, AddressMode::kScattered)),
+    [](const ::testing::TestParamInfo<Param>& info) {
+      return std::string(mainloop_name(std::get<0>(info.param))) + "_" + std::get<1>(info.param) + "_" +
+             address_mode_name(std::get<2>(info.param));
+    });
+
+TEST(LoadedEpilogue, EveryThirdTileStoresAndAPacedGapIsRefused) {
+  auto backend = runtime::make_gpu_backend(0);
+  PointSpec spec = small_epilogue("host", Mainloop::kWgmma, AddressMode::kFresh, 3);  // 6 tiles: 2 bursts per CTA
+  ASSERT_EQ(spec.num_bursts, 2);
+  spec.warmup_bursts = 0;
+  spec.loaded.warmup_tiles = 0;
+  expect_epilogue_point(spec, backend->run(spec));
+  spec.gap_s = 2e-6;                       // epilogue mode is unpaced
+  ASSERT_TRUE(backend->unavailable_reason(spec).has_value());
+  EXPECT_NE(backend->unavailable_reason(spec)->find("G must be 0"), std::string::npos);
+}
 
 TEST(LoadedKernel, StreamedWorkingSetAndBackToBackStoresVerify) {
   auto backend = runtime::make_gpu_backend(0);

@@ -118,16 +118,19 @@ TEST(Definitions, DefaultCalibrationTakesTheScatteredTwoWarpShape) {
   auto config = bench::default_calibration("host", 55e9);
   config.defaults["address_mode"] = "scattered";
   config.defaults["threads_per_producer"] = 64;
+  auto epilogue = [](const bench::SweepBlock& b) { return b.overrides.value("injection", std::string()) == "epilogue"; };
   for (auto& block : config.blocks) {
     ASSERT_TRUE(block.overrides.is_object()) << block.name;
     block.overrides.erase("address_mode");
-    block.overrides.erase("threads_per_producer");  // as the CLI's --threads does (the loaded blocks set 128)
+    // As the CLI's --threads does (the loaded blocks set 128; the epilogue blocks keep their 256 math threads).
+    if (!epilogue(block)) block.overrides.erase("threads_per_producer");
   }
   const auto points = bench::expand(config);
   ASSERT_GT(points.size(), 100u);
   for (const auto& p : points) {
     EXPECT_EQ(p.spec.address_mode, AddressMode::kScattered);
-    EXPECT_EQ(p.spec.threads_per_producer, 64);
+    const bool math_threads = p.spec.suite == Suite::kLoaded && p.spec.loaded.injection == Injection::kEpilogue;
+    EXPECT_EQ(p.spec.threads_per_producer, math_threads ? 256 : 64) << p.block;
     EXPECT_EQ(p.spec.bytes_per_producer % kScatterRowBytes, 0u) << p.block;
   }
 }

@@ -91,6 +91,106 @@ TEST(SimLoaded, LoadedKnobsAreWrittenOnlyForTheLoadedSuite) {
   EXPECT_THROW(report::spec_from_json(j, "spec"), Error);
 }
 
+// Injection epilogue: the math warps store B = V bytes after every tile, G = 0.
+PointSpec epilogue_spec(const std::string& target, int k, std::uint64_t b) {
+  PointSpec s = loaded_spec(target, 0);
+  s.num_producers = k;
+  s.bytes_per_producer = b;
+  s.threads_per_producer = 256;
+  s.loaded.injection = Injection::kEpilogue;
+  s.loaded.tiles_per_burst = 1;
+  s.loaded.tiles_per_cta = 64;
+  s.loaded.warmup_tiles = 4;
+  s.num_bursts = epilogue_bursts(s.loaded);
+  s.warmup_bursts = epilogue_warmup_bursts(s.loaded);
+  return s;
+}
+
+TEST(SimLoadedEpilogue, SlowdownGrowsWithTheVolumePerTileAndWithK) {
+  const SimParams p = quiet();
+  double previous = 0;
+  for (std::uint64_t b : {2048u, 8192u, 32768u, 131072u}) {
+    const PointRecord r = simulate_point(p, epilogue_spec("host", 132, b));
+    ASSERT_TRUE(r.loaded && r.loaded->epilogue);
+    const double s = r.loaded->slowdown.median;
+    EXPECT_GT(s, previous) << "B " << b;
+    previous = s;
+    // Every tile stored its burst: K B per tile, 64 tiles.
+    EXPECT_DOUBLE_EQ(r.loaded->bytes_issued.median, 132.0 * static_cast<double>(b) * 64);
+  }
+  // 128 KiB x 132 = 17 MB per tile against Q = 4.25 MiB and R = 717 GB/s: the issue waits for the drain, so a
+  // tile with its epilogue takes about V / R.
+  const double volume = 132.0 * 131072;
+  EXPECT_NEAR(previous, volume / p.drain_rate_bps / p.mainloop_tile_s, 0.15 * previous);
+  previous = 0;
+  for (int k : {33, 66, 132}) {
+    const double s = simulate_point(p, epilogue_spec("host", k, 32768)).loaded->slowdown.median;
+    EXPECT_GT(s, previous) << "K " << k;
+    previous = s;
+  }
+}
+
+TEST(SimLoadedEpilogue, LocalPaysOnlyTheIssueAndThePlantedAbsenceLeavesTheMainloop) {
+  SimParams p = quiet();
+  for (std::uint64_t b : {2048u, 131072u}) {
+    const PointRecord r = simulate_point(p, epilogue_spec("local", 132, b));
+    const auto& e = *r.loaded->epilogue;
+    const double issue_s = backpressure_free_issue_time_s(p, b);
+    EXPECT_NEAR(e.median_slowdown.median, 1.0, 0.01) << "the mainloop part is not slowed on local";
+    EXPECT_NEAR(e.epilogue_time_s.median, issue_s, 0.01 * issue_s);
+    EXPECT_NEAR(r.loaded->slowdown.median, 1 + issue_s / p.mainloop_tile_s, 0.01);
+    EXPECT_EQ(r.loaded->drain_tail_s.median, 0.0);
+  }
+  EXPECT_NEAR(simulate_point(p, epilogue_spec("local", 132, 2048)).loaded->slowdown.median, 1.0, 0.02);
+  // Without the planted term the mainloop part stays at its base under any volume; only the epilogue grows.
+  p.interference_alpha = 0;
+  const PointRecord r = simulate_point(p, epilogue_spec("host", 132, 131072));
+  EXPECT_NEAR(r.loaded->epilogue->median_slowdown.median, 1.0, 0.01);
+  EXPECT_GT(r.loaded->slowdown.median, 2.0);
+  EXPECT_GT(r.loaded->drain_tail_s.median, 0.0);
+}
+
+TEST(SimLoadedEpilogue, TheRecordRoundTripsAndOldFilesWithoutTheModeStillLoad) {
+  const PointRecord r = simulate_point(quiet(), epilogue_spec("host", 66, 8192));
+  const nlohmann::json j = report::to_json(r);
+  EXPECT_EQ(j.at("spec").at("loaded").at("injection"), "epilogue");
+  const PointRecord back = report::record_from_json(j, "");
+  EXPECT_EQ(back.spec.loaded.injection, Injection::kEpilogue);
+  EXPECT_EQ(back.spec.loaded.tiles_per_burst, 1);
+  EXPECT_EQ(point_key(back.spec), point_key(r.spec));
+  ASSERT_TRUE(back.loaded && back.loaded->epilogue);
+  EXPECT_DOUBLE_EQ(back.loaded->epilogue->mean_tile_epilogue_time_s.median,
+                   r.loaded->epilogue->mean_tile_epilogue_time_s.median);
+  EXPECT_DOUBLE_EQ(back.loaded->epilogue->epilogue_time_s.median, r.loaded->epilogue->epilogue_time_s.median);
+  EXPECT_DOUBLE_EQ(back.loaded->slowdown.median, r.loaded->slowdown.median);
+  // A paced point (and a file written before the mode) has neither the knobs nor the summaries, and loads.
+  const nlohmann::json paced = report::to_json(simulate_point(quiet(), loaded_spec("host", 0)));
+  EXPECT_FALSE(paced.at("spec").at("loaded").contains("injection"));
+  EXPECT_FALSE(paced.at("loaded").contains("epilogue"));
+  const PointRecord old = report::record_from_json(paced, "");
+  EXPECT_EQ(old.spec.loaded.injection, Injection::kPaced);
+  EXPECT_FALSE(old.loaded->epilogue.has_value());
+  nlohmann::json bad = j;
+  bad["spec"]["loaded"]["injection"] = "closed_loop";
+  try {
+    report::record_from_json(bad, "");
+    ADD_FAILURE() << "an unknown injection was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("accepted: paced, epilogue"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SimLoadedEpilogue, APacedGapIsRefused) {
+  PointSpec s = epilogue_spec("host", 132, 8192);
+  s.gap_s = 1e-6;
+  try {
+    simulate_point(quiet(), s);
+    ADD_FAILURE() << "G != 0 was accepted in epilogue mode";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("G must be 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LoadedLayout, EveryOutputBlockHasExactlyOneWriterAndTilesCoverTheirBlocks) {
   for (std::uint32_t num_ctas : {1u, 4u, 7u, 132u})
     for (std::uint32_t num_blocks : {1u, 8u, 960u})

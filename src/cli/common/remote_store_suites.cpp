@@ -104,7 +104,7 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
       {Suite::kIsolated, "one burst after recovery: the capacity knee (Fig. 3c)",
        "--K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json"},
       {Suite::kLocalControl, "the periodic loop into local HBM (control)", ""},
-      {Suite::kLoaded, "a GEMM mainloop on K CTAs beside paced store bursts (issue 28)",
+      {Suite::kLoaded, "a GEMM mainloop on K CTAs beside paced store bursts, or storing after its tiles (injection epilogue; issue 28)",
        "--target host --K 132 --B 8KiB --G 0,40us"},
   };
   for (const Info& info : suites) {

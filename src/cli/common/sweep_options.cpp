@@ -215,6 +215,24 @@ std::vector<std::string> apply_overrides(bench::SweepConfig& config, const Sweep
     notes.push_back(fmt::format("block {} is loaded: {} do(es) not apply to it (16-B stores from storer warps of the "
                                 "mainloop CTAs, one fence after the last burst)", block.name, join_values(not_loaded)));
   }
+  // Injection epilogue: the 256 math threads store and the burst counts follow from the tiles, so --threads,
+  // --bursts and --warmup do not apply to those blocks either.
+  std::vector<std::string> not_epilogue;
+  if (o.threads_per_producer) not_epilogue.push_back("--threads");
+  if (o.num_bursts) not_epilogue.push_back("--bursts");
+  if (o.warmup_bursts) not_epilogue.push_back("--warmup");
+  for (auto& block : config.blocks) {
+    const nlohmann::json& knobs = block.overrides.is_object() && block.overrides.contains("injection")
+                                      ? block.overrides
+                                      : config.defaults;
+    const bool epilogue = block.suite == Suite::kLoaded && knobs.is_object() &&
+                          knobs.value("injection", std::string()) == "epilogue";
+    if (!epilogue || not_epilogue.empty()) continue;
+    if (o.threads_per_producer) block.overrides["threads_per_producer"] = bench::kLoadedMathThreads;
+    notes.push_back(fmt::format("block {} is loaded with injection epilogue: {} do(es) not apply to it (its {} math "
+                                "threads store; num_bursts = tiles_per_cta / tiles_per_burst)", block.name,
+                                join_values(not_epilogue), bench::kLoadedMathThreads));
+  }
   const auto points = bench::expand(config);  // validate now: bad ranges fail before anything runs
   if (o.num_bursts || o.warmup_bursts) {
     for (const auto& b : config.blocks)
