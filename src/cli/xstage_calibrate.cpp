@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "bench/calibration.hpp"
+#include "bench/rank_agree.hpp"
+#include "bench/rank_launch.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
 #include "cli/common/cli_main.hpp"
@@ -89,7 +91,8 @@ xs::bench::SweepConfig build_sweep(const CalibrateOptions& o, const std::string&
   return config;
 }
 
-int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
+int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, const xs::bench::RankContext& rank,
+              xs::bench::RankComm& comm) {
   const std::string target = o.backend.target.empty() ? "host" : o.backend.target;
   const bool inspect_only = o.dry_run || o.dump_config || o.list;
   std::optional<double> guess_bps;
@@ -126,60 +129,93 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
                                              : o.out_path;
   xs::fit::FitOptions fit_options;
   fit_options.bootstrap_resamples = o.bootstrap;
+  // Several ranks (mpirun/srun): every rank measures every point on its own GPU (the simulator: its own noise
+  // stream); rank 0 alone prints, merges (per repetition the slowest rank), fits and writes (bench/runner.hpp).
+  const bool root = comm.rank() == 0, several = comm.size() > 1;
+  std::unique_ptr<xs::Backend> backend;
+  std::optional<double> copy_engine_bps;
   // Everything the flags decide is checked before the backend starts: the sweep (with the 717 GB/s guess
-  // when the copy engine will size it), its fittability, and the output paths.
-  {
+  // when the copy engine will size it), its fittability, and the output paths. One rank's refusal is every
+  // rank's (rank 0 prints it).
+  xs::bench::agree(comm, [&] {
     std::vector<std::string> notes;
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-    if (!o.no_fit)
-      print_notes(xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes));
+    if (!o.no_fit) {
+      notes = xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes);
+      if (root) print_notes(notes);
+    }
+    xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
+    if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
+    xs::cli::BackendOptions backend_options = o.backend;
+    if (several) {
+      if (o.backend.device_index != 0)
+        throw xs::input_error("--device", fmt::format("with {} ranks each rank drives its own GPU (its local rank); "
+                                                      "drop --device", comm.size()));
+      backend_options.device_index = rank.device;
+    }
+    backend = xs::cli::make_backend(backend_options, comm.rank());
+    if (root && o.config_path.empty() && !guess_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
+  });
+  if (several) {  // rank 0's copy-engine bandwidth sizes the gap ranges on every rank: one sweep for all
+    double bps = copy_engine_bps.value_or(0);
+    comm.broadcast_bytes(&bps, sizeof bps);
+    if (bps > 0) copy_engine_bps = bps;
   }
-  xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
-  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
-
-  auto backend = xs::cli::make_backend(o.backend);
-  std::optional<double> copy_engine_bps;
-  if (o.config_path.empty() && !guess_bps) {
-    copy_engine_bps = backend->reference_bandwidth_bps(target);
-    if (copy_engine_bps) guess_bps = *copy_engine_bps;
-  }
-  std::vector<std::string> notes;
-  const xs::bench::SweepConfig config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-  print_notes(notes);
-  const auto points = xs::bench::expand(config);
-  if (!o.no_fit) print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
+  if (copy_engine_bps && !guess_bps) guess_bps = *copy_engine_bps;
+  xs::bench::SweepConfig config;
+  std::vector<xs::bench::ExpandedPoint> points;
+  xs::bench::agree(comm, [&] {
+    std::vector<std::string> notes;
+    config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
+    if (root) print_notes(notes);
+    points = xs::bench::expand(config);
+    if (!o.no_fit) {
+      notes = xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
+      if (root) print_notes(notes);
+    }
+  });
 
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
-  xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
+  xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options, comm);
   if (outcome.interrupted) {
-    std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
-                 "  run the same command with --resume to continue\n", outcome.records.size(), points.size(),
-                 xs::report::journal_path_for(out).c_str());
+    if (root)
+      std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
+                   "  run the same command with --resume to continue\n", outcome.records.size(), points.size(),
+                   xs::report::journal_path_for(out).c_str());
     return xs::bench::kInterruptedExitCode;
   }
-  if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
-
   xs::report::ResultFile file;
-  file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
-  file.meta["wall_s"] = outcome.wall_s;
-  file.meta["resumed_points"] = outcome.num_resumed;
-  file.config = xs::bench::to_json(config);
-  file.points = std::move(outcome.records);
-  if (!o.no_fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
-  xs::report::write_json_atomic(out, xs::report::to_json(file));
-  if (!o.tables.csv_path.empty() || o.tables.markdown)
-    xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+  xs::bench::agree(comm, [&] {  // rank 0 fits and writes; a failure there is every rank's
+    if (!root) return;
+    if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
+    file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
+    file.meta["wall_s"] = outcome.wall_s;
+    file.meta["resumed_points"] = outcome.num_resumed;
+    if (several) {
+      file.meta["launch"] = outcome.launch;
+      file.meta["ranks"] = outcome.ranks;
+    }
+    file.config = xs::bench::to_json(config);
+    file.points = std::move(outcome.records);
+    if (!o.no_fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+    xs::report::write_json_atomic(out, xs::report::to_json(file));
+    if (!o.tables.csv_path.empty() || o.tables.markdown)
+      xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+  });
+  if (!root) return 0;
   if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
   xs::bench::print_calibration_summary(file, stdout);
-  fmt::print("calibration of {} on {} took {:.1f} s of wall time ({} points); wrote {}\n", target,
-             backend->name(), outcome.wall_s, file.points.size(), out);
+  fmt::print("calibration of {} on {} took {:.1f} s of wall time ({} points{}); wrote {}\n", target,
+             backend->name(), outcome.wall_s, file.points.size(),
+             several ? fmt::format(", {} ranks", comm.size()) : std::string(), out);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xs::cli::run_main("xstage-calibrate", [&]() {
+  xs::bench::RankProcess ranks("xstage-calibrate", &argc, &argv);  // MPI_Init_thread under mpirun/srun (MPI build)
+  const int code = xs::cli::run_main("xstage-calibrate", [&]() {
     CalibrateOptions o;
     CLI::App app{
         "xstage-calibrate: measure a node's remote-store path and fit the Burst-Gap model\n"
@@ -220,7 +256,16 @@ int main(int argc, char** argv) {
     app.add_flag("--points", o.print_points, "Print every point with its prediction");
     xs::cli::add_table_flags(app, o.tables, "every point with its prediction");
     xs::cli::parse_or_throw(app, argc, argv);
-    if (!o.refit_path.empty()) return refit(o);
-    return calibrate(o, std::vector<std::string>(argv, argv + argc));
+    ranks.parsed();
+    const std::vector<std::string> args(argv, argv + argc);
+    if (!o.refit_path.empty() || o.dry_run || o.dump_config || o.list) {  // no measurement: rank 0 alone
+      xs::bench::SingleRankComm one;
+      return ranks.is_root() ? (o.refit_path.empty() ? calibrate(o, args, {}, one) : refit(o)) : 0;
+    }
+    return ranks.run(1, o.backend.kind != "sim", xs::cli::count_local_gpus,
+                     [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
+                       return calibrate(o, args, rank, comm);
+                     });
   });
+  return ranks.finish(code);
 }

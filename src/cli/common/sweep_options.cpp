@@ -12,6 +12,9 @@
 #include "common/range.hpp"
 #include "common/units.hpp"
 #include "runtime/gpu_backend.hpp"
+#if defined(XS_HAVE_CUDA)
+#include "runtime/devices.hpp"
+#endif
 #include "sim/simulator.hpp"
 
 namespace xs::cli {
@@ -31,7 +34,15 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--seed", o.seed, "sim: random seed")->capture_default_str();
 }
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
+int count_local_gpus() {
+#if defined(XS_HAVE_CUDA)
+  return runtime::count_devices();
+#else
+  throw no_gpu_error("GPU backend not built: nvcc was not found at configure time, so no rank has a GPU");
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& o, int rank) {
   if (o.kind == "sim") {
     sim::SimParams p;
     p.drain_rate_bps = parse_rate_bps(o.sim_R, "--sim-R");
@@ -42,7 +53,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
     p.completion_latency_s = parse_seconds(o.sim_latency, "--sim-latency");
     p.noise = o.sim_noise;
     p.seed = o.seed;
-    return sim::make_sim_backend(p);
+    return sim::make_sim_backend(p, rank);
   }
   try {
     return runtime::make_gpu_backend(o.device_index);
