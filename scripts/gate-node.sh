@@ -9,7 +9,7 @@
 # 2 bad usage or input (no baseline for this GPU model, a step's tool refused its input); 3 a tool failed
 # (CUDA, NCCL); 77 no GPU. A step's tool failure decides the exit code over a regression.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+repo=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
   cat <<'EOF'
@@ -29,16 +29,17 @@ log and gate table. Exit: 0 pass, 1 regression or unfit node, 2 bad input or no 
 EOF
 }
 
-backend=gpu out=out/gate-node baseline="" bin=build/bin steps_file=configs/gate/node.tsv only="" tool_args=""
+backend=gpu out=out/gate-node baseline="" bin_arg="" steps_arg="" only="" tool_args=""
 record=""
 die() { echo "gate-node: error: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
+  [[ $1 == -h || $1 == --help || $# -ge 2 ]] || { usage >&2; die "$1 needs a value"; }
   case $1 in
     --backend) backend=${2:-}; shift 2 ;;
     --out) out=${2:-}; shift 2 ;;
     --baseline) baseline=${2:-}; shift 2 ;;
-    --bin) bin=${2:-}; shift 2 ;;
-    --steps) steps_file=${2:-}; shift 2 ;;
+    --bin) bin_arg=${2:-}; shift 2 ;;
+    --steps) steps_arg=${2:-}; shift 2 ;;
     --only) only=${2:-}; shift 2 ;;
     --tool-args) tool_args=${2:-}; shift 2 ;;
     --record-baseline) record=${2:-}; [[ -n "$record" ]] || die "--record-baseline needs a folder"; shift 2 ;;
@@ -46,8 +47,13 @@ while [[ $# -gt 0 ]]; do
     *) usage >&2; die "unknown argument '$1'" ;;
   esac
 done
-[[ $backend == gpu || $backend == sim ]] || die "--backend '$backend': accepted gpu or sim"
+# Paths are the caller's (relative to where it runs); defaults are the repository's. Then work from the repository.
+abs() { [[ -z "$1" || $1 == /* ]] && echo "$1" || echo "$PWD/$1"; }
 [[ -n "$out" ]] || die "--out: needs a folder"
+out=$(abs "$out") baseline=$(abs "$baseline") record=$(abs "$record")
+bin=$(abs "${bin_arg:-$repo/build/bin}") steps_file=$(abs "${steps_arg:-$repo/configs/gate/node.tsv}")
+cd "$repo" || exit 2
+[[ $backend == gpu || $backend == sim ]] || die "--backend '$backend': accepted gpu or sim"
 [[ -f "$steps_file" ]] || die "--steps: $steps_file is not a file"
 for tool in xstage-calibrate xstage-bench xstage-gate; do
   [[ -x "$bin/$tool" ]] || die "$bin/$tool not found: build first (./scripts/build.sh) or pass --bin"

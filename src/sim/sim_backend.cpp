@@ -66,7 +66,7 @@ class SimBackend final : public Backend {
     if (fault_.mode == "hang")
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // a stuck kernel: until the run is aborted
     throw Error(ExitCode::kDeviceFailure, "sim", "XS_SIM_FAULT",
-                fmt::format("planted fault: rank {} failed at its point {}", rank_, num_run_));
+                fmt::format("planted fault (XS_SIM_FAULT): failed at this rank's point {}", num_run_));
   }
 
   SimParams params_;
