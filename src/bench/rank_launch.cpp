@@ -125,7 +125,9 @@ int run_rank(const RankContext& context, RankComm& comm, bool& own_error,
   } catch (const Error& e) {
     if (comm.size() == 1) throw;
     own_error = true;
-    throw Error(e.code(), e.domain(), e.field(), fmt::format("rank {}: {}", comm.rank(), e.what()));
+    const std::string prefix = fmt::format("rank {}: ", comm.rank());  // a collective's error names it already
+    const std::string message = e.what();
+    throw Error(e.code(), e.domain(), e.field(), message.rfind(prefix, 0) == 0 ? message : prefix + message);
   } catch (const std::exception& e) {
     if (comm.size() == 1) throw;
     own_error = true;

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (args.size() == 2 && args[0] == "seeds") {
-      for (const auto& r : read(args[1]).at("meta").at("ranks")) std::printf("%s\n", r.at("seed").dump().c_str());
+      const json file = read(args[1]);
+      for (const auto& r : file.at("meta").at("ranks")) std::printf("%s\n", r.at("seed").dump().c_str());
       return 0;
     }
     if (args.size() >= 3 && args[0] == "max") return check_max({args.begin() + 1, args.end()});
