@@ -78,7 +78,6 @@ if [[ -n "$only" ]]; then
   done
 fi
 
-mkdir -p "$out/logs" "$out/gate" || die "--out $out: cannot create it"
 cases=()       # JUnit <testcase> elements of the node checks and the steps
 rows=()        # summary table rows
 worst=0        # exit code so far
@@ -131,7 +130,19 @@ else
     add_case node "throttle reasons before the run" pass "${mask:-unknown}"
   fi
 fi
-[[ -n "$baseline" ]] || baseline=results/$model/gate/node
+[[ -n "$baseline" ]] || baseline=$repo/results/$model/gate/node
+same_dir() { [[ -n "$1" && -n "$2" ]] && [[ "$(realpath -m "$1")" == "$(realpath -m "$2")" ]]; }
+if same_dir "$out" "$baseline" || same_dir "$out" "$record"; then
+  die "--out $out is also the baseline or the recorded baseline: name another folder"
+fi
+
+if [[ -z "$record" && ! -f "$baseline/node.txt" ]]; then
+  echo "gate-node: error: no baseline for this GPU model ($gpu_name) in ${baseline#$repo/}: record one on a quiet node" >&2
+  echo "gate-node:   with scripts/gate-node.sh --record-baseline <new folder>, check it, and commit it as" >&2
+  echo "gate-node:   results/$model/gate/node/ (docs/ci-gpu-runner.md, 'Recording a baseline'); or pass --baseline" >&2
+  exit 2
+fi
+mkdir -p "$out/logs" "$out/gate" || die "--out $out: cannot create it"
 {
   echo "gpu: $gpu_name"; echo "model: $model"; echo "driver: $driver"; echo "max_sm_clock_mhz: $max_sm_mhz"
   echo "backend: $backend"; echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +dirty)"
@@ -140,12 +151,6 @@ fi
 node_field() { sed -n "s/^$1: //p" "$2" 2>/dev/null | head -1; }
 
 if [[ -z "$record" ]]; then
-  if [[ ! -f "$baseline/node.txt" ]]; then
-    echo "gate-node: error: no baseline for this GPU model ($gpu_name) in $baseline: record one on a quiet node" >&2
-    echo "gate-node:   with scripts/gate-node.sh --record-baseline <new folder>, check it, and commit it as" >&2
-    echo "gate-node:   results/$model/gate/node/ (docs/gate.md, 'Recording a baseline'); or pass --baseline" >&2
-    exit 2
-  fi
   if [[ $backend == gpu ]]; then
     base_driver=$(node_field driver "$baseline/node.txt")
     base_clock=$(node_field max_sm_clock_mhz "$baseline/node.txt")
@@ -246,12 +251,12 @@ case $worst in
   0) head="PASS" ;; 1) head="FAIL (regression or unfit node)" ;; 77) head="NO GPU (exit 77)" ;;
   *) head="ERROR (exit $worst)" ;;
 esac
-[[ -n "$record" ]] && ((worst == 0)) && head="BASELINE RECORDED in $record"
+[[ -n "$record" ]] && ((worst == 0)) && head="BASELINE RECORDED in ${record#$repo/}"
 {
   echo "# xstage node gate: $head"
   echo
   echo "GPU: $gpu_name, driver $driver, max SM clock $max_sm_mhz MHz; backend $backend;" \
-       "$( [[ -n "$record" ]] && echo "recording $record" || echo "baseline $baseline (recorded $(node_field date "$baseline/node.txt") at $(node_field git "$baseline/node.txt"))")"
+       "$( [[ -n "$record" ]] && echo "recording ${record#$repo/}" || echo "baseline ${baseline#$repo/} (recorded $(node_field date "$baseline/node.txt") at $(node_field git "$baseline/node.txt"))")"
   for n in "${notes[@]}"; do echo; echo "> note: $n"; done
   echo
   echo "| step | verdict | detail |"
@@ -271,8 +276,8 @@ if [[ -n "$record" ]] && ((worst == 0)); then
   for i in "${!step_names[@]}"; do
     [[ -f "$out/${step_names[$i]}.json" ]] && cp "$out/${step_names[$i]}.json" "$record/"
   done
-  { echo "# Baseline of scripts/gate-node.sh (docs/gate.md): steps of $steps_file"
-    echo "command: scripts/gate-node.sh --backend $backend --record-baseline $record${tool_args:+ --tool-args \"$tool_args\"}"
+  { echo "# Baseline of scripts/gate-node.sh (docs/ci-gpu-runner.md): steps of ${steps_file#$repo/}"
+    echo "command: scripts/gate-node.sh --backend $backend --record-baseline ${record#$repo/}${tool_args:+ --tool-args \"$tool_args\"}"
     cat "$out/node.txt"; } >"$record/MANIFEST"
 fi
 sed -n '1p' "$out/summary.md"

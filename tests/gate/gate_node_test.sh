@@ -42,9 +42,12 @@ regression)
   grep -A1 'name="model.R_Bps"' "$tmp/slow/junit.xml" | grep -q "<failure" || fail "R is not a JUnit failure"
   ;;
 baseline)
-  run --tool-args "$sim_args" --baseline "$tmp/none" --out none
+  run --tool-args "$sim_args" --baseline "$tmp/none" --out nobase
   [ "$rc" -eq 2 ] || fail "exit $rc, expected 2 (no baseline)"
   has "no baseline for this GPU model (simulator) in $tmp/none" "$tmp/log"; has "--record-baseline" "$tmp/log"
+  [ ! -e "$tmp/nobase" ] || fail "a run refused for its missing baseline created --out"
+  run --baseline "$tmp/base0" --out base0
+  [ "$rc" -eq 2 ] || fail "--out that is the baseline: exit $rc, expected 2"
   mkdir "$tmp/full" && echo keep >"$tmp/full/x"
   run --out full
   [ "$rc" -eq 2 ] || fail "exit $rc, expected 2 (--out holds files)"
