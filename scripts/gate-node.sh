@@ -87,6 +87,7 @@ record_code() {  # a tool's failure (2, 3, 77) decides over a regression (1)
   if ((rc != 0 && rc != 1)); then ((worst == 0 || worst == 1)) && worst=$rc; elif ((rc == 1 && worst == 0)); then worst=1; fi
 }
 xml() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g' <<<"$1"; }
+md() { tr '|\n' '/ ' <<<"$1"; }  # one Markdown table cell
 add_case() {  # add_case CLASS NAME pass|fail|error|skip DETAIL
   local body
   case $3 in
@@ -194,7 +195,7 @@ for i in "${!step_names[@]}"; do
   if ((rc != 0)); then
     why=$(grep -m1 "error" "$out/logs/$name.txt" || tail -n 1 "$out/logs/$name.txt")
     add_case steps "$name" error "exit $rc: $why"
-    rows+=("| $name | **ERROR** (exit $rc) | $(xml "$why") |"); record_code "$rc"
+    rows+=("| $name | **ERROR** (exit $rc) | $(md "$why") |"); record_code "$rc"
     continue
   fi
   add_case steps "$name" pass "measured: $result"
@@ -215,7 +216,7 @@ for i in "${!step_names[@]}"; do
     0) rows+=("| $name | PASS | $verdict |") ;;
     1) rows+=("| $name | **FAIL** | $verdict |") ;;
     *) why=$(grep -m1 "error" "$out/logs/$name-gate.txt"); add_case gate "$name" error "xstage-gate exit $rc: $why"
-       rows+=("| $name | **ERROR** (gate exit $rc) | $(xml "$why") |") ;;
+       rows+=("| $name | **ERROR** (gate exit $rc) | $(md "$why") |") ;;
   esac
   record_code "$rc"
 done
