@@ -230,6 +230,9 @@ int main(int argc, char** argv) {
         "  xstage-calibrate --refit out/calibration-gpu-host.json\n\n"
         "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point and 100,000\n"
         "bursts per repetition (exit 2 beyond them, before anything runs).\n\n"
+        "Several GPUs: in a build with -DXS_WITH_MPI=ON, mpirun -np N xstage-calibrate ... (or srun): every\n"
+        "rank measures every point on its own GPU at once; rank 0 merges (per repetition the slowest rank),\n"
+        "fits and writes (docs/multi-gpu.md).\n\n"
         "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
         "xstage-calibrate"};
     xs::cli::add_version_flag(app, "xstage-calibrate");

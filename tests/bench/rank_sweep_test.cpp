@@ -64,6 +64,31 @@ TEST(MergeRankRecords, SkippedOnOneRankIsSkippedAndOtherPointsAreRefused) {
   EXPECT_THROW(merge_rank_records({a, ragged}), Error);
 }
 
+TEST(SimRanks, RankZeroKeepsTheSeedAndOtherRanksDrawTheirOwn) {
+  EXPECT_EQ(sim::rank_seed(7, 0), 7u);
+  EXPECT_NE(sim::rank_seed(7, 1), sim::rank_seed(7, 2));
+  EXPECT_NE(sim::rank_seed(7, 1), sim::rank_seed(8, 1));
+  EXPECT_NE(sim::rank_seed(1, 1), 2u);  // not seed + rank: rank 1 of seed 1 is not rank 0 of seed 2
+  EXPECT_EQ(sim::make_sim_backend(sim::SimParams{}, 2)->describe()["planted"]["seed"], sim::rank_seed(1, 2));
+}
+
+TEST(SimFault, ParsesRankPointModeAndRefusesOtherText) {
+  const sim::SimFault f = sim::parse_sim_fault("2:3:hang");
+  EXPECT_EQ(f.rank, 2);
+  EXPECT_EQ(f.point, 3u);
+  EXPECT_EQ(f.mode, "hang");
+  EXPECT_EQ(sim::parse_sim_fault("").rank, -1);
+  for (const char* bad : {"2:3", "2:0:throw", "-1:1:throw", "1:1:explode", "x:1:throw", "1:2x:exit"}) {
+    try {
+      sim::parse_sim_fault(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::kBadInput) << bad;
+      EXPECT_NE(std::string(e.what()).find("<rank>:<point>:<mode>"), std::string::npos) << e.what();
+    }
+  }
+}
+
 std::vector<ExpandedPoint> sweep() {
   std::vector<ExpandedPoint> points;
   for (int k : {8, 33})
