@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Idle tail of the FlashAttention dynamic tile scheduler, simulated (README, K/V clusters: where 8K goes).
+"""Idle tail of the FlashAttention dynamic tile scheduler, simulated
+(docs/lab-notes/2026-12-02-fa-a2a-sessions.md, K/V clusters: where 8K goes).
 
 N clusters (or CTAs) share U equal units; each starts with unit c, and draws its next unit from one counter
 at a time inside its current unit: --draw-at 0 draws as the unit starts (the kernel's one-unit lookahead),
 0.9 when 90% of it is done. A cluster's time per unit is its speed x (1 + N(0, --noise)); speeds are uniform
 in 1 +- --spread, and --slow of them are --slow-factor slower still (assumed, chosen near the measured
-median / slowest-CTA sigma of results/h200/fa_a2a/066cda0-kv-cluster-30). Prints, per draw point, the mean
+median / slowest-CTA sigma of results/h200/archive/2026-12-02-066cda0/fa_a2a-kv-cluster-30). Prints, per draw point, the mean
 span in units and the idle tail (1 - mean CTA busy time / span) over --trials seeded trials.
 Defaults: the 8K point with clusters of 2 (66 clusters, 256 units).
 Usage: python3 scripts/fa_tail_sim.py [--clusters 66] [--units 256] [--draw-at 0 0.5 0.9] [--trials 200]

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Attach the PyTorch grouped-GEMM baseline to an `xstage-bench megamoe` result file, side by side.
 
+Superseded for issue 29 by moe_vs_grouped_mm.py (torch and the kernel in one process, on the same tensors, timed
+the same way, clocks for both); kept to re-derive the older committed files. This one runs torch in another
+process, on other inputs, with per-call events.
+
 For every measured point (status ok), runs scripts/moe_grouped_mm_baseline.py on the same GPU with the
 point's rows per local expert (extra.pairs_per_local_expert, padded to 128 like the kernel) and shapes,
 then stores its JSON under point.extra.baseline_grouped_mm and the ratios under point.extra.vs_baseline:

@@ -10,22 +10,23 @@ Usage: plot_calibration.py CALIBRATION.json [--out FIG.png]
 Needs matplotlib (Debian: python3-matplotlib). Post-processing only: never needed to build or test.
 """
 import argparse
-import json
 import math
 import os
-import sys
 
-import matplotlib
+from plot_io import fail, load_result, pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+TOOL = "plot_calibration"
+EXPECTED = "a calibration file written by xstage-calibrate"
+plt = None  # matplotlib.pyplot, imported in main() so that a missing matplotlib is one clear line
 
 
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
-    if doc.get("schema", {}).get("name") != "xstage.result":
-        sys.exit(f"{path}: not an xstage result file")
+    doc = load_result(TOOL, path, EXPECTED)
+    if not isinstance(doc.get("model"), dict):
+        fail(TOOL, f"{path} has no fitted model (an xstage-bench result, or a calibration run with --no-fit: "
+                   "fit it with xstage-calibrate --refit); expected " + EXPECTED)
+    if not any(isinstance(p, dict) and isinstance(p.get("spec"), dict) for p in doc["points"]):
+        fail(TOOL, f"{path} has no remote-store points; expected " + EXPECTED)
     return doc
 
 
@@ -178,6 +179,8 @@ def main():
     ap.add_argument("--out", default=None, help="PNG path (default: beside the input)")
     args = ap.parse_args()
     doc = load(args.calibration)
+    global plt
+    plt = pyplot(TOOL)
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     colors = k_colors(doc)
     panel_gap(axes[0][0], doc, "issue_time_s", "(a) issue time vs gap", colors)

@@ -7,14 +7,12 @@ the two prior predictions (X-Stage: E_drain; completion-coupled: E_cc) from the 
 Usage: plot_fa_a2a.py RESULT.json [--out FIG.png]   (matplotlib; post-processing only)
 """
 import argparse
-import json
 import os
-import sys
 
-import matplotlib
+from plot_io import fail, load_result, pyplot
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+TOOL = "plot_fa_a2a"
+EXPECTED = "a result file written by xstage-bench fa_a2a"
 
 
 def main():
@@ -22,10 +20,14 @@ def main():
     ap.add_argument("result")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    doc = json.load(open(args.result))
-    pts = [p for p in doc.get("extra", {}).get("fa_a2a", []) if p.get("status") == "ok"]
+    doc = load_result(TOOL, args.result, EXPECTED)
+    copies = doc.get("extra", {}).get("fa_a2a") if isinstance(doc.get("extra"), dict) else None
+    if not isinstance(copies, list):
+        fail(TOOL, f"{args.result} has no fa_a2a points (extra.fa_a2a); expected " + EXPECTED)
+    pts = [p for p in copies if isinstance(p, dict) and p.get("status") == "ok"]
     if not pts:
-        sys.exit(f"{args.result}: no measured fa_a2a points")
+        fail(TOOL, f"{args.result}: no measured fa_a2a point (status ok)")
+    plt = pyplot(TOOL)
     # One panel per (target, heads): a heads sweep must not draw two curves in one colour.
     panels = sorted({(p["spec"]["target"], p["spec"].get("heads")) for p in pts}, key=lambda th: (th[0], th[1] or 0))
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)

@@ -8,8 +8,12 @@ medians per variant (where the drain cost lands).
 Usage: python3 scripts/plot_megamoe.py RESULT.json [--out FILE.png] [--timeline-point N]
 """
 import argparse
-import json
 import sys
+
+from plot_io import fail, load_result, pyplot
+
+TOOL = "plot_megamoe"
+EXPECTED = "a result file written by xstage-bench megamoe"
 
 
 def main():
@@ -18,19 +22,11 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--timeline-point", type=int, default=0, help="index of the point whose timeline is drawn")
     a = ap.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_megamoe: matplotlib is not installed", file=sys.stderr)
-        return 77
-    with open(a.result) as f:
-        doc = json.load(f)
-    pts = [p for p in doc.get("points", []) if p.get("suite") == "megamoe" and p.get("status") == "ok"]
+    doc = load_result(TOOL, a.result, EXPECTED)
+    pts = [p for p in doc["points"] if isinstance(p, dict) and p.get("suite") == "megamoe" and p.get("status") == "ok"]
     if not pts:
-        print("plot_megamoe: no measured megamoe point in " + a.result, file=sys.stderr)
-        return 2
+        fail(TOOL, f"no measured megamoe point (suite megamoe, status ok) in {a.result}; expected " + EXPECTED)
+    plt = pyplot(TOOL)
     label = [f"{p['axes']['precision']} K{p['axes']['K_SM']} {p['axes']['target']}" for p in pts]
     variants = ["expert_wave", "interleaved", "serial", "expert_wave_cc", "interleaved_cc", "unfused"]
     fig, ax = plt.subplots(2, 2, figsize=(15, 10))

@@ -100,15 +100,17 @@ notes=()
 python=$(command -v python3 || true)
 if [[ -z "$python" ]] || ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
   # apt's python3-matplotlib serves only the system interpreter; another python3 first on PATH (a venv,
-  # pyenv) needs its own (pip install matplotlib).
+  # pyenv), the one the plot scripts run with, gets its own through its pip.
   if [[ -z "$python" || "$(readlink -f "$python")" == /usr/bin/python3* ]]; then
     apt_install python3-matplotlib || true
     python=$(command -v python3 || true)
+  elif "$python" -m pip --version >/dev/null 2>&1; then
+    "$python" -m pip install --quiet matplotlib || true
   fi
   if [[ -z "$python" ]]; then
     notes+=("no python3 on PATH: plots will be skipped")
   elif ! "$python" -c 'import matplotlib' >/dev/null 2>&1; then
-    notes+=("matplotlib missing for $python: plots will be skipped")
+    notes+=("matplotlib missing for $python: plots will be skipped ($python -m pip install matplotlib)")
   fi
 fi
 if [[ "${XS_WITH_FUZZ:-0}" == "1" ]] && ! fuzzer_links; then

@@ -137,13 +137,13 @@ struct FlashAttentionConfig {
   int kv_cluster_size = 1;
   // Heads per band of the tile order (scheduler.cuh): 1 (default) = the m-block-fastest order; 0 = auto_heads_per_band
   // on the device's L2 size; else a divisor of the number of heads. Measured on the H200 side by side with cuDNN
-  // (results/h200/fa_a2a/11fe4a5-bands/): auto lost 1.3% at 8K and 0.8% at 16K-32K (K/V clusters 2), so 1 stays.
+  // (results/h200/archive/2026-12-02-11fe4a5/fa_a2a-bands/): auto lost 1.3% at 8K and 0.8% at 16K-32K (K/V clusters 2), so 1 stays.
   int heads_per_band = 1;
   // A diagnostic (issue 13, the 8K gap): the consumer warpgroup's named barrier after its output stores, which
   // instrumented launches always take (to stamp the stores' end), also in uninstrumented ones. Same bits.
   bool store_barrier = false;
   // Split tail (scheduler.cuh; issue 13, the idle tail of the last round: 6-13% of the CTA time at M = 8K,
-  // results/h200/fa_a2a/fbcbd97-by-position/): the last tail_split_units tile units of the order run in
+  // results/h200/archive/2026-12-02-fbcbd97/fa_a2a-by-position/): the last tail_split_units tile units of the order run in
   // tail_kv_splits pieces over disjoint KV ranges; the warpgroup that finishes a tile's last piece combines the
   // others' partial O, row max and row sum (split_combine.cuh) and stores the tile. 1: off (every tile whole).
   // Summation order differs from the whole tile's, so the bits may differ in the last place.

@@ -1,7 +1,7 @@
 // xstage kernels layer (attention): the persistent tile scheduler. Tiles run in bands of heads_per_band heads,
 // the head fastest inside a band, then the m-block (coord). One head per band is the m-block-fastest order:
 // co-running CTAs stream the same head's K/V through L2. (A diagonal order that gives co-running CTAs every
-// head was measured on the H200, results/h200/fa_a2a/f4cd35e/: FA-only in the Ulysses layout 6% faster at
+// head was measured on the H200, results/h200/archive/2026-12-02-f4cd35e/fa_a2a-diagonal/: FA-only in the Ulysses layout 6% faster at
 // M = 8K, 11% slower at 32K-64K where the K/V reuse in L2 matters more; auto_heads_per_band in config.hpp
 // picks the widest band whose K/V fits in L2.)
 // Static: cluster c visits units

@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "moe/compare_combine.hpp"
+#include "moe/compare_rule.cuh"
 #include "moe/fp8.hpp"
 #include "runtime/check.hpp"
 
@@ -34,28 +35,6 @@ __global__ void build_slot_mask_kernel(SlotMaskArgs a, int row_end) {
     atomicAdd(word, 1u);  // 65535 writers to one slot would carry into the flag bits: far beyond any routing bug
     if (r >= a.row_begin && r < row_end) atomicOr(word, kSlotCompareBit);
   }
-}
-
-__device__ __forceinline__ float bf16_bits_to_float(std::uint16_t bits) {
-  return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
-}
-
-// |t - r| measured against abs_tol + rel_tol * |r|; > 1 is wrong. Bitwise-equal pairs (also equal NaNs)
-// are exact; any other pair with a NaN or inf is infinitely wrong.
-__device__ __forceinline__ float element_excess(std::uint16_t tb, std::uint16_t rb, float abs_tol, float rel_tol,
-                                                float& abs_err, float& rel_err) {
-  abs_err = rel_err = 0.0f;
-  if (tb == rb) return 0.0f;
-  const float t = bf16_bits_to_float(tb), r = bf16_bits_to_float(rb);
-  const float d = fabsf(t - r);
-  if (!isfinite(d)) {
-    abs_err = rel_err = INFINITY;
-    return INFINITY;
-  }
-  abs_err = d;
-  rel_err = r != 0.0f ? d / fabsf(r) : 0.0f;
-  const float tol = abs_tol + rel_tol * fabsf(r);
-  return tol > 0.0f ? d / tol : (d > 0.0f ? INFINITY : 0.0f);
 }
 
 __device__ __forceinline__ std::uint64_t warp_sum(std::uint64_t v) {
@@ -121,7 +100,7 @@ __global__ void __launch_bounds__(kThreads) compare_combine_kernel(CombineCompar
         max_abs = fmaxf(max_abs, abs_err);
         max_rel = fmaxf(max_rel, rel_err);
         max_excess = fmaxf(max_excess, excess);
-        const double tv = bf16_bits_to_float(tb), rv = bf16_bits_to_float(rb);
+        const double tv = bf16_bits_value(tb), rv = bf16_bits_value(rb);
         if (isfinite(tv) && isfinite(rv)) {
           sum_tr += tv * rv;
           sum_tt += tv * tv;

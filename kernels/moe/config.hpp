@@ -54,6 +54,15 @@ inline constexpr int kMaxLocalExperts = 128; // E / P on this rank
 struct MegaMoeConfig {
   int num_ctas = 0;                            // K_SM; 0 = one per SM of the current device
   std::uint64_t timeout_cycles = 1ull << 34;   // every spin-wait traps after this many SM cycles (~8 s)
+  // Residency: every CTA spins on flags other CTAs release, so all K_SM CTAs must run at once. true: a
+  // cooperative launch (cudaLaunchAttributeCooperative, CUDA programming guide "Grid Synchronization"): the
+  // driver starts the grid only with every CTA resident, or refuses it (cudaErrorCooperativeLaunchTooLarge).
+  // false: the occupancy check alone (a grid that fits the device but shares it with another kernel can
+  // spin on a CTA that has not started); kept only as a fallback where cooperative capture is unavailable.
+  bool cooperative_launch = true;
+  // Fault injection for the verification tests, never for measurements: Linear-2 tiles skip their wait on
+  // l1_done (a planted ordering bug: an L2 tile may read intermediates before its L1 tiles wrote them).
+  bool fault_skip_l2_dependency_wait = false;
 };
 
 }  // namespace xs::kernels::moe

@@ -37,19 +37,21 @@ __device__ void producer_loop(const Params& p, const void* tm_pool, const void* 
   while (p.schedule.next(p.problem, cur, t)) {
     const std::uint32_t tile_idx = tiles.tile_index(t);
     const std::uint32_t expert = p.routing.row_block_expert[t.row_block];
-    std::uint64_t spin;
+    std::uint64_t spin = 0;
     const void* tm_a;
     const void* tm_b;
     std::int32_t b_row;
     if (t.kind == TileKind::kL1) {
-      spin = wait_counter(p, p.sync + p.sync_layout.dispatch_word(t.row_block), epoch, WaitFlag::kDispatchFlag,
-                          t.row_block);
+      if (p.dispatch_enabled)
+        spin = wait_counter(p, p.sync + p.sync_layout.dispatch_word(t.row_block), epoch, WaitFlag::kDispatchFlag,
+                            t.row_block);
       tm_a = tm_pool;
       tm_b = tm_w1;
       b_row = static_cast<std::int32_t>(expert * 2u * p.intermediate + t.n_block * kBlockN);
     } else {
-      spin = wait_counter(p, p.sync + p.sync_layout.l1_done_word(t.row_block), epoch * tiles.l1_tiles_per_row,
-                          WaitFlag::kL1Done, t.row_block);
+      if (p.l2_waits_for_l1)
+        spin = wait_counter(p, p.sync + p.sync_layout.l1_done_word(t.row_block), epoch * tiles.l1_tiles_per_row,
+                            WaitFlag::kL1Done, t.row_block);
       tm_a = tm_act;
       tm_b = tm_w2;
       b_row = static_cast<std::int32_t>(expert * p.hidden + t.n_block * kBlockN);

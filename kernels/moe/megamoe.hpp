@@ -20,6 +20,15 @@ inline const char* schedule_kind_name(ScheduleKind k) {
   return k == ScheduleKind::kExpertWave ? "expert_wave" : k == ScheduleKind::kInterleaved ? "interleaved" : "serial";
 }
 
+// Which stages a launch runs. kAll is the MoE layer. The phase launches measure one GEMM phase whole, as a
+// grouped GEMM library would run it (no Dispatch, no waits): kLinear1 runs every Linear-1 tile on a pool an
+// earlier kAll launch dispatched; kLinear2 every Linear-2 tile (with its Combine stores) on the intermediates
+// an earlier kAll launch wrote. A phase launch needs its own zeroed sync_words (its epochs count apart).
+enum class KernelPhases : int { kAll = 0, kLinear1 = 1, kLinear2 = 2 };
+inline const char* kernel_phases_name(KernelPhases p) {
+  return p == KernelPhases::kAll ? "all" : p == KernelPhases::kLinear1 ? "linear1" : "linear2";
+}
+
 struct ScheduleChoice {
   ScheduleKind kind = ScheduleKind::kInterleaved;
   int experts_per_wave = 1;  // ExpertWave
@@ -53,6 +62,7 @@ struct MegaMoeArgs {
   Precision precision = Precision::kBf16;
   EpilogueMode mode = EpilogueMode::kFused;
   ScheduleChoice schedule;
+  KernelPhases phases = KernelPhases::kAll;
   // Device tensors (bf16, 16-byte aligned, rows contiguous).
   const void* arrival = nullptr;  // [num_arrivals][h]        tokens as they arrived (Dispatch input)
   void* pool = nullptr;           // [num_row_blocks*128][h]   expert-sorted pool (Dispatch output)
@@ -92,8 +102,9 @@ struct MegaMoeArgs {
 void validate_megamoe(const MegaMoeConfig& config, const MegaMoeArgs& args);
 
 // Validates, encodes the TMA descriptors, checks co-residency (one CTA per SM for every participating SM)
-// and enqueues one persistent launch. Throws xs::Error (exit 3) on a CUDA failure. Stream-capturable after
-// one launch outside capture.
+// and enqueues one persistent launch, cooperative unless config.cooperative_launch is off (then the
+// occupancy check is the only refusal). Throws xs::Error (exit 3) on a CUDA failure, also when the driver
+// refuses the cooperative launch. Stream-capturable after one launch outside capture.
 void launch_megamoe(const MegaMoeConfig& config, const MegaMoeArgs& args, cudaStream_t stream);
 
 // After a failed launch: "timeout waiting on 'l1_done' (block 3, thread 0, tile 17, expected 64)", or "".

@@ -13,6 +13,7 @@
 // Cross-CTA protocol (epoch-tagged, never reset; layout.cuh SyncLayout): dispatch_flag[p] = epoch after
 // Dispatch of row block p; l1_done[p] += 1 per finished Linear-1 tile; Linear-2 of p waits for
 // l1_done[p] >= epoch * P1. The last CTA to finish advances epoch_word. Every wait times out naming its flag.
+// Residency: the grid is launched cooperatively (config.hpp), so no CTA spins on one that never started.
 // Shared memory (pipeline.cuh): 5 x 32 KiB stages + 32 KiB staging + 1 KiB row meta + barriers = 193 KiB.
 #include <mutex>
 #include <set>
@@ -113,12 +114,12 @@ __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
     *epoch_smem = ptx::ld_acquire_gpu_u32(p.sync + p.sync_layout.epoch_word()) + 1;
   }
   auto* dispatch_meta = reinterpret_cast<volatile std::int32_t*>(smem + Smem::kDispatchMetaOffset);
-  if (cta < p.problem.tiles.num_row_blocks && threadIdx.x < 128)
-    dispatch_meta[threadIdx.x] = p.routing.pool_arrival[cta * 128 + threadIdx.x];
+  const bool dispatch = p.dispatch_enabled != 0 && cta < p.problem.tiles.num_row_blocks;
+  if (dispatch && threadIdx.x < 128) dispatch_meta[threadIdx.x] = p.routing.pool_arrival[cta * 128 + threadIdx.x];
   __syncthreads();
   const std::uint32_t epoch = *epoch_smem;
   // Dispatch of this CTA's first row block by all threads (the first tiles of every CTA wait on these).
-  if (cta < p.problem.tiles.num_row_blocks) {
+  if (dispatch) {
     copy_row_block<2>(p, cta, dispatch_meta, threadIdx.x, TileShape<kBlockN>::kNumThreads);
     __syncthreads();
     if (threadIdx.x == 0) ptx::st_release_gpu_u32(p.sync + p.sync_layout.dispatch_word(cta), epoch);
@@ -130,7 +131,7 @@ __global__ void __launch_bounds__(TileShape<kBlockN>::kNumThreads, 1)
       if (thread == 0) producer_loop<kBlockN, kPrec>(p, &tm_pool, &tm_act, &tm_w1, &tm_w2, smem, bars, cta, epoch);
     } else if (warp <= 2) {
       storer_loop<kBlockN, kMode>(p, smem, bars, cta, thread - 32, epoch);
-    } else {
+    } else if (p.dispatch_enabled) {
       dispatch_background<kBlockN == 128 ? 16 : 8>(p, smem + Smem::kDispatchMetaOffset, cta, thread % 32, epoch);
     }
   } else {
@@ -192,7 +193,7 @@ WaitTimeoutReport* timeout_report_device() { return mapped_report_device<WaitTim
 // cudaFuncSetAttribute and the co-residency check once per (device, kernel): later launches (also under
 // stream capture) skip both.
 template <class Fn>
-void prepare_kernel_once(Fn kernel, int grid, LaunchShape shape) {
+void prepare_kernel_once(Fn kernel, int grid, LaunchShape shape, bool cooperative) {
   static std::mutex mutex;
   static std::set<std::pair<int, const void*>> done;
   int device = 0;
@@ -208,6 +209,12 @@ void prepare_kernel_once(Fn kernel, int grid, LaunchShape shape) {
   XS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, shape.threads, shape.smem_bytes));
   int sms = 0;
   XS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int cooperative_supported = 0;
+  XS_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative_supported, cudaDevAttrCooperativeLaunch, device));
+  if (cooperative && cooperative_supported == 0)
+    throw Error(ExitCode::kDeviceFailure, "cuda", "cooperative launch",
+                "MegaMoE needs a cooperative launch (all CTAs resident at once) and GPU " + std::to_string(device) +
+                    " does not support one");
   // Every CTA spins on flags other CTAs release: all of them must be resident at once.
   if (per_sm < 1 || grid > per_sm * sms)
     throw Error(ExitCode::kDeviceFailure, "cuda", "co-residency",
@@ -225,6 +232,12 @@ void launch_typed(const Schedule& schedule, const MegaMoeConfig& config, const M
   KernelParams<Schedule> p;
   p.schedule = schedule;
   p.problem.tiles = a.tile_space();
+  // A phase launch sees only its phase's tiles: with no Linear-1 tile per row, a Linear-2 tile's l1_done
+  // target (epoch x P1) is 0; Dispatch and the waits on it are off (the pool and act of an earlier launch).
+  if (a.phases == KernelPhases::kLinear1) p.problem.tiles.l2_tiles_per_row = 0;
+  if (a.phases == KernelPhases::kLinear2) p.problem.tiles.l1_tiles_per_row = 0;
+  p.dispatch_enabled = a.phases == KernelPhases::kAll ? 1u : 0u;
+  p.l2_waits_for_l1 = a.phases == KernelPhases::kAll && !config.fault_skip_l2_dependency_wait ? 1u : 0u;
   p.problem.num_experts = static_cast<std::uint32_t>(a.num_experts);
   p.problem.expert_first_block = a.routing.expert_first_block;
   p.routing = a.routing;
@@ -262,8 +275,19 @@ void launch_typed(const Schedule& schedule, const MegaMoeConfig& config, const M
                                              a.intermediate, a.block_n, box_cols, "w2");
   const KernelFn<Schedule> kernel = kernel_for<Schedule>(a.mode, a.block_n, a.precision);
   const LaunchShape shape = launch_shape(a.block_n);
-  prepare_kernel_once(kernel, grid, shape);
-  kernel<<<grid, shape.threads, shape.smem_bytes, stream>>>(p, tm_pool, tm_act, tm_w1, tm_w2);
+  prepare_kernel_once(kernel, grid, shape, config.cooperative_launch);
+  cudaLaunchConfig_t launch = {};
+  launch.gridDim = dim3(static_cast<unsigned>(grid));
+  launch.blockDim = dim3(static_cast<unsigned>(shape.threads));
+  launch.dynamicSmemBytes = shape.smem_bytes;
+  launch.stream = stream;
+  cudaLaunchAttribute cooperative[1];
+  cooperative[0].id = cudaLaunchAttributeCooperative;
+  cooperative[0].val.cooperative = 1;
+  launch.attrs = cooperative;
+  launch.numAttrs = config.cooperative_launch ? 1 : 0;
+  // The driver refuses (cudaErrorCooperativeLaunchTooLarge) rather than start a grid that cannot be resident.
+  XS_CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, p, tm_pool, tm_act, tm_w1, tm_w2));
   XS_CUDA_CHECK_LAUNCH();
 }
 
@@ -357,6 +381,8 @@ void validate_megamoe(const MegaMoeConfig& config, const MegaMoeArgs& a) {
   if (pool_rows * a.hidden >= (1ull << 40)) throw input_error("num_row_blocks", "pool too large");
   if (static_cast<int>(a.mode) < 0 || static_cast<int>(a.mode) >= kNumEpilogueModes)
     throw input_error("mode", "unknown epilogue mode");
+  if (a.phases != KernelPhases::kAll && a.phases != KernelPhases::kLinear1 && a.phases != KernelPhases::kLinear2)
+    throw input_error("phases", "unknown phase selection; accepted: all, linear1, linear2");
 }
 
 void launch_megamoe(const MegaMoeConfig& config, const MegaMoeArgs& a, cudaStream_t stream) {

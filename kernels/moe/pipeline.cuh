@@ -81,6 +81,8 @@ struct KernelParams {
   std::uint32_t* sync = nullptr;
   SyncLayout sync_layout;
   TileRecord* records = nullptr;
+  std::uint32_t dispatch_enabled = 1;   // 0 (phase launches): no Dispatch, and Linear-1 waits for no flag
+  std::uint32_t l2_waits_for_l1 = 1;    // 0: phase launches, or the planted ordering bug (config.hpp)
   std::uint64_t timeout_cycles = 0;
   WaitTimeoutReport* timeout_report = nullptr;  // mapped pinned host memory
 };

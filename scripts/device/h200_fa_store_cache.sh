@@ -17,7 +17,7 @@ CMAKE=${CMAKE:-/opt/torch/.venv/bin/cmake}
 PY=/opt/torch/.venv/bin/python3; [[ -x $PY ]] || PY=python3
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 M_LIST=8192,16384,32768,49152,65536
-FA_MODEL=results/h200/fa_a2a/04f8f90-verdicts/calibration-host-small-k-A.json
+FA_MODEL=results/h200/archive/2026-12-02-04f8f90/fa_a2a-verdicts/calibration-host-small-k-A.json
 DEADLINE_S=${DEADLINE_S:-540}
 SECONDS=0
 source "$(dirname "$0")/lib.sh"

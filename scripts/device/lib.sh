@@ -15,14 +15,17 @@ archive_folders() {
 }
 # run_step NAME LIMIT CMD...: the command under min(LIMIT, time left before DEADLINE_S), logged to $LOGS/NAME.txt;
 # prints its exit code and the gtest/sanitizer summary lines; a step with under 20 s left is listed as not run.
+# STEP_RC afterwards: the exit code, or "not-run".
 run_step() {  # name timeout command...: log to $LOGS/name.txt, print rc and the gtest summary lines
   local name=$1 limit=$2; shift 2
   local left=$((DEADLINE_S - SECONDS))
+  STEP_RC=not-run
   if ((left < 20)); then echo "$name: not run (deadline)"; return 0; fi
   ((limit > left)) && limit=$left
   stamp "$name (limit ${limit}s)"
   timeout -k 5 "$limit" "$@" >"$LOGS/$name.txt" 2>&1
   local rc=$?
+  STEP_RC=$rc
   echo "$name rc=$rc"
   grep -E "^\[  (FAILED|PASSED) |^\[  SKIPPED|ERROR SUMMARY|RACECHECK SUMMARY|Failure|unavailable|skipped|wrote" \
     "$LOGS/$name.txt" | head -12

@@ -117,7 +117,7 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
     p.verification.values.erase("detail");
   }
   if (auto pred = legacy.find("prediction"); pred != legacy.end()) p.prediction = *pred;
-  for (const char* key : {"measured", "agreement", "prediction_note"})
+  for (const char* key : {"measured", "agreement", "prediction_note", "judgement", "diagnostics"})
     if (auto it = legacy.find(key); it != legacy.end()) p.extra[key] = *it;
   p.extra["fa_only_layout"] = r.fa_only_layout;
   p.extra["remote_bytes"] = r.remote_bytes;
@@ -141,7 +141,7 @@ json fa_legacy_json(const report::AppPoint& p) {
   spec.erase("device");  // fa_point_json's spec predates --device (the GPU is in the file's meta)
   json j = {{"id", p.id}, {"spec", spec}, {"status", p.status}, {"reason", p.reason}};
   if (p.status == "skipped") return j;
-  for (const char* key : {"measured", "agreement", "prediction_note"})
+  for (const char* key : {"measured", "agreement", "prediction_note", "judgement", "diagnostics"})
     if (auto it = p.extra.find(key); it != p.extra.end()) j[key] = *it;
   json verification = p.verification.values;
   verification["verified"] = p.verification.passed;

@@ -11,6 +11,7 @@
 #include "attention/fa_app_point.hpp"
 #include "attention/fa_report.hpp"
 #include "attention/fa_runner.hpp"
+#include "attention/judge/fa_calibration.hpp"
 #include "bench/app_bench.hpp"
 #include "bench/rank_agree.hpp"
 #include "bench/runner.hpp"
@@ -63,7 +64,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
   bench::SingleRankComm single;
   bench::RankComm& comm = comm_or_null != nullptr ? *comm_or_null : single;
   const bool several = comm.size() > 1;
-  std::optional<model::PlatformModel> platform;
+  std::optional<judge::FaCalibration> calibration;  // frozen before any launch: the predictions' input
   std::string model_target;
   std::vector<FaA2aPointSpec> specs;
   std::unique_ptr<Backend> backend;
@@ -79,10 +80,8 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
       report::check_output_path(report::journal_path_for(o.out_path), "the journal");
     }
     if (!o.model_path.empty()) {  // before any launch
-      platform = model::PlatformModel::load(o.model_path);
-      const json file = report::read_json_file(o.model_path);
-      if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
-        model_target = file["config"]["target"].get<std::string>();
+      calibration = judge::load_fa_calibration(report::read_text_file(o.model_path), o.model_path);
+      model_target = calibration->target;
     }
     specs = expand(o);
     // The GPU backend names the device in the journal header and the result's meta. No usable GPU (exit 77)
@@ -148,7 +147,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
         s.seed = ctx.seed;  // the same inputs on every rank
         if (nccl_exchange && is_nccl(s.target)) s.exchange = nccl_exchange;
         const FaA2aPointResult r = run_fa_a2a_point(s);
-        report::AppPoint point = fa_app_point(s, r, fa_point_json(s, r, platform, model_target));
+        report::AppPoint point = fa_app_point(s, r, fa_point_json(s, r, calibration ? &*calibration : nullptr, model_target));
         point.axes = spec.axes;  // several ranks: without the rank's own device
         return point;
       });

@@ -1,5 +1,5 @@
 // xstage attention host layer: fa_a2a result JSON (see fa_report.hpp): measured quantities and hiding at
-// both boundaries here; the prediction block and the verdict checks in fa_prediction_json.cpp.
+// both boundaries here; the prediction and its judgement in attention/judge/.
 #include "attention/fa_report.hpp"
 
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "attention/fa_prediction_json.hpp"
+#include "attention/judge/fa_judgement.hpp"
 #include "model/burst_gap.hpp"
 
 namespace xs::attention {
@@ -44,7 +44,7 @@ FaBoundary judged_boundary(const FaA2aPointResult& r) {
 }
 
 nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult& r,
-                             const std::optional<model::PlatformModel>& platform, const std::string& model_target) {
+                             const judge::FaCalibration* calibration, const std::string& model_target) {
   nlohmann::json j = {
       {"id", "fa_a2a." + spec.target},
       {"spec", {{"M", spec.seq_len}, {"heads", spec.num_heads}, {"head_dim", spec.head_dim}, {"P", spec.num_ranks},
@@ -184,13 +184,13 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                        {"unwritten_local", r.unwritten_local}, {"wrong_serial", r.wrong_serial},
                        {"wrong_fused", r.wrong_fused}, {"wrong_cc", r.wrong_cc}, {"seed", r.seed},
                        {"detail", r.error_detail}};
-  if (!platform) return j;
+  if (calibration == nullptr) return j;
   if (!model_target.empty() && model_target != spec.target) {
     j["prediction_note"] = fmt::format("the calibration is for target '{}': no prediction for '{}'", model_target,
                                        spec.target);
     return j;
   }
-  add_prediction_json(spec, r, *platform, j);
+  judge::add_judgement_json(judge::judge_point(spec, r, *calibration), j);
   return j;
 }
 

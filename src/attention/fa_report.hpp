@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/fa_runner.hpp"
-#include "model/platform_model.hpp"
+#include "attention/judge/fa_calibration.hpp"
 
 namespace xs::attention {
 
@@ -17,13 +17,13 @@ namespace xs::attention {
 // E_cc,meas = T_cc - T_FA, H (eq. 21), speedup T_serial / T_fused, FA TFLOPS, sigma, spans, burst alignment,
 // verification; `measured.hiding`: E_res/T_FA, E_res/T_A2A and H at the sender-side boundary (where
 // measured) and at remote-visible completion.
-// With a platform model (fa_prediction_json.hpp): the eq. 10-20 predictions with the applied sigma, the
-// aligned and the phase-aware burst with their verdicts, each checked against the measured noise band, and
-// `agreement`, a one-line summary of both checks.
+// With a calibration (attention/judge/fa_judgement.hpp): the frozen prediction (computed only from the
+// calibration, the configuration and the FA-only variant), its outcome against the measured residual beside
+// the trivial predictors, the diagnostics, and `agreement`, a one-line summary.
 // `model_target` is the target the calibration measured ("" = unknown): a point on another target gets
 // no prediction (a host calibration says nothing about HBM), only a note.
 nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult& result,
-                             const std::optional<model::PlatformModel>& platform, const std::string& model_target);
+                             const judge::FaCalibration* calibration, const std::string& model_target);
 
 // Table 3 layout: one column per M, rows T_FA, T_serial, T_fused, T_cc, E_res, H, speedup, predictions,
 // verdict checks. Reads files written before issue 13 too (missing keys print "-").

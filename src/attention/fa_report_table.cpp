@@ -81,22 +81,13 @@ void print_fa_table(const std::vector<json>& points, std::FILE* out) {
         break;
       }
     if (!pts.front()->contains("prediction")) continue;
-    predicted("sigma fused / FA", {"sigma", "ratio_under_load_over_compute_only"}, [](const json& v) {
-      return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string("-"); });
-    predicted("sigma applied", {"sigma", "applied"}, text);
-    predicted("pred. G*", {"G_star_s"}, us);
-    predicted("pred. G_Qloop", {"G_qloop_s"}, us);
-    predicted("pred. E_drain", {"E_drain_s"}, us);
-    predicted("pred. E_load", {"E_load_s"}, us);
-    predicted("pred. E_cap aligned", {"E_cap_aligned_s"}, us);
-    predicted("pred. E_cap phase-aware", {"phase_aware", "E_cap_s"}, us);
-    predicted("pred. E_res aligned", {"aligned", "E_res_pred_s"}, us);
-    predicted("pred. E_res phase-aware", {"phase_aware", "E_res_pred_s"}, us);
-    predicted("pred. E_cc", {"E_cc_s"}, us);
-    predicted("verdict aligned (paper)", {"verdict"}, text);
-    predicted("  vs measurement", {"aligned", "check", "result"}, text);
-    predicted("verdict phase-aware", {"verdict_phase_aware"}, text);
-    predicted("  vs measurement", {"phase_aware", "check", "result"}, text);
+    auto range = [&](const json& v) {
+      return v.is_array() && v.size() == 2 ? fmt::format("{}..{}", us(v[0]), us(v[1])) : std::string("-"); };
+    predicted("pred. E_res (frozen)", {"E_res_s"}, range);
+    predicted("pred. E_res point", {"E_res_point_s"}, us);
+    predicted("design test (eq. 10)", {"design_test"}, text);
+    row("  vs measurement", [&](const json& p) { return text(at(p, {"judgement", "model", "result"})); });
+    row("  zero predictor", [&](const json& p) { return text(at(p, {"judgement", "trivial", "zero", "result"})); });
     for (const auto* p : pts)
       if (at(*p, {"agreement"}).is_string())
         fmt::print(out, "  M={}: {}\n", (*p)["spec"]["M"].get<int>(), (*p)["agreement"].get<std::string>());

@@ -160,7 +160,7 @@ struct FaA2aPointResult {
   // median CTA's Q-loop time per KV tile in SM cycles (clock-free), median/p10/p90 over launches. The
   // single instrumented launches above run alone (another regime than the back-to-back rounds) and give the
   // median tile, not the median CTA's mean; the prediction uses these where measured and keeps the lone
-  // launches' beside (fa_prediction_json.cpp, by_sigma.lone_launches).
+  // launches' beside (attention/judge/: the FA-only rounds' sigma is the frozen prediction's).
   TimeStats sigma_rounds_fa_cycles, sigma_rounds_fused_cycles;
   // Where E_res goes on the critical path (fa_timeline.hpp CriticalPath: the warpgroup whose last store ends the
   // launch) of the same sender-side rounds: per round the mean over its launches of each part in SM cycles,

@@ -19,6 +19,8 @@
 namespace xs::attention {
 namespace {
 
+constexpr const char* kDefaultOutPath = "out/bench-fa_a2a.json";  // --out when not given
+
 constexpr const char* kSuiteId = "fa_a2a";
 
 struct FaFlags {
@@ -148,7 +150,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.progress = c.progress;
   o.json = c.json;
   o.model_path = c.model_path;
-  o.out_path = c.out_path.empty() ? "out/bench-fa_a2a.json" : c.out_path;
+  o.out_path = c.out_path.empty() ? kDefaultOutPath : c.out_path;
   o.argv = c.argv;
   return run_fa_bench(o, c.comm);
 #else
@@ -203,6 +205,7 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
   };
   d.dry_run = [flags](const bench::SuiteContext& c) { return dry_run(*flags, c); };
   d.run = [flags](const bench::SuiteContext& c) { return run(*flags, c); };
+  d.default_out_path = [](const bench::SuiteContext&) { return std::string(kDefaultOutPath); };
   d.runs_on_ranks = true;  // local/host on every rank's own GPU; peer/nccl refused on several (expand)
   registry.add(std::move(d));
 }

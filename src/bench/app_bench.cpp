@@ -284,6 +284,7 @@ int write_app_result(const AppBenchPlan& plan, const AppBenchOutcome& outcome, A
   file.extra = std::move(sections.extra);
   file.app_points = outcome.points;
   report::write_json_atomic(plan.output_path, report::to_json(file));
+  note_kept_journal("xstage-bench", plan.output_path);
   return outcome.num_failed > 0 ? 1 : 0;
 }
 

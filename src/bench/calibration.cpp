@@ -14,7 +14,13 @@
 namespace xs::bench {
 
 void analyse_calibration(report::ResultFile& file, const std::optional<Reference>& reference,
-                         const fit::FitOptions& options) {
+                         const fit::FitOptions& fit_options) {
+  // The copy-engine rate of the host path bounds R (FitOptions::path_rate_limit_bps): SM stores and the
+  // copy engine cross the same PCIe link. On other targets (peer over NVLink: several SMs can outrun one
+  // copy engine) it is recorded beside R only.
+  fit::FitOptions options = fit_options;
+  if (reference && reference->target == "host" && reference->copy_engine_bps && options.path_rate_limit_bps <= 0)
+    options.path_rate_limit_bps = *reference->copy_engine_bps;
   const fit::CalibrationFit fitted = fit::fit_calibration(file.points, options);
   const fit::FittedModel full = fit::fitted_model(fitted);
   fit::CrossValidationOptions cv;
@@ -40,6 +46,7 @@ void analyse_calibration(report::ResultFile& file, const std::optional<Reference
     if (reference->copy_engine_bps) {
       ref["copy_engine_Bps"] = *reference->copy_engine_bps;
       ref["R_over_copy_engine"] = fitted.drain.drain_rate_bps.value / *reference->copy_engine_bps;
+      ref["bounds_R"] = options.path_rate_limit_bps > 0;  // the fit used it as the path-rate limit
     } else {
       ref["copy_engine_Bps"] = nullptr;
     }
@@ -143,6 +150,11 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
         fmt::print(out, "    K={:<5} Q NOT IDENTIFIED: {}\n", row.value("K", 0), why);
         continue;
       }
+      if (bound == "lower" && num(row, "bytes") < bench::kTrivialCapacityBoundBytes) {
+        fmt::print(out, "    K={:<5} Q not bounded by this sweep (no knee; the lower bound, {}, is trivial)\n",
+                   row.value("K", 0), format_bytes(num(row, "bytes")));
+        continue;
+      }
       fmt::print(out, "    K={:<5} Q {} {}  95% CI {}{}\n", row.value("K", 0), bound == "lower" ? ">=" : "=",
                  format_bytes(num(row, "bytes")), ci(row, "ci95", format_bytes),
                  bound == "lower" ? "  (no knee inside the sweep: lower bound)" : "");
@@ -156,6 +168,36 @@ void print_calibration_summary(const report::ResultFile& file, std::FILE* out) {
   }
   fmt::print(out, "  points: {} measured, {} skipped, {} failed verification\n", file.points.size() - skipped,
              skipped, wrong);
+}
+
+void print_loaded_summary(const std::vector<PointRecord>& points, std::FILE* out) {
+  bool header = false;
+  for (const auto& p : points) {
+    if (p.spec.suite != Suite::kLoaded) continue;
+    if (!header) {
+      fmt::print(out, "\nloaded mainloop under remote stores (tile time: median over CTAs and steady tiles)\n");
+      fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9} {:>11} {:>10} {:>10} {:>22} {:>11} {:>10}\n", "target",
+                 "mainloop", "ws", "pattern", "K", "B", "G", "offered", "tile", "baseline", "slowdown [p10, p90]",
+                 "issued", "tail");
+      header = true;
+    }
+    const auto& s = p.spec;
+    if (p.skipped || !p.loaded) {
+      fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9}  skipped: {}\n", s.target, mainloop_name(s.loaded.mainloop),
+                 working_set_name(s.loaded.working_set), address_mode_name(s.address_mode), s.num_producers,
+                 format_bytes(static_cast<double>(s.bytes_per_producer)), format_seconds(s.gap_s), p.skip_reason);
+      continue;
+    }
+    const auto& m = *p.loaded;
+    const std::string offered = s.gap_s > 0 ? format_rate(static_cast<double>(s.volume_bytes()) / s.gap_s) : "unpaced";
+    fmt::print(out, "  {:<7} {:<11} {:<4} {:<9} {:>4} {:>9} {:>9} {:>11} {:>10} {:>10} {:>22} {:>11} {:>10}{}\n", s.target,
+               mainloop_name(s.loaded.mainloop), working_set_name(s.loaded.working_set), address_mode_name(s.address_mode),
+               s.num_producers, format_bytes(static_cast<double>(s.bytes_per_producer)), format_seconds(s.gap_s), offered,
+               format_seconds(m.tile_time_s.median), format_seconds(m.baseline_tile_time_s.median),
+               fmt::format("{:.3f} [{:.3f}, {:.3f}]", m.slowdown.median, m.slowdown.p10, m.slowdown.p90),
+               format_rate(m.issue_rate_bps.median), format_seconds(m.drain_tail_s.median),
+               p.verification.wrong ? "  WRONG DATA" : "");
+  }
 }
 
 void print_points_table(const std::vector<PointRecord>& points, std::FILE* out) {

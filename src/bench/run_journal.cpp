@@ -58,4 +58,12 @@ std::shared_ptr<report::Journal> open_run_journal(
   return journal;
 }
 
+void note_kept_journal(const std::string& tool, const std::string& output_path) {
+  const std::string journal = report::journal_path_for(output_path);
+  if (!exists_no_follow(journal)) return;
+  std::fprintf(stderr, "%s: note: kept the journal %s: --resume rebuilds this result from it without measuring "
+               "again; the next run without --resume starts it over; it is safe to remove\n", tool.c_str(),
+               journal.c_str());
+}
+
 }  // namespace xs::bench

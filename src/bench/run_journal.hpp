@@ -26,4 +26,9 @@ std::shared_ptr<report::Journal> open_run_journal(
     const std::string& journal_path, const std::string& output_path, bool resume,
     const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing);
 
+// After a finished run wrote `output_path`: one note on stderr saying why its journal stays beside it
+// (--resume rebuilds the result from it without measuring; the next run without --resume starts it over;
+// removing it is safe). Prints nothing when there is no journal.
+void note_kept_journal(const std::string& tool, const std::string& output_path);
+
 }  // namespace xs::bench

@@ -45,6 +45,21 @@ std::shared_ptr<report::Journal> open_journal(const std::string& journal_path, c
 
 }  // namespace
 
+std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points) {
+  std::vector<std::string> skip_reasons(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    validate_spec(points[i].spec);
+    if (auto reason = backend.unavailable_reason(points[i].spec)) {
+      if (reason->rfind("unavailable", 0) == 0) {
+        skip_reasons[i] = *reason;
+      } else {
+        throw input_error(fmt::format("point {} ({})", i, describe_point(points[i].spec)), *reason);
+      }
+    }
+  }
+  return skip_reasons;
+}
+
 report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points,
                                          int num_ranks) {
   report::JournalHeader h;
@@ -83,25 +98,12 @@ report::JournalHeader journal_header_for(const Backend& backend, const std::vect
 
 namespace {
 
-// Steps 1 and 2 of run_sweep (rank 0: outputs; every rank: the points on its own backend): a skip reason per
-// point ("" when it runs).
+// Step 1 of run_sweep (rank 0): every output path, before anything is measured or created. Step 2 (every rank,
+// on its own backend) is check_points.
 void check_outputs(const RunOptions& options) {
   if (options.output_path.empty()) throw input_error("--out", "an output path is required");
   report::check_output_path(options.output_path, "--out");
   report::check_output_path(report::journal_path_for(options.output_path), "the journal");
-}
-
-std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points) {
-  std::vector<std::string> skip_reasons(points.size());
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    validate_spec(points[i].spec);
-    if (auto reason = backend.unavailable_reason(points[i].spec)) {
-      if (reason->rfind("unavailable", 0) != 0)
-        throw input_error(fmt::format("point {} ({})", i, describe_point(points[i].spec)), *reason);
-      skip_reasons[i] = *reason;
-    }
-  }
-  return skip_reasons;
 }
 
 }  // namespace

@@ -64,6 +64,11 @@ SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& point
 SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& points, const RunOptions& options,
                        RankComm& comm);
 
+// Step 2 above on its own (run_sweep calls it; a --dry-run on a backend at hand does too, so that it refuses
+// what the run refuses): the skip reason of each point ("" to run it), or input_error for a point the
+// backend refuses.
+std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points);
+
 // The journal header this run would write: the identity --resume compares. With several ranks their number
 // is hashed into config_hash too (a journal of 4 ranks is refused by a run of 2).
 report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points,

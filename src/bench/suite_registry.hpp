@@ -65,6 +65,9 @@ struct SuiteDefinition {
   std::function<void(OptionSink&)> add_options;            // may be empty
   std::function<int(const SuiteContext&)> dry_run;         // prints the expanded sweep; no device call
   std::function<int(const SuiteContext&)> run;            // returns the exit code; throws xs::Error
+  // The result file when --out is not given. xstage-bench resolves --out with it before dry_run/run (the
+  // outputs are checked against the inputs there), so a run sees SuiteContext::out_path set.
+  std::function<std::string(const SuiteContext&)> default_out_path;
   // The run uses SuiteContext::rank/comm (bench/app_bench's rank-aware loop, the rank's device). xstage-bench
   // refuses to start a suite without it on several ranks (each rank would write the same file).
   bool runs_on_ranks = false;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -14,9 +15,28 @@
 namespace xs::bench {
 namespace {
 
+// The target's form, checked before any backend starts (a GPU-less machine would otherwise report "no GPU"
+// for a typo): local, host, sim, peer:N or nccl:N with N a GPU index. Whether it exists is the backend's call.
+void validate_target_text(const std::string& target) {
+  static const char* kForms = "use local, host, peer:N or nccl:N (N a GPU index; sim on the simulator)";
+  if (target == "local" || target == "host" || target == "sim") return;
+  for (const char* prefix : {"peer:", "nccl:"}) {
+    const std::string p = prefix;
+    if (target.rfind(p, 0) != 0) continue;
+    const std::string digits = target.substr(p.size());
+    const bool is_index = !digits.empty() && digits.size() <= 4 &&
+                          digits.find_first_not_of("0123456789") == std::string::npos;
+    if (!is_index || std::stoi(digits) > 1023)
+      throw input_error("target", fmt::format("'{}': GPU index out of range or not a number; {}", target, kForms));
+    return;
+  }
+  throw input_error("target", fmt::format("'{}' is not a target; {}", target, kForms));
+}
+
 const std::set<std::string> kDefaultKeys = {"num_bursts", "warmup_bursts", "repetitions", "store_width_bytes",
                                             "threads_per_producer", "producer", "address_mode", "completion",
-                                            "min_stream_bytes", "scatter_seed"};
+                                            "min_stream_bytes", "scatter_seed", "mainloop", "working_set",
+                                            "tiles_per_cta", "warmup_tiles", "k_elems"};
 const std::set<std::string> kBlockKeys = {"name", "suite", "K", "B", "G"};
 
 void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed, const std::string& path) {
@@ -65,6 +85,18 @@ void apply(PointSpec& spec, const nlohmann::json& values, const std::string& pat
     } else if (key == "completion") {
       if (!value.is_boolean()) throw input_error(p, "expected true or false");
       spec.completion = value.get<bool>();
+    } else if (key == "mainloop") {
+      if (!value.is_string()) throw input_error(p, "expected \"wgmma\" or \"load_stream\"");
+      spec.loaded.mainloop = parse_mainloop(value.get<std::string>());
+    } else if (key == "working_set") {
+      if (!value.is_string()) throw input_error(p, "expected \"l2\" or \"hbm\"");
+      spec.loaded.working_set = parse_working_set(value.get<std::string>());
+    } else if (key == "tiles_per_cta") {
+      spec.loaded.tiles_per_cta = int_field(values, key, path);
+    } else if (key == "warmup_tiles") {
+      spec.loaded.warmup_tiles = int_field(values, key, path);
+    } else if (key == "k_elems") {
+      spec.loaded.k_elems = int_field(values, key, path);
     }
   }
 }
@@ -84,7 +116,8 @@ std::uint64_t min_stream_bytes(const nlohmann::json& defaults, const nlohmann::j
 }
 
 void stretch_bursts(PointSpec& spec, std::uint64_t stream_bytes) {
-  if (stream_bytes == 0 || spec.suite == Suite::kIsolated) return;
+  // A loaded point's bursts last as long as its mainloop: num_bursts is only their cap.
+  if (stream_bytes == 0 || spec.suite == Suite::kIsolated || spec.suite == Suite::kLoaded) return;
   const std::uint64_t volume = spec.volume_bytes();
   const int needed = static_cast<int>(std::min<std::uint64_t>((stream_bytes + volume - 1) / volume, 4096));
   const int steady = spec.num_bursts - spec.warmup_bursts;
@@ -93,10 +126,23 @@ void stretch_bursts(PointSpec& spec, std::uint64_t stream_bytes) {
   spec.num_bursts = spec.warmup_bursts + needed;
 }
 
+// The "nice" value (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n ns) at or just above raw_ns, so that a rate guess
+// measured afresh each run (the copy-engine bandwidth, ~0.1% noise) gives the same points run after run, which
+// is what lets xstage-gate match them.
+double nice_step_ns(double raw_ns) {
+  constexpr double kMantissas[] = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+  const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_ns, 1.0))));
+  for (double m : kMantissas)
+    if (m * decade >= raw_ns * 0.999) return m * decade;
+  return 10 * decade;
+}
+
 }  // namespace
 
 void validate_spec(const PointSpec& spec) {
-  if (spec.num_producers < 1) throw input_error("K", fmt::format("K={} must be >= 1", spec.num_producers));
+  if (spec.num_producers < 1 || spec.num_producers > kMaxProducers)
+    throw input_error("K", fmt::format("K={} must be in [1, {}]", spec.num_producers, kMaxProducers));
+  validate_target_text(spec.target);
   if (spec.store_width_bytes != 4 && spec.store_width_bytes != 8 && spec.store_width_bytes != 16)
     throw input_error("store_width_bytes", fmt::format("{} is not a store width; use 4, 8 or 16",
                                                        spec.store_width_bytes));
@@ -110,10 +156,21 @@ void validate_spec(const PointSpec& spec) {
                                        "multiple of {}", spec.bytes_per_producer, kScatterRowBytes, kScatterRowBytes));
   if (!(spec.gap_s >= 0) || !std::isfinite(spec.gap_s))
     throw input_error("G", fmt::format("G={} s must be >= 0", spec.gap_s));
+  if (spec.gap_s > kMaxGapS)
+    throw input_error("G", fmt::format("G={} s is over the {} s limit per burst (gaps are ns to us; e.g. 2us)",
+                                       spec.gap_s, kMaxGapS));
   if (spec.repetitions < 1 || spec.repetitions > kMaxRepetitions)
     throw input_error("repetitions", fmt::format("{} must be in [1, {}]", spec.repetitions, kMaxRepetitions));
   if (spec.num_bursts > kMaxBursts)
-    throw input_error("num_bursts", fmt::format("{} must be <= {}", spec.num_bursts, kMaxBursts));
+    throw input_error("num_bursts", fmt::format("{} must be <= {} (--bursts)", spec.num_bursts, kMaxBursts));
+  const auto producer_bursts = static_cast<std::uint64_t>(spec.num_producers) * static_cast<std::uint64_t>(
+                                   std::max(spec.num_bursts, 0));
+  if (producer_bursts > kMaxProducerBursts)
+    throw input_error("num_bursts", fmt::format("K x num_bursts = {} x {} = {} is over the limit of {} clock records "
+                                                "per repetition; lower --bursts or K (min_stream_bytes may have "
+                                                "raised num_bursts: --min-stream 0 keeps it as given)",
+                                                spec.num_producers, spec.num_bursts, producer_bursts,
+                                                kMaxProducerBursts));
   if (spec.suite == Suite::kIsolated) {
     if (spec.num_bursts != 1) throw input_error("num_bursts", "an isolated point has exactly one burst");
   } else {
@@ -126,6 +183,26 @@ void validate_spec(const PointSpec& spec) {
     throw input_error("threads_per_producer", "must be a multiple of 32 in [32, 1024]");
   if (spec.producer_kind == ProducerKind::kWarp && spec.threads_per_producer != 32)
     throw input_error("threads_per_producer", "a warp producer has exactly 32 threads");
+  if (spec.suite == Suite::kLoaded) validate_loaded(spec);
+}
+
+void validate_loaded(const PointSpec& spec) {
+  const LoadedKnobs& k = spec.loaded;
+  if (spec.store_width_bytes != 16)
+    throw input_error("store_width_bytes", "the loaded suite stores 16 B per instruction (st.global.v4); use 16");
+  if (spec.producer_kind != ProducerKind::kCta)
+    throw input_error("producer", "the loaded suite's storers are warps of each mainloop CTA; use producer cta");
+  if (spec.completion) throw input_error("completion", "the loaded suite always fences once after its last burst");
+  if (spec.threads_per_producer > static_cast<int>(kMaxLoadedStorerThreads))
+    throw input_error("threads_per_producer", fmt::format("the loaded suite has at most {} storer threads per CTA",
+                                                          kMaxLoadedStorerThreads));
+  if (k.k_elems < 64 || k.k_elems > 16384 || k.k_elems % 64 != 0)
+    throw input_error("k_elems", fmt::format("k_elems={} must be a multiple of 64 in [64, 16384]", k.k_elems));
+  if (k.tiles_per_cta < 1 || k.tiles_per_cta > 65536)
+    throw input_error("tiles_per_cta", fmt::format("tiles_per_cta={} must be in [1, 65536]", k.tiles_per_cta));
+  if (k.warmup_tiles < 0 || k.warmup_tiles >= k.tiles_per_cta)
+    throw input_error("warmup_tiles", fmt::format("warmup_tiles={} must be in [0, tiles_per_cta={})", k.warmup_tiles,
+                                                  k.tiles_per_cta));
 }
 
 SweepConfig sweep_config_from_json(const nlohmann::json& j) {
@@ -219,7 +296,8 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
       for (auto b : bs) {
         for (double g : gs) {
           PointSpec spec = base;
-          if (k < 1 || k > 1'000'000) throw input_error(path + ".K", fmt::format("K={} must be in [1, 1e6]", k));
+          if (k < 1 || k > kMaxProducers)
+            throw input_error(path + ".K", fmt::format("K={} must be in [1, {}]", k, kMaxProducers));
           spec.num_producers = static_cast<int>(k);
           spec.bytes_per_producer = b;
           spec.gap_s = g;
@@ -240,6 +318,42 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
   return points;
 }
 
+nlohmann::json loaded_block_overrides() {
+  return {{"num_bursts", 4096}, {"warmup_bursts", 2}, {"threads_per_producer", 128}, {"min_stream_bytes", 0}};
+}
+
+void append_loaded_blocks(SweepConfig& c, double drain_rate_guess_bps) {
+  // Per-CTA burst period for an offered rate of about rho x R_guess: K B / (rho R_guess) on the nice grid (the
+  // offered rate K B / G of each point is then within 25% of rho R_guess; the point records G exactly).
+  auto periods = [&](int k, std::uint64_t b, std::initializer_list<double> rhos, bool unpaced) {
+    std::string list = unpaced ? "0" : "";
+    for (double rho : rhos) {
+      const double ns = nice_step_ns(1e9 * static_cast<double>(k) * static_cast<double>(b) / (rho * drain_rate_guess_bps));
+      list += fmt::format("{}{}ns", list.empty() ? "" : ",", ns);
+    }
+    return list;
+  };
+  const auto rhos = {0.25, 0.5, 1.0, 2.0};
+  auto knobs = [](const char* mainloop, const char* working_set, const char* address_mode) {
+    nlohmann::json j = loaded_block_overrides();
+    j.update({{"mainloop", mainloop}, {"working_set", working_set}, {"address_mode", address_mode}});
+    return j;
+  };
+  constexpr std::uint64_t kB = 8192;
+  for (int k : {132, 66, 33})
+    c.blocks.push_back({fmt::format("loaded_k{}", k), Suite::kLoaded, std::to_string(k), "8KiB",
+                        periods(k, kB, rhos, true), knobs("wgmma", "l2", "fresh")});
+  c.blocks.push_back({"loaded_hbm_k132", Suite::kLoaded, "132", "8KiB", periods(132, kB, rhos, true),
+                      knobs("wgmma", "hbm", "fresh")});
+  c.blocks.push_back({"loaded_rows_k132", Suite::kLoaded, "132", "8KiB", periods(132, kB, rhos, true),
+                      knobs("wgmma", "l2", "scattered")});
+  c.blocks.push_back({"loaded_stream_k132", Suite::kLoaded, "132", "8KiB", periods(132, kB, rhos, true),
+                      knobs("load_stream", "hbm", "fresh")});
+  for (std::uint64_t b : {std::uint64_t{2048}, std::uint64_t{65536}})
+    c.blocks.push_back({fmt::format("loaded_b{}KiB_k132", b / 1024), Suite::kLoaded, "132", std::to_string(b),
+                        periods(132, b, {0.5, 2.0}, false), knobs("wgmma", "l2", "fresh")});
+}
+
 SweepConfig default_calibration(const std::string& target, double drain_rate_guess_bps) {
   if (!(drain_rate_guess_bps > 0)) throw input_error("drain_rate_guess", "must be > 0");
   SweepConfig c;
@@ -251,13 +365,6 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
   // to a "nice" value (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^n ns) so that a guess measured afresh
   // each run (the copy-engine bandwidth, ~0.1% noise) gives the same points run after run, which is
   // what lets xstage-gate match them. For a fully fixed sweep, use --config or --rate-guess.
-  auto nice_step_ns = [](double raw_ns) {
-    constexpr double kMantissas[] = {1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
-    const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_ns, 1.0))));
-    for (double m : kMantissas)
-      if (m * decade >= raw_ns * 0.999) return m * decade;
-    return 10 * decade;
-  };
   auto gap_range = [&](int k, std::uint64_t b) {
     const double horizon_s = static_cast<double>(k) * static_cast<double>(b) / drain_rate_guess_bps;
     const double step_ns = nice_step_ns(3.0 * horizon_s / 24.0 * 1e9);
@@ -286,6 +393,7 @@ SweepConfig default_calibration(const std::string& target, double drain_rate_gue
     c.blocks.push_back({fmt::format("stream_{}xL2", multiple), Suite::kPeriodic, "132", "16KiB", "0",
                         {{"num_bursts", bursts}, {"warmup_bursts", 6}, {"min_stream_bytes", 0}}});
   }
+  append_loaded_blocks(c, drain_rate_guess_bps);
   // `{}` above is a JSON null: make every block's overrides an object, so CLI overrides can erase keys.
   for (auto& block : c.blocks)
     if (block.overrides.is_null()) block.overrides = nlohmann::json::object();

@@ -33,9 +33,17 @@ struct SweepBlock {
 
 // Limits checked before anything is allocated or measured (docs/exit-codes.md): a sweep beyond them is
 // bad input (exit 2), not an out-of-memory crash or a run that ignores Ctrl-C for hours.
+// Every backend checks a point against these same values (bench::validate_spec; the simulator and the GPU
+// plan use them too), so the documented caps are the enforced ones.
 inline constexpr std::uint64_t kMaxSweepPoints = 100'000;  // whole expanded sweep, all blocks together
 inline constexpr int kMaxRepetitions = 100'000;            // per point
-inline constexpr int kMaxBursts = 100'000;                 // bursts per repetition (num_bursts)
+inline constexpr int kMaxBursts = 65'536;                  // bursts per repetition (num_bursts)
+inline constexpr int kMaxProducers = 65'536;               // K per point (a GPU holds far fewer co-resident)
+// K x num_bursts per repetition: the GPU keeps one 32-byte clock record per producer and burst (128 MiB at
+// this cap), the simulator a few doubles (under 200 MiB with noise on), so memory is bounded before allocating.
+inline constexpr std::uint64_t kMaxProducerBursts = 4ull << 20;
+// G per point: the paper's gaps are microseconds; a gap of seconds per burst is a run of hours.
+inline constexpr double kMaxGapS = 1.0;
 
 struct SweepConfig {
   std::string target = "host";
@@ -50,7 +58,7 @@ SweepConfig load_sweep_config(const std::string& path);
 
 // The built-in default calibration for a target: zero-gap periodic points over K/B decompositions
 // (R), a gap sweep at a few (K,B) (T_iss^0 plateau + validation), isolated bursts over V (Q knee),
-// the local-memory control of the gap sweep, and zero-gap points at K=132, B=16 KiB with streams of 0.5 .. 8 x
+// the local-memory control of the gap sweep, the loaded suite's blocks (append_loaded_blocks), and zero-gap points at K=132, B=16 KiB with streams of 0.5 .. 8 x
 // a 60 MiB L2 (R's convergence with stream length). Gap ranges span 0 .. 3 V/R_guess so that both branches of
 // eq. 3 are sampled whatever the path's rate; R_guess is only for sizing (e.g. the copy-engine bandwidth
 // of the same path), never used by the fit. Sized so that one H200 finishes in well under 60 s.
@@ -71,7 +79,21 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config);
 // num_bursts/warmup_bursts), with the values and the reason; empty when nothing was changed.
 std::vector<std::string> describe_adjustments(const SweepConfig& config, const std::vector<ExpandedPoint>& points);
 
-// Spec-level checks shared by every backend; throws input_error naming the field.
+// Spec-level checks shared by every backend (the caps above, the target's form: local, host, sim, peer:N or
+// nccl:N); throws input_error naming the field.
 void validate_spec(const PointSpec& spec);
+// The loaded suite's own checks (part of validate_spec): 16-B stores, CTA storers of at most
+// kMaxLoadedStorerThreads threads, no completion mode, k_elems and tile counts.
+inline constexpr int kMaxLoadedStorerThreads = 224;
+void validate_loaded(const PointSpec& spec);
+
+// The loaded suite's blocks of the default calibration (names loaded_*; --only loaded selects them all):
+// K_SM 132/66/33 (L2-resident operands), K_SM 132 with HBM-streamed operands, scattered rows, and the pure
+// load stream, each over offered rates 0.25, 0.5, 1, 2 x R_guess and back to back (G = 0), all with B = 8 KiB
+// per CTA and burst; and B = 2 KiB and 64 KiB at 0.5 and 2 x R_guess. Every point also measures rate 0.
+void append_loaded_blocks(SweepConfig& config, double drain_rate_guess_bps);
+// What a loaded block sets beside its knobs: num_bursts 4096 (a cap: the storers stop with the mainloop),
+// warmup_bursts 2, 128 storer threads, min_stream_bytes 0.
+nlohmann::json loaded_block_overrides();
 
 }  // namespace xs::bench

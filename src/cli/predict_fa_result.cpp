@@ -8,16 +8,19 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "attention/fa_app_point.hpp"
-#include "attention/fa_prediction_json.hpp"
+#include "attention/judge/fa_judgement.hpp"
 #include "attention/fa_result_reader.hpp"
+#include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
+#include "report/fnv1a.hpp"
 #include "model/platform_model.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
@@ -28,7 +31,6 @@ namespace xs::cli {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 constexpr const char* kUsage = "xstage-predict fa-result RESULT.json --model CAL.json --out NEW.json";
 
 // j at a JSON pointer ("/spec/M"); null where absent.
@@ -37,37 +39,15 @@ json at(const json& j, const char* pointer) {
   return j.is_object() && j.contains(p) ? j[p] : json();
 }
 
-// A verdict and its check against the measured band: "piggyback" and "disagrees"; empty where none.
-struct Judgement {
-  std::string verdict, check;
-  std::string shown() const { return verdict.empty() ? "-" : verdict + " -> " + check; }
-  json to_json() const { return verdict.empty() ? json() : json{{"verdict", verdict}, {"check", check}}; }
-};
-Judgement judgement(const json& prediction, const char* verdict_key, const char* case_key) {
-  const auto text = [&](const std::string& pointer) {
-    const json value = at(prediction, pointer.c_str());
-    return value.is_string() ? value.get<std::string>() : std::string();
-  };
-  return {text(std::string("/") + verdict_key), text(fmt::format("/{}/check/result", case_key))};
-}
-
+// What the old file said (its `agreement` line) and what the new rule says for one point.
 struct PointRow {
   std::string id, target, note;  // note: why a point was left as it was, or that it has no prediction
   long long seq_len = 0, num_heads = 0;
   bool rejudged = false;
-  Judgement aligned, phase_aware, before_aligned, before_phase_aware;
+  std::string model, zero, unhidden;  // outcomes: agrees | disagrees | not decided | "" (not measured)
+  json predicted = json(), measured = json();
+  std::string before;                 // the input's agreement line
 };
-
-std::string fnv1a64(std::string_view bytes) {  // which calibration bytes judged the points
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
-  return fmt::format("fnv1a64:{:016x}", h);
-}
-
-bool same_file(const std::string& a, const std::string& b) {
-  if (fs::exists(a) && fs::exists(b) && fs::equivalent(a, b)) return true;  // hard and symbolic links too
-  return fs::weakly_canonical(fs::absolute(a)) == fs::weakly_canonical(fs::absolute(b));
-}
 
 // A whole input file; one that cannot be read is an input_error naming its flag ("--model") and the form.
 std::string read_named(const std::string& path, const char* flag) {
@@ -94,7 +74,7 @@ json read_fa_result(const std::string& path) {
 }
 
 // Re-judges points[i] in place (with its copy `legacy` in extra.fa_a2a, or null) and says what happened.
-PointRow rejudge(json& point, json* legacy, std::size_t i, const model::PlatformModel& platform,
+PointRow rejudge(json& point, json* legacy, std::size_t i, const attention::judge::FaCalibration& calibration,
                  const std::string& model_target, const json& provenance) {
   const std::string path = report::index_path("points", i);
   PointRow row;
@@ -104,83 +84,104 @@ PointRow rejudge(json& point, json* legacy, std::size_t i, const model::Platform
     row.target = spec.target;
     row.seq_len = spec.seq_len;
     row.num_heads = spec.num_heads;
-    const json before = point.value("prediction", json());
-    row.before_aligned = judgement(before, "verdict", "aligned");
-    row.before_phase_aware = judgement(before, "verdict_phase_aware", "phase_aware");
+    const json before = at(point, "/extra/agreement");
+    row.before = before.is_string() ? before.get<std::string>() : std::string();
     if (point["status"] != "ok") {
       row.note = fmt::format("status {}: left as it was", point["status"].get<std::string>());
       return row;
     }
+    json& extra = point["extra"];
+    auto clear = [&](json* p) {  // the old prediction blocks, in a point (extra) and in its copy (beside)
+      if (p == nullptr) return;
+      json& holder = p == &point ? extra : *p;
+      p->erase("prediction");
+      for (const char* key : {"agreement", "prediction_note", "judgement", "diagnostics"}) holder.erase(key);
+    };
     if (!model_target.empty() && model_target != spec.target) {
-      // The old calibration's prediction would now sit under extra.model_from naming the new one: drop it and
-      // say why, as xstage-bench fa_a2a --model does for a point of another target.
+      // A host calibration says nothing about another target: no prediction, and why.
       const std::string note =
           fmt::format("the calibration is for target '{}': no prediction for '{}'", model_target, spec.target);
       for (json* p : {&point, legacy}) {
-        if (p == nullptr) continue;
-        json& holder = p == &point ? point["extra"] : *p;
-        p->erase("prediction");
-        holder.erase("agreement");
-        holder["prediction_note"] = note;
+        clear(p);
+        if (p != nullptr) (p == &point ? extra : *p)["prediction_note"] = note;
       }
       row.note = fmt::format("target '{}', the calibration's is '{}': its prediction removed", spec.target,
                              model_target);
       return row;
     }
     json judged = json::object();
-    attention::add_prediction_json(spec, attention::fa_point_result_from_json(point), platform, judged);
-    json& extra = point["extra"];
+    const auto j = attention::judge::judge_point(spec, attention::fa_point_result_from_json(point), calibration);
+    attention::judge::add_judgement_json(j, judged);
     json rejudged = json::object();  // the run's extra.rejudged holds the rest (tool, argv, date)
     for (const char* key : {"model_file", "model_fnv1a64", "model_target", "note"}) rejudged[key] = provenance.at(key);
-    rejudged["previous"] = {{"aligned", row.before_aligned.to_json()},
-                            {"phase_aware", row.before_phase_aware.to_json()},
-                            {"agreement", extra.value("agreement", json())}};
+    rejudged["previous"] = {{"agreement", before}};
     for (json* p : {&point, legacy}) {
       if (p == nullptr) continue;
-      json& holder = p == &point ? extra : *p;  // the agreement: in extra of a point, beside it in extra.fa_a2a
-      p->erase("prediction");
-      holder.erase("agreement");
-      holder.erase("prediction_note");
-      if (judged.contains("prediction")) {
-        (*p)["prediction"] = judged["prediction"];
-        holder["agreement"] = judged["agreement"];
-      }
+      clear(p);
+      json& holder = p == &point ? extra : *p;
+      (*p)["prediction"] = judged["prediction"];
+      for (const char* key : {"agreement", "judgement", "diagnostics"}) holder[key] = judged[key];
     }
-    if (!judged.contains("prediction")) row.note = "no sigma measured: no prediction";
     extra["rejudged"] = rejudged;
+    row.model = j.model.result;
+    row.zero = j.zero.result;
+    row.unhidden = j.unhidden.result;
+    row.predicted = judged["prediction"]["E_res_s"];
+    row.measured = j.measured.measured ? json(j.measured.median_s) : json();
+    if (j.model.result.empty() || j.model.result == "not decided") row.note = j.model.reason;  // never without its reason
   } catch (const Error& e) {
     throw report::nest_error(e, path);
   }
   row.rejudged = true;
-  row.aligned = judgement(point.value("prediction", json()), "verdict", "aligned");
-  row.phase_aware = judgement(point.value("prediction", json()), "verdict_phase_aware", "phase_aware");
   return row;
+}
+
+std::string us_text(const json& v) {
+  return v.is_number() ? fmt::format("{:.1f}", v.get<double>() * 1e6) : std::string("inf");
 }
 
 void print_rows(const std::vector<PointRow>& rows, const PredictFaResultOptions& o, const std::string& model_target,
                 int num_rejudged) {
+  attention::judge::Tally model, zero, unhidden;
+  for (const auto& r : rows)
+    if (r.rejudged) {
+      model.add({r.model, "", "", 0, 0});
+      zero.add({r.zero, "", "", 0, 0});
+      unhidden.add({r.unhidden, "", "", 0, 0});
+    }
   if (o.json) {
     json points = json::array();
     for (const auto& r : rows)
       points.push_back({{"id", r.id}, {"M", r.seq_len}, {"heads", r.num_heads}, {"target", r.target},
-                        {"rejudged", r.rejudged}, {"note", r.note}, {"aligned", r.aligned.to_json()},
-                        {"phase_aware", r.phase_aware.to_json()},
-                        {"previous", {{"aligned", r.before_aligned.to_json()},
-                                      {"phase_aware", r.before_phase_aware.to_json()}}}});
+                        {"rejudged", r.rejudged}, {"note", r.note}, {"E_res_pred_s", r.predicted},
+                        {"E_res_measured_s", r.measured}, {"model", r.model.empty() ? json() : json(r.model)},
+                        {"zero", r.zero.empty() ? json() : json(r.zero)},
+                        {"unhidden", r.unhidden.empty() ? json() : json(r.unhidden)},
+                        {"previous_agreement", r.before}});
     fmt::print("{}\n", json{{"result", o.result_path}, {"model", o.model_path}, {"out", o.out_path},
-                            {"model_target", model_target.empty() ? json() : json(model_target)}, {"num_rejudged", num_rejudged}, {"points", points}}.dump());
+                            {"model_target", model_target.empty() ? json() : json(model_target)},
+                            {"num_rejudged", num_rejudged}, {"points", points},
+                            {"tally", {{"model", model.to_json()}, {"zero", zero.to_json()},
+                                       {"unhidden", unhidden.to_json()}}}}.dump());
     return;
   }
-  fmt::print("{} judged with {} (target {})\n", o.result_path, o.model_path,
-             model_target.empty() ? "not recorded" : model_target);
-  fmt::print("{:>6}  {:>5}  {:<8}  {:<26}  {:<26}  {}\n", "M", "heads", "target", "aligned (paper)", "phase-aware",
-             "in the input: aligned | phase-aware");
+  fmt::print("{} judged with {} (target {}); rule {} (written {})\n", o.result_path, o.model_path,
+             model_target.empty() ? "not recorded" : model_target, attention::judge::kFaRuleId,
+             attention::judge::kFaRuleWrittenUtc);
+  fmt::print("{:>6}  {:>5}  {:<8}  {:>21}  {:>10}  {:<12}  {:<12}  {:<12}\n", "M", "heads", "target",
+             "pred. E_res us", "meas. us", "model", "zero", "unhidden");
   for (const auto& r : rows) {
-    const std::string now = r.rejudged ? fmt::format("{:<26}  {:<26}", r.aligned.shown(), r.phase_aware.shown())
-                                       : fmt::format("{:<54}", "-");
-    fmt::print("{:>6}  {:>5}  {:<8}  {}  {} | {}{}\n", r.seq_len, r.num_heads, r.target, now,
-               r.before_aligned.shown(), r.before_phase_aware.shown(), r.note.empty() ? "" : "  (" + r.note + ")");
+    const std::string pred = r.predicted.is_array() ? fmt::format("{}..{}", us_text(r.predicted[0]), us_text(r.predicted[1]))
+                                                    : std::string("-");
+    fmt::print("{:>6}  {:>5}  {:<8}  {:>21}  {:>10}  {:<12}  {:<12}  {:<12}{}\n", r.seq_len, r.num_heads, r.target,
+               pred, r.measured.is_number() ? us_text(r.measured) : std::string("-"), r.model.empty() ? "-" : r.model,
+               r.zero.empty() ? "-" : r.zero, r.unhidden.empty() ? "-" : r.unhidden,
+               r.note.empty() ? "" : "  (" + r.note + ")");
   }
+  auto line = [](const attention::judge::Tally& t) {
+    return fmt::format("{} agree, {} disagree, {} not decided", t.agrees, t.disagrees, t.not_decided);
+  };
+  fmt::print("model: {}; zero: {}; unhidden: {}\n", line(model), line(zero), line(unhidden));
   fmt::print("wrote {} ({} of {} fa_a2a points re-judged)\n", o.out_path, num_rejudged, rows.size());
 }
 
@@ -199,14 +200,16 @@ void add_predict_fa_result(CLI::App& app, PredictFaResultOptions& o) {
       "calibration (path, fnv1a64 of its bytes, its git sha and date), the previous verdicts and agreement,\n"
       "and this tool's version. Other points, measurements and meta are left as they were; extra.model_from\n"
       "names the new calibration. NEW.json is written atomically and must not be RESULT.json.\n"
-      "Prints M, heads, target, each verdict -> its check (agrees | disagrees | not decided) and the input's.\n"
+      "Prints M, heads, target, the frozen E_res prediction, the measured median, and the outcome (agrees |\n"
+      "disagrees | not decided) of the model and of the trivial predictors zero and unhidden, then the tallies.\n"
       "Exit codes: 0 ok, 2 bad usage or input (nothing written).");
   cmd->add_option("result", o.result_path, "the fa_a2a result file of xstage-bench fa_a2a to re-judge (read only)")
       ->type_name("RESULT.json");
   cmd->add_option("--model", o.model_path, "calibration result file (xstage-calibrate, with a `model` section)")
       ->type_name("CAL.json");
   cmd->add_option("--out", o.out_path, "where to write the re-judged result (a new path, not RESULT.json)")
-      ->type_name("NEW.json");
+      ->type_name("NEW.json")
+      ->check(kNonEmptyPath);
   cmd->add_flag("--json", o.json, "print one JSON object per run instead of the table");
 }
 
@@ -214,22 +217,26 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
   if (o.result_path.empty()) throw_missing("RESULT.json", std::string("the fa_a2a result to re-judge: ") + kUsage);
   if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to judge with: ") + kUsage);
   if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the re-judged result: ") + kUsage);
-  if (same_file(o.out_path, o.result_path))
-    throw input_error("--out", fmt::format("'{}' is the input RESULT.json; the input is never overwritten: give "
-                                           "another path", o.out_path));
-  if (same_file(o.out_path, o.model_path))
-    throw input_error("--out", fmt::format("'{}' is the calibration given to --model; it is never overwritten: give "
-                                           "another path", o.out_path));
+  report::check_distinct_paths({{o.out_path, "--out"}},
+                                {{o.result_path, "the input RESULT.json"}, {o.model_path, "--model"}});
   report::check_output_path(o.out_path, "--out");
   json doc = read_fa_result(o.result_path);
   // One read of the calibration: the model, its target, its meta and the recorded hash all come from these bytes.
   const std::string model_text = read_named(o.model_path, "--model");
-  const model::PlatformModel platform = model::PlatformModel::from_result_text(model_text, o.model_path);
+  const attention::judge::FaCalibration calibration = attention::judge::load_fa_calibration(model_text, o.model_path);
   const json model_doc = report::parse_json_text(model_text, o.model_path);
   const std::string model_target = calibration_target_of(model_doc);
   const json model_meta = at(model_doc, "/meta");
+  // A calibration of another backend (the simulator's planted path) says nothing about measured hardware:
+  // judged all the same, but loudly.
+  const json model_backend = at(model_meta, "/backend"), result_backend = at(doc, "/meta/backend");
+  if (model_backend.is_string() && result_backend.is_string() && model_backend != result_backend)
+    std::fprintf(stderr, "xstage-predict: WARNING: %s was measured on backend %s but the calibration %s on backend "
+                 "%s: its R, T_iss^0 and Q are not this path's, so the verdicts judge the data against another "
+                 "path\n", o.result_path.c_str(), result_backend.get<std::string>().c_str(), o.model_path.c_str(),
+                 model_backend.get<std::string>().c_str());
   json provenance = {
-      {"model_file", o.model_path}, {"model_fnv1a64", fnv1a64(model_text)},
+      {"model_file", o.model_path}, {"model_fnv1a64", report::fnv1a64(model_text)},
       {"model_target", model_target.empty() ? json() : json(model_target)},
       {"model_git_sha", at(model_meta, "/git_sha")}, {"model_date_utc", at(model_meta, "/date_utc")},
       {"previous_model_from", doc["extra"].value("model_from", json())},
@@ -261,7 +268,7 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
   for (std::size_t k = 0; k < fa_points.size(); ++k) {
     json& point = doc["points"][fa_points[k]];
     json* copy = copies_match ? &doc["extra"]["fa_a2a"][k] : nullptr;
-    rows.push_back(rejudge(point, copy, fa_points[k], platform, model_target, provenance));
+    rows.push_back(rejudge(point, copy, fa_points[k], calibration, model_target, provenance));
     num_rejudged += rows.back().rejudged ? 1 : 0;
   }
   if (doc["extra"].contains("fa_a2a") && doc["extra"]["fa_a2a"].is_null()) doc["extra"].erase("fa_a2a");

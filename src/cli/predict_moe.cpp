@@ -24,6 +24,14 @@ std::string models_path(const std::string& given) {
   throw input_error("--models-file", "'" + given + "' not found (run from the repository root or pass the path)");
 }
 
+// Realistic caps, checked before anything is allocated: the largest released MoE models have a few hundred
+// routed experts, hidden and intermediate sizes in the tens of thousands, and a GPU has a few hundred SMs at
+// most. The advisor's routing draws one score per (rank, token, expert), so its cost and memory grow with
+// P x T x E (and P x T x k pairs): that product is capped too, so a prediction stays within seconds.
+constexpr long long kMaxHidden = 65'536, kMaxIntermediate = 65'536, kMaxExperts = 4'096, kMaxTopK = 64;
+constexpr long long kMaxTokensPerRank = 1 << 20, kMaxRanks = 1'024, kMaxSms = 1'024;
+constexpr double kMaxRoutingDraws = 1u << 30;  // P x T x E scores
+
 moe::MoeShape resolve_shape(const PredictMoeOptions& o) {
   const bool any_dim = o.hidden || o.intermediate || o.experts || o.top_k;
   if (!o.shape.empty()) {
@@ -70,15 +78,22 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
                                       "--intermediate --experts --top-k")
       ->type_name("NAME");
   cmd->add_option("--models-file", o.models_file, "shapes file (default configs/moe/models.json)")->type_name("FILE");
-  add_count_option(*cmd, "--hidden", o.hidden, help_text("h, hidden size", "integer >= 1", "without --shape"));
+  add_count_option(*cmd, "--hidden", o.hidden, help_text("h, hidden size", "integer in [1, 65536]", "without --shape"),
+                   1, kMaxHidden);
   add_count_option(*cmd, "--intermediate", o.intermediate,
-                   help_text("I, expert intermediate size", "integer >= 1", "without --shape"));
-  add_count_option(*cmd, "--experts", o.experts, help_text("E, routed experts", "integer >= 1", "without --shape"));
-  add_count_option(*cmd, "--top-k", o.top_k, help_text("experts per token", "integer >= 1", "without --shape"));
-  add_count_option(*cmd, "--T", o.tokens, help_text("T, tokens per source rank", "integer >= 1", "default 6976"));
-  add_count_option(*cmd, "--P", o.ranks, help_text("P, EP degree", "integer >= 1", "default 8"));
+                   help_text("I, expert intermediate size", "integer in [1, 65536]", "without --shape"), 1,
+                   kMaxIntermediate);
+  add_count_option(*cmd, "--experts", o.experts,
+                   help_text("E, routed experts", "integer in [1, 4096]", "without --shape"), 1, kMaxExperts);
+  add_count_option(*cmd, "--top-k", o.top_k, help_text("experts per token", "integer in [1, 64]", "without --shape"),
+                   1, kMaxTopK);
+  add_count_option(*cmd, "--T", o.tokens,
+                   help_text("T, tokens per source rank", "integer in [1, 1048576]", "default 6976"), 1,
+                   kMaxTokensPerRank);
+  add_count_option(*cmd, "--P", o.ranks, help_text("P, EP degree", "integer in [1, 1024]", "default 8"), 1, kMaxRanks);
   add_count_option(*cmd, "--ksm", o.num_sms,
-                   help_text("K_SM, participating SMs", "integer >= 1", "default 66; V = K_SM V_t (P-1)/P"));
+                   help_text("K_SM, participating SMs", "integer in [1, 1024]", "default 66; V = K_SM V_t (P-1)/P"),
+                   1, kMaxSms);
   cmd->add_option("--precision", o.precision, "bf16 (default) or fp8 (W8A8); the Combine is bf16 in both")
       ->type_name("bf16|fp8");
   add_count_option(*cmd, "--block-n", o.block_n, help_text("b_n, N-tile width", "128 or 256", "default 128"));
@@ -114,6 +129,12 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
   c.zipf_alpha = o.routing == "balanced" ? 0.0 : o.alpha.value_or(0.5);
   c.gain = o.gain.value_or(1.0);
   c.routing_seed = static_cast<std::uint64_t>(o.routing_seed.value_or(1));
+  const double draws = double(c.num_ranks) * c.tokens_per_rank * c.shape.num_experts;
+  if (draws > kMaxRoutingDraws)
+    throw input_error("--T", fmt::format("P x T x E = {} x {} x {} = {:.3g} routing scores is over the limit of {:.3g} "
+                                         "(the advisor draws one per rank, token and expert): lower --T, --P or the "
+                                         "expert count", c.num_ranks, c.tokens_per_rank, c.shape.num_experts, draws,
+                                         kMaxRoutingDraws));
   if (o.tensor_tflops && !o.from_run.empty())
     throw input_error("--from-run", "give either --tensor-tflops or --from-run, not both");
   if (!o.tensor_tflops && o.from_run.empty())

@@ -14,8 +14,14 @@
 #include "cli/common/remote_store_suites.hpp"
 #include "cli/common/suite_options.hpp"
 #include "cli/common/sweep_options.hpp"
+#include "cli/common/table_output.hpp"
 #include "common/error.hpp"
 #include "moe/moe_suite.hpp"
+#include "report/file_io.hpp"
+#include "report/journal.hpp"
+#if defined(XS_HAVE_CUDA)
+#include "runtime/devices.hpp"
+#endif
 
 namespace {
 
@@ -46,12 +52,20 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
   const xs::bench::SuiteDefinition& suite = *found;
   xs::bench::SuiteContext c;
   c.suite_id = suite.id;
-  c.backend = o.flags.backend.kind;
   c.target = o.flags.backend.target;
+  c.out_path = o.out_path.empty() && suite.default_out_path ? suite.default_out_path(c) : o.out_path;
+  xs::bench::agree(comm, [&] {
+    // No output may be an input or another output; checked before anything runs (--dry-run too).
+    const std::string journal = c.out_path.empty() ? "" : xs::report::journal_path_for(c.out_path);
+    xs::report::check_distinct_paths(
+        {{c.out_path, "--out"}, {journal, "the journal (beside --out)"}, {o.flags.tables.csv_path, "--csv"}},
+        {{o.model_path, "--model"}});
+    xs::cli::check_table_outputs(o.flags.tables, o.json);
+  });
+  c.backend = o.flags.backend.kind;
   c.device = o.flags.backend.device_index;
   c.repetitions = o.flags.sweep.repetitions;
   c.model_path = o.model_path;
-  c.out_path = o.out_path;
   c.resume = o.resume;
   c.progress = !o.no_progress;
   c.json = o.json;
@@ -87,8 +101,8 @@ int main(int argc, char** argv) {
         "xstage-bench: run one benchmark suite over a sweep; each point is stored with its measured times\n"
         "(median, p10/p90, every sample) and, with --model, the Burst-Gap prediction beside it.\n\n"
         "Examples:\n" + examples(registry) + "\n"
-        "Limits: at most 100,000 points per sweep, 100,000 repetitions per point and 100,000 bursts per\n"
-        "repetition (exit 2 beyond them, before anything runs).\n\n"
+        "Limits: at most 100,000 points per sweep, 100,000 repetitions per point, 65,536 bursts per\n"
+        "repetition, K <= 65,536 and K x bursts <= 4,194,304 (exit 2 beyond them, before anything runs).\n\n"
         "Several GPUs: --gpus N (one process, one thread per GPU) or, in a build with -DXS_WITH_MPI=ON,\n"
         "mpirun -np N xstage-bench ... (one process per GPU); rank 0 alone prints and writes.\n\n"
         "Exit codes: 0 ok, 1 a point failed data verification, 2 bad usage or input, 3 CUDA failure,\n"
@@ -99,8 +113,11 @@ int main(int argc, char** argv) {
     app.add_flag("--list", o.list, "List the suites");
     xs::cli::add_backend_options(app, o.flags.backend);
     xs::cli::add_sweep_overrides(app, o.flags.sweep, /*with_suite=*/false);
-    app.add_option("--model", o.model_path, "Calibration file: store its predictions beside each point");
-    app.add_option("--out", o.out_path, "Result file (default out/bench-<suite>[-<target>].json)");
+    app.add_option("--model", o.model_path, "Calibration file: store its predictions beside each point")
+        ->check(xs::cli::kNonEmptyPath);
+    app.add_option("--out", o.out_path, "Result file (default out/bench-<suite>[-<target>].json); the journal "
+                   "goes beside it as <out>.journal.jsonl")
+        ->check(xs::cli::kNonEmptyPath);
     app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal");
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");

@@ -4,15 +4,18 @@
 // a JSON-lines journal of finished points beside it for --resume.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bench/calibration.hpp"
 #include "bench/rank_agree.hpp"
 #include "bench/rank_launch.hpp"
+#include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
 #include "cli/common/cli_main.hpp"
@@ -20,6 +23,7 @@
 #include "cli/common/table_output.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "fit/gap_reach.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
@@ -44,15 +48,41 @@ struct CalibrateOptions {
   xs::cli::TableOutputs tables;
 };
 
+// The Burst-Gap fit needs periodic or isolated points; a sweep of loaded (and control) blocks alone, e.g.
+// --only loaded, is measured and written without it.
+bool fits_burst_gap(const CalibrateOptions& o, const std::vector<xs::bench::ExpandedPoint>& points) {
+  if (o.no_fit) return false;
+  return std::any_of(points.begin(), points.end(), [](const auto& p) {
+    return p.spec.suite == xs::Suite::kPeriodic || p.spec.suite == xs::Suite::kIsolated;
+  });
+}
+
 void print_notes(const std::vector<std::string>& notes) {
   for (const auto& n : notes) std::fprintf(stderr, "xstage-calibrate: note: %s\n", n.c_str());
 }
 
+// --refit fits the points already in its file: a flag that chooses or runs a measurement has nothing to act
+// on, and is refused rather than ignored.
+void refuse_measurement_flags(const CLI::App& app) {
+  static const std::set<std::string> kRefitFlags = {"--refit", "--out",    "--csv",        "--md",
+                                                    "--points", "--bootstrap", "--no-progress"};
+  for (const CLI::Option* option : app.get_options())
+    if (option->count() > 0 && !kRefitFlags.count(option->get_name()))
+      throw xs::input_error(option->get_name(), "does not apply to --refit, which fits the points already in its "
+                                                "file without measuring; drop it (--refit takes --out, --csv, --md, "
+                                                "--points and --bootstrap)");
+}
+
 int refit(const CalibrateOptions& o) {
-  xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
+  // Every output checked before anything is read or written. Without --out the file is refitted in place
+  // (the only output that may be the input: it is read whole and replaced atomically); an explicit --out is
+  // another file.
   const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
-  xs::report::prepare_output_path(out, "--out");
-  if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
+  xs::report::check_distinct_paths({{o.out_path, "--out"}, {o.tables.csv_path, "--csv"}},
+                                   {{o.refit_path, "--refit"}});
+  xs::report::check_output_path(out, "--out");
+  xs::cli::check_table_outputs(o.tables, false);
+  xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
   std::optional<xs::bench::Reference> reference;
   if (file.extra.contains("reference")) {
     const auto& ref = file.extra.at("reference");
@@ -67,13 +97,53 @@ int refit(const CalibrateOptions& o) {
   file.meta["refit"] = {{"from", std::filesystem::path(o.refit_path).filename().string()},
                         {"fitter_git_sha", xs::build_info::kGitSha}, {"fitter_git_dirty", xs::build_info::kGitDirty},
                         {"fitter_version", xs::build_info::kVersion}};
+  xs::report::prepare_output_path(out, "--out");
   xs::report::write_json_atomic(out, xs::report::to_json(file));
   if (!o.tables.csv_path.empty() || o.tables.markdown)
     xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
-  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
-  xs::bench::print_calibration_summary(file, stdout);
-  fmt::print("wrote {}\n", out);
+  std::FILE* human = xs::cli::human_output(o.tables);
+  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
+  xs::bench::print_calibration_summary(file, human);
+  fmt::print(human, "wrote {}\n", out);
   return 0;
+}
+
+// Gap reach (issue 27): a gap sweep whose largest G stays below plateau_gap_factor x V/R yields no T_iss^0
+// plateau, only an upper bound. V/R is not measured yet, so it is bounded from below by V / (an upper bound on
+// R known before the sweep): the simulator's planted R (--sim-R, exact); on a GPU the copy-engine rate of the
+// same path, measured just before the sweep. On the host path that is an upper bound: SM stores and the copy
+// engine cross the same PCIe link, and every committed H200 calibration has R / copy engine = 0.945-0.951.
+// A shortfall is then certain and refused (exit 2) before any journal or output exists. For other targets
+// (peer: several SMs can outrun one copy engine over NVLink) the copy engine bounds nothing: a note only.
+void check_gap_reach(const std::vector<xs::bench::ExpandedPoint>& points, const CalibrateOptions& o,
+                     const std::string& target, std::optional<double> copy_engine_bps, double plateau_gap_factor,
+                     bool print = true) {
+  std::optional<double> upper_bps;
+  std::string source;
+  if (o.backend.kind == "sim") {
+    upper_bps = xs::parse_rate_bps(o.backend.sim_R, "--sim-R");
+    source = "the simulator's planted R (--sim-R)";
+  } else if (copy_engine_bps) {
+    upper_bps = *copy_engine_bps;
+    source = fmt::format("the copy-engine rate measured on {} just now", target);
+  }
+  if (!upper_bps) {
+    if (print) print_notes({"gap reach not checked: no copy-engine rate for target " + target});
+    return;
+  }
+  std::vector<xs::PointSpec> specs;
+  for (const auto& p : points) specs.push_back(p.spec);
+  const auto short_of = xs::fit::gap_sweep_shortfalls(specs, *upper_bps, plateau_gap_factor);
+  if (short_of.empty()) return;
+  const std::string what = fmt::format(
+      "{} gap sweep(s) cannot reach the T_iss^0 plateau with R <= {:.4g} GB/s ({}): {}", short_of.size(),
+      *upper_bps / 1e9, source, xs::fit::describe_shortfalls(short_of, plateau_gap_factor));
+  if (o.backend.kind != "sim" && target != "host") {
+    if (print) print_notes({what + " (the copy engine need not bound R on this target: not refused)"});
+    return;
+  }
+  throw xs::input_error("G", what + "; extend those blocks' G ranges (e.g. --config with G up to the needed gap); "
+                             "nothing was measured or written");
 }
 
 // The sweep: a config file, or the built-in default sized from a drain-rate guess (the path's copy-engine
@@ -98,7 +168,15 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
   std::optional<double> guess_bps;
   if (!o.rate_guess.empty()) guess_bps = xs::parse_rate_bps(o.rate_guess, "--rate-guess");
 
-  // --list, --dry-run and --dump-config never create a backend (no CUDA call): they work without a GPU.
+  const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", o.backend.kind,
+                                                           xs::cli::file_safe(target))
+                                             : o.out_path;
+  // No output may be an input or another output (checked by every mode, --dry-run too).
+  xs::report::check_distinct_paths(
+      {{out, "--out"}, {xs::report::journal_path_for(out), "the journal (beside --out)"}, {o.tables.csv_path, "--csv"}},
+      {{o.config_path, "--config"}});
+
+  // --list, --dry-run and --dump-config never create a GPU backend (no CUDA call): they work without a GPU.
   if (inspect_only) {
     std::vector<std::string> notes;
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
@@ -106,6 +184,8 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
       fmt::print("{}\n", xs::bench::to_json(config).dump(2));
       return 0;
     }
+    // What the run would refuse before measuring, --dry-run refuses too (the simulator's checks included).
+    xs::cli::check_points_without_device(o.backend, xs::bench::expand(config));
     print_notes(notes);
     if (o.config_path.empty() && !guess_bps)
       std::fprintf(stderr, "xstage-calibrate: note: gap ranges sized for a 717 GB/s drain-rate guess; a real "
@@ -115,7 +195,8 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     } else {
       const auto points = xs::bench::expand(config);
       try {
-        print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
+        if (fits_burst_gap(o, points))
+          print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
       } catch (const xs::Error& e) {
         print_notes({std::string("a real run would stop before measuring: ") + e.what()});
       }
@@ -124,9 +205,6 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     return 0;
   }
 
-  const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", o.backend.kind,
-                                                           xs::cli::file_safe(target))
-                                             : o.out_path;
   xs::fit::FitOptions fit_options;
   fit_options.bootstrap_resamples = o.bootstrap;
   // Several ranks (mpirun/srun): every rank measures every point on its own GPU (the simulator: its own noise
@@ -140,12 +218,15 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
   xs::bench::agree(comm, [&] {
     std::vector<std::string> notes;
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-    if (!o.no_fit) {
-      notes = xs::cli::check_fittable(xs::bench::expand(config), fit_options.min_zero_gap_volume_bytes);
+    const auto points = xs::bench::expand(config);
+    if (fits_burst_gap(o, points)) {
+      notes = xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
       if (root) print_notes(notes);
+    } else if (!o.no_fit && root) {
+      print_notes({"the sweep has no periodic or isolated points: the Burst-Gap model is not fitted (model: null)"});
     }
     xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
-    if (!o.tables.csv_path.empty()) xs::report::check_output_path(o.tables.csv_path, "--csv");
+    xs::cli::check_table_outputs(o.tables, false);
     xs::cli::BackendOptions backend_options = o.backend;
     if (several) {
       if (o.backend.device_index != 0)
@@ -154,24 +235,28 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
       backend_options.device_index = rank.device;
     }
     backend = xs::cli::make_backend(backend_options, comm.rank());
-    if (root && o.config_path.empty() && !guess_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
+    // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
+    if (root) copy_engine_bps = backend->reference_bandwidth_bps(target);
   });
   if (several) {  // rank 0's copy-engine bandwidth sizes the gap ranges on every rank: one sweep for all
     double bps = copy_engine_bps.value_or(0);
     comm.broadcast_bytes(&bps, sizeof bps);
-    if (bps > 0) copy_engine_bps = bps;
+    copy_engine_bps = bps > 0 ? std::optional<double>(bps) : std::nullopt;
   }
-  if (copy_engine_bps && !guess_bps) guess_bps = *copy_engine_bps;
+  if (o.config_path.empty() && !guess_bps && copy_engine_bps) guess_bps = *copy_engine_bps;
   xs::bench::SweepConfig config;
   std::vector<xs::bench::ExpandedPoint> points;
+  bool fit = false;
   xs::bench::agree(comm, [&] {
     std::vector<std::string> notes;
     config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
     if (root) print_notes(notes);
     points = xs::bench::expand(config);
-    if (!o.no_fit) {
+    fit = fits_burst_gap(o, points);
+    if (fit) {
       notes = xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
       if (root) print_notes(notes);
+      check_gap_reach(points, o, target, copy_engine_bps, fit_options.plateau_gap_factor, root);
     }
   });
 
@@ -187,7 +272,6 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
   xs::report::ResultFile file;
   xs::bench::agree(comm, [&] {  // rank 0 fits and writes; a failure there is every rank's
     if (!root) return;
-    if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
     file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
     file.meta["wall_s"] = outcome.wall_s;
     file.meta["resumed_points"] = outcome.num_resumed;
@@ -197,17 +281,20 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     }
     file.config = xs::bench::to_json(config);
     file.points = std::move(outcome.records);
-    if (!o.no_fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+    if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
     xs::report::write_json_atomic(out, xs::report::to_json(file));
     if (!o.tables.csv_path.empty() || o.tables.markdown)
       xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
   });
   if (!root) return 0;
-  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, stdout);
-  xs::bench::print_calibration_summary(file, stdout);
-  fmt::print("calibration of {} on {} took {:.1f} s of wall time ({} points{}); wrote {}\n", target,
+  std::FILE* human = xs::cli::human_output(o.tables);
+  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
+  xs::bench::print_calibration_summary(file, human);
+  xs::bench::print_loaded_summary(file.points, human);
+  fmt::print(human, "calibration of {} on {} took {:.1f} s of wall time ({} points{}); wrote {}\n", target,
              backend->name(), outcome.wall_s, file.points.size(),
              several ? fmt::format(", {} ranks", comm.size()) : std::string(), out);
+  xs::bench::note_kept_journal("xstage-calibrate", out);
   return 0;
 }
 
@@ -228,8 +315,8 @@ int main(int argc, char** argv) {
         "  xstage-calibrate --backend sim --sim-R 717GB/s     # the whole pipeline without a GPU\n"
         "  xstage-calibrate --dry-run                          # print the expanded sweep\n"
         "  xstage-calibrate --refit out/calibration-gpu-host.json\n\n"
-        "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point and 100,000\n"
-        "bursts per repetition (exit 2 beyond them, before anything runs).\n\n"
+        "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point, 65,536 bursts\n"
+        "per repetition, K <= 65,536 and K x bursts <= 4,194,304 (exit 2 beyond them, before anything runs).\n\n"
         "Several GPUs: in a build with -DXS_WITH_MPI=ON, mpirun -np N xstage-calibrate ... (or srun): every\n"
         "rank measures every point on its own GPU at once; rank 0 merges (per repetition the slowest rank),\n"
         "fits and writes (docs/multi-gpu.md).\n\n"
@@ -239,17 +326,21 @@ int main(int argc, char** argv) {
     xs::cli::add_backend_options(app, o.backend);
     xs::cli::add_sweep_overrides(app, o.sweep);
     app.add_flag("--list", o.list, "List the sweep's blocks (name, suite, K, B, G, points) and exit");
-    app.add_option("--only", o.sweep.only, "Run only these blocks, e.g. zero_gap,isolated (see --list)")
+    app.add_option("--only", o.sweep.only, "Run only these blocks, e.g. zero_gap,isolated, or every block of a suite, "
+                   "e.g. loaded (see --list)")
         ->delimiter(',');
     app.add_option("--config", o.config_path, "Sweep config file (JSON, configs/calibrate/*.json); default: "
-                   "the built-in sweep (see --dump-config)");
+                   "the built-in sweep (see --dump-config)")
+        ->check(xs::cli::kNonEmptyPath);
     app.add_option("--out", o.out_path, "Calibration file to write (default out/calibration-<backend>-<target>.json); "
-                   "the journal goes beside it as <out>.journal.jsonl");
+                   "the journal goes beside it as <out>.journal.jsonl")
+        ->check(xs::cli::kNonEmptyPath);
     app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal");
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--dump-config", o.dump_config, "Print the sweep config as JSON (edit it and pass --config)");
     app.add_option("--refit", o.refit_path, "Refit and revalidate an existing calibration file offline "
-                   "(writes --out, default in place)");
+                   "(writes --out, default in place)")
+        ->check(xs::cli::kNonEmptyPath);
     app.add_option("--rate-guess", o.rate_guess, "Drain-rate guess that sizes the default gap ranges "
                    "(default: the path's copy-engine bandwidth)");
     app.add_option("--bootstrap", o.bootstrap, "Bootstrap resamples for the 95% intervals")->check(CLI::Range(0, 100000));
@@ -262,8 +353,13 @@ int main(int argc, char** argv) {
     ranks.parsed();
     const std::vector<std::string> args(argv, argv + argc);
     if (!o.refit_path.empty() || o.dry_run || o.dump_config || o.list) {  // no measurement: rank 0 alone
+      if (!ranks.is_root()) return 0;
+      if (!o.refit_path.empty()) {
+        refuse_measurement_flags(app);
+        return refit(o);
+      }
       xs::bench::SingleRankComm one;
-      return ranks.is_root() ? (o.refit_path.empty() ? calibrate(o, args, {}, one) : refit(o)) : 0;
+      return calibrate(o, args, {}, one);
     }
     return ranks.run(1, o.backend.kind != "sim", xs::cli::count_local_gpus,
                      [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {

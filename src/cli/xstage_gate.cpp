@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/common/cli_main.hpp"
 #include "common/error.hpp"
@@ -25,14 +26,30 @@ struct GateOptions {
   std::string csv_path;     // empty: no CSV file
   bool json_output = false;
   bool markdown_output = false;
-  bool only_failures = false;
+  bool only_failures = false;  // --md: WORSE and MISSING rows only
+  bool all_rows = false;       // terminal table: every row, not only WORSE and MISSING
 };
 
 int run_gate(const GateOptions& options) {
-  // Every output path is checked before anything is read or written: exit 2 leaves no file behind.
-  const std::pair<std::string, const char*> outputs[] = {{options.junit_path, "--junit"}, {options.csv_path, "--csv"}};
-  for (const auto& [path, option] : outputs)
-    if (!path.empty()) xs::report::check_output_path(path, option);
+  using xs::report::NamedPath;
+  using xs::report::OutputKind;
+  // Every output path is checked before anything is read or written: exit 2 leaves no file behind. No
+  // output may be an input or the other output; "-" and /dev/stdout stream the file on stdout.
+  const std::vector<NamedPath> outputs = {{options.junit_path, "--junit"}, {options.csv_path, "--csv"}};
+  for (const NamedPath& out : outputs)
+    if (!out.path.empty()) xs::report::check_output_path(out.path, out.what, OutputKind::kFileOrStream);
+  xs::report::check_distinct_paths(outputs, {{options.baseline_path, "--baseline"},
+                                             {options.candidate_path, "--candidate"},
+                                             {options.config_path, "--config"}});
+  const NamedPath* on_stdout = nullptr;
+  for (const NamedPath& out : outputs)
+    if (xs::report::stream_fd(out.path) == 1) on_stdout = &out;
+  if (on_stdout && (options.json_output || options.markdown_output))
+    throw xs::input_error(on_stdout->what, fmt::format("'{}' is stdout, where {} prints too: write one of them to "
+                                                       "a file", on_stdout->path,
+                                                       options.json_output ? "--json" : "--md"));
+  // The file on stdout stays clean: the table goes to stderr then.
+  std::FILE* table_out = on_stdout ? stderr : stdout;
   const xs::gate::GateConfig config = xs::gate::read_gate_config(options.config_path);
   const xs::gate::GateReport report =
       xs::gate::compare_files(options.baseline_path, options.candidate_path, config);
@@ -43,24 +60,29 @@ int run_gate(const GateOptions& options) {
                "code\n", stderr);
   }
   // Files first: an unwritable path is exit 2 before anything claims a verdict on stdout.
-  const xs::gate::TableOptions table_options{options.only_failures};
-  for (const auto& [path, option] : outputs)
-    if (!path.empty()) xs::report::prepare_output_path(path, option);  // folders, once the comparison stands
+  for (const NamedPath& out : outputs)  // folders, once the comparison stands
+    if (!out.path.empty()) xs::report::prepare_output_path(out.path, out.what, OutputKind::kFileOrStream);
   if (!options.junit_path.empty()) {
-    xs::report::write_text_atomic(options.junit_path, xs::gate::to_junit_xml(report, config));
+    xs::report::write_output_text(options.junit_path, xs::gate::to_junit_xml(report, config));
   }
   if (!options.csv_path.empty()) {
-    xs::report::write_text_atomic(options.csv_path,
+    xs::report::write_output_text(options.csv_path,
                                   xs::report::to_csv(xs::gate::comparison_table(report, config, false)));
   }
   if (options.json_output) {
     std::fputs((xs::gate::report_to_json(report, config).dump(1) + "\n").c_str(), stdout);
   } else if (options.markdown_output) {
+    const xs::gate::TableOptions md_options{options.only_failures};
     for (const std::string& w : report.warnings) std::printf("> **WARNING**: %s\n\n", w.c_str());
-    std::fputs(xs::report::to_markdown(xs::gate::comparison_table(report, config, true, table_options)).c_str(), stdout);
+    std::fputs(xs::report::to_markdown(xs::gate::comparison_table(report, config, true, md_options)).c_str(), stdout);
     std::printf("\n%s\n", xs::gate::summary_line(report).c_str());
   } else {
-    std::fputs(xs::gate::format_table(report, config, table_options).c_str(), stdout);
+    // The terminal shows what needs a look (WORSE and MISSING rows) and the summary; --all every row.
+    const xs::gate::TableOptions table_options{!options.all_rows};
+    std::fputs(xs::gate::format_table(report, config, table_options).c_str(), table_out);
+    if (!options.all_rows && report.rows.size() > report.count(xs::gate::Status::kWorse) +
+                                                       report.count(xs::gate::Status::kMissing))
+      std::fputs("(--all prints every row; --csv, --json and --junit always hold them all)\n", table_out);
   }
   return static_cast<int>(report.passed() ? xs::ExitCode::kOk : xs::ExitCode::kRegression);
 }
@@ -78,13 +100,20 @@ int main(int argc, char** argv) {
     app.add_option("--candidate", options.candidate_path, "result file under test")->required();
     app.add_option("--config", options.config_path, "gate config (xstage.gate JSON, see docs/gate.md)")
         ->required();
-    app.add_option("--junit", options.junit_path, "also write JUnit XML here (one testcase per metric instance)");
-    app.add_option("--csv", options.csv_path, "also write the full comparison as CSV here (SI numbers + unit column)");
+    app.add_option("--junit", options.junit_path, "also write JUnit XML here (one testcase per metric instance; "
+                   "- for stdout)")->check(xs::cli::kNonEmptyPath);
+    app.add_option("--csv", options.csv_path, "also write the full comparison as CSV here (SI numbers + unit "
+                   "column; - for stdout)")->check(xs::cli::kNonEmptyPath);
     auto* json_flag = app.add_flag("--json", options.json_output, "print the comparison as JSON instead of a table");
     app.add_flag("--md", options.markdown_output, "print the table as Markdown instead of aligned text")
         ->excludes(json_flag);
+    auto* all_flag = app.add_flag("--all", options.all_rows,
+                                  "print every row in the table (default: only WORSE and MISSING rows, then the "
+                                  "summary, which counts all)");
     app.add_flag("--only-failures", options.only_failures,
-                 "print only WORSE and MISSING rows (the summary still counts all; files stay complete)");
+                 "with --md: print only WORSE and MISSING rows (the summary still counts all; files stay complete); "
+                 "the aligned table does so unless --all")
+        ->excludes(all_flag);
     xs::cli::add_version_flag(app, "xstage-gate");
     xs::cli::parse_or_throw(app, argc, argv);
     return run_gate(options);

@@ -16,7 +16,9 @@
 #include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
 #include "cli/predict_fa_result.hpp"
+#include "cli/predict_fa_score.hpp"
 #include "cli/predict_moe.hpp"
+#include "cli/predict_moe_score.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/burst_gap.hpp"
@@ -490,6 +492,10 @@ int main(int argc, char** argv) {
     xs::cli::PredictMoeOptions moe;
     xs::cli::PredictFaResultOptions fa_result;
     fa_result.argv.assign(argv, argv + argc);
+    xs::cli::PredictFaScoreOptions fa_score;
+    fa_score.argv.assign(argv, argv + argc);
+    xs::cli::PredictMoeScoreOptions moe_score;
+    moe_score.argv.assign(argv, argv + argc);
     add_burst(app, burst);
     add_fa(app, fa);
     add_stall(app, stall);
@@ -497,6 +503,8 @@ int main(int argc, char** argv) {
     add_interleave(app, interleave);
     xs::cli::add_predict_moe(app, moe);
     xs::cli::add_predict_fa_result(app, fa_result);
+    xs::cli::add_predict_fa_score(app, fa_score);
+    xs::cli::add_predict_moe_score(app, moe_score);
     xs::cli::parse_or_throw(app, argc, argv);
 
     const std::string name = app.get_subcommands().front()->get_name();
@@ -512,6 +520,10 @@ int main(int argc, char** argv) {
       run_interleave(interleave).print(interleave.json);
     else if (name == "fa-result")
       xs::cli::run_predict_fa_result(fa_result);
+    else if (name == "fa-score")
+      xs::cli::run_predict_fa_score(fa_score);
+    else if (name == "moe-score")
+      xs::cli::run_predict_moe_score(moe_score);
     else
       run_moe(moe).print(moe.json);
     return 0;

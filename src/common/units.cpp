@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -51,8 +52,8 @@ constexpr std::array<std::pair<std::string_view, double>, 8> kByteUnits{{
     {"GB", 1e9}, {"GiB", 1073741824.0}}};
 constexpr std::array<std::pair<std::string_view, double>, 4> kTimeUnits{{
     {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}}};
-constexpr std::array<std::pair<std::string_view, double>, 9> kRateUnits{{
-    {"", 1.0}, {"B/s", 1.0}, {"KB/s", 1e3}, {"KiB/s", 1024.0}, {"MB/s", 1e6}, {"MiB/s", 1048576.0},
+constexpr std::array<std::pair<std::string_view, double>, 8> kRateUnits{{
+    {"B/s", 1.0}, {"KB/s", 1e3}, {"KiB/s", 1024.0}, {"MB/s", 1e6}, {"MiB/s", 1048576.0},
     {"GB/s", 1e9}, {"GiB/s", 1073741824.0}, {"TB/s", 1e12}}};
 
 }  // namespace
@@ -65,8 +66,12 @@ std::uint64_t parse_bytes(std::string_view text, const std::string& field) {
     const double scale = lookup(suffix, kByteUnits, found);
     if (found) {
       if (value < 0) throw input_error(field, fmt::format("size '{}' is negative; sizes are >= 0", text));
-      const double bytes = std::round(value * scale);
+      const double exact = value * scale;
+      const double bytes = std::round(exact);
       if (bytes > 9.0e18) throw input_error(field, fmt::format("size '{}' is too large", text));
+      if (std::fabs(exact - bytes) > 1e-9 * std::max(1.0, bytes))  // 16.5B, 0.3KiB: never rounded silently
+        throw input_error(field, fmt::format("size '{}' is {} bytes, not a whole number of bytes (e.g. 16B, 4.25MiB)",
+                                             text, exact));
       return static_cast<std::uint64_t>(bytes);
     }
   }
@@ -95,6 +100,10 @@ double parse_rate_bps(std::string_view text, const std::string& field) {
   std::string_view suffix;
   bool found = false;
   if (split_number(text, value, suffix)) {
+    // A bare number has no safe reading (717 would be 717 B/s, 0.0 GB/s in every table): name the unit.
+    if (suffix.empty())
+      throw input_error(field, fmt::format("rate '{}' has no unit; write it with one, e.g. {}GB/s (or {}B/s for "
+                                           "bytes per second)", text, trim(text), trim(text)));
     const double scale = lookup(suffix, kRateUnits, found);
     if (found) {
       if (value <= 0) throw input_error(field, fmt::format("rate '{}' must be positive", text));

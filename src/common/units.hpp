@@ -8,13 +8,15 @@
 namespace xs {
 
 // Sizes: "32KiB", "4.25MiB", "1000", "64 B". Suffixes B, KB (1e3), KiB (1024), MB, MiB, GB, GiB; a bare
-// number is bytes. Throws input_error(field, ...) naming the accepted form. Result rounded to whole bytes.
+// number is bytes. Throws input_error(field, ...) naming the accepted form; a value that is not a whole
+// number of bytes ("16.5B", "0.3KiB") is refused, never rounded.
 std::uint64_t parse_bytes(std::string_view text, const std::string& field = "size");
 
 // Times: "0.76us", "2 us", "6e-6s", "1.5ms", "10ns", "0". Suffixes ns, us, ms, s; a bare number needs to be 0.
 double parse_seconds(std::string_view text, const std::string& field = "time");
 
-// Rates: "717GB/s", "667.7GiB/s", "5e11B/s", also MB/s, KB/s, MiB/s, KiB/s. A bare number is bytes/s.
+// Rates: "717GB/s", "667.7GiB/s", "5e11B/s", also MB/s, KB/s, MiB/s, KiB/s, TB/s. A bare number ("717") is
+// refused: the unit must be written.
 double parse_rate_bps(std::string_view text, const std::string& field = "rate");
 
 // Plain positive or non-negative numbers with a clear error.

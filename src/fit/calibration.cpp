@@ -134,8 +134,11 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
     for (const auto& q : fit.capacity)
       if (row.source == "plateau" && q.num_producers == row.num_producers && q.bound != "lower" &&
           q.drain_start_volume_bytes > 0 && row.volume_bytes >= q.drain_start_volume_bytes)
+      {
         row.issue_time_s.note += (row.issue_time_s.note.empty() ? "" : "; ") +
                                  std::string("V on the isolated drain branch: this plateau is T_iss^iso, capacity-limited");
+        row.issue_time_s.constrained = false;  // an upper bound of T_iss^0 (T_iss^iso >= T_iss^0), not T_iss^0
+      }
 
   // Joint bootstrap: parameters [R, R_iso, T_iss^0 rows..., Q rows...]; each replicate's R feeds its Q.
   // Groups resampled as cases: R's cluster, each plateau, each drain branch (disjoint sets of points).
@@ -163,8 +166,41 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
   if (dplan.bound() == "fit") detail::set_ci95(fit.drain.drain_rate_bps, ci[0], dplan.used.size());
   else detail::clear_ci95(fit.drain.drain_rate_bps, dplan.lower_bound ? "R is a lower bound" : "R is not identified");
   for (std::size_t t = 0; t < fit.tiss0.size(); ++t) detail::set_tiss0_ci95(fit.tiss0[t], tplans[t], ci[2 + t]);
-  for (std::size_t q = 0; q < fit.capacity.size(); ++q)
+  // A row from one isolated floor point has no between-point scatter of its own to resample; its interval
+  // also spans the floor's measured scatter (isolated_floor_scatter), as a 95% normal interval in log T.
+  const double floor_scatter = detail::isolated_floor_scatter(data, cplans, med);
+  for (Tiss0Fit& row : fit.tiss0) {
+    Estimate& e = row.issue_time_s;
+    if (options.bootstrap_resamples <= 0 || row.source != "isolated_floor" || !e.constrained ||
+        !std::isfinite(floor_scatter) || !(floor_scatter > 0))
+      continue;
+    const bool had_interval = e.has_ci95();
+    e.ci95_lo = std::min(had_interval ? e.ci95_lo : e.value, e.value * std::exp(-1.96 * floor_scatter));
+    e.ci95_hi = std::max(had_interval ? e.ci95_hi : e.value, e.value * std::exp(1.96 * floor_scatter));
+    const std::string scatter = fmt::format("the isolated floor's between-point scatter ({:.1f}%)", 100 * floor_scatter);
+    const std::string reps_only = "interval from one point's repetitions only";
+    if (auto at = e.note.find(reps_only); at != std::string::npos)
+      e.note.replace(at, reps_only.size(), "interval from one point's repetitions and " + scatter);
+    else if (auto none = e.note.find("no interval: "); none != std::string::npos)
+      e.note = e.note.substr(0, none) + "interval from " + scatter + " (one repetition)";
+  }
+  for (std::size_t q = 0; q < fit.capacity.size(); ++q) {
     detail::set_capacity_ci95(fit.capacity[q], cplans[q], ci[2 + fit.tiss0.size() + q]);
+    // Misfit at the knee: a soft knee bends the branch's first points above (V - Q)/R and pulls Q down, within
+    // every point's noise (capacity.cpp). Q's interval also spans Q without the point nearest the knee.
+    Estimate& e = fit.capacity[q].capacity_bytes;
+    const detail::CapacityPlan& plan = cplans[q];
+    if (fit.capacity[q].bound == "fit" && e.has_ci95() && plan.drain.size() >= 3) {
+      detail::CapacityPlan without_first = plan;
+      without_first.drain.erase(without_first.drain.begin());
+      const double q_far = detail::capacity_from(data, without_first, med, r);
+      if (std::isfinite(q_far) && (q_far < e.ci95_lo || q_far > e.ci95_hi)) {
+        e.ci95_lo = std::min(e.ci95_lo, q_far);
+        e.ci95_hi = std::max(e.ci95_hi, q_far);
+        e.note += fmt::format("; interval spans Q without the branch point nearest the knee ({:.4g} B)", q_far);
+      }
+    }
+  }
 
   // Cross-check: the isolated drain branches' slope dT/dV = 1/R, independent of the zero-gap points.
   fit.drain.iso_rate_bps = detail::isolated_drain_rate(data, cplans, med);
@@ -178,9 +214,29 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
                              ? "the isolated drain branches' slope agrees with R"
                              : fmt::format("the isolated drain branches' slope gives {:.4g} B/s, {:.1f}% from R",
                                            fit.drain.iso_rate_bps, 100 * (fit.drain.iso_rate_bps / r - 1));
+    // Two measurements of R that disagree bound it between them (drift over the run, or a model misfit that
+    // one of them carries): R's interval spans both intervals rather than claim the zero-gap one alone.
+    Estimate& widened = fit.drain.drain_rate_bps;
+    const bool disjoint = widened.has_ci95() && (ci[1].lo > widened.ci95_hi || ci[1].hi < widened.ci95_lo);
+    if ((!*fit.drain.iso_rate_agrees || disjoint) && widened.has_ci95() && std::isfinite(ci[1].lo) &&
+        std::isfinite(ci[1].hi)) {
+      widened.ci95_lo = std::min(widened.ci95_lo, ci[1].lo);
+      widened.ci95_hi = std::max(widened.ci95_hi, ci[1].hi);
+      widened.note += (widened.note.empty() ? "" : "; ") +
+                 std::string("interval widened to the isolated drain branches' slope, which disagrees (drift or misfit)");
+      // Q is V - R T on the isolated points with the zero-gap R, which those points' own slope contradicts:
+      // a drift of R between the two measurements moves Q by that fraction of V - Q, many Q far from the knee.
+      for (CapacityFit& q : fit.capacity)
+        if (q.bound == "fit" && q.capacity_bytes.constrained) {
+          q.capacity_bytes.constrained = false;
+          q.capacity_bytes.note += "; unconstrained: the isolated branches' slope disagrees with the zero-gap R that "
+                                   "Q is computed with";
+        }
+    }
   } else {
     fit.drain.iso_note = "no isolated drain branch with two volumes: R not cross-checked";
   }
+  detail::check_path_rate(fit.drain, options);
   record_convergence(data, fit.drain);
   std::sort(fit.tiss0.begin(), fit.tiss0.end(), [](const Tiss0Fit& a, const Tiss0Fit& b) {
     return std::pair(a.num_producers, a.bytes_per_producer) < std::pair(b.num_producers, b.bytes_per_producer);
@@ -204,6 +260,7 @@ nlohmann::json CalibrationFit::to_json() const {
   const auto ci95 = [](const Estimate& e) { return e.has_ci95() ? json{e.ci95_lo, e.ci95_hi} : json(); };
   json m = {{"R_Bps", rate.value}, {"R_ci95", ci95(rate)}, {"R_bound", drain.bound},
             {"R_constrained", rate.constrained}, {"tiss0", json::array()}, {"Q", json::array()}};
+  if (!drain.caveat.empty()) m["R_caveat"] = drain.caveat;
   json fit_block = {{"target", options.target}, {"R", quality(drain.quality)}, {"tiss0", json::array()},
                     {"Q", json::array()}};
   json& rj = fit_block["R"];
@@ -223,7 +280,11 @@ nlohmann::json CalibrationFit::to_json() const {
     const Estimate& t = row.issue_time_s;
     m["tiss0"].push_back({{"K", row.num_producers}, {"B_bytes", row.bytes_per_producer}, {"V_bytes", row.volume_bytes},
                           {"s", t.value}, {"ci95", ci95(t)}, {"constrained", t.constrained},
-                          {"source", row.source}, {"num_plateau_points", row.num_plateau_points}});
+                          {"source", row.source}, {"num_plateau_points", row.num_plateau_points},
+                          {"bound", t.constrained ? "fit" : "upper"}});
+    // Every unconstrained T_iss^0 row the fitter writes bounds T_iss^0 from above (the smallest T_iss seen,
+    // a floor point near the knee, a plateau that is T_iss^iso): the reason goes beside it for lookups.
+    if (!t.constrained) m["tiss0"].back()["caveat"] = t.note;
     json qj = quality(row.quality);
     qj["K"] = row.num_producers;
     qj["B_bytes"] = row.bytes_per_producer;
@@ -254,14 +315,18 @@ nlohmann::json CalibrationFit::to_json() const {
                            {"misfit_sigmas", options.misfit_sigmas},
                            {"floor_conflict_sigmas", options.floor_conflict_sigmas},
                            {"min_stream_bytes", options.min_stream_bytes},
-                           {"min_zero_gap_volume_bytes", options.min_zero_gap_volume_bytes}};
+                           {"min_zero_gap_volume_bytes", options.min_zero_gap_volume_bytes},
+                           {"path_rate_limit_Bps", options.path_rate_limit_bps > 0 ? json(options.path_rate_limit_bps) : json()},
+                           {"path_rate_tolerance", options.path_rate_tolerance}};
   fit_block["bootstrap"] = {{"resamples", options.bootstrap_resamples}, {"seed", options.seed},
                             {"scheme", "points+repetitions: each replicate redraws, with replacement, the points of "
                                        "each stage's group (R's drain cluster, each T_iss^0 plateau, each Q(K) drain "
                                        "branch) and every used point's per-repetition samples (median); one joint "
                                        "replicate feeds its R into its Q; point selection fixed; percentile "
                                        "2.5-97.5%; an estimate on a single point or with identical replicates gets "
-                                       "ci95 null and a note 'no interval: ...'"}};
+                                       "ci95 null and a note 'no interval: ...'; a single isolated floor point's "
+                                       "interval is widened to the floor's between-point scatter; R's spans the "
+                                       "isolated branches' slope interval where the two disagree"}};
   fit_block["notes"] = notes;
   m["fit"] = std::move(fit_block);
   return m;

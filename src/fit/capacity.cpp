@@ -351,6 +351,21 @@ double capacity_from(const Dataset& data, const CapacityPlan& plan, const Values
   return lo <= hi ? std::clamp(q, lo, hi) : q;
 }
 
+double isolated_floor_scatter(const Dataset& data, const std::vector<CapacityPlan>& plans, const Values& values) {
+  std::vector<double> scaled;
+  for (const auto& p : plans)
+    for (std::size_t j = 1; j + 1 < p.floor.size(); ++j) {
+      const int a = p.floor[j - 1], i = p.floor[j], b = p.floor[j + 1];
+      const double va = data.obs[a].volume_bytes, vi = data.obs[i].volume_bytes, vb = data.obs[b].volume_bytes;
+      if (!(vb > va)) continue;
+      const double w = (vi - va) / (vb - va);
+      const double line = (1 - w) * values.floor_issue_s[a] + w * values.floor_issue_s[b];
+      if (!(line > 0)) continue;
+      scaled.push_back(std::abs(values.floor_issue_s[i] / line - 1) / std::sqrt(1 + w * w + (1 - w) * (1 - w)));
+    }
+  return scaled.size() < 3 ? std::numeric_limits<double>::quiet_NaN() : 1.4826 * median(scaled);
+}
+
 double isolated_drain_rate(const Dataset& data, const std::vector<CapacityPlan>& plans, const Values& values) {
   double sxy = 0, sxx = 0;
   for (const auto& p : plans)

@@ -36,7 +36,8 @@ std::string pick_target(const std::vector<PointRecord>& points, const FitOptions
   if (!options.target.empty()) return options.target;
   std::set<std::string> targets;
   for (const auto& p : points)
-    if (!p.skipped && p.spec.suite != Suite::kLocalControl) targets.insert(p.spec.target);
+    if (!p.skipped && p.spec.suite != Suite::kLocalControl && p.spec.suite != Suite::kLoaded)
+      targets.insert(p.spec.target);
   if (targets.size() > 1) {
     std::string names;
     for (const auto& t : targets) names += (names.empty() ? "" : ", ") + t;
@@ -54,6 +55,7 @@ Dataset build_dataset(const std::vector<PointRecord>& points, const FitOptions& 
   int num_skipped = 0, num_wrong = 0, num_other_target = 0, num_bad_value = 0, num_clock = 0, num_mismatch = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const PointRecord& p = points[i];
+    if (p.spec.suite == Suite::kLoaded) continue;  // the interference term's data, not the Burst-Gap fit's
     if (p.skipped) { ++num_skipped; continue; }
     if (p.verification.wrong > 0) { ++num_wrong; continue; }
     if (p.clock_flagged) { ++num_clock; continue; }

@@ -208,10 +208,45 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
     const double n = data.obs[i].period_samples ? std::max<double>(1.0, data.obs[i].period_samples->size()) : 1.0;
     median_se.push_back(1.2533 * data.obs[i].period_spread / 2.563 / std::sqrt(n));
   }
-  const double tol = std::max(options.envelope_tolerance,
-                              options.misfit_sigmas * (median_se.empty() ? 0.0 : median(median_se)));
+  double tol = std::max(options.envelope_tolerance,
+                        options.misfit_sigmas * (median_se.empty() ? 0.0 : median(median_se)));
+  // Path-rate limit (FitOptions::path_rate_limit_bps): a point faster than the copy engine can carry is
+  // partly absorbed, not drained at R; it cannot belong to a cluster centred at or below that rate.
+  int num_above_path = 0;
+  if (options.path_rate_limit_bps > 0) {
+    const double cap_bps = options.path_rate_limit_bps * (1 + std::max(tol, options.path_rate_tolerance));
+    const auto above = [&](int i) { return data.obs[i].volume_bytes / med.period_s[i] > cap_bps; };
+    num_above_path = static_cast<int>(std::count_if(steady.begin(), steady.end(), above));
+    std::erase_if(issue_cannot_explain, above);
+    std::erase_if(unreferenced, above);
+    std::erase_if(steady, above);
+  }
+  const std::string path_note =
+      num_above_path ? fmt::format("; {} zero-gap points faster than the copy-engine rate {:.4g} B/s (+{:.1f}%) left "
+                                   "out: absorption, not R", num_above_path, options.path_rate_limit_bps,
+                                   100 * std::max(tol, options.path_rate_tolerance))
+                     : "";
   if (!issue_cannot_explain.empty()) {
     plan.used = largest_rate_cluster(data, issue_cannot_explain, med.period_s, tol);
+    // Between-point scatter (offsets between launches that the repetitions do not show) widens the cluster:
+    // a tolerance below it truncates the drain branch's own scatter, so the cluster's centre follows the
+    // densest window rather than R and the bootstrap sees too little spread (issue 27: 7% offsets gave R 46%
+    // coverage). sigma_b = 1.4826 x median |ln(x / R_hat)| over the candidates within +-max(25%, 3 tol) of the
+    // cluster's rate; the tolerance becomes max(tol, 2.5 sigma_b) and the cluster is chosen again.
+    if (plan.used.size() >= 3) {
+      const double r_hat = fit_through_origin(data, plan.used, med.period_s);
+      const double window = std::log(1 + std::max(0.25, 3 * tol));
+      std::vector<double> dev;
+      for (int i : issue_cannot_explain) {
+        const double d = std::abs(std::log(data.obs[i].volume_bytes / med.period_s[i] / r_hat));
+        if (d <= window) dev.push_back(d);
+      }
+      const double wide = dev.size() >= 3 ? 2.5 * 1.4826 * median(dev) : 0.0;
+      if (wide > tol) {
+        tol = wide;
+        plan.used = largest_rate_cluster(data, issue_cannot_explain, med.period_s, tol);
+      }
+    }
     plan.note = fmt::format("{} of {} zero-gap points drain-dominated (T_period >= {} x T_iss^0 bound, and in "
                             "the largest V/T_period cluster within +-{:.1f}%)", plan.used.size(), plan.zero_gap.size(),
                             options.drain_dominance, 100 * tol);
@@ -227,7 +262,7 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
     }
     if (!unreferenced.empty())
       plan.note += fmt::format("; {} without a T_iss^0 bound left out", unreferenced.size());
-    plan.note += filling_note + short_note;
+    plan.note += filling_note + short_note + path_note;
     // Identified only by >= 2 agreeing points that differ in V and in the K/B split.
     std::set<double> vs;
     std::set<int> ks;
@@ -252,7 +287,8 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
     for (int i : plan.used) ks.insert(data.obs[i].num_producers);
     if (ks.size() >= 2) {
       plan.note = fmt::format("no T_iss^0 bound for any zero-gap point: drain dominance inferred from {} "
-                              "points of {} K agreeing on V/T_period", plan.used.size(), ks.size()) + filling_note;
+                              "points of {} K agreeing on V/T_period", plan.used.size(), ks.size()) + filling_note +
+                  path_note;
       return plan;
     }
     plan.used.clear();
@@ -265,7 +301,7 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
                                 num_referenced)
                   : "drain dominance not established (no T_iss^0 bound, fewer than two K agree): R >= value = "
                     "max V/T_period, unconstrained";
-  plan.note += filling_note + short_note;
+  plan.note += filling_note + short_note + path_note;
   return plan;
 }
 
@@ -310,6 +346,19 @@ double drain_scatter(const Dataset& data, const DrainPlan& plan, double drain_ra
   return 1.4826 * median(dev);
 }
 
+void check_path_rate(DrainRateFit& fit, const FitOptions& options) {
+  if (!(options.path_rate_limit_bps > 0) || fit.bound != "fit") return;
+  Estimate& r = fit.drain_rate_bps;
+  const double lo = r.has_ci95() ? r.ci95_lo : r.value;
+  const double limit = options.path_rate_limit_bps * (1 + options.path_rate_tolerance);
+  if (!(lo > limit)) return;
+  fit.caveat = fmt::format("R = {:.4g} B/s (ci95 from {:.4g}) exceeds the copy-engine rate {:.4g} B/s of the same path "
+                           "by more than {:.0f}%: absorption, not R", r.value, lo, options.path_rate_limit_bps,
+                           100 * options.path_rate_tolerance);
+  r.constrained = false;
+  r.note += (r.note.empty() ? "" : "; ") + fit.caveat;
+}
+
 Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_rate_bps) {
   std::vector<double> measured, predicted;
   for (int i : plan.used) {
@@ -335,6 +384,7 @@ DrainRateFit fit_drain_rate(const std::vector<PointRecord>& points, const FitOpt
   else detail::clear_ci95(fit.drain_rate_bps, plan.lower_bound ? "R is a lower bound" : "R is not identified");
   fit.quality = detail::drain_quality(data, plan, fit.drain_rate_bps.value);
   fit.bound = plan.bound();
+  detail::check_path_rate(fit, options);
   return fit;
 }
 

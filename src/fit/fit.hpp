@@ -52,6 +52,14 @@ struct FitOptions {
   // ... and the floor's lower bound on Q (max V - R T_iss over the floor points) does not exceed the drain
   // branch's weighted estimate of Q by more than floor_conflict_sigmas combined standard errors (one-sided).
   double floor_conflict_sigmas = 3.0;
+  // The copy-engine rate of the same path measured in the same calibration (0: none). Where the copy engine
+  // bounds what the path carries (the host path: SM stores and the copy engine share one PCIe link), a
+  // zero-gap point faster than path_rate_limit_bps x (1 + max(path_rate_tolerance, the cluster tolerance)) is
+  // partly absorbed, not drained at R, and leaves the R fit; an R whose ci95 still lies above
+  // path_rate_limit_bps x (1 + path_rate_tolerance) is flagged (constrained = false, caveat). The tolerance
+  // covers the copy engine's own run-to-run spread (55.2-55.3 GB/s over three H200 runs) with margin.
+  double path_rate_limit_bps = 0;
+  double path_rate_tolerance = 0.03;
   // Remote target to fit ("host", "peer:1", ...). Empty: the points must name exactly one.
   std::string target;
 };
@@ -82,7 +90,8 @@ struct DrainRateFit { Estimate drain_rate_bps; Quality quality; std::string boun
                       std::pair<double, double> iso_ci95{std::nan(""), std::nan("")};
                       std::optional<bool> iso_rate_agrees; std::string iso_note;
                       std::vector<StreamRate> convergence; std::optional<bool> converged;
-                      std::string convergence_note; };
+                      std::string convergence_note;
+                      std::string caveat; };  // why R is no point value though fitted (model.R_caveat)
 // source: "plateau" (median T_iss of the large-gap points), "max_gap" (no plateau point: smallest T_iss
 // seen, an upper bound, constrained = false) or "isolated_floor" (an isolated point on the eq. 7 floor).
 struct Tiss0Fit { int num_producers = 0; std::uint64_t bytes_per_producer = 0; double volume_bytes = 0;

@@ -85,6 +85,8 @@ std::vector<int> largest_rate_cluster(const Dataset& data, const std::vector<int
 std::vector<int> widest_k_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
                                        const std::vector<double>& period_s, double tolerance);
 Quality drain_quality(const Dataset& data, const DrainPlan& plan, double drain_rate_bps);
+// FitOptions::path_rate_limit_bps: flags a fitted R whose ci95 lies above the copy-engine rate (caveat).
+void check_path_rate(DrainRateFit& fit, const FitOptions& options);
 
 // ---- T_iss^0 (tiss0.cpp) ----------------------------------------------------------------------------
 struct Tiss0Plan {
@@ -142,6 +144,12 @@ std::size_t persistent_knee(const Dataset& data, const std::vector<int>& points,
 // Every isolated obs below its K's persistent knee (isolated references only): the ones whose T_iss bounds
 // T_iss^0 from above without being on the drain branch.
 std::vector<int> isolated_floor_points(const Dataset& data, const FitOptions& options);
+// Relative between-point scatter of the isolated floor (capacity.cpp): each interior floor point against the
+// straight line through its two neighbours in V (T_iss^0 is affine in V between nearby volumes), r = T / line
+// - 1 scaled by 1/sqrt(1 + w^2 + (1-w)^2) (w the line's weight: the neighbours scatter too); 1.4826 x median
+// |r| over every K. It holds per-point offsets, repetition noise and local misfit alike: what a row taken
+// from one floor point deviates by. NaN with fewer than 3 residuals.
+double isolated_floor_scatter(const Dataset& data, const std::vector<CapacityPlan>& plans, const Values& values);
 // 1 / (common slope dT/dV of the drain branches, per-K intercepts), counted; NaN with < 2 distinct V.
 double isolated_drain_rate(const Dataset& data, const std::vector<CapacityPlan>& plans, const Values& values);
 std::vector<CapacityPlan> plan_capacity(const Dataset& data, double drain_rate_bps, bool drain_constrained,

@@ -21,6 +21,36 @@
 
 namespace xs::fit {
 namespace detail {
+namespace {
+
+constexpr double kDrainingSlope = -0.5;  // dT/dG below this: closer to the drain law (-1) than to a plateau (0)
+
+// dT/dG over the plateau points (least squares in G), or between the one plateau point and the largest gap
+// below it; 0 when that cannot be measured.
+double plateau_slope(const Dataset& data, const Tiss0Plan& p) {
+  std::vector<int> pts = p.estimate_from;
+  if (pts.size() == 1) {
+    int prev = -1;
+    for (int i : p.sweep)
+      if (data.obs[i].gap_s < data.obs[pts[0]].gap_s && (prev < 0 || data.obs[i].gap_s > data.obs[prev].gap_s)) prev = i;
+    if (prev < 0) return 0.0;
+    pts.push_back(prev);
+  }
+  double n = 0, sg = 0, st = 0;
+  for (int i : pts) {
+    n += 1;
+    sg += data.obs[i].gap_s;
+    st += data.obs[i].floor_issue_s;
+  }
+  double sxy = 0, sxx = 0;
+  for (int i : pts) {
+    sxy += (data.obs[i].gap_s - sg / n) * (data.obs[i].floor_issue_s - st / n);
+    sxx += (data.obs[i].gap_s - sg / n) * (data.obs[i].gap_s - sg / n);
+  }
+  return sxx > 0 ? sxy / sxx : 0.0;
+}
+
+}  // namespace
 
 std::vector<Tiss0Plan> plan_tiss0(const Dataset& data, double drain_rate_bps, const FitOptions& options) {
   // Every (K,B) with at least one positive-gap periodic point is part of the gap sweep.
@@ -43,6 +73,15 @@ std::vector<Tiss0Plan> plan_tiss0(const Dataset& data, double drain_rate_bps, co
   }
   std::vector<Tiss0Plan> plans;
   for (auto& [kb, p] : by_kb) {
+    const double falls = plateau_slope(data, p);
+    if (!p.estimate_from.empty() && falls < kDrainingSlope) {
+      // Points taken as plateau that still fall with G follow the drain law T = V/R - G (slope -1), not
+      // T_iss^0 (slope 0): R is too high (absorbed zero-gap points) or the sweep stops short. Their T_iss
+      // bounds T_iss^0 from above only (issue 27: a host-like plateau row came out 93x too large).
+      p.estimate_from.clear();
+      p.note = fmt::format("the points taken as plateau (G >= {} x V/R) still fall with G (dT/dG = {:.2f}, the drain "
+                           "law gives -1): drain-limited, ", options.plateau_gap_factor, falls);
+    }
     if (p.estimate_from.empty()) {
       double largest_gap_s = 0;
       for (int i : p.sweep) {
@@ -51,7 +90,7 @@ std::vector<Tiss0Plan> plan_tiss0(const Dataset& data, double drain_rate_bps, co
       }
       const double v = static_cast<double>(p.num_producers) * static_cast<double>(p.bytes_per_producer);
       p.source = "max_gap";
-      p.note = fmt::format("no plateau point (needs G >= {:.3g} s = {} x V/R; largest G {:.3g} s): value is "
+      p.note += fmt::format("no plateau point (needs G >= {:.3g} s = {} x V/R; largest G {:.3g} s): value is "
                            "the smallest T_iss seen, an upper bound of T_iss^0",
                            options.plateau_gap_factor * v / drain_rate_bps, options.plateau_gap_factor,
                            largest_gap_s);

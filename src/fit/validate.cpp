@@ -54,6 +54,7 @@ FittedModel fitted_model(const CalibrationFit& fit) {
 
 bool validated_point(const PointRecord& p, const std::string& target) {
   if (p.spec.suite == Suite::kLocalControl) return false;  // a control, not a prediction of the remote path
+  if (p.spec.suite == Suite::kLoaded) return false;        // the Burst-Gap model predicts no mainloop
   if (p.skipped || p.verification.wrong > 0) return false;
   if (!target.empty() && p.spec.target != target) return false;
   if (!positive_finite(modelled_issue_time(p).median)) return false;
@@ -168,7 +169,7 @@ Validation validate(const std::vector<PointRecord>& points, const FittedModel& m
   int num_excluded = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const PointRecord& p = points[i];
-    if (p.spec.suite == Suite::kLocalControl) continue;
+    if (p.spec.suite == Suite::kLocalControl || p.spec.suite == Suite::kLoaded) continue;
     if (!validated_point(p, target)) {
       ++num_excluded;
       continue;
@@ -230,7 +231,8 @@ void attach_predictions(std::vector<PointRecord>& points, const model::PlatformM
   const auto& unidentified_k = platform.unidentified_capacity_k();
   const double r = platform.drain_rate_bps();
   for (PointRecord& p : points) {
-    if (p.skipped) continue;
+    // The Burst-Gap model predicts no mainloop: loaded points get their prediction from the interference term.
+    if (p.skipped || p.spec.suite == Suite::kLoaded) continue;
     if (p.spec.suite == Suite::kIsolated &&
         std::find(unidentified_k.begin(), unidentified_k.end(), p.spec.num_producers) != unidentified_k.end())
       continue;
@@ -254,6 +256,8 @@ void attach_predictions(std::vector<PointRecord>& points, const model::PlatformM
       case Suite::kLocalControl:
         pred.issue_time_s = t0;
         pred.period_s = t0 + p.spec.gap_s;
+        break;
+      case Suite::kLoaded:
         break;
     }
     p.prediction = pred;

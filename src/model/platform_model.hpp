@@ -17,6 +17,8 @@
 // be null; a model with R_bound "not_identified" is read by from_json (drain_rate_identified() false, R
 // NaN) but refused by load(): "R not identified by this calibration".
 #pragma once
+#include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,12 +31,18 @@ struct Tiss0Point {
   int num_producers = 0;       // K
   double volume_bytes = 0;     // V
   double issue_time_s = 0;     // T_iss^0
+  double ci95_lo = 0, ci95_hi = 0;  // the recorded interval; both at the value when none was recorded
+  // false: the row only bounds T_iss^0 from above (the fitter marked it unconstrained, its bound is
+  // "upper", or its note says it is an upper bound or T_iss^iso); `caveat` says why.
+  bool is_point = true;
+  std::string caveat;
 };
 struct CapacityPoint {
   int num_producers = 0;       // K
   double capacity_bytes = 0;   // Q(K), or its lower bound
   double ci95_lo = 0, ci95_hi = 0;
   std::string bound = "fit";   // "fit" (knee inside the sweep) or "lower" (no knee: Q >= value)
+  bool constrained = true;     // false: the fitter says the data do not pin it down (soft knee, R unconstrained)
 };
 // What the isolated bursts at one K say about Q(K) where the fitter could not identify it (its `fit.Q[]`
 // diagnostics, docs/result-schema.md): a burst whose outstanding bytes q = V - R T_iss^0 issued on the floor
@@ -53,10 +61,26 @@ struct CapacityBracket {
   bool consistent = true;  // false: lower >= upper, the evidence contradicts itself (or Q falls with K)
 };
 
+// One parameter looked up for a prediction. `value` is what the table gives; only where usable_as_point is
+// it a point value a prediction may use as such. Otherwise not_point_reason names the parameter, K, V and
+// why (a row the fitter marked unconstrained or an upper bound, a lower-bound or unidentified Q, a value
+// outside the table), and the prediction becomes a bracket over [bracket_lo, bracket_hi] where the data
+// support one (has_bracket(); bracket_hi may be +inf), or "not decided". A point value carries its
+// interpolated ci95 as its bracket.
 struct Lookup {
   double value = 0;
   bool extrapolated = false;
   bool is_lower_bound = false;
+  bool is_upper_bound = false;   // value bounds the parameter from above only
+  bool usable_as_point = true;
+  std::string not_point_reason;  // "" when usable_as_point
+  double bracket_lo = std::numeric_limits<double>::quiet_NaN();
+  double bracket_hi = std::numeric_limits<double>::quiet_NaN();
+  bool has_bracket() const { return !std::isnan(bracket_lo) && !std::isnan(bracket_hi); }
+  void refuse_point(const std::string& why) {  // keeps the first reason, appends later ones
+    usable_as_point = false;
+    not_point_reason += (not_point_reason.empty() ? "" : "; ") + why;
+  }
 };
 
 class PlatformModel {
@@ -76,7 +100,21 @@ class PlatformModel {
   static PlatformModel from_result_text(std::string_view text, const std::string& source);
 
   double drain_rate_bps() const { return drain_rate_bps_; }
+  // R with its flags: a point only when R_bound is "fit" and R_constrained (a lower bound, an unidentified
+  // R, or one the fitter flagged, e.g. above the copy-engine rate, is not); bracket: its ci95, or
+  // [value, +inf) for a lower bound.
+  Lookup drain_rate() const;
+  // T_iss^0(K, V), interpolated as documented above. A point (bracket: the rows' ci95 interpolated the same
+  // way) only when every row it leans on is a point and it stays inside the table. Otherwise the bracket
+  // at a measured K comes from every row of that K, assuming only that T_iss^0 grows with V (each producer
+  // issues more bytes): T_iss^0(V) >= lo' of each row at V' <= V (0 if none), <= hi' of each row at V' >= V
+  // (+inf if none), with [lo', hi'] a point row's ci95 and [0, value] an upper-bound row; rows whose
+  // intervals contradict that order give the span between them. (T_iss^0/V nonincreasing would be tighter,
+  // but the H200 host breaks it: K=12 rises 1.47x from 16 to 20 KiB.) Between two measured K: the hull of
+  // their brackets (T_iss^0 monotone in K between them). Outside the K range: no bracket.
   Lookup tiss0_s(int num_producers, double volume_bytes) const;
+  // Q(K). Not a point when it leans on a "lower" row, an unconstrained row, a K whose Q was not
+  // identified, or leaves the table; bracket: capacity_bracket(K) (upper end +inf when unbounded).
   Lookup capacity_bytes(int num_producers) const;
   bool has_capacity() const { return !capacity_.empty(); }
 
@@ -101,6 +139,8 @@ class PlatformModel {
   bool constant_ = false;
   double drain_rate_bps_ = 0;
   double drain_rate_ci95_lo_ = 0, drain_rate_ci95_hi_ = 0;
+  bool drain_rate_constrained_ = true;
+  std::string drain_rate_caveat_;
   std::vector<Tiss0Point> tiss0_;
   std::vector<CapacityPoint> capacity_;
   std::vector<int> unidentified_capacity_k_;

@@ -48,8 +48,10 @@ json canonical_spec(const MoePointSpec& s) {
           {"routing", s.routing}, {"zipf_alpha", s.zipf_alpha}, {"gain", s.gain}, {"routing_seed", s.routing_seed},
           {"T", s.tokens_per_rank}, {"P", s.num_ranks}, {"K_SM", s.num_ctas}, {"block_n", s.block_n},
           {"target", s.target}, {"D", s.lead_rows}, {"experts_per_wave", s.experts_per_wave},
-          {"launches_per_graph", s.launches_per_graph}, {"repetitions", s.repetitions}, {"verify", s.verify},
-          {"instrument", s.instrument}, {"variants", s.variants.empty() ? moe_variant_names() : s.variants}};
+          {"overlap_waves", s.overlap_waves}, {"launches_per_graph", s.launches_per_graph},
+          {"repetitions", s.repetitions}, {"verify", s.verify}, {"verify_rotation", s.verify_rotation},
+          {"cooperative_launch", s.cooperative_launch}, {"instrument", s.instrument},
+          {"variants", s.variants.empty() ? moe_variant_names() : s.variants}};
 }
 
 Summary to_summary(const TimeSummary& t) {
@@ -141,9 +143,9 @@ json after_run_prediction(const MoePointSpec& s, const MoePointResult& r, const 
   in.num_ranks = s.num_ranks;
   in.num_sms = s.num_ctas;
   in.block_n = s.block_n;
-  const VariantResult* wave_variant = nullptr;
+  const VariantResult* wave_variant = nullptr;  // the expert-wave baseline (the fastest width)
   for (const auto& v : r.variants)
-    if (v.name == "expert_wave") wave_variant = &v;
+    if (v.name == r.best_wave_variant) wave_variant = &v;
   if (wave_variant == nullptr || wave_variant->tiles.l1_mainloop_median_s <= 0)
     return json{{"status", "no throughput: pass --tensor-tflops, or run expert_wave instrumented"}};
   // T_L1 = 2 b_m b_n h / F_SM  =>  F = 132 F_SM (the model spreads F over the device's SMs). From Linear-1:
@@ -167,8 +169,14 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
   p.axes = canonical_spec(s);
   p.status = r.status;
   p.reason = r.reason;
+  // With several expert-wave widths, "expert_wave" is the fastest of them (the tuned baseline), stored beside
+  // the width's own entry; with one width the variant is expert_wave itself.
+  const bool wave_alias = !r.best_wave_variant.empty() && r.best_wave_variant != "expert_wave";
   for (const auto& v : r.variants)
-    if (!v.time.samples_s.empty()) p.variants[v.name] = to_summary(v.time);
+    if (!v.time.samples_s.empty()) {
+      p.variants[v.name] = to_summary(v.time);
+      if (wave_alias && v.name == r.best_wave_variant) p.variants["expert_wave"] = to_summary(v.time);
+    }
   p.verification.checked = s.verify && r.status != "skipped";
   p.verification.passed = r.verified;
   json per_variant = json::object();
@@ -177,38 +185,63 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
     per_variant[v.name] = {{"verified", v.verified}, {"wrong_elements", v.wrong_elements},
                            {"unwritten_slots", v.unwritten_slots}, {"unexpected_slots", v.unexpected_slots},
                            {"bitwise_differences_vs_first", v.bitwise_differences},
-                           {"relative_difference", v.relative_difference}, {"detail", v.verification_detail}};
+                           {"relative_difference", v.relative_difference}, {"abs_tol", v.abs_tol},
+                           {"rel_tol", v.rel_tol}, {"max_relative_difference", v.max_relative_difference},
+                           {"verify_position", v.verify_position}, {"detail", v.verification_detail}};
     if (!v.verified && detail.empty()) detail = v.name + ": " + v.verification_detail;
   }
   p.verification.detail = detail;
-  p.verification.values = {{"input_seed", r.input_seed}, {"variants", per_variant}};
+  p.verification.values = {{"input_seed", r.input_seed}, {"reference_rms", r.reference_rms},
+                           {"order", r.verification_order},
+                           {"rule", "per variant, on intermediates and destinations poisoned just before it: "
+                                    "|t - r| <= abs_tol + rel_tol |r| elementwise (abs_tol scaled to the reference "
+                                    "RMS) and relative difference <= max_relative_difference "
+                                    "(src/moe/verification_gate.hpp); bitwise equal to the first that passed"},
+                           {"variants", per_variant}};
   p.prediction = std::move(prediction);
   json variants = json::object();
   // Per-phase rate from the mainloop medians: one tile's flops over its mainloop, times the K_SM CTAs.
   auto phase_tflops = [&](double k_extent, double mainloop_s) {
     return mainloop_s > 0 ? 2.0 * 128 * s.block_n * k_extent / mainloop_s * s.num_ctas * 1e-12 : 0.0;
   };
-  for (const auto& v : r.variants)
-    variants[v.name] = {{"schedule", v.schedule}, {"mode", v.mode}, {"D", v.lead_rows},
-                        {"experts_per_wave", v.experts_per_wave}, {"tflops", v.tflops},
+  for (const auto& v : r.variants) {
+    variants[v.name] = {{"family", v.family}, {"schedule", v.schedule}, {"mode", v.mode}, {"phases", v.phases},
+                        {"D", v.lead_rows}, {"experts_per_wave", v.experts_per_wave}, {"tflops", v.tflops},
                         {"l1_mainloop_tflops", phase_tflops(s.shape.hidden, v.tiles.l1_mainloop_median_s)},
                         {"l2_mainloop_tflops", phase_tflops(s.shape.intermediate, v.tiles.l2_mainloop_median_s)},
                         {"tiles", tiles_json(v.tiles)}};
+    if (wave_alias && v.name == r.best_wave_variant) {
+      variants["expert_wave"] = variants[v.name];
+      variants["expert_wave"]["selected_from"] = r.experts_per_wave;
+      variants["expert_wave"]["variant"] = v.name;
+    }
+  }
   auto summary = [](const TimeSummary& t) { return json{{"median", t.median_s}, {"p10", t.p10_s}, {"p90", t.p90_s}}; };
+  json per_width = json::object();
+  for (const auto& [name, t] : r.speedup_interleaved_vs_wave_width) per_width[name] = summary(t);
   p.extra = {{"emulated_rank", r.emulated_rank}, {"received_pairs", r.received_pairs}, {"remote_pairs", r.remote_pairs},
              {"num_row_blocks", r.num_row_blocks}, {"num_arrivals", r.num_arrivals},
              {"load_imbalance", r.load_imbalance}, {"pairs_per_local_expert", r.pairs_per_local_expert},
              {"remote_bytes", r.remote_bytes}, {"flops", r.flops},
              {"K_SM", r.num_ctas}, {"D", r.lead_rows}, {"experts_per_wave", r.experts_per_wave},
+             {"expert_wave_baseline", {{"variant", r.best_wave_variant}, {"experts_per_wave", r.best_experts_per_wave},
+                                       {"rule", "the fastest swept width by median, on the rounds it is scored on"}}},
+             {"overlap_waves", s.overlap_waves},
              {"speedup_interleaved_vs_wave", summary(r.speedup_interleaved_vs_wave)},
-             {"speedup_interleaved_vs_unfused", summary(r.speedup_interleaved_vs_unfused)},
-             {"cc_over_fused_interleaved", summary(r.cc_vs_fused_interleaved)}, {"variants", variants}};
+             {"speedup_interleaved_vs_wave_width", per_width},
+             {"speedup_interleaved_vs_serial_then_copy", summary(r.speedup_interleaved_vs_serial_then_copy)},
+             {"speedup_interleaved_vs_unfused_overlapped", summary(r.speedup_interleaved_vs_unfused_overlapped)},
+             {"cc_over_fused_interleaved", summary(r.cc_vs_fused_interleaved)},
+             {"phase_tflops", {{"linear1", r.phase_l1_tflops}, {"linear2", r.phase_l2_tflops},
+                               {"measured", "phase_l1 / phase_l2 variants: one whole GEMM phase per launch (serial, "
+                                            "no Dispatch, no waits), useful flops over the median"}}},
+             {"variants", variants}};
   return p;
 }
 
 void print_table(const std::vector<report::AppPoint>& points) {
   fmt::print("{:<14} {:>6} {:>5} {:<6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {}\n", "shape", "T", "K_SM", "target",
-             "wave_us", "inter_us", "unfus_us", "cc_us", "speedup", "TFLOPS", "verified");
+             "wave_us", "inter_us", "ovlp_us", "cc_us", "speedup", "TFLOPS", "verified");
   for (const auto& p : points) {
     if (p.status == "skipped") {
       fmt::print("{:<14} skipped: {}\n", p.axes.value("shape", "?"), p.reason);
@@ -218,7 +251,7 @@ void print_table(const std::vector<report::AppPoint>& points) {
     const double tflops = p.extra["variants"].contains("interleaved") ? p.extra["variants"]["interleaved"].value("tflops", 0.0) : 0.0;
     fmt::print("{:<14} {:>6} {:>5} {:<6} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.3f} {:>8.1f} {}\n",
                p.axes.value("shape", "?"), p.axes.value("T", 0), p.axes.value("K_SM", 0), p.axes.value("target", "?"),
-               us("expert_wave"), us("interleaved"), us("unfused"), us("interleaved_cc"),
+               us("expert_wave"), us("interleaved"), us("unfused_overlapped"), us("interleaved_cc"),
                p.extra["speedup_interleaved_vs_wave"].value("median", 0.0), tflops,
                p.verification.passed ? "yes" : "NO");
   }

@@ -34,26 +34,45 @@ struct MoePointSpec {
   int block_n = 128;              // b_n
   std::string target = "host";    // local | host | peer:N | nccl:N
   int lead_rows = 0;              // Interleaved D; 0 = auto: max(1, ceil(D_knee))
-  int experts_per_wave = 0;       // ExpertWave; 0 = auto: 1
+  // ExpertWave widths swept as variants (expert_wave_w<n>; one width: the variant is expert_wave itself);
+  // widths above E/P are clipped to E/P (one wave), duplicates dropped; empty = {1}. The fastest width is
+  // the expert-wave baseline ("expert_wave" in the result, moe_variants.hpp).
+  std::vector<int> experts_per_wave;
+  int overlap_waves = 4;          // unfused_overlapped: waves of consecutive experts, ~equal row blocks each
   int device = 0;
   int launches_per_graph = 3;     // back-to-back launches per timed replay
   int warmup_rounds = 2;
   int repetitions = 10;           // timed rounds (each variant once per round, rotating order)
   bool verify = true;
   bool instrument = true;         // one extra untimed launch per variant with per-tile records
-  // Variants to run, in this order (names of kMoeVariantNames); empty: all six. The first one is the
-  // bitwise reference of the others.
+  // Verification runs the variants starting at position verify_rotation % n (the suite passes the point's
+  // index), each on freshly poisoned intermediates; the first verified is the others' bitwise reference.
+  int verify_rotation = 0;
+  bool cooperative_launch = true; // kernels/moe/config.hpp MegaMoeConfig::cooperative_launch
+  // Variants to run, in this order (families of moe_variant_names()); empty: every family.
   std::vector<std::string> variants;
+  // Tests only: this variant's launches skip the Linear-2 dependency wait (a planted ordering bug that
+  // verification must catch). Empty: none.
+  std::string fault_skip_l2_wait_variant;
   std::uint64_t input_seed = 0;   // 0: fresh
   // Set on every rank of a multi-rank nccl run (the unfused variant is not built there); null: the one-rank
   // emulation of `target`.
   std::shared_ptr<const MoeExchange> exchange;
 };
 
-// Every variant a point can run, in the default order.
+// Every variant family a point can run, in the default order (moe_variants.hpp expands them):
+//   expert_wave, interleaved, serial  the fused kernel under each schedule
+//   *_cc                              the completion-coupled epilogue (fence.sc.sys per tile)
+//   serial_then_copy                  serial schedule into local send buffers, then the copy-engine Combine
+//                                     (no overlap; named "unfused" before)
+//   unfused_overlapped                the pipeline a user would write: per wave of experts one launch into
+//                                     local send buffers, that wave's Combine copies on a second stream
+//                                     overlapping the next wave's GEMMs
+//   phase_l1, phase_l2                one GEMM phase whole (kernels/moe/megamoe.hpp KernelPhases), serial
 inline const std::vector<std::string>& moe_variant_names() {
-  static const std::vector<std::string> kNames = {"expert_wave",    "interleaved",    "serial",
-                                                  "expert_wave_cc", "interleaved_cc", "unfused"};
+  static const std::vector<std::string> kNames = {
+      "expert_wave",      "interleaved",        "serial",   "expert_wave_cc", "interleaved_cc",
+      "serial_then_copy", "unfused_overlapped", "phase_l1", "phase_l2"};
   return kNames;
 }
 
@@ -100,15 +119,19 @@ struct TileDistributions {
 };
 
 struct VariantResult {
-  std::string name;               // expert_wave | interleaved | serial | interleaved_cc | expert_wave_cc | unfused
+  std::string name;               // moe_variants.hpp's variant name (expert_wave_w2, interleaved, phase_l1, ...)
+  std::string family;             // its moe_variant_names() family
   std::string schedule;           // expert_wave | interleaved | serial
-  std::string mode;               // fused | completion_coupled | unfused (serial, local rows + copy engine)
+  std::string mode;               // fused | completion_coupled | serial_then_copy | unfused_overlapped
+  std::string phases = "all";     // all | linear1 | linear2
   int lead_rows = 0, experts_per_wave = 0;
+  int verify_position = -1;       // place in this point's verification order
   TimeSummary time;               // per launch
   double tflops = 0;              // 2 * pairs * 3 h I / median time (L1 gate+up and L2 of every valid row)
   bool verified = false;
   std::uint64_t wrong_elements = 0, unwritten_slots = 0, unexpected_slots = 0, bitwise_differences = 0;
-  double relative_difference = 0;  // 1 - 2<x,y>/(|x|^2 + |y|^2) against the reference (fp8's measure)
+  double relative_difference = 0;  // 1 - 2<x,y>/(|x|^2 + |y|^2) against the reference
+  double abs_tol = 0, rel_tol = 0, max_relative_difference = 0;  // the gate it was judged by
   std::string verification_detail;
   TileDistributions tiles;
 };
@@ -117,7 +140,12 @@ struct MoePointResult {
   std::string status = "ok";      // ok | skipped | failed
   std::string reason;
   std::uint64_t input_seed = 0;
-  int num_ctas = 0, lead_rows = 0, experts_per_wave = 0;
+  int num_ctas = 0, lead_rows = 0;
+  std::vector<int> experts_per_wave;  // the widths run (after clipping to E/P)
+  std::string best_wave_variant;      // the fastest expert-wave variant (median), the baseline; "" if none ran
+  int best_experts_per_wave = 0;
+  std::vector<std::string> verification_order;
+  double reference_rms = 0;           // RMS of the fp32 reference over the compared Combine elements
   // Routing / problem facts.
   int emulated_rank = 0;
   std::uint64_t received_pairs = 0, remote_pairs = 0;
@@ -127,8 +155,14 @@ struct MoePointResult {
   double remote_bytes = 0;        // Combine bytes this rank sends to other ranks
   double flops = 0;               // useful GEMM flops of the launch
   std::vector<VariantResult> variants;
-  // Same-round paired ratios: wave / interleaved (> 1: interleaving is faster), unfused / interleaved.
-  TimeSummary speedup_interleaved_vs_wave, speedup_interleaved_vs_unfused, cc_vs_fused_interleaved;
+  // Same-round paired ratios (> 1: interleaved is faster): the best expert-wave width over interleaved (and
+  // each width's), serial_then_copy and unfused_overlapped over interleaved; interleaved_cc over interleaved.
+  TimeSummary speedup_interleaved_vs_wave, speedup_interleaved_vs_serial_then_copy,
+      speedup_interleaved_vs_unfused_overlapped, cc_vs_fused_interleaved;
+  std::map<std::string, TimeSummary> speedup_interleaved_vs_wave_width;  // by variant name
+  // Whole-phase rates: useful flops of the phase / the phase variant's median (phase_l1: 2 pairs h 2I,
+  // phase_l2: 2 pairs I h); 0 when not run.
+  double phase_l1_tflops = 0, phase_l2_tflops = 0;
   bool verified = false;          // every variant verified and bitwise identical to the first
 };
 

@@ -1,9 +1,10 @@
 // xstage moe layer (CUDA): one point of the megamoe sweep (paper section 5.2). Builds the emulated rank's
 // problem from the seeded routing, fills fresh random inputs, runs the fp32 reference once, then every
-// variant — expert-wave, interleaved (D), serial, the completion-coupled twins and the unfused pipeline
-// (serial to local send buffers + copy-engine Combine) — on the same inputs: each verified against the
-// reference (destinations poisoned first) and bitwise against the first variant, timed round-robin with
-// CUDA-graph replay, and instrumented once for the per-tile distributions.
+// variant plan (moe_variants.hpp: expert-wave at each swept width, interleaved (D), serial, the
+// completion-coupled twins, serial_then_copy, unfused_overlapped, the whole-phase launches) on the same
+// inputs: each verified against the reference in a rotated order, on intermediates and destinations poisoned
+// just before it (verification_gate.hpp's rule) and bitwise against the first that passed, timed round-robin
+// with CUDA-graph replay, and instrumented once for the per-tile distributions.
 #pragma once
 #include "moe/moe_point.hpp"
 #include "moe/problem.hpp"

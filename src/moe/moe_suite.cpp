@@ -2,6 +2,7 @@
 #include "moe/moe_suite.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/range.hpp"
 #include "moe/moe_point.hpp"
+#include "moe/moe_variants.hpp"
 #include "moe/shapes.hpp"
 #if defined(XS_HAVE_MOE_RUNNER)
 #include "moe/moe_bench.hpp"
@@ -20,6 +22,8 @@
 
 namespace xs::moe {
 namespace {
+
+constexpr const char* kDefaultOutPath = "out/bench-megamoe.json";  // --out when not given
 
 constexpr const char* kSuiteId = "megamoe";
 
@@ -35,7 +39,9 @@ struct MoeFlags {
   std::string ksm = "66";
   int block_n = 128;
   std::string lead = "0";
-  int experts_per_wave = 0;
+  std::string experts_per_wave = "1,2,4,8";
+  int overlap_waves = 4;
+  bool no_cooperative_launch = false;
   int launches_per_graph = 3;
   std::string tensor_tflops;  // "" | F | bf16=F,fp8=F
   double clock_spread = 0.03, clock_floor = 0.75;
@@ -127,12 +133,15 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   std::vector<std::string> variants;
   if (f.variants != "all") {
     variants = parse_name_list(f.variants, "--variants");
-    const auto& known = moe_variant_names();
-    for (const auto& v : variants)
-      if (std::find(known.begin(), known.end(), v) == known.end())
-        throw input_error("--variants", "'" + v + "' is not a variant; accepted: all, or a list of expert_wave, "
-                                        "interleaved, serial, expert_wave_cc, interleaved_cc, unfused");
+    check_variant_families(variants);
   }
+  std::vector<int> widths;
+  for (long long w : parse_integer_range(f.experts_per_wave, "--experts-per-wave")) {
+    if (w < 1 || w > (1 << 20))
+      throw input_error("--experts-per-wave", "widths must be in [1, 2^20] (experts per wave), e.g. 1,2,4,8");
+    widths.push_back(static_cast<int>(w));
+  }
+  if (f.overlap_waves < 1) throw input_error("--overlap-waves", "the overlapped pipeline needs at least 1 wave");
   const std::vector<std::string> targets = parse_name_list(c.target.empty() ? "host,local" : c.target, "--target");
   // Several ranks: P is the number of ranks (each rank plays its own EP rank). nccl:N is the real Combine into
   // every rank's NCCL window (moe_point.hpp MoeExchange; the fused variants only); peer:N stays refused.
@@ -141,9 +150,14 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   const bool nccl_on_ranks =
       c.rank.world_size > 1 &&
       std::any_of(targets.begin(), targets.end(), [](const std::string& t) { return t.rfind("nccl:", 0) == 0; });
-  if (nccl_on_ranks && (variants.empty() || std::find(variants.begin(), variants.end(), "unfused") != variants.end()))
+  const auto named = [&](const char* v) {
+    return variants.empty() || std::find(variants.begin(), variants.end(), v) != variants.end();
+  };
+  if (nccl_on_ranks && (named("serial_then_copy") || named("unfused_overlapped") || named("phase_l1") ||
+                        named("phase_l2")))
     throw input_error("--variants", "nccl on " + std::to_string(c.rank.world_size) + " ranks: the unfused variant is "
-                                    "not built across ranks (its Combine would need ncclSend/ncclRecv); name the fused "
+                                    "not built across ranks (the copy pipelines' Combine would need ncclSend/ncclRecv; "
+                                    "the phase launches read another launch's intermediates); name the fused "
                                     "variants, e.g. --variants expert_wave,interleaved");
   const int device = point_device(c);
   std::vector<MoePointSpec> points;
@@ -168,7 +182,10 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
                 s.target = target;
                 s.device = device;
                 s.lead_rows = static_cast<int>(d);
-                s.experts_per_wave = f.experts_per_wave;
+                s.experts_per_wave = widths;
+                s.overlap_waves = f.overlap_waves;
+                s.cooperative_launch = !f.no_cooperative_launch;
+                s.verify_rotation = static_cast<int>(points.size());  // each point verifies from another variant
                 s.launches_per_graph = f.launches_per_graph;
                 if (c.repetitions) s.repetitions = *c.repetitions;
                 s.verify = !f.no_verify;
@@ -182,9 +199,10 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
 int dry_run(const MoeFlags& f, const bench::SuiteContext& c) {
   const auto points = expand(f, c);
   for (const auto& s : points)
-    fmt::print("megamoe shape={} precision={} routing={} T={} P={} K_SM={} b_n={} D={} target={}\n", s.shape.name,
-               s.precision, s.routing, s.tokens_per_rank, s.num_ranks, s.num_ctas, s.block_n,
-               s.lead_rows == 0 ? std::string("auto") : std::to_string(s.lead_rows), s.target);
+    fmt::print("megamoe shape={} precision={} routing={} T={} P={} K_SM={} b_n={} D={} target={} widths={}\n",
+               s.shape.name, s.precision, s.routing, s.tokens_per_rank, s.num_ranks, s.num_ctas, s.block_n,
+               s.lead_rows == 0 ? std::string("auto") : std::to_string(s.lead_rows), s.target,
+               fmt::format("{}", fmt::join(s.experts_per_wave, ",")));
   fmt::print("{} points\n", points.size());
   return 0;
 }
@@ -199,7 +217,7 @@ int run(const MoeFlags& f, const bench::SuiteContext& c) {
   o.clock_spread_limit = f.clock_spread;
   o.clock_floor_fraction = f.clock_floor;
   o.max_clock_reruns = f.clock_reruns;
-  o.out_path = c.out_path.empty() ? "out/bench-megamoe.json" : c.out_path;
+  o.out_path = c.out_path.empty() ? kDefaultOutPath : c.out_path;
   o.resume = c.resume;
   o.progress = c.progress;
   o.json = c.json;
@@ -217,7 +235,8 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
   auto flags = std::make_shared<MoeFlags>();
   bench::SuiteDefinition d;
   d.id = kSuiteId;
-  d.description = "MegaMoE fused MoE: expert-wave vs interleaved (D), serial, completion-coupled, unfused";
+  d.description = "MegaMoE fused MoE: expert-wave (widths swept) vs interleaved (D), serial, completion-coupled, "
+                  "serial_then_copy, unfused_overlapped, whole-phase launches";
   d.example = "--shapes dsv4_flash --T 6976 --ksm 66,132 --target host,local --model out/calibration-gpu-host.json";
   d.options_title = "Options of the megamoe suite (--target takes a list: host,local)";
   d.add_options = [flags](bench::OptionSink& sink) {
@@ -234,7 +253,15 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
     sink.add_text("--ksm", flags->ksm, "Participating SMs K_SM (one persistent CTA each), range grammar");
     sink.add_integer("--block-n", flags->block_n, "Tile width b_n: 128 or 256", 128, 256);
     sink.add_text("--D", flags->lead, "Interleaved lead in rows, range grammar; 0 = max(1, ceil(D_knee))");
-    sink.add_integer("--experts-per-wave", flags->experts_per_wave, "Expert-wave width (0 = 1)", 0, 1 << 20);
+    sink.add_text("--experts-per-wave", flags->experts_per_wave,
+                  "Expert-wave widths swept as variants (expert_wave_w<n>; the fastest is the expert_wave baseline), "
+                  "range grammar; widths above E/P run as one wave");
+    sink.add_integer("--overlap-waves", flags->overlap_waves,
+                     "Waves of the unfused_overlapped pipeline (one launch each, its Combine copies overlapping the "
+                     "next wave)", 1, 1024);
+    sink.add_flag("--no-cooperative-launch", flags->no_cooperative_launch,
+                  "Launch without the cooperative attribute (the occupancy check is then the only residency "
+                  "guard; recorded in the axes)");
     sink.add_integer("--launches-per-graph", flags->launches_per_graph, "Back-to-back launches per graph replay",
                      1, 100);
     sink.add_text("--tensor-tflops", flags->tensor_tflops,
@@ -246,12 +273,15 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
                     "Re-run a point with an SM clock below this fraction of the peak (0: never)");
     sink.add_integer("--clock-reruns", flags->clock_reruns, "Re-runs of a throttled point (then kept, flagged)", 0, 5);
     sink.add_text("--variants", flags->variants, "Variants to run, comma list or all (expert_wave, interleaved, "
-                  "serial, expert_wave_cc, interleaved_cc, unfused); the first is the others' bitwise reference");
+                  "serial, expert_wave_cc, interleaved_cc, serial_then_copy, unfused_overlapped, phase_l1, phase_l2); "
+                  "verification starts at a variant rotating with the point, the first that passes is the others' "
+                  "bitwise reference");
     sink.add_flag("--no-verify", flags->no_verify, "Skip the reference comparison (not recommended)");
     sink.add_flag("--no-instrument", flags->no_instrument, "Skip the instrumented launch (no per-tile figures)");
   };
   d.dry_run = [flags](const bench::SuiteContext& c) { return dry_run(*flags, c); };
   d.run = [flags](const bench::SuiteContext& c) { return run(*flags, c); };
+  d.default_out_path = [](const bench::SuiteContext&) { return std::string(kDefaultOutPath); };
   d.runs_on_ranks = true;  // local/host on every rank's own GPU; peer/nccl refused on several (expand)
   registry.add(std::move(d));
 }

@@ -91,7 +91,7 @@ ScheduleSimResult replay(const MoeProblem& prob, int block_n, int num_ctas, cons
 }  // namespace
 
 ScheduleSimResult simulate_schedule(const MoeProblem& problem, int block_n, int num_ctas, const std::string& schedule,
-                                    int lead_rows, const TileDurations& d) {
+                                    int lead_rows, const TileDurations& d, int experts_per_wave) {
   if (num_ctas < 1) throw input_error("K_SM", "the schedule replay needs K_SM >= 1");
   if (!(d.l1_s >= 0 && d.l2_s >= 0)) throw input_error("tile durations", "tile durations must be >= 0");
   if (schedule == "interleaved") {
@@ -100,7 +100,10 @@ ScheduleSimResult simulate_schedule(const MoeProblem& problem, int block_n, int 
     s.lead_rows = static_cast<std::uint32_t>(lead_rows);
     return replay(problem, block_n, num_ctas, s, d);
   }
-  if (schedule == "expert_wave") return replay(problem, block_n, num_ctas, km::ExpertWave{1}, d);
+  if (schedule == "expert_wave") {
+    if (experts_per_wave < 1) throw input_error("experts_per_wave", "the expert-wave replay needs experts_per_wave >= 1");
+    return replay(problem, block_n, num_ctas, km::ExpertWave{static_cast<std::uint32_t>(experts_per_wave)}, d);
+  }
   throw input_error("schedule", "'" + schedule + "' cannot be replayed; accepted: interleaved, expert_wave");
 }
 

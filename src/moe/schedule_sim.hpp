@@ -29,9 +29,10 @@ struct ScheduleSimResult {
   bool deadlock = false;            // some CTA waits on a row no one will finish (D = 0 on one instance, ...)
 };
 
-// Schedule names: "interleaved" (lead_rows = D >= 1) or "expert_wave" (experts_per_wave = 1).
+// Schedule names: "interleaved" (lead_rows = D >= 1; experts_per_wave unused) or "expert_wave" (ExpertWave with
+// experts_per_wave >= 1 local experts per wave; lead_rows unused).
 ScheduleSimResult simulate_schedule(const MoeProblem& problem, int block_n, int num_ctas, const std::string& schedule,
-                                    int lead_rows, const TileDurations& d);
+                                    int lead_rows, const TileDurations& d, int experts_per_wave = 1);
 
 // The smallest D of `candidates` whose simulated makespan is within (1 + tol) of the best candidate's.
 struct LeadChoice {

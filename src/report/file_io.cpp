@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -84,16 +86,38 @@ std::filesystem::path parent_of(const std::string& path) {
 
 }  // namespace
 
-void check_output_path(const std::string& path, const std::string& what) {
+bool is_stream_path(const std::string& path) { return stream_fd(path) > 0; }
+
+int stream_fd(const std::string& path) {
+  if (path == "-" || path == "/dev/stdout" || path == "/dev/fd/1") return STDOUT_FILENO;
+  if (path == "/dev/stderr" || path == "/dev/fd/2") return STDERR_FILENO;
+  return -1;
+}
+
+std::string resolved_output_path(const std::string& path) {
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) return path;
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::canonical(path, ec);
+  return ec ? path : target.string();  // a dangling link: check_output_path names it
+}
+
+void check_output_path(const std::string& path, const std::string& what, OutputKind kind) {
   const std::string label = what.empty() ? "" : what + " ";
   if (path.empty()) throw input_error(what, "an output path is required");
-  if (const std::string kind = non_regular_kind(path); !kind.empty()) {
-    throw io_error(path, fmt::format("{}is {}, not a regular file; xstage writes only regular files (give a "
-                                     "file path such as out/result.json)", label, kind));
+  if (const int fd = stream_fd(path); fd > 0) {
+    if (kind == OutputKind::kFileOrStream) return;
+    throw io_error(path, fmt::format("{}is the standard {}, not a file; this output needs a file path such as "
+                                     "out/result.json", label, fd == STDOUT_FILENO ? "output" : "error"));
   }
-  // The nearest existing ancestor must be a writable, searchable folder: then the missing ones below it
-  // can be created and the temporary file of the atomic write can be made beside the output.
-  std::filesystem::path dir = parent_of(path);
+  if (const std::string kind_text = non_regular_kind(path); !kind_text.empty()) {
+    throw io_error(path, fmt::format("{}is {}, not a regular file; xstage writes only regular files (give a "
+                                     "file path such as out/result.json)", label, kind_text));
+  }
+  // The nearest existing ancestor of the file written (through a symlink: its target) must be a writable,
+  // searchable folder: then the missing ones below it can be created and the temporary file of the atomic
+  // write can be made beside the output.
+  std::filesystem::path dir = parent_of(resolved_output_path(path));
   while (true) {
     struct stat st {};
     if (::stat(dir.c_str(), &st) == 0) {
@@ -116,13 +140,80 @@ void check_output_path(const std::string& path, const std::string& what) {
   }
 }
 
-void prepare_output_path(const std::string& path, const std::string& what) {
-  check_output_path(path, what);
+void prepare_output_path(const std::string& path, const std::string& what, OutputKind kind) {
+  check_output_path(path, what, kind);
+  if (is_stream_path(path)) return;
+  const std::filesystem::path folder = parent_of(resolved_output_path(path));
   std::error_code ec;
-  std::filesystem::create_directories(parent_of(path), ec);
+  std::filesystem::create_directories(folder, ec);
   if (ec) {
     throw io_error(path, fmt::format("{}cannot create its folder {}: {}", what.empty() ? "" : what + " ",
-                                     parent_of(path).string(), ec.message()));
+                                     folder.string(), ec.message()));
+  }
+}
+
+namespace {
+
+// What makes two paths one file: the resolved path, and device and inode where the file exists (a hard
+// link resolves to another path). A stream is "<stdout>"/"<stderr>", with the inode of what it writes to
+// when that is a regular file (`> input.json` would append to an input).
+struct FileIdentity {
+  std::string resolved;
+  bool has_inode = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+FileIdentity identity_of(const std::string& path) {
+  FileIdentity id;
+  struct stat st {};
+  if (const int fd = stream_fd(path); fd > 0) {
+    id.resolved = fd == STDOUT_FILENO ? "<stdout>" : "<stderr>";
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      id.has_inode = true;
+      id.dev = st.st_dev;
+      id.ino = st.st_ino;
+    }
+    return id;
+  }
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, ec);
+  id.resolved = ec ? absolute.lexically_normal().string() : canonical.string();
+  if (::stat(path.c_str(), &st) == 0) {
+    id.has_inode = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+  }
+  return id;
+}
+
+bool same_file(const FileIdentity& a, const FileIdentity& b, bool both_outputs) {
+  if (a.resolved == b.resolved) return true;
+  // Two streams may share a terminal's inode; only a regular file behind a stream is compared.
+  if (both_outputs && (a.resolved.front() == '<' || b.resolved.front() == '<')) return false;
+  return a.has_inode && b.has_inode && a.dev == b.dev && a.ino == b.ino;
+}
+
+}  // namespace
+
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  std::vector<std::pair<const NamedPath*, FileIdentity>> seen;  // outputs checked so far
+  for (const NamedPath& out : outputs) {
+    if (out.path.empty()) continue;
+    const FileIdentity id = identity_of(out.path);
+    const auto refuse = [&](const NamedPath& other, const char* role) {
+      const std::string how = other.path == out.path ? "" : fmt::format(" '{}'", other.path);
+      throw input_error(out.what, fmt::format("'{}' is the same file as {}{} ({}); an output never overwrites an "
+                                              "input or another output: give another path", out.path, other.what,
+                                              how, role));
+    };
+    for (const NamedPath& in : inputs)
+      if (!in.path.empty() && !is_stream_path(in.path) && same_file(id, identity_of(in.path), false))
+        refuse(in, "an input");
+    for (const auto& [other, other_id] : seen)
+      if (same_file(id, other_id, true)) refuse(*other, "another output");
+    seen.emplace_back(&out, id);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -23,15 +24,41 @@ void write_all(int fd, std::string_view bytes, const std::string& path);
 // already complete, so a failure here is not reported.
 void fsync_parent_dir(const std::string& path);
 
+// Where an output may go besides a file. kFile: only a regular file. kFileOrStream: also the process's own
+// standard output or error ("-", /dev/stdout, /dev/stderr, /dev/fd/1, /dev/fd/2), written directly.
+enum class OutputKind { kFile, kFileOrStream };
+
+// True for "-", /dev/stdout, /dev/stderr, /dev/fd/1 and /dev/fd/2: a stream, never created or renamed over.
+bool is_stream_path(const std::string& path);
+// 1 (stdout) or 2 (stderr) for a stream path; -1 otherwise. "-" is stdout.
+int stream_fd(const std::string& path);
+
 // Checks, without changing anything, that a regular file can be written at `path`: the path is absent or
 // a regular file (never a device such as /dev/null, a fifo, a socket or a folder, also behind a symlink),
 // and its folder is a writable folder, or can be created (the nearest existing ancestor is a writable
-// folder). `what` names the option in the message ("--out"). Throws io_error (exit 2) naming the path.
-// Call it for every output before anything is measured.
-void check_output_path(const std::string& path, const std::string& what);
+// folder). A symlink is judged by its target (the file written through it). A stream path is accepted
+// only with OutputKind::kFileOrStream. `what` names the option in the message ("--out"). Throws io_error
+// (exit 2) naming the path. Call it for every output before anything is measured.
+void check_output_path(const std::string& path, const std::string& what, OutputKind kind = OutputKind::kFile);
 
-// check_output_path, then creates the missing folders of `path` (io_error if that fails).
-void prepare_output_path(const std::string& path, const std::string& what);
+// check_output_path, then creates the missing folders of `path` (io_error if that fails); nothing for a
+// stream.
+void prepare_output_path(const std::string& path, const std::string& what, OutputKind kind = OutputKind::kFile);
+
+// The file a write to `path` replaces: `path` itself, or the final target of a symlink (chain), so that an
+// atomic rename writes through the link and leaves it a link.
+std::string resolved_output_path(const std::string& path);
+
+// An output or input path with the option that named it ("--junit", "--candidate", "the journal").
+struct NamedPath {
+  std::string path;
+  std::string what;
+};
+// No output overwrites an input or another output: every non-empty output must differ from every input and
+// every other output, by resolved path (symlinks and ".." followed) and, where both exist, by device and
+// inode (hard links). Throws input_error(output.what, ...) naming both (exit 2); run it before anything is
+// read, measured or written.
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
 // "a character device", "a fifo", "a folder", ... for the file at `path`; "" when it is absent or a
 // regular file. Follows symlinks.

@@ -76,7 +76,22 @@ json measurement_definitions() {
       {"gap",
        "G: producer-side busy time with no stores after each burst. GPU: clock64 spin of round(G f) cycles, "
        "f = max(1 ms clock probe, SM clock of the discarded warm-up launch); simulator: exact"},
-      {"repetition", "one launch (GPU) or one simulated run; each gives one sample of every quantity"}};
+      {"repetition", "one launch (GPU) or one simulated run; each gives one sample of every quantity"},
+      {"loaded",
+       "suite loaded: K persistent CTAs (one per SM) run tiles_per_cta tiles of a 128 x 128 bf16 GEMM mainloop "
+       "(TMA -> 4-stage shared-memory ring -> wgmma; load_stream: TMA only) while storer warps on them store B "
+       "bytes per burst (16-B stores, fresh slices or scattered 256-B rows), burst b of a CTA starting no earlier "
+       "than b x G after its start (G = 0: back to back; offered rate K B / G), until its mainloop ends or "
+       "num_bursts were issued (burst 0 always). One "
+       "repetition = a launch without stores (baseline) then the same launch with them. tile_time_s: median over "
+       "CTAs and tiles j >= warmup_tiles of the tile's mainloop (first stage wait to last wgmma retired; clock64 "
+       "/ the launch's sm_clock_hz); slowdown: its ratio to the baseline's, per repetition; bytes_issued and "
+       "issue_rate_Bps = bytes_issued / mainloop_span_s (first CTA start to last mainloop end, %globaltimer); "
+       "store_span_s: max over CTAs of first burst start to fence.sc.sys done after the last burst; "
+       "drain_tail_s: max(0, last fence done - last mainloop end), the outstanding volume's drain time. "
+       "issue_time_s / period_s: mean burst issue span and start-to-start period over bursts b >= warmup_bursts "
+       "(all bursts when fewer). Simulator: a fluid queue (drain R, capacity Q(K)) and mainloop time per tile = "
+       "base x (1 + alpha x mean outstanding / Q(K)) (sim/loaded.cpp)"}};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <iterator>
 
 #include "common/error.hpp"
 #include "report/json_read.hpp"
@@ -63,6 +64,51 @@ Verification verification_from_json(const json& j, const std::string& path) {
   return v;
 }
 
+json loaded_knobs_to_json(const LoadedKnobs& k) {
+  return {{"mainloop", mainloop_name(k.mainloop)}, {"working_set", working_set_name(k.working_set)},
+          {"tiles_per_cta", k.tiles_per_cta}, {"warmup_tiles", k.warmup_tiles}, {"k_elems", k.k_elems}};
+}
+
+LoadedKnobs loaded_knobs_from_json(const json& j, const std::string& path) {
+  const ObjectReader r(j, path, {"mainloop", "working_set", "tiles_per_cta", "warmup_tiles", "k_elems"});
+  LoadedKnobs k;
+  k.mainloop = parse_at(r.path("mainloop"), r.required("mainloop"), parse_mainloop);
+  k.working_set = parse_at(r.path("working_set"), r.required("working_set"), parse_working_set);
+  k.tiles_per_cta = static_cast<int>(read_integer(r.required("tiles_per_cta"), r.path("tiles_per_cta"), 1, INT_MAX));
+  k.warmup_tiles = static_cast<int>(read_integer(r.required("warmup_tiles"), r.path("warmup_tiles"), 0, INT_MAX));
+  k.k_elems = static_cast<int>(read_integer(r.required("k_elems"), r.path("k_elems"), 1, INT_MAX));
+  return k;
+}
+
+constexpr const char* kLoadedSummaries[] = {"tile_time_s",    "baseline_tile_time_s", "slowdown",
+                                            "bytes_issued",   "issue_rate_Bps",       "mainloop_span_s",
+                                            "store_span_s",   "drain_tail_s"};
+
+json loaded_to_json(const LoadedMeasurement& m) {
+  return {{"tile_time_s", to_json(m.tile_time_s)},
+          {"baseline_tile_time_s", to_json(m.baseline_tile_time_s)},
+          {"slowdown", to_json(m.slowdown)},
+          {"bytes_issued", to_json(m.bytes_issued)},
+          {"issue_rate_Bps", to_json(m.issue_rate_bps)},
+          {"mainloop_span_s", to_json(m.mainloop_span_s)},
+          {"store_span_s", to_json(m.store_span_s)},
+          {"drain_tail_s", to_json(m.drain_tail_s)},
+          {"baseline_sm_clock_hz", m.baseline_sm_clock_hz}};
+}
+
+LoadedMeasurement loaded_from_json(const json& j, const std::string& path) {
+  const ObjectReader r(j, path,
+                       {"tile_time_s", "baseline_tile_time_s", "slowdown", "bytes_issued", "issue_rate_Bps",
+                        "mainloop_span_s", "store_span_s", "drain_tail_s", "baseline_sm_clock_hz"});
+  LoadedMeasurement m;
+  Summary* fields[] = {&m.tile_time_s,    &m.baseline_tile_time_s, &m.slowdown,     &m.bytes_issued,
+                       &m.issue_rate_bps, &m.mainloop_span_s,      &m.store_span_s, &m.drain_tail_s};
+  for (std::size_t i = 0; i < std::size(fields); ++i)
+    *fields[i] = summary_from_json(r.required(kLoadedSummaries[i]), r.path(kLoadedSummaries[i]));
+  m.baseline_sm_clock_hz = read_non_negative(r.required("baseline_sm_clock_hz"), r.path("baseline_sm_clock_hz"));
+  return m;
+}
+
 }  // namespace
 
 json to_json(const PointSpec& s) {
@@ -81,6 +127,7 @@ json to_json(const PointSpec& s) {
           {"completion", s.completion}};
   // Only where it means something, so the keys (point_key) of the other modes stay as they were.
   if (s.address_mode == AddressMode::kScattered) j["scatter_seed"] = s.scatter_seed;
+  if (s.suite == Suite::kLoaded) j["loaded"] = loaded_knobs_to_json(s.loaded);
   return j;
 }
 
@@ -105,6 +152,7 @@ json to_json(const PointRecord& rec) {
   if (rec.completion_s) j["completion_s"] = to_json(*rec.completion_s);
   if (rec.issue_time_max_s) j["issue_time_max_s"] = to_json(*rec.issue_time_max_s);
   if (rec.prediction) j["prediction"] = prediction_to_json(*rec.prediction);
+  if (rec.loaded) j["loaded"] = loaded_to_json(*rec.loaded);
   // The writer refuses whatever the strict reader would refuse (NaN, B = 0, K = 0, ...), so every file
   // xstage writes reads back; reading the fresh object is the one definition of "valid".
   record_from_json(j, "");
@@ -115,7 +163,7 @@ PointSpec spec_from_json(const json& j, const std::string& path) {
   const ObjectReader r(j, path,
                        {"suite", "target", "K", "B_bytes", "G_s", "num_bursts", "warmup_bursts", "repetitions",
                         "store_width_bytes", "threads_per_producer", "producer", "address_mode", "completion",
-                        "scatter_seed"});
+                        "scatter_seed", "loaded"});
   PointSpec s;
   s.suite = parse_at(r.path("suite"), r.required("suite"), parse_suite);
   s.target = read_string(r.required("target"), r.path("target"));
@@ -151,6 +199,10 @@ PointSpec spec_from_json(const json& j, const std::string& path) {
       throw input_error(r.path("scatter_seed"), "only address_mode scattered has a row permutation seed");
     s.scatter_seed = static_cast<std::uint32_t>(read_integer(*seed, r.path("scatter_seed"), 0, 0xffffffffLL));
   }
+  const json* knobs = r.optional("loaded");
+  if ((knobs != nullptr) != (s.suite == Suite::kLoaded))
+    throw input_error(r.path("loaded"), "suite loaded, and only it, has the loaded knobs");
+  if (knobs) s.loaded = loaded_knobs_from_json(*knobs, r.path("loaded"));
   return s;
 }
 
@@ -173,7 +225,7 @@ Summary summary_from_json(const json& j, const std::string& path) {
 PointRecord record_from_json(const json& j, const std::string& path) {
   const ObjectReader r(j, path,
                        {"id", "spec", "skipped", "skip_reason", "issue_time_s", "issue_time_max_s", "period_s", "completion_s",
-                        "sm_clock_hz", "clock_flagged", "verification", "prediction"});
+                        "sm_clock_hz", "clock_flagged", "verification", "prediction", "loaded"});
   PointRecord rec;
   rec.id = read_string(r.required("id"), r.path("id"));
   if (rec.id.empty()) throw input_error(r.path("id"), "expected a dotted id such as remote_store.periodic.host");
@@ -197,6 +249,7 @@ PointRecord record_from_json(const json& j, const std::string& path) {
   if (const json* p = r.optional("prediction"); p && !p->is_null()) {
     rec.prediction = prediction_from_json(*p, r.path("prediction"));
   }
+  if (const json* l = r.optional("loaded"); l && !l->is_null()) rec.loaded = loaded_from_json(*l, r.path("loaded"));
   return rec;
 }
 

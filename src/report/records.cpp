@@ -30,8 +30,14 @@ Enum parse_name(const std::array<std::pair<Enum, const char*>, N>& table, const 
   throw input_error(field, "unknown value \"" + text + "\"; accepted: " + accepted);
 }
 
-constexpr std::array<std::pair<Suite, const char*>, 3> kSuites{{
-    {Suite::kPeriodic, "periodic"}, {Suite::kIsolated, "isolated"}, {Suite::kLocalControl, "local_control"}}};
+constexpr std::array<std::pair<Suite, const char*>, 4> kSuites{{{Suite::kPeriodic, "periodic"},
+                                                                 {Suite::kIsolated, "isolated"},
+                                                                 {Suite::kLocalControl, "local_control"},
+                                                                 {Suite::kLoaded, "loaded"}}};
+constexpr std::array<std::pair<Mainloop, const char*>, 2> kMainloops{{
+    {Mainloop::kWgmma, "wgmma"}, {Mainloop::kLoadStream, "load_stream"}}};
+constexpr std::array<std::pair<WorkingSet, const char*>, 2> kWorkingSets{{
+    {WorkingSet::kL2, "l2"}, {WorkingSet::kHbm, "hbm"}}};
 constexpr std::array<std::pair<ProducerKind, const char*>, 2> kProducers{{
     {ProducerKind::kCta, "cta"}, {ProducerKind::kWarp, "warp"}}};
 constexpr std::array<std::pair<AddressMode, const char*>, 3> kAddressModes{{
@@ -44,6 +50,10 @@ Suite parse_suite(const std::string& name) { return parse_name(kSuites, name, "s
 const char* producer_kind_name(ProducerKind kind) { return name_of(kProducers, kind); }
 const char* address_mode_name(AddressMode mode) { return name_of(kAddressModes, mode); }
 ProducerKind parse_producer_kind(const std::string& name) { return parse_name(kProducers, name, "producer"); }
+const char* mainloop_name(Mainloop mainloop) { return name_of(kMainloops, mainloop); }
+const char* working_set_name(WorkingSet working_set) { return name_of(kWorkingSets, working_set); }
+Mainloop parse_mainloop(const std::string& name) { return parse_name(kMainloops, name, "mainloop"); }
+WorkingSet parse_working_set(const std::string& name) { return parse_name(kWorkingSets, name, "working_set"); }
 AddressMode parse_address_mode(const std::string& name) {
   return parse_name(kAddressModes, name, "address_mode");
 }

@@ -15,6 +15,7 @@ enum class Suite {
   kPeriodic,      // N bursts of V = K*B, each followed by a producer-side gap G (Fig. 3a/b/d)
   kIsolated,      // one burst after a verified recovery (Fig. 3c, the capacity knee)
   kLocalControl,  // same producers/stores/loop, to local HBM: separates instruction cost from backpressure
+  kLoaded,        // a GEMM-like mainloop on K CTAs while storer warps on them issue paced bursts (issue 28)
 };
 const char* suite_name(Suite suite);            // "periodic", "isolated", "local_control"
 Suite parse_suite(const std::string& name);     // throws input_error naming accepted names
@@ -27,6 +28,27 @@ const char* producer_kind_name(ProducerKind kind);
 const char* address_mode_name(AddressMode mode);
 ProducerKind parse_producer_kind(const std::string& name);
 AddressMode parse_address_mode(const std::string& name);
+
+// The loaded suite's mainloop: TMA -> shared-memory ring -> wgmma (a bf16 GEMM tile), or TMA loads alone.
+enum class Mainloop { kWgmma, kLoadStream };
+// Where the mainloop's operands live: a few blocks that stay in L2, or a working set >= 4 x L2 streamed from HBM.
+enum class WorkingSet { kL2, kHbm };
+const char* mainloop_name(Mainloop mainloop);
+const char* working_set_name(WorkingSet working_set);
+Mainloop parse_mainloop(const std::string& name);
+WorkingSet parse_working_set(const std::string& name);
+
+// The loaded suite's own knobs (ignored by the other suites, written only for it). There, K is K_SM (one
+// persistent CTA per SM), B the bytes each CTA stores per burst, G the per-CTA burst period (start to start,
+// paced by %globaltimer; 0: back to back), so the offered rate is K*B/G; num_bursts caps the bursts per CTA
+// and launch (the storers stop when their CTA's mainloop ends), threads_per_producer is the storer threads.
+struct LoadedKnobs {
+  Mainloop mainloop = Mainloop::kWgmma;
+  WorkingSet working_set = WorkingSet::kL2;
+  int tiles_per_cta = 256;      // 128 x 128 output tiles per CTA and launch
+  int warmup_tiles = 16;        // leading tiles per CTA left out of the per-tile statistics
+  int k_elems = 512;            // GEMM K per tile (multiple of 64): 8 k-blocks of 32 KiB loads
+};
 
 inline constexpr std::uint32_t kDefaultScatterSeed = 1;
 inline constexpr std::uint64_t kScatterRowBytes = 256;  // scattered mode: B must be a multiple of this
@@ -47,6 +69,7 @@ struct PointSpec {
   AddressMode address_mode = AddressMode::kFresh;
   std::uint32_t scatter_seed = kDefaultScatterSeed;  // row permutation seed (address_mode scattered only)
   bool completion = false;                 // also measure remote-visible completion (fence/flag)
+  LoadedKnobs loaded;                      // suite loaded only
 
   std::uint64_t volume_bytes() const {     // V = K * B
     return static_cast<std::uint64_t>(num_producers) * bytes_per_producer;
@@ -67,6 +90,20 @@ struct Prediction {
   double drain_horizon_s = 0;              // V / R
 };
 
+// What the loaded suite measures (one sample per repetition; a repetition is a baseline launch without
+// stores followed by the same launch with them). Definitions in meta.definitions (src/report/meta.cpp).
+struct LoadedMeasurement {
+  Summary tile_time_s;            // mainloop time per tile under the stores: median over CTAs and steady tiles
+  Summary baseline_tile_time_s;   // the same without stores (rate 0), launched just before
+  Summary slowdown;               // tile_time / baseline_tile_time, per repetition
+  Summary bytes_issued;           // stored bytes of the launch, all CTAs
+  Summary issue_rate_bps;         // bytes_issued / mainloop span
+  Summary mainloop_span_s;        // first CTA start -> last CTA's mainloop end (%globaltimer)
+  Summary store_span_s;           // max over CTAs: first burst start -> fence.sc.sys after its last burst
+  Summary drain_tail_s;           // last store performed - last mainloop end (0 if before): what was outstanding
+  double baseline_sm_clock_hz = 0;
+};
+
 // One finished point. Each sample is one repetition: the median over its steady-state bursts.
 struct PointRecord {
   std::string id;                          // e.g. "remote_store.periodic.host"
@@ -82,6 +119,7 @@ struct PointRecord {
   bool clock_flagged = false;              // taken under a clock drop (re-run or kept flagged)
   Verification verification;
   std::optional<Prediction> prediction;
+  std::optional<LoadedMeasurement> loaded;  // suite loaded only
 };
 
 }  // namespace xs

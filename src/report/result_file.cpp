@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -161,9 +162,20 @@ void write_json_atomic(const std::string& path, const json& j, int indent) {
   write_text_atomic(path, dump_strict(j, indent) + "\n");
 }
 
-void write_text_atomic(const std::string& path, std::string_view text) {
-  // rename(2) would replace a device node (/dev/null as root) or a fifo: only a regular file is replaced.
-  check_output_path(path, "");
+void write_output_text(const std::string& path, std::string_view text) {
+  if (const int fd = stream_fd(path); fd > 0) {
+    std::fflush(fd == 1 ? stdout : stderr);  // after what the tool printed there before
+    write_all(fd, text, path);
+    return;
+  }
+  write_text_atomic(path, text);
+}
+
+void write_text_atomic(const std::string& given_path, std::string_view text) {
+  // rename(2) would replace a device node (/dev/null as root), a fifo, /dev/stdout or a symlink: only a
+  // regular file is replaced, and through a link its target (the link stays a link).
+  check_output_path(given_path, "");
+  const std::string path = resolved_output_path(given_path);
   std::vector<char> temp(path.begin(), path.end());
   const std::string suffix = ".tmp.XXXXXX";
   temp.insert(temp.end(), suffix.begin(), suffix.end());

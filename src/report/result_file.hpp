@@ -56,8 +56,12 @@ ResultFile parse_result_text(std::string_view text, const std::string& source);
 // Writes `j` to `path` atomically: temp file in the same directory, fsync, rename. Never leaves a
 // partial file at `path`.
 void write_json_atomic(const std::string& path, const nlohmann::json& j, int indent = 1);
-// Additive: the same for text (JUnit XML, CSV). Failures are Errors in domain "io" (exit 2).
+// Additive: the same for text (JUnit XML, CSV). Failures are Errors in domain "io" (exit 2). A symlink at
+// `path` is written through (its target is replaced; the link stays); a stream path is refused.
 void write_text_atomic(const std::string& path, std::string_view text);
+// An output that may be a stream (--junit, --csv): "-", /dev/stdout or /dev/stderr is written directly
+// (report/file_io.hpp is_stream_path), anything else with write_text_atomic.
+void write_output_text(const std::string& path, std::string_view text);
 
 // The result file's meta: tool version, git sha + dirty flag, argv, build type, date (UTC ISO-8601),
 // host, backend name; `backend_description` (devices, driver/CUDA/NCCL versions, clocks) merged in.

@@ -1,6 +1,8 @@
 // xstage runtime layer: device properties and peer topology (see devices.hpp).
 #include "runtime/devices.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include <cuda_runtime.h>
@@ -34,10 +36,20 @@ int count_devices() {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    throw no_gpu_error(std::string("no usable CUDA device: cudaGetDeviceCount failed: ") + cudaGetErrorName(err) +
-                       " (" + cudaGetErrorString(err) + ")");
+    const std::string cuda = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    // Without any NVIDIA driver the runtime reports "driver version is insufficient": say what it means.
+    int driver_version = 0, runtime_version = 0;
+    (void)cudaDriverGetVersion(&driver_version);
+    (void)cudaRuntimeGetVersion(&runtime_version);
+    if (err == cudaErrorNoDevice || (err == cudaErrorInsufficientDriver && driver_version == 0))
+      throw no_gpu_error("no usable GPU: no NVIDIA GPU or driver found on this machine (CUDA says " + cuda + ")");
+    if (err == cudaErrorInsufficientDriver)
+      throw no_gpu_error(fmt::format("no usable GPU: the NVIDIA driver supports CUDA {}.{}, older than the CUDA {}.{} "
+                                     "runtime xstage was built with; update the driver", driver_version / 1000,
+                                     driver_version % 1000 / 10, runtime_version / 1000, runtime_version % 1000 / 10));
+    throw no_gpu_error("no usable GPU: cudaGetDeviceCount failed (" + cuda + ")");
   }
-  if (count == 0) throw no_gpu_error("no CUDA device: cudaGetDeviceCount returned 0");
+  if (count == 0) throw no_gpu_error("no usable GPU: CUDA finds no device (cudaGetDeviceCount returned 0)");
   return count;
 }
 

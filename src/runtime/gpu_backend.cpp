@@ -22,6 +22,7 @@
 #include "runtime/copy_bandwidth.hpp"
 #include "runtime/gpu_backend.hpp"
 #include "runtime/gpu_backend_options.hpp"
+#include "runtime/loaded_runner.hpp"
 #include "runtime/point_plan.hpp"
 #include "runtime/verification.hpp"
 
@@ -78,8 +79,11 @@ class GpuBackend final : public Backend {
     XS_CUDA_CHECK(cudaMalloc(&scratch_.probe, sizeof(kernels::ClockProbeResult)));
     XS_CUDA_CHECK(cudaHostAlloc(&scratch_.status_host, 64, cudaHostAllocMapped));
     XS_CUDA_CHECK(cudaHostGetDevicePointer(&scratch_.status_device, scratch_.status_host, 0));
+    loaded_ = std::make_unique<LoadedRunner>(d, stream_, scratch_.status_host, scratch_.status_device,
+                                             options_.clock_flag_fraction);
   }
   ~GpuBackend() override {
+    loaded_.reset();
     buffers_.clear();
     if (stream_) (void)cudaStreamDestroy(stream_);
   }
@@ -114,10 +118,22 @@ class GpuBackend final : public Backend {
         {"guard_bytes", kGuardBytes},
         {"clock_flag_fraction", options_.clock_flag_fraction},
         {"max_reruns", options_.max_reruns}};
+    j["loaded_kernel"] = {
+        {"arch", "sm_90a"},
+        {"tile", "128 x 128 output, k-blocks of 64 bf16, A and B boxes [128][64] (128B swizzle), 4-stage ring"},
+        {"warps", "2 math warpgroups (wgmma m64n128k16), 1 TMA producer warp, storer warps"},
+        {"dynamic_smem_bytes", kernels::remote_store::LoadedShape::kSmemBytes},
+        {"l2_working_set_blocks", loaded_num_blocks(WorkingSet::kL2, 512, d.l2_bytes)},
+        {"hbm_working_set_blocks_at_k512", loaded_num_blocks(WorkingSet::kHbm, 512, d.l2_bytes)}};
     return j;
   }
 
   std::optional<std::string> unavailable_reason(const PointSpec& spec) const override {
+    if (spec.suite == Suite::kLoaded) {
+      LoadedPlanOutcome loaded = plan_loaded(spec, devices_[device_], topology_, held_bytes(spec.target));
+      if (loaded.plan) return std::nullopt;
+      return loaded.reason;
+    }
     PlanOutcome outcome = plan_point(spec, devices_[device_], topology_, held_bytes(spec.target));
     if (outcome.plan) return std::nullopt;
     return outcome.reason;
@@ -154,6 +170,7 @@ class GpuBackend final : public Backend {
   std::map<std::string, std::unique_ptr<TargetBuffer>> buffers_;  // by target text, grown on demand
   std::uint64_t num_bursts_written_ = 0;                           // global burst index within the point
   std::vector<std::uint32_t> readback_;                            // device rings copied back for verification
+  std::unique_ptr<LoadedRunner> loaded_;                           // suite loaded (runtime/loaded_runner.hpp)
 };
 
 TargetBuffer& GpuBackend::buffer_for(const PointPlan& plan) {
@@ -257,6 +274,17 @@ PointRecord GpuBackend::run(const PointSpec& spec) {
   PointRecord record;
   record.id = point_id(spec);
   record.spec = spec;
+  if (spec.suite == Suite::kLoaded) {
+    LoadedPlanOutcome loaded = plan_loaded(spec, devices_[device_], topology_, held_bytes(spec.target));
+    if (!loaded.plan) {
+      if (loaded.reason.rfind("unavailable", 0) != 0) throw input_error("point " + record.id, loaded.reason);
+      record.skipped = true;
+      record.skip_reason = loaded.reason;
+      return record;
+    }
+    XS_CUDA_CHECK(cudaSetDevice(device_));
+    return loaded_->run(spec, *loaded.plan, buffer_for(loaded.plan->ring), std::move(record));
+  }
   PlanOutcome outcome = plan_point(spec, devices_[device_], topology_, held_bytes(spec.target));
   if (!outcome.plan) {
     if (outcome.reason.rfind("unavailable", 0) != 0) throw input_error("point " + record.id, outcome.reason);
@@ -289,7 +317,7 @@ PointRecord GpuBackend::run(const PointSpec& spec) {
   }
 
   const std::uint32_t* words = buffer.host_words(plan.buffer_bytes(), readback_);
-  record.verification = verify_ring(words, {plan.layout, kGuardBytes, num_bursts_written_});
+  record.verification = verify_ring(words, {plan.layout, kGuardBytes, num_bursts_written_, {}});
   if (record.verification.wrong > 0)
     std::fprintf(stderr, "xstage: %s: DATA VERIFICATION FAILED: %llu wrong words\n", record.id.c_str(),
                  static_cast<unsigned long long>(record.verification.wrong));

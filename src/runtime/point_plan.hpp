@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "bench/sweep.hpp"
 #include "remote_store/burst.hpp"
 #include "report/records.hpp"
 #include "runtime/devices.hpp"
@@ -15,7 +16,7 @@ namespace xs::runtime {
 inline constexpr std::uint64_t kGuardBytes = 64 << 10;               // poisoned guard on both sides of the ring
 inline constexpr std::uint64_t kMinFreshRingBytes = 128ull << 20;    // fresh/scattered ring >= max(this, 2 x L2)
 inline constexpr std::uint64_t kMaxVolumeBytes = 1ull << 30;         // V = K*B (the fresh ring holds >= 2 V)
-inline constexpr std::uint64_t kMaxRecords = 4ull << 20;             // N*K timestamp records (32 B each)
+inline constexpr std::uint64_t kMaxRecords = bench::kMaxProducerBursts;  // N*K timestamp records (32 B each)
 
 struct PointPlan {
   Target target;

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "remote_store/loaded_layout.cuh"
+
 namespace xs::runtime {
 namespace {
 
@@ -33,7 +35,10 @@ Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
 
   check_poison(0, claim.guard_bytes, "guard (before ring)");
   const std::uint64_t words_per_slice = layout.bytes_per_producer / 4;
-  const std::uint64_t n = claim.num_bursts_written;
+  // Bursts producer p wrote: [0, n(p)).
+  const auto n_of = [&](std::uint64_t producer_idx) {
+    return claim.bursts_per_producer.empty() ? claim.num_bursts_written : claim.bursts_per_producer[producer_idx];
+  };
   if (layout.scattered()) {
     // Every logical row once (the permutation is a bijection, so every row slot once): its last writer's
     // words, or poison where no burst reached it.
@@ -43,7 +48,9 @@ Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
       const std::uint64_t row_byte =
           claim.guard_bytes + static_cast<std::uint64_t>(perm(static_cast<std::uint32_t>(logical))) * BurstLayout::kRowBytes;
       kernels::remote_store::RowWriter writer;
-      if (!kernels::remote_store::last_row_writer(layout, n, logical, &writer)) {
+      // The producer whose rows these are (whoever wrote them, if anyone): position within a burst slot.
+      const std::uint64_t owner = (logical % layout.rows_per_burst()) / layout.rows_per_producer();
+      if (!kernels::remote_store::last_row_writer(layout, n_of(owner), logical, &writer)) {
         check_poison(row_byte, BurstLayout::kRowBytes, "unwritten row");
         continue;
       }
@@ -56,13 +63,14 @@ Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
     }
   }
   for (std::uint32_t slot = 0; slot < layout.num_slots && !layout.scattered(); ++slot) {
-    const std::uint64_t slot_byte = claim.guard_bytes + static_cast<std::uint64_t>(slot) * layout.volume_bytes();
-    if (n <= slot) {  // no burst reached this slot
-      check_poison(slot_byte, layout.volume_bytes(), "unwritten slot");
-      continue;
-    }
-    const std::uint64_t burst_idx = slot + (n - 1 - slot) / layout.num_slots * layout.num_slots;  // last user
     for (std::uint32_t p = 0; p < layout.num_producers; ++p) {
+      std::uint64_t burst_idx = 0;  // the slice's last user
+      if (!kernels::remote_store::last_slice_writer(layout, n_of(p), slot, &burst_idx)) {
+        check_poison(claim.guard_bytes + static_cast<std::uint64_t>(slot) * layout.volume_bytes() +
+                         static_cast<std::uint64_t>(p) * layout.bytes_per_producer,
+                     layout.bytes_per_producer, "unwritten slice");
+        continue;
+      }
       const std::uint64_t first_word = (claim.guard_bytes + layout.slice_offset_bytes(burst_idx, p)) / 4;
       const std::uint32_t seed = pattern_seed(burst_idx, p);
       for (std::uint64_t w = 0; w < words_per_slice; ++w) {

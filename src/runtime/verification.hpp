@@ -4,6 +4,7 @@
 // (layout.cuh), slots no burst reached and both guards stay poisoned (an out-of-bounds store shows up there).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "remote_store/layout.cuh"
 #include "report/records.hpp"
@@ -14,6 +15,9 @@ struct RingClaim {
   kernels::remote_store::BurstLayout layout;
   std::uint64_t guard_bytes = 0;     // before and after the ring, multiple of 4
   std::uint64_t num_bursts_written = 0;  // global bursts [0, n) were stored, in order
+  // When not empty: producer p stored its bursts [0, bursts_per_producer[p]) instead (the loaded suite, whose
+  // CTAs each store until their own mainloop ends); one entry per producer.
+  std::vector<std::uint64_t> bursts_per_producer;
   std::uint64_t buffer_bytes() const { return 2 * guard_bytes + layout.ring_bytes(); }
 };
 

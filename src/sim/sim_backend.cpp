@@ -41,13 +41,21 @@ class SimBackend final : public Backend {
   }
 
   // "sim" and "host" name the planted path; "local" the unlimited one (the local-memory control).
+  // A spec the simulator refuses (validate_spec) is named here too, so the runner refuses it before it
+  // creates the journal rather than at the point.
   std::optional<std::string> unavailable_reason(const PointSpec& spec) const override {
-    if (spec.target == "sim" || spec.target == "host" || spec.target == "local") return std::nullopt;
-    return "target " + spec.target + " does not exist in the simulator";
+    if (spec.target != "sim" && spec.target != "host" && spec.target != "local")
+      return "target " + spec.target + " does not exist in the simulator (use sim, host or local)";
+    try {
+      validate_spec(spec);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::nullopt;
   }
 
   PointRecord run(const PointSpec& spec) override {
-    if (auto reason = unavailable_reason(spec)) throw input_error("target", *reason + " (use sim, host or local)");
+    if (auto reason = unavailable_reason(spec)) throw input_error("point", *reason);
     ++num_run_;
     if (fault_.rank == rank_ && fault_.point == num_run_) fail();
     return simulate_point(params_, spec);

@@ -302,6 +302,7 @@ double capacity_for(const SimParams& params, int num_producers) {
 }
 
 PointRecord simulate_point(const SimParams& params, const PointSpec& spec) {
+  if (spec.suite == Suite::kLoaded) return simulate_loaded_point(params, spec);
   validate_params(params);
   validate_spec(spec);
   const bool unlimited = spec.suite == Suite::kLocalControl || spec.target == "local";

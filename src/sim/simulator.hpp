@@ -25,6 +25,11 @@ struct SimParams {
   double noise = 0.0;                     // relative jitter (lognormal sigma) on issue rate and drain rate
   std::uint64_t seed = 1;
   int request_bytes = 512;                // granularity of simulated requests
+  // The loaded suite (sim/loaded.cpp). The simulator's assumption, not a measured law: a tile of the
+  // mainloop beside the stores takes mainloop_tile_s x (1 + interference_alpha x q / Q(K)), q the outstanding
+  // volume averaged over the tile; 0 disables the term (a planted absence).
+  double mainloop_tile_s = 3e-6;          // per-tile mainloop time without stores (rate 0)
+  double interference_alpha = 0.5;
 };
 inline constexpr std::uint64_t kRefBytesPerProducer = 32768;
 
@@ -58,6 +63,15 @@ void validate_spec(const PointSpec& spec);
 // threads_per_producer, producer_kind and address_mode are validated but do not change the simulation:
 // the model has no L2 and no addresses, so fresh, same and scattered (B a multiple of 256) behave alike.
 PointRecord simulate_point(const SimParams& params, const PointSpec& spec);
+
+// Suite loaded (simulate_point delegates here). K CTAs start together; each runs tiles_per_cta tiles while
+// its storers issue bursts of B bytes at the per-producer issue rate (T_iss^0), burst b no earlier than b G
+// (G = 0: back to back), until the mainloop ends. Injection enters a fluid path (drain R while q > 0,
+// capacity Q(K): a full path admits only what drains); target local or suite local_control: no limit, q = 0.
+// Tile j of every CTA takes base x (1 + interference_alpha x mean q over the tile / Q(K)), base =
+// mainloop_tile_s x exp(noise Z) per repetition, the baseline its own draw. The working set, the mainloop kind,
+// the store pattern and the storer threads do not change the simulation. Time advances in steps of base/256.
+PointRecord simulate_loaded_point(const SimParams& params, const PointSpec& spec);
 
 // The seed rank `rank` of a run simulates with: its own noise stream, so that ranks differ as GPUs do
 // (rank 0 keeps `seed`: a one-rank run is unchanged).

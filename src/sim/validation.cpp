@@ -1,18 +1,21 @@
 // xstage sim layer: input checks for the simulator's planted parameters and for point specs (see
 // simulator.hpp). Spec field names match the result file and bench::validate_spec.
 #include <cmath>
+#include <cstdint>
 #include <string>
 
+#include "bench/sweep.hpp"
 #include "common/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace xs::sim {
 namespace {
 
-// The simulator keeps per-producer, per-burst state when noise is on; beyond these it is no model of a
-// GPU anyway (132 SMs, at most a few thousand co-resident producers).
-constexpr int kMaxProducers = 1 << 16;
-constexpr int kMaxBursts = 1 << 16;
+// The simulator keeps per-producer, per-burst state when noise is on: the sweep's caps (bench/sweep.hpp),
+// one set for every backend, bound it before anything is allocated.
+using bench::kMaxBursts;
+using bench::kMaxProducerBursts;
+using bench::kMaxProducers;
 
 bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
 bool nonnegative_finite(double x) { return std::isfinite(x) && x >= 0; }
@@ -32,6 +35,8 @@ void validate_params(const SimParams& p) {
     throw input_error("sim.completion_latency_s", "must be >= 0 s");
   if (!nonnegative_finite(p.noise)) throw input_error("sim.noise", "lognormal sigma must be >= 0");
   if (p.request_bytes < 1) throw input_error("sim.request_bytes", "must be >= 1 byte");
+  if (!positive_finite(p.mainloop_tile_s)) throw input_error("sim.mainloop_tile_s", "must be > 0 s");
+  if (!nonnegative_finite(p.interference_alpha)) throw input_error("sim.interference_alpha", "must be >= 0");
 }
 
 void validate_spec(const PointSpec& spec) {
@@ -54,6 +59,10 @@ void validate_spec(const PointSpec& spec) {
     throw input_error("num_bursts", "num_bursts=" + std::to_string(spec.num_bursts) + " must exceed warmup_bursts=" +
                                         std::to_string(spec.warmup_bursts) + " and be <= " +
                                         std::to_string(kMaxBursts));
+  if (static_cast<std::uint64_t>(spec.num_producers) * static_cast<std::uint64_t>(spec.num_bursts) > kMaxProducerBursts)
+    throw input_error("num_bursts", "K x num_bursts = " + std::to_string(spec.num_producers) + " x " +
+                                        std::to_string(spec.num_bursts) + " is over the limit of " +
+                                        std::to_string(kMaxProducerBursts) + " per repetition");
   if (spec.repetitions < 1) throw input_error("repetitions", "must be >= 1");
 }
 

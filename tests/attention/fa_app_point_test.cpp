@@ -47,7 +47,7 @@ FaA2aPointSpec spec() {
 
 TEST(FaAppPoint, CarriesEveryRoundAndThePairedResiduals) {
   const FaA2aPointResult r = measured();
-  const report::AppPoint p = fa_app_point(spec(), r, fa_point_json(spec(), r, std::nullopt, ""));
+  const report::AppPoint p = fa_app_point(spec(), r, fa_point_json(spec(), r, nullptr, ""));
   EXPECT_EQ(p.id, "fa_a2a.host");
   EXPECT_EQ(p.axes["M"], 8192);
   EXPECT_EQ(p.axes["verify"], true);
@@ -64,7 +64,7 @@ TEST(FaAppPoint, CarriesEveryRoundAndThePairedResiduals) {
 
 TEST(FaAppPoint, RecordsBothBoundariesAndTheBurstAlignment) {
   FaA2aPointResult r = measured();
-  const report::AppPoint without = fa_app_point(spec(), r, fa_point_json(spec(), r, std::nullopt, ""));
+  const report::AppPoint without = fa_app_point(spec(), r, fa_point_json(spec(), r, nullptr, ""));
   EXPECT_EQ(without.variants.count("fused_sender_side"), 0u) << "not measured: no sender-side variant";
   EXPECT_FALSE(without.extra.contains("burst_alignment"));
   r.sender_fa = rounds({80e-6, 81e-6, 79e-6});
@@ -76,7 +76,7 @@ TEST(FaAppPoint, RecordsBothBoundariesAndTheBurstAlignment) {
   r.store_phase_spread_median_s = 3.5e-6;
   r.peak_concurrent_storers = 40;
   r.mean_concurrent_storers = 12.5;
-  const report::AppPoint p = fa_app_point(spec(), r, fa_point_json(spec(), r, std::nullopt, ""));
+  const report::AppPoint p = fa_app_point(spec(), r, fa_point_json(spec(), r, nullptr, ""));
   EXPECT_EQ(p.variants.at("fused").samples, r.t_fused.samples_s) << "the remote-visible boundary unchanged";
   EXPECT_EQ(p.variants.at("fa_sender_side").samples, r.sender_fa.samples_s);
   EXPECT_EQ(p.variants.at("fused_sender_side").samples, r.sender_fused.samples_s);
@@ -134,7 +134,7 @@ TEST(FaAppPoint, TheDeviceIsPartOfThePointsKeyButNotOfTheLegacySpec) {
   b.device = 3;
   EXPECT_NE(fa_canonical_spec(a), fa_canonical_spec(b)) << "a resumed run must not reuse another GPU's point";
   const FaA2aPointResult r = measured();
-  const report::AppPoint p = fa_app_point(b, r, fa_point_json(b, r, std::nullopt, ""));
+  const report::AppPoint p = fa_app_point(b, r, fa_point_json(b, r, nullptr, ""));
   EXPECT_EQ(p.axes["device"], 3);
   EXPECT_FALSE(fa_legacy_json(p)["spec"].contains("device"));
 }
@@ -145,7 +145,7 @@ TEST(FaAppPoint, ConvertsBackToTheFaPointObjectAfterTheJournal) {
     r.status = status;
     if (r.status != "ok") r.reason = "unavailable: one GPU";
     if (r.status == "failed") r.verified = false;
-    const nlohmann::json legacy = fa_point_json(spec(), r, std::nullopt, "local");  // adds a prediction_note
+    const nlohmann::json legacy = fa_point_json(spec(), r, nullptr, "local");  // adds a prediction_note
     const report::AppPoint p = fa_app_point(spec(), r, legacy);
     const report::AppPoint back = report::app_point_from_json(report::to_json(p), "line");
     EXPECT_EQ(fa_legacy_json(back), legacy) << status;

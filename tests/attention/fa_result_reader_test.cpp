@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "attention/fa_app_point.hpp"
-#include "attention/fa_prediction_json.hpp"
+#include "attention/judge/fa_judgement.hpp"
 #include "attention/fa_report.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "report/app_point.hpp"
+#include "report/file_io.hpp"
 #include "report/result_file.hpp"
 
 namespace xs::attention {
@@ -102,20 +103,20 @@ FaA2aPointSpec host_spec() {
 }
 
 // R and T_iss^0 of the host path, Q(132) not identified: the bracketed capacity bound is exercised too.
-model::PlatformModel host_platform() {
-  return model::PlatformModel::from_json(json::parse(R"({"R_Bps": 52.6e9,
+judge::FaCalibration host_platform() {
+  return judge::fa_calibration_from_model(json::parse(R"({"R_Bps": 52.6e9,
       "tiss0": [{"K": 16, "V_bytes": 524288, "s": 1.5e-6}, {"K": 132, "V_bytes": 4325376, "s": 28.8e-6}],
-      "Q": [{"K": 16, "bytes": 1.4e6, "bound": "fit"}, {"K": 132, "bytes": null, "bound": "not_identified"}]})"));
+      "Q": [{"K": 16, "bytes": 1.4e6, "bound": "fit"}, {"K": 132, "bytes": null, "bound": "not_identified"}]})"), "host test model");
 }
 
 // The points[] entry xstage-bench fa_a2a writes (fa_bench.cpp): fa_app_point over fa_point_json, to_json.
-json written_point(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const model::PlatformModel& platform) {
-  return report::to_json(fa_app_point(spec, r, fa_point_json(spec, r, platform, "host")));
+json written_point(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const judge::FaCalibration& platform) {
+  return report::to_json(fa_app_point(spec, r, fa_point_json(spec, r, &platform, "host")));
 }
 
-json judged(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const model::PlatformModel& platform) {
+json judged(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const judge::FaCalibration& platform) {
   json j = json::object();
-  add_prediction_json(spec, r, platform, j);
+  judge::add_judgement_json(judge::judge_point(spec, r, platform), j);
   return j;
 }
 
@@ -131,11 +132,13 @@ TEST(FaResultReader, ReadBackPointIsJudgedExactlyAsTheMeasuredOne) {
     const FaA2aPointResult back = fa_point_result_from_json(point);
     const json original = judged(spec, r, platform);
     ASSERT_TRUE(original.contains("prediction"));
-    EXPECT_EQ(original["prediction"]["noise_band"]["measured"], band_measured);
-    EXPECT_EQ(original["prediction"]["judged_at"], sender_side ? "sender_side" : "remote_visible_completion");
-    EXPECT_EQ(original["prediction"]["sigma"]["source"], sender_side ? "sender_side_rounds" : "instrumented_launches");
+    EXPECT_EQ(original["judgement"]["measured"]["measured"], band_measured);
+    EXPECT_EQ(original["judgement"]["measured"]["boundary"], sender_side ? "sender_side" : "remote_visible_completion");
+    EXPECT_EQ(original["prediction"]["inputs"]["compute_only"]["sigma_source"],
+              sender_side ? "fa_only_rounds" : "fa_only_launch");
     const json again = judged(fa_point_spec_from_json(point), back, platform);
     EXPECT_EQ(again["prediction"], original["prediction"]);
+    EXPECT_EQ(again["judgement"], original["judgement"]);
     EXPECT_EQ(again["agreement"], original["agreement"]);
     EXPECT_EQ(back.e_res_sender_paired.samples_s, r.e_res_sender_paired.samples_s);
     EXPECT_EQ(back.t_serial.samples_s, r.t_serial.samples_s);
@@ -218,19 +221,11 @@ TEST(FaResultReader, APointWithoutANeededKeyIsRefusedNamingIt) {
   EXPECT_EQ(refusal(other_suite, false).field(), "suite");
 }
 
-// Every object key path under `j` ("aligned.check.result"), for comparing the shape of two predictions.
-void key_paths(const json& j, const std::string& prefix, std::set<std::string>& out) {
-  if (!j.is_object()) return;
-  for (const auto& [key, value] : j.items()) {
-    out.insert(prefix + key);
-    key_paths(value, prefix + key + ".", out);
-  }
-}
-
 TEST(FaResultReader, TheCommittedSmallKRunReJudgesAgainstItsCalibration) {
-  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa_a2a/1bb3bca-small-k/";
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
   const json file = report::read_json_file(dir + "fa-a2a-host-small-k.json");
-  const auto platform = model::PlatformModel::load(dir + "calibration-host-small-k.json");
+  const std::string cal = dir + "calibration-host-small-k.json";
+  const auto platform = judge::load_fa_calibration(report::read_text_file(cal), cal);
   int num_judged = 0;
   for (const json& point : file.at("points")) {
     if (point.value("suite", "") != kFaSuiteId) continue;
@@ -239,11 +234,11 @@ TEST(FaResultReader, TheCommittedSmallKRunReJudgesAgainstItsCalibration) {
     const json again = judged(fa_point_spec_from_json(point), fa_point_result_from_json(point), platform);
     ASSERT_TRUE(again.contains("prediction"));
     EXPECT_TRUE(again["agreement"].is_string());
-    // The model changed since the run, so values may differ; every key the file has is still written.
-    std::set<std::string> in_file, now;
-    key_paths(point.at("prediction"), "", in_file);
-    key_paths(again["prediction"], "", now);
-    for (const auto& key : in_file) EXPECT_TRUE(now.count(key)) << key << " is in the file, not re-judged";
+    // The rule changed since the run (issue 27): every judged point carries a frozen prediction with its inputs,
+    // and an outcome of the three allowed, or none where not measured.
+    EXPECT_TRUE(again["prediction"].contains("inputs"));
+    const json result = again["judgement"]["model"]["result"];
+    EXPECT_TRUE(result == "agrees" || result == "disagrees" || result == "not decided") << result;
     ++num_judged;
   }
   EXPECT_EQ(num_judged, 5);

@@ -69,14 +69,41 @@ TEST(CalibrateFlags, EveryPerPointFlagReachesEveryPointOfTheDefaultSweep) {
     EXPECT_EQ(r.bursts, r.block == "isolated" ? 1 : 30) << r.block;
   for (const auto& r : dry_run(s, "--warmup 3 --min-stream 0"))
     EXPECT_EQ(r.warmup, r.block == "isolated" ? 0 : 3) << r.block;
-  for (const auto& r : dry_run(s, "--store-width 8")) EXPECT_EQ(r.width, 8);
+  // The loaded blocks (storer warps of the mainloop CTAs, 16-B stores, one fence at the end) keep their store
+  // width, producer kind and completion mode; xstage-calibrate says so in a note.
+  auto loaded = [](const DryRow& r) { return r.block.rfind("loaded_", 0) == 0; };
+  for (const auto& r : dry_run(s, "--store-width 8")) EXPECT_EQ(r.width, loaded(r) ? 16 : 8) << r.block;
   for (const auto& r : dry_run(s, "--threads 128")) EXPECT_EQ(r.threads, 128);
   for (const auto& r : dry_run(s, "--producer warp --threads 32")) {
-    EXPECT_EQ(r.producer, "warp");
+    EXPECT_EQ(r.producer, loaded(r) ? "cta" : "warp") << r.block;
     EXPECT_EQ(r.threads, 32);
   }
   for (const auto& r : dry_run(s, "--address-mode same")) EXPECT_EQ(r.address, "same");
-  for (const auto& r : dry_run(s, "--completion")) EXPECT_EQ(r.completion, "yes");
+  for (const auto& r : dry_run(s, "--completion")) EXPECT_EQ(r.completion, loaded(r) ? "no" : "yes") << r.block;
+  const ToolRun note = s.run(kTool, "--backend sim --dry-run --store-width 8 --completion");
+  EXPECT_NE(note.err.find("loaded"), std::string::npos) << note.err;
+}
+
+TEST(CalibrateFlags, OnlyLoadedMeasuresTheLoadedBlocksWithoutTheBurstGapFit) {
+  Scratch s;
+  const ToolRun r = s.run(kTool, "--backend sim --no-progress --only loaded --reps 2 --out c.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("loaded mainloop under remote stores"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(read_file(s.path("c.json")));
+  EXPECT_TRUE(j["model"].is_null());
+  ASSERT_GT(j["points"].size(), 20u);
+  std::set<double> slowdowns;
+  for (const auto& p : j["points"]) {
+    EXPECT_EQ(p["spec"]["suite"], "loaded");
+    ASSERT_TRUE(p.contains("loaded")) << p.dump();
+    slowdowns.insert(p["loaded"]["slowdown"]["median"].get<double>());
+  }
+  EXPECT_GT(*slowdowns.rbegin(), 1.2);  // the planted term shows (alpha 0.5 at a full path)
+  // A planted absence: --sim-alpha 0 leaves every tile at its baseline (noise only).
+  const ToolRun none = s.run(kTool, "--backend sim --no-progress --only loaded_k132 --sim-alpha 0 --out n.json");
+  ASSERT_EQ(none.rc, 0) << none.err;
+  for (const auto& p : nlohmann::json::parse(read_file(s.path("n.json")))["points"])
+    EXPECT_NEAR(p["loaded"]["slowdown"]["median"].get<double>(), 1.0, 0.06);
 }
 
 TEST(CalibrateFlags, PerPointFlagsAlsoWorkWithoutDryRunOnTheSimulator) {
@@ -176,7 +203,7 @@ TEST(CalibrateFlags, DryRunListAndDumpConfigNeverTouchTheGpu) {
 TEST(CalibrateFlags, CapsAreExitTwoBeforeAnythingRuns) {
   Scratch s;
   expect_refused(s, kTool, "--backend sim --reps 2000000000 --out c.json", 2, {"repetitions", "100000"});
-  expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"num_bursts", "100000"});
+  expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"num_bursts", "65536"});
   // A flag that makes one block's values invalid names that block.
   expect_refused(s, kTool, "--backend sim --bursts 5 --out c.json", 2, {"(block stream_", "warmup_bursts=6"});
   expect_refused(s, kTool, "--backend sim --suite periodic --K 1:1000:+1 --B 16:16000:+16 --out c.json", 2,

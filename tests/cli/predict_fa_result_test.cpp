@@ -18,7 +18,7 @@ using nlohmann::json;
 using xs::test::contains;
 using xs::test::Scratch;
 
-const std::string kDir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa_a2a/1bb3bca-small-k/";
+const std::string kDir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
 const std::string kResult = kDir + "fa-a2a-host-small-k.json";
 const std::string kCalibration = kDir + "calibration-host-small-k.json";
 const char* kTool = "xstage-predict";
@@ -51,7 +51,8 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
     EXPECT_EQ(b["variants"], a["variants"]);
     EXPECT_EQ(b["extra"]["measured"], a["extra"]["measured"]);
     ASSERT_TRUE(b["prediction"].is_object());
-    EXPECT_TRUE(b["prediction"]["aligned"]["check"]["result"].is_string());
+    EXPECT_TRUE(b["prediction"]["E_res_s"].is_array());
+    EXPECT_TRUE(b["extra"]["judgement"]["model"].contains("result"));
     EXPECT_EQ(b["extra"]["rejudged"]["model_file"], kCalibration);
     // The hash is of the calibration's bytes the tool judged with (one read: model, target, meta, hash).
     EXPECT_EQ(b["extra"]["rejudged"]["model_fnv1a64"], fnv1a64_of(xs::test::read_file(kCalibration)));
@@ -65,8 +66,9 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   const json report = json::parse(j.out);
   ASSERT_EQ(report["points"].size(), 5u);
   EXPECT_EQ(report["points"][0]["M"], 8192);
-  EXPECT_TRUE(report["points"][0]["aligned"]["verdict"].is_string());
-  EXPECT_TRUE(report["points"][0]["previous"]["phase_aware"]["check"].is_string());
+  EXPECT_TRUE(report["points"][0]["E_res_pred_s"].is_array());
+  EXPECT_TRUE(report["points"][0]["previous_agreement"].is_string());
+  EXPECT_TRUE(report["tally"]["model"].contains("not_decided"));
 }
 
 TEST(PredictFaResult, APointOfAnotherTargetLosesTheOldCalibrationsPrediction) {
@@ -94,10 +96,10 @@ TEST(PredictFaResult, RefusesToOverwriteItsInput) {
   xs::test::write_file(s.path("in.json"), xs::test::read_file(kResult));
   for (const char* out : {"in.json", "./in.json", "sub/../in.json"})
     xs::test::expect_refused(s, kTool, std::string("fa-result in.json --model ") + kCalibration + " --out " + out, 2,
-                             {"--out", "is the input RESULT.json", "never overwritten"});
+                             {"--out", "is the same file as the input RESULT.json", "never overwrites an input"});
   xs::test::write_file(s.path("cal.json"), xs::test::read_file(kCalibration));
   xs::test::expect_refused(s, kTool, "fa-result in.json --model cal.json --out ./cal.json", 2,
-                           {"--out", "is the calibration given to --model"});
+                           {"--out", "is the same file as --model"});
 }
 
 TEST(PredictFaResult, ACopyThatDoesNotMatchItsPointIsRemovedNotLeftStale) {

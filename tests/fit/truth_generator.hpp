@@ -61,6 +61,14 @@ struct Breakage {
   double cached_speedup = 1.6;
   // Soft knee on isolated points: T = (T0^n + D^n)^(1/n), D = [(V - Q)/R]+, instead of max(T0, D).
   double soft_knee_order = 0;
+  // Absorbing prefix on isolated bursts (the H200 host shows one): the first isolated_prefix_bytes of each
+  // isolated burst drain isolated_prefix_speedup x faster, so the drain branch sits below (V - Q)/R by a
+  // near-constant amount, as a larger Q would.
+  double isolated_prefix_bytes = 0;
+  double isolated_prefix_speedup = 2.0;
+  // Slow drift of R over the sweep, in measurement order: point i of N runs at R (1 + drift (i/(N-1) - 1/2)),
+  // so the planted R is the run's median rate.
+  double drain_drift = 0;
 };
 
 struct Noise {
@@ -199,7 +207,8 @@ class TruthGenerator {
     const double v = static_cast<double>(spec.volume_bytes());
     const double t0_true = p_.tiss0_s(k, spec.bytes_per_producer);
     const double q = p_.capacity_bytes(k);
-    const double point_r = std::exp(noise_.sigma_point * z_());
+    const double drift = num_points_ > 1 ? br_.drain_drift * (double(point_idx_) / (num_points_ - 1) - 0.5) : 0.0;
+    const double point_r = (1 + drift) * std::exp(noise_.sigma_point * z_());
     const double point_t = std::exp(noise_.sigma_point * z_());
     std::vector<double> issue, issue_max, period;
     for (int rep = 0; rep < spec.repetitions; ++rep) {
@@ -211,7 +220,8 @@ class TruthGenerator {
         t_period = t0 + spec.gap_s;
       } else if (spec.suite == Suite::kIsolated) {
         Breakage iso = br_;
-        iso.cached_prefix_bytes = 0;  // flushed path
+        iso.cached_prefix_bytes = br_.isolated_prefix_bytes;  // flushed path, unless it absorbs a prefix
+        iso.cached_speedup = br_.isolated_prefix_speedup;
         t_iss = detail::run_stream(t0, v, q, 0, 1, detail::Drain(r, iso)).front().issue_s;
         if (br_.soft_knee_order > 0) {
           const double d = std::max(0.0, (v - q) / r), n = br_.soft_knee_order;
@@ -255,7 +265,10 @@ class TruthGenerator {
 
   std::vector<PointRecord> sweep(const TruthSweep& sw) {
     std::vector<PointRecord> out;
-    for (const PointSpec& s : specs(sw)) out.push_back(point(s));
+    const std::vector<PointSpec> all = specs(sw);
+    num_points_ = static_cast<int>(all.size());
+    for (point_idx_ = 0; point_idx_ < num_points_; ++point_idx_) out.push_back(point(all[point_idx_]));
+    num_points_ = 0;
     return out;
   }
 
@@ -306,6 +319,7 @@ class TruthGenerator {
   // Own splitmix64 + Box-Muller: the same draws on every standard library (std::normal_distribution is
   // implementation-defined), so fixed seeds give the same datasets everywhere.
   std::uint64_t rng_state_;
+  int point_idx_ = 0, num_points_ = 0;  // position in sweep() (drift); 0 points: no drift
   std::uint64_t next_u64_() {
     std::uint64_t x = (rng_state_ += 0x9e3779b97f4a7c15ULL);
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -90,16 +90,21 @@ class GateCliOutput : public GateCli {
 
 std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-TEST_F(GateCliOutput, OnlyFailuresPrintsTheFailingRowsAndTheSummary) {
-  const GateRun all = run(files("baseline.json", "candidate_regressed.json", "gate.json"));
-  const GateRun failing = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --only-failures");
+TEST_F(GateCliOutput, TheTablePrintsTheFailingRowsAndTheSummaryUnlessAll) {
+  const GateRun all = run(files("baseline.json", "candidate_regressed.json", "gate.json") + " --all");
+  const GateRun failing = run(files("baseline.json", "candidate_regressed.json", "gate.json"));
   EXPECT_EQ(all.code, 1);
   EXPECT_EQ(failing.code, 1);
   EXPECT_LT(count_lines(failing.out), count_lines(all.out));
   EXPECT_EQ(failing.out.find("\nSAME"), std::string::npos) << failing.out;
   EXPECT_NE(failing.out.find("\nWORSE    model.R_Bps"), std::string::npos) << failing.out;
   EXPECT_NE(failing.out.find("FAIL: "), std::string::npos) << failing.out;
-  EXPECT_EQ(all.out.substr(all.out.rfind("FAIL: ")), failing.out.substr(failing.out.rfind("FAIL: ")));
+  const auto summary = [](const std::string& out) {  // the summary line (the default adds a hint after it)
+    const std::string from = out.substr(out.rfind("FAIL: "));
+    return from.substr(0, from.find('\n'));
+  };
+  EXPECT_EQ(summary(all.out), summary(failing.out));
+  EXPECT_NE(failing.out.find("--all prints every row"), std::string::npos) << failing.out;
 }
 
 TEST_F(GateCliOutput, CsvFileAndMarkdownTable) {

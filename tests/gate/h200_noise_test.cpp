@@ -27,8 +27,8 @@ const Comparison* row(const GateReport& r, const std::string& instance) {
 }
 
 TEST(GateNoiseOnH200Results, PValuesMatchScipyAndOutliersAreNoise) {
-  const json run1 = load("/results/h200/refit-04c54be/calibration-host.json");
-  const json run2 = load("/results/h200/refit-04c54be/calibration-host-run2.json");
+  const json run1 = load("/results/h200/archive/2026-12-01-04c54be/refit/calibration-host.json");
+  const json run2 = load("/results/h200/archive/2026-12-01-04c54be/refit/calibration-host-run2.json");
   const GateReport r = compare(run1, run2, issue_time_gate());
   // scipy.stats.mannwhitneyu(run1_samples, run2_samples, alternative="two-sided") on these points:
   const Comparison* k16 = row(r, "isolated K=16 B=16KiB G=0");  // +19% median shift, 7 + 7 samples
@@ -50,8 +50,8 @@ TEST(GateNoiseOnH200Results, PValuesMatchScipyAndOutliersAreNoise) {
 }
 
 TEST(GateNoiseOnH200Results, PlantedSlowdownFails) {
-  const json run1 = load("/results/h200/refit-04c54be/calibration-host.json");
-  json slow = load("/results/h200/refit-04c54be/calibration-host-run2.json");
+  const json run1 = load("/results/h200/archive/2026-12-01-04c54be/refit/calibration-host.json");
+  json slow = load("/results/h200/archive/2026-12-01-04c54be/refit/calibration-host-run2.json");
   for (json& p : slow["points"]) {
     json& s = p["issue_time_s"];
     if (!s.is_object()) continue;

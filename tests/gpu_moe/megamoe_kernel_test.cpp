@@ -1,7 +1,9 @@
 // xstage GPU moe tests: the persistent MegaMoE kernel on small problems built here (independent of
 // src/moe's builder): every schedule and epilogue mode against a CPU reference with the kernel's rounding
-// points, destinations poisoned first (every expected slot written, nothing else), bitwise identity across
-// schedules, targets, repeated launches and graph replays; bad shapes rejected before launch (exit 2).
+// points, destinations, pool and act poisoned before every launch (every expected slot written, nothing
+// else), bitwise identity across schedules, targets, repeated launches and graph replays; the whole-phase
+// launches; a planted ordering bug (Linear-2 tiles that skip their wait) that must fail the same check; bad
+// shapes rejected before launch (exit 2).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,7 +163,7 @@ struct Launchable {
   Dev<std::int32_t> pool_arrival, dst_rank, dst_slot;
   Dev<float> weight;
   Dev<std::uint32_t> rbe, first;
-  Dev<std::uint32_t> sync;
+  Dev<std::uint32_t> sync, sync_l1, sync_l2;  // full launches; the phase launches count their epochs apart
   Dev<TileRecord> records;
   std::vector<void*> dst;        // device-visible
   std::vector<void*> host_dst;   // pinned host allocations (host target)
@@ -170,9 +172,9 @@ struct Launchable {
       : pr(p), arrival(p.arrival), w1(p.w1), w2(p.w2), pool(std::size_t(p.num_row_blocks) * 128 * p.h),
         act(std::size_t(p.num_row_blocks) * 128 * p.inter), pool_arrival(p.pool_arrival), dst_rank(p.dst_rank),
         dst_slot(p.dst_slot), weight(p.weight), rbe(p.row_block_expert), first(p.first_block),
-        sync(2 + 2 * std::size_t(p.num_row_blocks)), records(std::size_t(p.num_row_blocks) * (2 * p.inter + p.h) / 128),
+        sync(2 + 2 * std::size_t(p.num_row_blocks)), sync_l1(sync.count), sync_l2(sync.count), records(std::size_t(p.num_row_blocks) * (2 * p.inter + p.h) / 128),
         host_target(host) {
-    XS_CUDA_CHECK(cudaMemset(sync.ptr, 0, sync.count * 4));
+    for (const auto* s : {&sync, &sync_l1, &sync_l2}) XS_CUDA_CHECK(cudaMemset(s->ptr, 0, s->count * 4));
     for (int r = 0; r < p.ranks; ++r) {
       void* d = nullptr;
       if (host && r != 0) {  // the rank's own rows stay in HBM; the P-1 others go through the target
@@ -193,7 +195,18 @@ struct Launchable {
       else (void)cudaFree(dst[r]);
     }
   }
+  // Destinations, pool and act to NaN bits: a launch that reads an intermediate before this launch wrote it
+  // (or writes no row) shows up as wrong or unwritten output.
   void poison() {
+    for (void* d : dst) XS_CUDA_CHECK(cudaMemset(d, 0xFF, pr.dst_elems() * 2));
+    poison_intermediates();
+  }
+  void poison_intermediates() {
+    XS_CUDA_CHECK(cudaMemset(pool.ptr, 0xFF, pool.count * 2));
+    XS_CUDA_CHECK(cudaMemset(act.ptr, 0xFF, act.count * 2));
+    XS_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void poison_dst() {
     for (void* d : dst) XS_CUDA_CHECK(cudaMemset(d, 0xFF, pr.dst_elems() * 2));
     XS_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -245,6 +258,40 @@ void run_once(const MegaMoeConfig& config, const MegaMoeArgs& a) {
     if (!why.empty()) ADD_FAILURE() << why;
     throw;
   }
+}
+
+struct Mismatches {
+  std::uint64_t unwritten = 0, unexpected = 0, wrong = 0;
+  double worst = 0;
+  int checked = 0;
+  bool any() const { return unwritten + unexpected + wrong > 0; }
+};
+
+// Counts what check_against_reference judges, without reporting (the planted-bug test expects mismatches).
+Mismatches count_mismatches(const Problem& pr, const std::vector<std::vector<std::uint16_t>>& out, int row_step) {
+  Mismatches m;
+  std::vector<std::vector<char>> expected(pr.ranks, std::vector<char>(std::size_t(pr.tokens) * pr.top_k, 0));
+  for (std::size_t r = 0; r < pr.dst_rank.size(); ++r)
+    if (pr.dst_rank[r] >= 0) expected[pr.dst_rank[r]][pr.dst_slot[r]] = 1;
+  for (int rank = 0; rank < pr.ranks; ++rank)
+    for (std::size_t slot = 0; slot < expected[rank].size(); ++slot)
+      for (int c = 0; c < pr.h; ++c) {
+        const bool poison = out[rank][slot * pr.h + c] == kPoison;
+        m.unwritten += expected[rank][slot] && poison;
+        m.unexpected += !expected[rank][slot] && !poison;
+      }
+  for (int row = 0; row < pr.num_row_blocks * 128; row += row_step) {
+    if (pr.dst_rank[row] < 0) continue;
+    const auto ref = pr.reference_row(row);
+    ++m.checked;
+    for (int c = 0; c < pr.h; ++c) {
+      const double got = bf16_to_float(out[pr.dst_rank[row]][std::size_t(pr.dst_slot[row]) * pr.h + c]);
+      const double err = std::fabs(got - ref[c]);
+      m.worst = std::max(m.worst, std::isfinite(err) ? err : INFINITY);
+      m.wrong += !(err <= 1.6e-2 * std::fabs(ref[c]) + 1e-2);
+    }
+  }
+  return m;
 }
 
 // Every expected slot holds a finite value within tolerance of the reference; every other slot is poison.
@@ -371,6 +418,72 @@ TEST(MegaMoeKernelRepeat, RepeatedLaunchesAndGraphReplaysAreIdentical) {
   (void)cudaGraphExecDestroy(exec);
   (void)cudaGraphDestroy(graph);
   (void)cudaStreamDestroy(stream);
+}
+
+// The whole-phase launches (KernelPhases) reproduce the full launch bitwise: Linear-2 alone on the act a
+// full launch wrote, and Linear-1 alone on its pool (act poisoned first) followed by Linear-2 alone.
+TEST(MegaMoeKernelPhases, LinearOneAndTwoAloneReproduceTheFullLaunch) {
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem pr(512, 256, 8, 4, 256, 8, seed, true);
+  Launchable l(pr, /*host=*/false);
+  MegaMoeConfig config;
+  config.num_ctas = 24;
+  MegaMoeArgs full = l.args({ScheduleKind::kSerial, 1, 1}, EpilogueMode::kFused, false);
+  l.poison();
+  run_once(config, full);
+  const auto want = l.read_dst();
+  check_against_reference(pr, want, 7);
+  MegaMoeArgs l2 = full;
+  l2.phases = KernelPhases::kLinear2;
+  l2.sync_words = l.sync_l2.ptr;
+  l.poison_dst();
+  run_once(config, l2);
+  EXPECT_TRUE(l.read_dst() == want) << "Linear-2 alone differs from the full launch";
+  MegaMoeArgs l1 = full;
+  l1.phases = KernelPhases::kLinear1;
+  l1.sync_words = l.sync_l1.ptr;
+  XS_CUDA_CHECK(cudaMemset(l.act.ptr, 0xFF, l.act.count * 2));
+  l.poison_dst();
+  run_once(config, l1);
+  for (const auto& rank_rows : l.read_dst())  // Linear-1 alone writes act only, no Combine row
+    EXPECT_TRUE(std::all_of(rank_rows.begin(), rank_rows.end(), [](std::uint16_t b) { return b == kPoison; }));
+  run_once(config, l2);
+  EXPECT_TRUE(l.read_dst() == want) << "Linear-1 alone then Linear-2 alone differs from the full launch";
+  // Repeated phase launches keep their own epochs: a second round gives the same rows.
+  l.poison_dst();
+  run_once(config, l1);
+  run_once(config, l2);
+  EXPECT_TRUE(l.read_dst() == want) << "second phase round differs";
+}
+
+// A planted ordering bug: Linear-2 tiles that skip their wait on l1_done read act before the Linear-1 tiles
+// of their row wrote it. With act poisoned before the launch the check above must fail; the same launch
+// with the wait passes (the control). Interleaved D = 1 puts an L2 tile second in every CTA's order.
+TEST(MegaMoeKernelOrderingBug, SkippedLinearTwoWaitFailsTheReferenceCheck) {
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem pr(1024, 512, 8, 4, 512, 8, seed, true);
+  Launchable l(pr, /*host=*/false);
+  MegaMoeConfig config;
+  config.num_ctas = 66;
+  config.timeout_cycles = 1ull << 32;
+  for (ScheduleChoice sched : {ScheduleChoice{ScheduleKind::kInterleaved, 1, 1},
+                               ScheduleChoice{ScheduleKind::kExpertWave, 1, 1}}) {
+    SCOPED_TRACE(schedule_kind_name(sched.kind));
+    const MegaMoeArgs a = l.args(sched, EpilogueMode::kFused, false);
+    l.poison();
+    config.fault_skip_l2_dependency_wait = false;
+    run_once(config, a);
+    const Mismatches control = count_mismatches(pr, l.read_dst(), 9);
+    EXPECT_FALSE(control.any()) << "the control failed: wrong " << control.wrong << " unwritten "
+                                << control.unwritten << " unexpected " << control.unexpected;
+    l.poison();
+    config.fault_skip_l2_dependency_wait = true;
+    run_once(config, a);
+    const Mismatches bug = count_mismatches(pr, l.read_dst(), 9);
+    EXPECT_GT(bug.wrong, 0u) << "an L2 tile that skipped its dependency wait passed the reference check";
+  }
 }
 
 TEST(MegaMoeKernelValidation, BadShapesAreRejectedBeforeLaunch) {

@@ -1,6 +1,8 @@
 // xstage GPU moe tests: one megamoe point end to end through the runner on small shapes, bf16 and fp8 W8A8,
-// local and host targets: every variant verified against the fp32 reference (destinations poisoned first),
-// bitwise identical to the first variant, timed and instrumented.
+// local and host targets: every variant verified against the fp32 reference (intermediates and destinations
+// poisoned before each, in a rotated order), bitwise identical to the first, timed and instrumented; the
+// expert-wave widths swept with the fastest as the baseline; a planted ordering bug in the variant verified
+// after a correct one must fail.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -36,7 +38,7 @@ TEST_P(MoeRunner, EveryVariantVerifiedTimedAndInstrumented) {
   const auto [precision, target] = GetParam();
   const MoePointResult r = run_moe_point(small_spec(precision, target));
   ASSERT_EQ(r.status, "ok") << r.reason;
-  ASSERT_EQ(r.variants.size(), 6u);
+  ASSERT_EQ(r.variants.size(), moe_variant_names().size());  // one expert-wave width
   for (const auto& v : r.variants) {
     SCOPED_TRACE(v.name);
     EXPECT_TRUE(v.verified) << v.verification_detail << " wrong " << v.wrong_elements << " unwritten "
@@ -44,10 +46,17 @@ TEST_P(MoeRunner, EveryVariantVerifiedTimedAndInstrumented) {
                             << v.bitwise_differences;
     EXPECT_EQ(v.time.samples_s.size(), 2u);
     EXPECT_GT(v.time.median_s, 0.0);
-    EXPECT_GT(v.tiles.num_tiles, 0);
+    EXPECT_GE(v.verify_position, 0);
+    const bool instrumented = v.mode != "unfused_overlapped" && v.phases == "all";
+    EXPECT_EQ(v.tiles.num_tiles > 0, instrumented);
   }
   EXPECT_TRUE(r.verified);
   EXPECT_GT(r.received_pairs, 0u);
+  EXPECT_GT(r.reference_rms, 0.0);
+  EXPECT_GT(r.phase_l1_tflops, 0.0);
+  EXPECT_GT(r.phase_l2_tflops, 0.0);
+  EXPECT_GT(r.speedup_interleaved_vs_unfused_overlapped.median_s, 0.0);
+  EXPECT_EQ(r.best_wave_variant, "expert_wave");
 }
 
 INSTANTIATE_TEST_SUITE_P(Small, MoeRunner,
@@ -64,7 +73,53 @@ TEST(MoeRunnerSubset, OnlyTheNamedVariantsRunInTheirOrder) {
   EXPECT_EQ(r.variants[1].name, "expert_wave");
   for (const auto& v : r.variants) EXPECT_TRUE(v.verified) << v.name << ": " << v.verification_detail;
   EXPECT_GT(r.speedup_interleaved_vs_wave.median_s, 0.0);          // both present: the ratio exists
-  EXPECT_TRUE(r.speedup_interleaved_vs_unfused.samples_s.empty());  // unfused not run: no ratio
+  EXPECT_TRUE(r.speedup_interleaved_vs_serial_then_copy.samples_s.empty());  // not run: no ratio
+  EXPECT_EQ(r.verification_order, (std::vector<std::string>{"interleaved", "expert_wave"}));
+  s.verify_rotation = 1;  // the next point starts its verification at the other variant
+  const MoePointResult rotated = run_moe_point(s);
+  EXPECT_EQ(rotated.verification_order, (std::vector<std::string>{"expert_wave", "interleaved"}));
+  for (const auto& v : rotated.variants) EXPECT_TRUE(v.verified) << v.name << ": " << v.verification_detail;
+}
+
+TEST(MoeRunnerWidths, ExpertWaveWidthsAreVariantsAndTheFastestIsTheBaseline) {
+  MoePointSpec s = small_spec("bf16", "local");
+  s.variants = {"expert_wave", "interleaved"};
+  s.experts_per_wave = {1, 2, 4, 8};  // 4 local experts: 8 runs as 4 (one wave), dropped as a duplicate
+  const MoePointResult r = run_moe_point(s);
+  ASSERT_EQ(r.status, "ok") << r.reason;
+  EXPECT_EQ(r.experts_per_wave, (std::vector<int>{1, 2, 4}));
+  ASSERT_EQ(r.variants.size(), 4u);
+  double best = 0;
+  for (const auto& v : r.variants) {
+    EXPECT_TRUE(v.verified) << v.name << ": " << v.verification_detail;
+    if (v.family == "expert_wave" && (best == 0 || v.time.median_s < best)) best = v.time.median_s;
+  }
+  ASSERT_FALSE(r.best_wave_variant.empty());
+  for (const auto& v : r.variants)
+    if (v.name == r.best_wave_variant) EXPECT_EQ(v.time.median_s, best);
+  EXPECT_EQ(r.speedup_interleaved_vs_wave_width.size(), 3u);
+  EXPECT_GT(r.speedup_interleaved_vs_wave.median_s, 0.0);
+}
+
+// The issue-29 scenario: a correct variant verified first, then one with a planted ordering bug (Linear-2
+// tiles skip their dependency wait). With intermediates poisoned before each variant's verified launch the
+// faulty one reads NaN act rows and must fail, while the correct one passes and the point is "failed".
+TEST(MoeRunnerOrderingBug, FaultyVariantVerifiedAfterACorrectOneFails) {
+  for (const char* precision : {"bf16", "fp8"}) {
+    SCOPED_TRACE(precision);
+    MoePointSpec s = small_spec(precision, "local");
+    s.variants = {"expert_wave", "interleaved"};
+    s.lead_rows = 1;
+    s.instrument = false;
+    s.fault_skip_l2_wait_variant = "interleaved";
+    const MoePointResult r = run_moe_point(s);
+    ASSERT_EQ(r.variants.size(), 2u);
+    EXPECT_EQ(r.verification_order.front(), "expert_wave");
+    EXPECT_TRUE(r.variants[0].verified) << r.variants[0].verification_detail;
+    EXPECT_FALSE(r.variants[1].verified) << "the planted ordering bug passed: " << r.variants[1].verification_detail;
+    EXPECT_EQ(r.status, "failed");
+    EXPECT_FALSE(r.verified);
+  }
 }
 
 // The Combine-across-ranks path (moe_point.hpp MoeExchange) with one rank over a plain device buffer: the
@@ -90,8 +145,8 @@ TEST(MoeRunnerExchange, OneRankOverADeviceBufferVerifiesAndMeetsAtEveryReplay) {
   EXPECT_TRUE(r.verified);
   // 4 per verification run (2 variants), then one per replay: (1 warm-up + 2 timed) rounds x 2 variants.
   EXPECT_EQ(barriers, 4 * 2 + 3 * 2);
-  // The unfused variant is not built across ranks.
-  s.variants = {"expert_wave", "unfused"};
+  // The copy pipelines are not built across ranks.
+  s.variants = {"expert_wave", "serial_then_copy"};
   try {
     (void)run_moe_point(s);
     FAIL() << "accepted the unfused variant across ranks";

@@ -121,6 +121,7 @@ TEST(Definitions, DefaultCalibrationTakesTheScatteredTwoWarpShape) {
   for (auto& block : config.blocks) {
     ASSERT_TRUE(block.overrides.is_object()) << block.name;
     block.overrides.erase("address_mode");
+    block.overrides.erase("threads_per_producer");  // as the CLI's --threads does (the loaded blocks set 128)
   }
   const auto points = bench::expand(config);
   ASSERT_GT(points.size(), 100u);

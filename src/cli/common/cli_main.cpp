@@ -2,11 +2,13 @@
 #include "cli/common/cli_main.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <vector>
 
 #include "common/error.hpp"
 #include "xstage/build_info.hpp"
@@ -42,7 +44,16 @@ void parse_or_throw(CLI::App& app, int argc, char** argv) {
     // CLI11's message names the option; give it the same "<tool>: error:" prefix as every other error.
     // An App built without a name is named after argv[0]; print the tool's file name only.
     const std::string tool = std::filesystem::path(app.get_name()).filename().string();
-    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", tool.c_str(), e.what());
+    std::string message = e.what();
+    // CLI11 checks requirements before leftovers: `xstage-predict --bogus` would say only "A subcommand is
+    // required". An argument nothing took is the first thing to name.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      const std::vector<std::string> unknown = app.remaining(true);
+      if (!unknown.empty())
+        message = fmt::format("unknown argument{} {} ({})", unknown.size() == 1 ? "" : "s",
+                              fmt::format("{}", fmt::join(unknown, " ")), message);
+    }
+    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", tool.c_str(), message.c_str());
     throw ParseExit{static_cast<int>(ExitCode::kBadInput)};
   }
 }

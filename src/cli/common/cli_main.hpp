@@ -20,4 +20,9 @@ void add_version_flag(CLI::App& app, const std::string& tool_name);
 // Parses with CLI11, converting its exceptions to the codes above (call inside run_main's body).
 void parse_or_throw(CLI::App& app, int argc, char** argv);
 
+// For every path option: an empty value (--out "") is refused (exit 2), never read as "use the default".
+inline const CLI::Validator kNonEmptyPath(
+    [](std::string& value) { return value.empty() ? std::string("an empty path; give a file path") : std::string(); },
+    "", "non-empty path");
+
 }  // namespace xs::cli

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/calibration.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/platform_model.hpp"
@@ -130,11 +131,18 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
     p.capacity_bytes = f.capacity_bytes;
   } else if (calibrated.has_capacity() && num_producers) {
     const model::Lookup q = calibrated.capacity_bytes(static_cast<int>(*num_producers));
-    p.capacity_bytes = q.value;
-    p.capacity_extrapolated = q.extrapolated;
-    p.capacity_is_lower_bound = q.is_lower_bound;
+    if (q.is_lower_bound && q.value < bench::kTrivialCapacityBoundBytes) {
+      p.capacity_unavailable = fmt::format("Q(K={}) is not bounded by this calibration (its lower bound, {}, is "
+                                           "trivial: no knee and no floor point above it): the capacity bound is "
+                                           "not decided; give --Q to test one", *num_producers,
+                                           format_bytes(q.value));
+    } else {
+      p.capacity_bytes = q.value;
+      p.capacity_extrapolated = q.extrapolated;
+      p.capacity_is_lower_bound = q.is_lower_bound;
+    }
   }
-  if (!p.capacity_bytes && !calibrated.unidentified_capacity_k().empty()) {
+  if (!p.capacity_bytes && p.capacity_unavailable.empty() && !calibrated.unidentified_capacity_k().empty()) {
     std::string ks;
     for (int k : calibrated.unidentified_capacity_k()) ks += (ks.empty() ? "" : ",") + std::to_string(k);
     p.capacity_unavailable = "Q(K) not identified by this calibration (K=" + ks +

@@ -8,6 +8,7 @@
 
 #include "bench/calibration.hpp"
 #include "bench/rank_agree.hpp"
+#include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
 #include "common/error.hpp"
@@ -32,9 +33,16 @@ std::vector<bench::ExpandedPoint> expand(Suite suite, const RemoteStoreFlags& f,
   return bench::expand(config);
 }
 
+// out/bench-<suite>-<target>.json
+std::string default_out_path(const bench::SuiteContext& c, const RemoteStoreFlags& f) {
+  return fmt::format("out/bench-{}-{}.json", c.suite_id, file_safe(f.backend.target.empty() ? "host" : f.backend.target));
+}
+
 int dry_run(Suite suite, const RemoteStoreFlags& f) {
   bench::SweepConfig config;
-  print_dry_run(expand(suite, f, /*show_sweep_rules=*/true, config), stdout);  // no backend: works without a GPU
+  const auto points = expand(suite, f, /*show_sweep_rules=*/true, config);
+  check_points_without_device(f.backend, points);  // refuses what the run refuses; no GPU is touched
+  print_dry_run(points, stdout);
   return 0;
 }
 
@@ -53,10 +61,10 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     points = expand(suite, f, /*show_sweep_rules=*/false, config, root);
     // Load the model before measuring so a bad --model fails before any launch.
     if (!c.model_path.empty()) platform = model::PlatformModel::load(c.model_path);
-    out = c.out_path.empty() ? fmt::format("out/bench-{}-{}.json", c.suite_id, file_safe(config.target)) : c.out_path;
+    out = c.out_path.empty() ? default_out_path(c, f) : c.out_path;
     // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
     report::check_output_path(out, "--out");
-    if (!f.tables.csv_path.empty()) report::check_output_path(f.tables.csv_path, "--csv");
+    check_table_outputs(f.tables, c.json);
     BackendOptions backend_options = f.backend;
     if (several) {
       if (f.backend.device_index != 0)
@@ -94,14 +102,17 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     write_table_outputs(points_table(file.points), f.tables);
   });
   if (!root) return 0;
+  std::FILE* human = human_output(f.tables);
   if (c.json) {
     fmt::print("{}\n", report::to_json(file).dump(1));
   } else if (f.tables.markdown) {
     fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
   } else {
-    bench::print_points_table(file.points, stdout);
-    fmt::print("wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
+    bench::print_points_table(file.points, human);
+    bench::print_loaded_summary(file.points, human);
+    fmt::print(human, "wrote {} ({} points, {:.1f} s)\n", out, file.points.size(), outcome.wall_s);
   }
+  bench::note_kept_journal("xstage-bench", out);
   return 0;
 }
 
@@ -119,6 +130,8 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
       {Suite::kIsolated, "one burst after recovery: the capacity knee (Fig. 3c)",
        "--K 132 --B 1KiB:2MiB:x2 --model out/calibration-gpu-host.json"},
       {Suite::kLocalControl, "the periodic loop into local HBM (control)", ""},
+      {Suite::kLoaded, "a GEMM mainloop on K CTAs beside paced store bursts (issue 28)",
+       "--target host --K 132 --B 8KiB --G 0,40us"},
   };
   for (const Info& info : suites) {
     const Suite suite = info.suite;
@@ -129,6 +142,7 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
     d.dry_run = [suite, &flags](const bench::SuiteContext&) { return dry_run(suite, flags); };
     d.run = [suite, &flags](const bench::SuiteContext& c) { return run(suite, flags, c); };
     d.runs_on_ranks = true;  // every rank measures, rank 0 merges and writes (bench/runner.hpp)
+    d.default_out_path = [&flags](const bench::SuiteContext& c) { return default_out_path(c, flags); };
     registry.add(std::move(d));
   }
 }

@@ -16,7 +16,7 @@ struct RemoteStoreFlags {
   TableOutputs tables;
 };
 
-// Registers remote_store.periodic, remote_store.isolated and remote_store.local_control.
+// Registers remote_store.periodic, remote_store.isolated, remote_store.local_control and remote_store.loaded.
 void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteStoreFlags& flags);
 
 }  // namespace xs::cli

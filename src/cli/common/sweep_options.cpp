@@ -10,6 +10,7 @@
 
 #include "common/error.hpp"
 #include "common/range.hpp"
+#include "bench/runner.hpp"
 #include "common/units.hpp"
 #include "runtime/gpu_backend.hpp"
 #if defined(XS_HAVE_CUDA)
@@ -25,13 +26,18 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--target", o.target, "Remote-store destination: local (HBM), host (mapped pinned host memory "
                  "over PCIe), peer:N (GPU N), nccl:N (NCCL symmetric window); default host");
   app.add_option("--device", o.device_index, "CUDA device that issues the stores")->capture_default_str();
-  app.add_option("--sim-R", o.sim_R, "sim: planted drain rate R (e.g. 717GB/s)")->capture_default_str();
+  app.add_option("--sim-R", o.sim_R, "sim: planted drain rate R, with its unit (e.g. 717GB/s)")->capture_default_str();
   app.add_option("--sim-tiss0", o.sim_tiss0, "sim: planted T_iss^0 of a 32 KiB-per-producer burst")->capture_default_str();
   app.add_option("--sim-Q", o.sim_Q, "sim: planted outstanding capacity Q")->capture_default_str();
   app.add_option("--sim-latency", o.sim_latency, "sim: completion latency after drain")->capture_default_str();
   app.add_option("--sim-noise", o.sim_noise, "sim: relative jitter (lognormal sigma)")->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--seed", o.seed, "sim: random seed")->capture_default_str();
+  app.add_option("--sim-alpha", o.sim_alpha, "sim: planted interference term: a mainloop tile takes base x (1 + "
+                 "alpha x outstanding / Q) (suite loaded; 0: no term)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  app.add_option("--sim-tile-time", o.sim_tile_time, "sim: planted mainloop time per tile without stores (suite loaded)")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "sim: random seed (an integer >= 0)")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);  // CLI11 would store -1 as 2^64 - 1
 }
 
 int count_local_gpus() {
@@ -52,6 +58,9 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& o, int rank) {
     if (!(p.capacity_bytes > 0)) throw input_error("--sim-Q", "must be > 0");
     p.completion_latency_s = parse_seconds(o.sim_latency, "--sim-latency");
     p.noise = o.sim_noise;
+    p.interference_alpha = o.sim_alpha;
+    p.mainloop_tile_s = parse_seconds(o.sim_tile_time, "--sim-tile-time");
+    if (!(p.mainloop_tile_s > 0)) throw input_error("--sim-tile-time", "must be > 0");
     p.seed = o.seed;
     return sim::make_sim_backend(p, rank);
   }
@@ -63,6 +72,11 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& o, int rank) {
     if (message.find("--backend sim") != std::string::npos) throw;
     throw Error(e.code(), e.domain(), e.field(), message + " (no GPU here? add --backend sim)");
   }
+}
+
+void check_points_without_device(const BackendOptions& o, const std::vector<bench::ExpandedPoint>& points) {
+  if (o.kind != "sim") return;
+  (void)bench::check_points(*make_backend(o), points);
 }
 
 void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {
@@ -143,15 +157,22 @@ std::vector<std::string> narrow_blocks(bench::SweepConfig& config, const SweepOv
   return notes;
 }
 
+// A name selects the block of that name, or, where no block has it, every block of the suite of that name
+// (--only loaded: the loaded_* blocks).
 void select_blocks(bench::SweepConfig& config, const std::vector<std::string>& only) {
   std::vector<std::string> names;
   for (const auto& b : config.blocks) names.push_back(b.name);
+  auto selects = [&](const std::string& name, const bench::SweepBlock& b) {
+    if (b.name == name) return true;
+    return std::find(names.begin(), names.end(), name) == names.end() && name == suite_name(b.suite);
+  };
   for (const auto& name : only)
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      throw input_error("--only", fmt::format("no block named '{}'; blocks: {} (see --list)", name, join_values(names)));
+    if (std::none_of(config.blocks.begin(), config.blocks.end(), [&](const auto& b) { return selects(name, b); }))
+      throw input_error("--only", fmt::format("no block or suite named '{}'; blocks: {} (see --list)", name,
+                                              join_values(names)));
   std::vector<bench::SweepBlock> kept;
   for (const auto& b : config.blocks)
-    if (std::find(only.begin(), only.end(), b.name) != only.end()) kept.push_back(b);
+    if (std::any_of(only.begin(), only.end(), [&](const auto& name) { return selects(name, b); })) kept.push_back(b);
   config.blocks = std::move(kept);
 }
 
@@ -168,6 +189,7 @@ std::vector<std::string> apply_overrides(bench::SweepConfig& config, const Sweep
     block.K = o.K.empty() ? "132" : o.K;
     block.B = o.B.empty() ? "32KiB" : o.B;
     block.G = o.G.empty() ? "0" : o.G;
+    if (block.suite == Suite::kLoaded) block.overrides = bench::loaded_block_overrides();
     config.blocks = {block};
   } else if (!o.K.empty() || !o.B.empty() || !o.G.empty()) {
     notes = narrow_blocks(config, o);
@@ -189,6 +211,20 @@ std::vector<std::string> apply_overrides(bench::SweepConfig& config, const Sweep
   if (!o.min_stream.empty()) {
     const std::uint64_t bytes = o.min_stream == "0" ? 0 : parse_bytes(o.min_stream, "--min-stream");
     set("min_stream_bytes", bytes);
+  }
+  // The loaded suite's storers are warps of the mainloop CTAs issuing 16-B stores with one fence at the end:
+  // these flags do not apply to its blocks, which keep their values.
+  std::vector<std::string> not_loaded;
+  if (o.store_width_bytes) not_loaded.push_back("--store-width");
+  if (!o.producer.empty()) not_loaded.push_back("--producer");
+  if (o.completion) not_loaded.push_back("--completion");
+  for (auto& block : config.blocks) {
+    if (block.suite != Suite::kLoaded || not_loaded.empty()) continue;
+    if (o.store_width_bytes) block.overrides["store_width_bytes"] = 16;
+    if (!o.producer.empty()) block.overrides["producer"] = "cta";
+    if (o.completion) block.overrides["completion"] = false;
+    notes.push_back(fmt::format("block {} is loaded: {} do(es) not apply to it (16-B stores from storer warps of the "
+                                "mainloop CTAs, one fence after the last burst)", block.name, join_values(not_loaded)));
   }
   const auto points = bench::expand(config);  // validate now: bad ranges fail before anything runs
   if (o.num_bursts || o.warmup_bursts) {

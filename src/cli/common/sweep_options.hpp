@@ -21,6 +21,8 @@ struct BackendOptions {
   int device_index = 0;
   std::string sim_R = "717GB/s", sim_tiss0 = "0.76us", sim_Q = "4.25MiB", sim_latency = "0";
   double sim_noise = 0.01;
+  double sim_alpha = 0.5;                 // sim: planted interference term (suite loaded)
+  std::string sim_tile_time = "3us";      // sim: planted mainloop time per tile without stores
   std::uint64_t seed = 1;
 };
 void add_backend_options(CLI::App& app, BackendOptions& options);
@@ -30,11 +32,15 @@ void add_backend_options(CLI::App& app, BackendOptions& options);
 std::unique_ptr<Backend> make_backend(const BackendOptions& options, int rank = 0);
 // The local GPUs for bench::RankProcess::run (no_gpu_error in a build without CUDA).
 int count_local_gpus();
+// What --dry-run can check of the run's backend checks without a device: on the simulator its planted
+// parameters and every point, as the run checks them (bench::check_points); nothing more on the GPU.
+void check_points_without_device(const BackendOptions& options, const std::vector<bench::ExpandedPoint>& points);
 
 // With --suite (xstage-bench always sets it), K/B/G replace the config's blocks by one block "cli".
 // Without it (xstage-calibrate), --K and --B narrow the config's blocks: each block keeps only the K and
 // B values that are also in the flag's list, and a block left with none is dropped; --G then needs --suite
-// (the built-in gap ranges are sized per block). --only keeps the named blocks.
+// (the built-in gap ranges are sized per block). --only keeps the named blocks (a suite name where no block
+// has that name: every block of that suite).
 struct SweepOverrides {
   std::string suite, K, B, G;
   std::optional<int> repetitions, num_bursts, warmup_bursts, store_width_bytes, threads_per_producer;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "cli/common/cli_main.hpp"
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
@@ -29,8 +30,10 @@ std::string verification_text(const PointRecord& p) {
 }  // namespace
 
 void add_table_flags(CLI::App& app, TableOutputs& o, const std::string& what) {
-  app.add_option("--csv", o.csv_path, "Also write " + what + " as CSV to this file (median, p10, p90, "
-                 "prediction, relative error, clock flag, verification)")->type_name("FILE");
+  app.add_option("--csv", o.csv_path, "Also write " + what + " as CSV to this file, or - for stdout (median, "
+                 "p10, p90, prediction, relative error, clock flag, verification)")
+      ->type_name("FILE")
+      ->check(kNonEmptyPath);
   app.add_flag("--md", o.markdown, "Print " + what + " as a Markdown table on stdout");
 }
 
@@ -57,10 +60,21 @@ report::Table points_table(const std::vector<PointRecord>& points) {
   return t;
 }
 
+void check_table_outputs(const TableOutputs& o, bool json) {
+  if (o.csv_path.empty()) return;
+  report::check_output_path(o.csv_path, "--csv", report::OutputKind::kFileOrStream);
+  if (report::stream_fd(o.csv_path) == 1 && (o.markdown || json))
+    throw input_error("--csv", fmt::format("'{}' is stdout, where {} prints too: write the CSV to a file",
+                                           o.csv_path, o.markdown ? "--md" : "--json"));
+}
+
+std::FILE* human_output(const TableOutputs& o) { return report::stream_fd(o.csv_path) == 1 ? stderr : stdout; }
+
 void write_table_outputs(const report::Table& table, const TableOutputs& o) {
   if (!o.csv_path.empty()) {
-    report::prepare_output_path(o.csv_path, "--csv");  // checked before measuring; creates its folder
-    report::write_text_atomic(o.csv_path, report::to_csv(table));
+    // Checked before measuring; creates its folder.
+    report::prepare_output_path(o.csv_path, "--csv", report::OutputKind::kFileOrStream);
+    report::write_output_text(o.csv_path, report::to_csv(table));
   }
   if (o.markdown) report::write_markdown(table, stdout);
 }

@@ -2,6 +2,7 @@
 // with median, p10, p90, the model's prediction, the relative error against it, the clock-flag marker and
 // the data verification, through report::Table.
 #pragma once
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,14 @@ void add_table_flags(CLI::App& app, TableOutputs& outputs, const std::string& wh
 // Missing values (no prediction, isolated periods) are empty CSV fields / "-" in Markdown.
 report::Table points_table(const std::vector<PointRecord>& points);
 
-// Writes --csv (atomic, creating its folder; check it with report::check_output_path before measuring) and, with --md, the Markdown table to stdout.
+// Before measuring: --csv must be writable (a file, or "-" / /dev/stdout / /dev/stderr); --csv on stdout
+// cannot share it with --md or `json` (--json), which print there too (input_error, exit 2).
+void check_table_outputs(const TableOutputs& outputs, bool json);
+// Where the tool's own table and "wrote ..." lines go: stdout, or stderr while --csv streams on stdout.
+std::FILE* human_output(const TableOutputs& outputs);
+
+// Writes --csv (atomic, creating its folder, or straight to the stream) and, with --md, the Markdown table to
+// stdout.
 void write_table_outputs(const report::Table& table, const TableOutputs& outputs);
 
 }  // namespace xs::cli

@@ -1,0 +1,757 @@
+#!/usr/bin/env python3
+"""Writes the results pages docs/results/{calibration,fa_a2a,megamoe}.md from the canonical result files in
+results/h200/<app>/ (each named in that folder's MANIFEST), so no number on a page can drift from the data.
+Post-processing only (python3 standard library); never needed to build or test the tools.
+
+  python3 scripts/results_pages.py            write the pages
+  python3 scripts/results_pages.py --check    exit 1 if a committed page differs from what the files give (CI)
+  python3 scripts/results_pages.py --plots    also redraw the plots the pages show, where matplotlib exists
+
+The pages never depend on whether plots could be drawn: they link the committed PNGs beside the data. --plots
+redraws the calibration, DSv4-Flash and FA-A2A figures in place; the MegaMoE matrix figures come from
+scripts/plot_moe_matrix.py (results/h200/megamoe/MANIFEST). The README's headline tables are generated too,
+between its results:begin / results:end markers; the prose around them is free.
+Exit codes: 0 ok, 1 a page differs (--check), 2 a canonical file is missing, unreadable or not in its MANIFEST.
+"""
+import argparse
+import difflib
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+H200 = "results/h200"
+PAGES_DIR = "docs/results"
+FA_CALLS = ["3238301-bars", "b531dd7-bars", "d2f1042-bars-grid"]  # the sixth session of 2026-12-02, three calls
+KIB, MIB = 1024.0, 1024.0 * 1024.0
+
+
+class InputError(Exception):
+    pass
+
+
+class Inputs:
+    """Reads canonical files once; each must be named in the MANIFEST of its application folder."""
+
+    def __init__(self, root):
+        self.root = root
+        self.app = None  # the page being written: its folder's MANIFEST must name every file it reads
+        self.used = []
+
+    def _listed(self, rel):
+        app_dir = os.path.join(H200, self.app)
+        manifest = os.path.join(self.root, app_dir, "MANIFEST")
+        if not os.path.isfile(manifest):
+            raise InputError(f"{app_dir}/MANIFEST is missing (each canonical folder names its files there)")
+        with open(manifest, encoding="utf-8") as f:
+            text = f.read()
+        name = os.path.relpath(rel, app_dir)
+        head, _, tail = name.partition("/")
+        # named outright, or as a run folder plus the file within it ("<call>/" and "results/x.json")
+        if name not in text and not (tail and head + "/" in text and tail in text):
+            raise InputError(f"{rel} is not named in {app_dir}/MANIFEST: the pages read canonical files only")
+
+    def json(self, rel, optional=False):
+        path = os.path.join(self.root, rel)
+        if optional and not os.path.exists(path):
+            return None
+        if not optional:
+            self._listed(rel)
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except FileNotFoundError:
+            raise InputError(f"{rel}: missing (expected a canonical result file)")
+        except (OSError, ValueError) as e:
+            raise InputError(f"{rel}: not readable JSON ({e})")
+        self.used.append(rel)
+        return data
+
+    def text(self, rel):
+        self._listed(rel)
+        try:
+            with open(os.path.join(self.root, rel), encoding="utf-8") as f:
+                return f.read()
+        except OSError as e:
+            raise InputError(f"{rel}: {e}")
+
+
+# ---------- formatting (fixed precision: the same bytes on every Python 3) ----------
+
+def get(obj, *keys):
+    for k in keys:
+        if isinstance(obj, dict) and k in obj:
+            obj = obj[k]
+        elif isinstance(obj, list) and isinstance(k, int) and -len(obj) <= k < len(obj):
+            obj = obj[k]
+        else:
+            return None
+    return obj
+
+
+def num(x, fmt):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return format(x, fmt)
+
+
+def apct(x, digits=1):  # an unsigned percentage (an absolute error)
+    return "–" if x is None else f"{abs(x) * 100:.{digits}f}%"
+
+
+def pct(x, digits=2):
+    return "–" if x is None else f"{x * 100:+.{digits}f}%".replace("+-", "−").replace("-", "−")
+
+
+def us(x, digits=1):
+    return "–" if x is None else f"{x * 1e6:.{digits}f}".replace("-", "−")
+
+
+def ms(x):
+    return "–" if x is None else f"{x * 1e3:.2f} ms"
+
+
+def gbps(x):
+    return "–" if x is None else f"{x / 1e9:.1f} GB/s"
+
+
+def mib(x):
+    return "–" if x is None else f"{x / MIB:.2f} MiB"
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def link(rel_from_pages, text=None):
+    target = os.path.relpath(rel_from_pages, PAGES_DIR)
+    return f"[`{text or rel_from_pages}`]({target})"
+
+
+def image(rel, alt):
+    return f"![{alt}]({os.path.relpath(rel, PAGES_DIR)})"
+
+
+def header(title, app):
+    return [f"# {title}", "",
+            f"<!-- Generated by scripts/results_pages.py from the canonical files in results/h200/{app}/ "
+            "(named in its MANIFEST). Do not edit: regenerate with `python3 scripts/results_pages.py`. -->", "",
+            f"Files and provenance: {link(f'{H200}/{app}/MANIFEST')}. How the figures came about: "
+            "[docs/lab-notes/](../lab-notes/). Older and exploratory runs: "
+            f"{link(f'{H200}/archive/INDEX.md')}.", ""]
+
+
+def cudnn_version(v):
+    return f"{v // 10000}.{v % 10000 // 100}.{v % 100}" if isinstance(v, int) else str(v)
+
+
+def driver_of(env_text):
+    m = re.search(r"Driver Version:\s*([0-9.]+)", env_text)
+    return m.group(1) if m else "not recorded"
+
+
+def device_line(meta, driver):
+    dev = get(meta, "devices", 0) or {}
+    rt = meta.get("cuda_runtime_version")
+    cuda = f"{rt // 1000}.{rt % 1000 // 10}" if isinstance(rt, int) else "not recorded"
+    return (f"{dev.get('name', 'unknown device')} ({dev.get('sm_count', '?')} SMs), driver {driver}, CUDA {cuda}, "
+            f"commit `{str(meta.get('git_sha', ''))[:7]}`{' (dirty)' if meta.get('git_dirty') else ''}, "
+            f"{meta.get('date_utc', 'date not recorded')}")
+
+
+# ---------- prediction scores (frozen predictions beside the constant predictors; issue 27) ----------
+
+OUTCOMES = ("agrees", "disagrees", "not_decided", "not_measured")
+
+
+def tally_cell(t):
+    if not isinstance(t, dict):
+        return "–"
+    return " / ".join(str(t.get(k, 0)) for k in OUTCOMES[:3]) + (
+        f" (+{t['not_measured']} not measured)" if t.get("not_measured") else "")
+
+
+def rules_lines(data):
+    rules = data.get("rules") if isinstance(data.get("rules"), list) else [data.get("rule") or {}]
+    out = []
+    for r in rules:
+        if r:
+            out.append(f"- rule `{r.get('id', '?')}`, written {r.get('written_utc', 'date not recorded')}"
+                       + (f": {r['what']}" if r.get("what") else ""))
+    return out
+
+
+def fa_score_section(inputs, rel, title):
+    data = inputs.json(rel, optional=True)
+    if data is None:
+        return [f"### {title}", "", f"Not yet scored: `{rel}` is absent.", ""]
+    preds = data.get("predictors") or {}
+    out = [f"### {title}", "", f"From {link(rel)}. Outcomes agrees / disagrees / not decided, on wall time against "
+           "the bootstrap interval of the measured median. Predictors: "
+           + "; ".join(f"**{k}**: {v}" for k, v in preds.items()) + ".", ""]
+    out += rules_lines(data)
+    files = data.get("files") or []
+    if files:
+        ins = sum(1 for f in files if f.get("in_sample_for_the_rule"))
+        out += [f"- {len(files)} result files, measured {min(f.get('measured_utc', '?') for f in files)} … "
+                f"{max(f.get('measured_utc', '?') for f in files)}; {ins} of them before the rule was written "
+                "(in-sample for the rule)."]
+    out += [""]
+    names = [k for k in ("model", "zero", "unhidden") if k in (data.get("tally") or {})]
+    rows = []
+    for label, key in (("all points", "tally"), ("of them, measured after the rule was written", "tally_out_of_sample")):
+        t = data.get(key) or {}
+        if any(isinstance(t.get(n), dict) and sum(t[n].get(k, 0) for k in OUTCOMES) for n in names):
+            rows.append([label] + [tally_cell(t.get(n)) for n in names])
+    for cal, t in sorted((data.get("by_calibration") or {}).items()):
+        short = (os.path.basename(os.path.dirname(os.path.dirname(cal))) + "/" if "/results/" in cal else "") \
+            + os.path.basename(cal)
+        # a path recorded on the device (absolute) is not a file of this repository: named, not linked
+        rows.append([f"calibration {link(cal, short) if not os.path.isabs(cal) else '`' + short + '` (device path)'}"]
+                    + [tally_cell(t.get(n)) for n in names])
+    out += table(["points", *[f"{n}: agrees / disagrees / not decided" for n in names]], rows) + [""]
+    t = data.get("tally") or {}
+    err = t.get("model_point_median_abs_relative_error")
+    out += [f"Model points scored: {t.get('model_points_scored', 0)}; disagreements over / under: "
+            f"{t.get('model_disagrees_over', 0)} / {t.get('model_disagrees_under', 0)}; median |error| of the point "
+            f"prediction: {apct(err)}.", ""]
+    return out
+
+
+def moe_score_section(inputs, rel):
+    data = inputs.json(rel, optional=True)
+    out = ["## Prediction scores: the advisor beside the constant policies", ""]
+    if data is None:
+        return out + [f"Not yet scored: `{rel}` is absent.", ""]
+    out += [f"From {link(rel)} (`xstage-predict moe-score`). Regret = measured time of the option charged / the "
+            "best measured option.", ""]
+    rows = []
+    for p in data.get("policies") or []:
+        c, r, sp = p.get("choice") or {}, p.get("regret") or {}, p.get("speedup")
+        sp = sp if isinstance(sp, dict) else {}
+        rows.append([p.get("policy", "?"), tally_cell(c), num(r.get("mean"), ".4f"), num(r.get("worst"), ".4f"),
+                     num(sp.get("spearman"), ".2f") if sp else "–",
+                     f"{apct(sp.get('abs_error_median'))}, {apct(sp.get('abs_error_p90'))}" if sp else "–",
+                     ", ".join(p.get("distinct_choices") or [])])
+    out += table(["policy", "choice: agrees / disagrees / not decided", "mean regret", "worst regret",
+                  "speedup Spearman", "speedup |error| median, p90", "choices made"], rows) + [""]
+    out += [f"- {s}" for s in data.get("statements") or []]
+    if data.get("rules_written"):
+        out += [f"- When the rules were written: {data['rules_written']}"]
+    return out + [""]
+
+
+# ---------- calibration ----------
+
+CAL_RUNS = [("run 1", f"{H200}/calibration/calibration-host.json"),
+            ("run 2", f"{H200}/gate/calibration-host-run2.json"),
+            ("`./scripts/calibrate.sh`", f"{H200}/calibration/calibrate-sh.json"),
+            ("scattered 256-B rows, 2 warps", f"{H200}/calibration/calibration-host-scattered-2warp.json")]
+
+
+def q_cell(q):
+    if q.get("bound") == "fit":
+        ci = q.get("ci95")
+        return mib(q.get("bytes")) + (f" [{ci[0] / MIB:.2f}, {ci[1] / MIB:.2f}]" if ci else " (no interval)")
+    return str(q.get("bound", "–")).replace("_", " ")
+
+
+def render_calibration(inputs):
+    runs = [(name, inputs.json(rel), rel) for name, rel in CAL_RUNS]
+    driver = driver_of(inputs.text(f"{H200}/calibration/env.txt"))
+    meta0 = runs[0][1]["meta"]
+    out = header("Calibration on one H200: the host target", "calibration")
+    out += ["The host target: stores from the SMs into mapped pinned host memory over PCIe (HBM `local` is the "
+            "control). Four calibrations of the same node, each fitted with no point left out.", "",
+            f"Device: {device_line(meta0, driver)}.", ""]
+    ks = [q["K"] for q in runs[0][1]["model"]["Q"]]
+    rows = []
+
+    def row(label, f):
+        rows.append([label] + [f(j) for _, j, _ in runs])
+
+    row("R, effective drain rate (95% CI)", lambda j: gbps(j["model"]["R_Bps"]) + " [" + ", ".join(
+        f"{x / 1e9:.1f}" for x in j["model"].get("R_ci95") or []) + "]")
+    row("R from the isolated drain branches' slope", lambda j: gbps(get(j, "model", "fit", "R", "iso_rate_Bps")))
+    row("copy engine D2H, same run (R / copy engine)", lambda j: gbps(get(j, "extra", "reference", "copy_engine_Bps"))
+        + f" ({num(get(j, 'extra', 'reference', 'R_over_copy_engine'), '.3f')})")
+    row("T_iss⁰ rows (all K and B)", lambda j: str(len(j["model"]["tiss0"])))
+    for b in sorted({t["B_bytes"] for t in runs[0][1]["model"]["tiss0"]}):
+        def rng(j, b=b):
+            v = [t["s"] for t in j["model"]["tiss0"] if t["B_bytes"] == b]
+            return f"{min(v) * 1e9:.0f}–{max(v) * 1e9:.0f} ns" if v else "–"
+        row(f"T_iss⁰ at {b / KIB:.0f} KiB per producer (min–max over K)", rng)
+    def q_row(j):
+        cells = [q_cell(q) for q in j["model"]["Q"]]
+        return f"{cells[0]} at every K" if len(set(cells)) == 1 and j["model"]["Q"][0].get("bound") != "fit" \
+            else "; ".join(cells)
+    row("Q(K), K = " + ", ".join(map(str, ks)), q_row)
+    row("eq. 7 floor: Q ≥ (same K), MiB", lambda j: ", ".join(
+        num((q.get("floor_lower_bound_bytes") or 0) / MIB, ".2f") for q in j["model"]["fit"]["Q"]))
+    row("drain branch: weighted V − R·T (same K), MiB", lambda j: ", ".join(
+        num(q.get("branch_estimate_bytes") / MIB if q.get("branch_estimate_bytes") is not None else None, ".2f")
+        for q in j["model"]["fit"]["Q"]))
+    out += table(["parameter"] + [n for n, _, _ in runs], rows) + [""]
+    out += ["Q is \"not identified\" where no single Q fits eq. 7 within the points' noise; the bounds beside it "
+            "are what the isolated bursts do say (`model.fit.Q[]` in each file).", ""]
+
+    out += ["## Validation, held out", "",
+            "Each point predicted by a fit on the other folds (k-fold, `validation.held_out`); relative error, "
+            "median / p90. In-sample residuals of run 1 follow, labelled as such: they are not a validation.", ""]
+    regimes = list(get(runs[0][1], "validation", "held_out", "regimes") or {})
+
+    def err(reg, key):
+        m, p = reg.get(f"{key}_median_rel_err"), reg.get(f"{key}_p90_rel_err")
+        return "–" if m is None else f"{m * 100:.1f}% / {p * 100:.1f}%"
+
+    vrows = []
+    for name, j, _ in runs:
+        for r in regimes:
+            reg = get(j, "validation", "held_out", "regimes", r) or {}
+            vrows.append([name, r.replace("_", " "), reg.get("num_points", "–"), reg.get("num_predicted", "–"),
+                          err(reg, "issue"), err(reg, "period")])
+    for r in regimes:
+        reg = get(runs[0][1], "validation", "in_sample", "regimes", r) or {}
+        vrows.append(["run 1, in-sample", r.replace("_", " "), reg.get("num_points", "–"),
+                      reg.get("num_predicted", "–"), err(reg, "issue"), err(reg, "period")])
+    out += table(["calibration", "regime", "points", "predicted", "T_iss", "T_period"], vrows) + [""]
+    out += [image(f"{H200}/calibration/calibration-host.png", "calibration run 1: the four panels of Fig. 3"), "",
+            "## Files", ""]
+    out += table(["calibration", "file", "commit", "argv"],
+                 [[n, link(rel), f"`{str(j['meta'].get('git_sha', ''))[:7]}`",
+                   "`" + " ".join(j["meta"].get("argv", [])) + "`"] for n, j, rel in runs]) + [""]
+    return out
+
+
+# ---------- fa_a2a ----------
+
+FA_CONTENDERS = {"fa_u_kv1": "no clusters (the bench's default)", "fa_u_kv2": "K/V clusters of 2",
+                 "fa_u_kv1_g128": "no clusters, 128 CTAs", "fa_u_kv2_g128": "K/V clusters of 2, 128 CTAs"}
+
+
+def by_m(points, f):
+    return {p["axes"]["M"]: f(p) for p in points if p.get("status") == "ok"}
+
+
+def render_fa_a2a(inputs):
+    calls = []
+    for c in FA_CALLS:
+        d = f"{H200}/fa_a2a/{c}/results"
+        files = {"cudnn": inputs.json(f"{d}/fa-vs-cudnn-d128.json"), "host": inputs.json(f"{d}/fa-a2a-host.json"),
+                 "local": inputs.json(f"{d}/fa-a2a-local.json")}
+        if os.path.exists(os.path.join(inputs.root, f"{d}/fa-a2a-host-kv2.json")):
+            files["host, K/V clusters 2"] = inputs.json(f"{d}/fa-a2a-host-kv2.json")
+        calls.append((c.split("-")[0], c, files))
+    ms_axis = sorted({p["M"] for _, _, f in calls for p in f["cudnn"]["points"]})
+    mcols = [f"{m // 1024}K" for m in ms_axis]
+    cm = calls[-1][2]["cudnn"]["meta"]
+    out = header("FlashAttention–A2A on one H200", "fa_a2a")
+    out += ["A persistent sm_90a FlashAttention forward (bf16, head dim 128, 8 heads, non-causal) whose epilogue "
+            "stores each output tile into its Ulysses rank slice; FA-only writes the same layout to local HBM. "
+            f"Three calls of one protocol on 2026-12-02 (`scripts/device/h200_fa_bars.sh`): "
+            f"{', '.join(f'`{c}`' for _, c, _ in calls)}. Device: {cm.get('device_name')}, driver "
+            f"{cm.get('driver')}, torch {cm.get('torch')}, cuDNN {cudnn_version(cm.get('cudnn'))}, power limit "
+            f"{cm.get('power_limit')}.", "",
+            "## FA-only against cuDNN SDPA", "",
+            "Ratio = cuDNN time / FA-only time (≥ 1: FA-only at least as fast), median of every recorded launch of "
+            "sustained alternating blocks in one process (`scripts/fa_vs_cudnn.py`); in brackets the per-block "
+            "range.", ""]
+    rows = []
+    for sha, _, f in calls:
+        pts = {p["M"]: p for p in f["cudnn"]["points"]}
+        present = {k for p in pts.values() for k in p.get("ratios", {})}
+        for key in [k for k in FA_CONTENDERS if k in present] + sorted(present - set(FA_CONTENDERS)):
+            def rc(m):
+                r = get(pts.get(m), "ratios", key)
+                if not r:
+                    return "–"
+                pb = r.get("paired_blocks") or {}
+                return f"{r['over_cudnn_speed']:.3f} ({num(pb.get('min'), '.2f')}–{num(pb.get('max'), '.2f')})"
+            rows.append([FA_CONTENDERS.get(key, key), sha] + [rc(m) for m in ms_axis])
+        rows.append(["cuDNN SDPA, µs per launch", sha] +
+                    [us(get(pts.get(m), "sustained", "cudnn", "median_s")) for m in ms_axis])
+    out += table(["FA-only / cuDNN", "call"] + mcols, rows) + [""]
+
+    out += ["## Residual exposure E_res / T_FA", "",
+            "E_res = fused − FA-only, paired per round, at the sender-side boundary (paper section 5.1), each "
+            "launch's span times its own SM clock (clock-normalized: the power-capped clock moves between "
+            "launches). `local` (HBM) is the control; `host` is mapped pinned memory over PCIe.", ""]
+    rows = []
+    for sha, _, f in calls:
+        for target in [k for k in f if k != "cudnn"]:
+            v = by_m(f[target]["points"], lambda p: get(p, "extra", "measured", "sender_side", "clock_normalized",
+                                                        "E_res_over_T_FA"))
+            rows.append([target, sha] + [pct(v.get(m)) for m in ms_axis])
+    out += table(["target", "call"] + mcols, rows) + [""]
+
+    out += ["## Where the host exposure goes", "",
+            "On the warpgroup whose last store ends each launch: growth (fused − FA-only, median over rounds, µs) "
+            "of its Q-loops (compute and K/V loads), its epilogues (the stores' issue with any X-Stage stall) and "
+            "the rest (`measured.sender_side.critical_path`).", ""]
+    rows = []
+    for sha, _, f in calls:
+        for target in [k for k in f if k.startswith("host")]:
+            def cp(p):
+                c = get(p, "extra", "measured", "sender_side", "critical_path") or {}
+                return " / ".join(us(get(c, k, "median")) for k in ("qloop_paired_s", "epilogue_paired_s",
+                                                                      "other_paired_s"))
+            v = by_m(f[target]["points"], cp)
+            rows.append([target, sha] + [v.get(m, "–") for m in ms_axis])
+    out += table(["Q-loop / epilogue / rest, µs", "call"] + mcols, rows) + [""]
+
+    out += ["## Hiding and speedup on host", ""]
+    rows = []
+    for sha, _, f in calls:
+        h = by_m(f["host"]["points"], lambda p: get(p, "extra", "measured", "H"))
+        s = by_m(f["host"]["points"], lambda p: get(p, "extra", "measured", "speedup"))
+        t = by_m(f["host"]["points"], lambda p: get(p, "extra", "measured", "T_FA_s", "median"))
+        rows.append(["T_FA, µs", sha] + [us(t.get(m)) for m in ms_axis])
+        rows.append(["hiding ratio H (eq. 21, medians; `measured.H`)", sha] + [num(h.get(m), ".2f") for m in ms_axis])
+        rows.append(["fused speedup over serial", sha] + [num(s.get(m), ".3f") + "×" for m in ms_axis])
+    out += table(["host", "call"] + mcols, rows) + [""]
+    out += ["## Prediction scores", ""]
+    out += fa_score_section(inputs, f"{H200}/fa_a2a/prediction-score.json", "H200, the committed host files")
+    out += fa_score_section(inputs, "results/h100/predictions-3a97dd2/prediction-score-host.json",
+                            "H100, a run made after the rule (out of sample; another device)")
+    out += ["## Plots", ""]
+    for _, c, _ in calls:
+        out += [image(f"{H200}/fa_a2a/{c}/fa_a2a.png", f"Fig. 11 analogue, call {c}"), ""]
+    out += ["## Files", ""]
+    out += table(["call", "file", "commit", "date (UTC)"],
+                 [[sha, link(rel), f"`{str(get(inputs_json, 'meta', 'git_sha'))[:7]}`",
+                   get(inputs_json, "meta", "date_utc") or get(inputs_json, "meta", "time_utc") or "–"]
+                  for sha, c, f in calls for rel, inputs_json in
+                  [(f"{H200}/fa_a2a/{c}/results/" + n, f[k]) for k, n in
+                   [("cudnn", "fa-vs-cudnn-d128.json"), ("host", "fa-a2a-host.json"), ("local", "fa-a2a-local.json"),
+                    ("host, K/V clusters 2", "fa-a2a-host-kv2.json")] if k in f]]) + [""]
+    return out
+
+
+# ---------- megamoe ----------
+
+def render_megamoe(inputs):
+    files = [f"{H200}/megamoe/megamoe-dsv4_flash-bn128.json", f"{H200}/megamoe/megamoe-dsv4_flash-bn256.json"]
+    runs = [(rel, inputs.json(rel)) for rel in files]
+    driver = driver_of(inputs.text(f"{H200}/megamoe/env.txt"))
+    cal = inputs.json(f"{H200}/megamoe/calibration-moe-pattern.json")
+    out = header("MegaMoE on one H200", "megamoe")
+    out += ["A persistent sm_90a fused MoE kernel emulating one rank of expert parallelism EP = 8 (Dispatch → "
+            "Linear-1 → SwiGLU → Linear-2 → Combine), the Combine's rows stored to the target: `host` (mapped "
+            "pinned memory over PCIe) or `local` (HBM, the control).", "",
+            f"Device: {device_line(runs[0][1]['meta'], driver)}. Calibration for the predictions: "
+            f"{link(f'{H200}/megamoe/calibration-moe-pattern.json')} (R = {gbps(cal['model']['R_Bps'])}).", "",
+            "## DSv4-Flash, skewed routing, T = 6976", "",
+            "Median of the rounds; speedups are same-round paired medians (expert-wave / interleaved; unfused / "
+            "interleaved).", ""]
+    rows = []
+    for rel, j in runs:
+        for p in j["points"]:
+            if p.get("status") != "ok":
+                continue
+            a, e, v = p["axes"], p["extra"], p["variants"]
+            rows.append([a["block_n"], a["precision"], f"{a['target']}, {a['K_SM']}",
+                         ms(get(v, "expert_wave", "median")),
+                         f"{ms(get(v, 'interleaved', 'median'))} ({e.get('D', '–')})",
+                         num(get(e, "speedup_interleaved_vs_wave", "median"), ".3f") + "×",
+                         ms(get(v, "unfused", "median")),
+                         num(get(e, "speedup_interleaved_vs_unfused", "median"), ".3f") + "×"])
+    out += table(["b_n", "precision", "target, K_SM", "expert-wave", "interleaved (D)", "speedup",
+                  "unfused", "unfused / interleaved"], rows) + [""]
+
+    out += ["## The matrix: interleaved over expert-wave", "",
+            "7 shapes × {bf16, fp8} × {balanced, skewed} × T ∈ {2048, 6976, 16384} on `host` at K_SM 66, the "
+            "`local` control of each, `host` at K_SM 132 for T 6976 (`scripts/moe_matrix_report.py`). Two "
+            "summaries: D = max(1, ⌈D_knee⌉) (eq. 16) and the advisor's D.", ""]
+    rows = []
+    for label, rel in [("eq. 16's D", f"{H200}/megamoe/matrix-summary.json"),
+                       ("the advisor's D", f"{H200}/megamoe/advised-summary.json")]:
+        s = inputs.json(rel)
+        comp = s.get("completeness", {})
+        for group in [g for g in ("host66", "host132", "local66", "local132") if g in s.get("speedup", {})]:
+            a = get(s, "speedup", group, "all") or {}
+            if not a.get("n"):
+                continue
+            g = get(s, "speedup", group)
+            rows.append([label, group, a.get("n"), num(a.get("geomean"), ".3f") + "×",
+                         num(a.get("median"), ".3f") + "×",
+                         f"{num(get(a, 'max', 'value'), '.3f')}× ({get(a, 'max', 'config')})",
+                         f"{num(get(a, 'min', 'value'), '.3f')}× ({get(a, 'min', 'config')})",
+                         f"{len(g.get('regressions') or [])} / {len(g.get('below_one_within_noise') or [])}"])
+        rows_note = f"{comp.get('ok', '–')} of {comp.get('expected', '–')} configurations measured and verified"
+    out += table(["D", "set", "configurations", "geomean", "median", "max", "min",
+                  "below 1: band below / within noise"], rows) + [""]
+    out += [f"Completeness (advisor's D summary): {rows_note}.", ""]
+
+    adv = inputs.json(f"{H200}/megamoe/advised-summary.json")
+    b = get(adv, "advisor", "before_run") or {}
+    out += ["## The schedule advisor under its first scoring (issue 12)", "",
+            "`xstage-predict moe` recommended a schedule and D before each point ran; judged on the host "
+            "configurations (`advised-summary.json`, key `advisor.before_run`). This scoring has no constant policy "
+            "beside it, and its D rule was written after the matrix showed the dit_moe convoy (in-sample): the "
+            "scores against the constant policies follow below.", ""]
+    out += table(["configurations", "recommended schedule was faster", "speedup error median / p90 / max",
+                  "bar: choice never > 3% slower", "worst choice"],
+                 [[b.get("n", "–"), f"{b.get('agree', '–')} ({num(b.get('agree_fraction'), '.1%')})",
+                   f"{num(b.get('speedup_error_median'), '.1%')} / {num(b.get('speedup_error_p90'), '.1%')} / "
+                   f"{num(b.get('speedup_error_max'), '.1%')}", "met" if b.get("bar_ok") else "not met",
+                   f"{num(get(b, 'worst', 'choice_slowdown'), '.1%')} slower ({get(b, 'worst', 'config')})"]]) + [""]
+    out += moe_score_section(inputs, f"{H200}/megamoe/advisor-score.json")
+    out += ["## Plots", ""]
+    for name, alt in [("megamoe-dsv4_flash-bn128.png", "DSv4-Flash b_n 128"),
+                      ("megamoe-matrix-fig8-speedup.png", "matrix: speedup by shape"),
+                      ("megamoe-matrix-table2-stall.png", "eq. 15 predicted vs measured staging wait")]:
+        out += [image(f"{H200}/megamoe/{name}", alt), ""]
+    out += ["## Files", ""]
+    out += table(["file", "commit", "date (UTC)"],
+                 [[link(rel), f"`{str(j['meta'].get('git_sha', ''))[:7]}`", j["meta"].get("date_utc", "–")]
+                  for rel, j in runs + [(f"{H200}/megamoe/calibration-moe-pattern.json", cal)]]) + [""]
+    return out
+
+
+PAGES = {"calibration.md": render_calibration, "fa_a2a.md": render_fa_a2a, "megamoe.md": render_megamoe}
+
+
+# ---------- the README's headline block (between the markers; the rest of the README is prose) ----------
+
+README = "README.md"
+BEGIN = "<!-- results:begin (generated by scripts/results_pages.py from results/h200; do not edit) -->"
+END = "<!-- results:end -->"
+
+
+def span(values, fmt):
+    v = [x for x in values if x is not None]
+    if not v:
+        return "–"
+    lo, hi = (format(x, fmt).replace("-", "−") for x in (min(v), max(v)))
+    return lo if lo == hi else f"{lo} … {hi}"
+
+
+def render_headline(inputs):
+    out = []
+    inputs.app = "calibration"
+    runs = [(n, inputs.json(rel)) for n, rel in CAL_RUNS[:3]]
+    out += ["**Calibration, host target** ([page](docs/results/calibration.md)): three default calibrations of one "
+            "node; validation on held-out points.", ""]
+    rows = [["R, drain rate (95% CI)"] + [gbps(j["model"]["R_Bps"]) + " [" + ", ".join(
+        f"{x / 1e9:.1f}" for x in j["model"].get("R_ci95") or []) + "]" for _, j in runs],
+            ["T_iss⁰, 16 KiB per producer"] + [span([t["s"] * 1e9 for t in j["model"]["tiss0"]
+                                                     if t["B_bytes"] == 16384], ".0f") + " ns" for _, j in runs],
+            ["Q(K)"] + ["identified at " + ", ".join(str(q["K"]) for q in j["model"]["Q"] if q.get("bound") == "fit")
+                        if any(q.get("bound") == "fit" for q in j["model"]["Q"]) else "not identified at any K"
+                        for _, j in runs],
+            ["held-out T_iss error, plateau (median / p90)"] + [
+                "{:.1f}% / {:.1f}%".format(*(100 * (get(j, "validation", "held_out", "regimes", "plateau", k) or 0)
+                                             for k in ("issue_median_rel_err", "issue_p90_rel_err")))
+                for _, j in runs]]
+    out += table([""] + [n for n, _ in runs], rows) + [""]
+
+    inputs.app = "fa_a2a"
+    ms_axis, ratio, host, local = None, {}, {}, {}
+    for c in FA_CALLS:
+        d = f"{H200}/fa_a2a/{c}/results"
+        cud = inputs.json(f"{d}/fa-vs-cudnn-d128.json")
+        ms_axis = sorted(p["M"] for p in cud["points"])
+        for p in cud["points"]:
+            ratio.setdefault(p["M"], []).append(get(p, "ratios", "fa_u_kv2", "over_cudnn_speed"))
+        for target, acc in (("host", host), ("local", local)):
+            for p in inputs.json(f"{d}/fa-a2a-{target}.json")["points"]:
+                acc.setdefault(p["axes"]["M"], []).append(
+                    get(p, "extra", "measured", "sender_side", "clock_normalized", "E_res_over_T_FA"))
+    out += [f"**FlashAttention–A2A** ([page](docs/results/fa_a2a.md)): d 128, 8 heads, bf16; the range over "
+            f"{len(FA_CALLS)} calls of one protocol.", ""]
+    score = inputs.json(f"{H200}/fa_a2a/prediction-score.json", optional=True)
+    if score:
+        t = score.get("tally") or {}
+        n = lambda k, o: (t.get(k) or {}).get(o, 0)  # noqa: E731
+        total = sum(n("model", o) for o in OUTCOMES)
+        out += [f"*Where the model stands:* its frozen E_res predictions (rule `{get(score, 'rule', 'id')}`) agree at "
+                f"{n('model', 'agrees')}, disagree at {n('model', 'disagrees')} and decide nothing at "
+                f"{n('model', 'not_decided')} of {total} H200 points (4 calibrations × the host files); the constant "
+                f"\"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}. The model has no term yet for "
+                "what outstanding stores cost the computation, the dominant cost on this path.", ""]
+    pc = lambda v: [None if x is None else 100 * x for x in v]  # noqa: E731
+    out += table(["", *[f"{m // 1024}K" for m in ms_axis]],
+                 [["FA-only / cuDNN SDPA, K/V clusters 2"] + [span(ratio[m], ".3f") for m in ms_axis],
+                  ["E_res / T_FA on host, % (clock-normalized)"] + [span(pc(host[m]), ".1f") for m in ms_axis],
+                  ["E_res / T_FA on local (control), %"] + [span(pc(local[m]), ".2f") for m in ms_axis]]) + [""]
+
+    inputs.app = "megamoe"
+    first = inputs.json(f"{H200}/megamoe/megamoe-dsv4_flash-bn128.json")
+    adv = inputs.json(f"{H200}/megamoe/advised-summary.json")
+
+    def dsv4(target, k_sm, prec):
+        for p in first["points"]:
+            a = p["axes"]
+            if (a["target"], a["K_SM"], a["precision"]) == (target, k_sm, prec):
+                return num(get(p, "extra", "speedup_interleaved_vs_wave", "median"), ".2f") + "×"
+        return "–"
+    b = get(adv, "advisor", "before_run") or {}
+    out += ["**MegaMoE** ([page](docs/results/megamoe.md)): interleaved over expert-wave schedule, same-round "
+            "paired medians; `local` (HBM) is the control where nothing drains.", ""]
+    out += table(["", "host", "local (control)"],
+                 [["DSv4-Flash, bf16, b_n 128, K_SM 66, T 6976", dsv4("host", 66, "bf16"), dsv4("local", 66, "bf16")],
+                  ["DSv4-Flash, bf16, b_n 128, K_SM 132", dsv4("host", 132, "bf16"), dsv4("local", 132, "bf16")],
+                  [f"matrix at the advisor's D, geomean over {get(adv, 'speedup', 'host66', 'all', 'n')} "
+                   "configurations (K_SM 66)",
+                   num(get(adv, "speedup", "host66", "all", "geomean"), ".3f") + "×",
+                   num(get(adv, "speedup", "local66", "all", "geomean"), ".3f") + "×"],
+                  ]) + [""]
+    score = inputs.json(f"{H200}/megamoe/advisor-score.json", optional=True)
+    if score:
+        pol = {p.get("policy"): p for p in score.get("policies") or []}
+        adv_p = pol.get("advisor") or {}
+        best = next((p for k, p in pol.items() if k and "best measured" in k), {})
+        out += [f"*Where the model stands:* the schedule advisor never recommends expert-wave "
+                f"(its answers: {', '.join(adv_p.get('distinct_choices') or [])}), so it cannot beat the constant "
+                f"\"always interleaved\": mean regret {num(get(adv_p, 'regret', 'mean'), '.3f')} against "
+                f"{num(get(best, 'regret', 'mean'), '.3f')} for always interleaved at the best measured D, over "
+                f"{adv_p.get('configs', '–')} host configurations; its predicted speedups rank the measured ones with "
+                f"Spearman {num(get(adv_p, 'speedup', 'spearman'), '.2f')}.", ""]
+    return out
+
+
+def splice_readme(text, block):
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        raise InputError(f"{README}: needs exactly one results block, the lines\n  {BEGIN}\n  {END}")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return head + BEGIN + "\n" + block + END + tail
+
+
+# ---------- plots (optional; the pages do not depend on them) ----------
+
+def merged_fa(root, call, tmpdir):
+    """plot_fa_a2a.py draws host and local from one file: the two files' points and extra.fa_a2a concatenated."""
+    d = os.path.join(root, H200, "fa_a2a", call, "results")
+    with open(os.path.join(d, "fa-a2a-host.json"), encoding="utf-8") as f:
+        merged = json.load(f)
+    with open(os.path.join(d, "fa-a2a-local.json"), encoding="utf-8") as f:
+        local = json.load(f)
+    merged["points"] += local["points"]
+    if isinstance(get(merged, "extra", "fa_a2a"), list) and isinstance(get(local, "extra", "fa_a2a"), list):
+        merged["extra"]["fa_a2a"] += local["extra"]["fa_a2a"]
+    path = os.path.join(tmpdir, f"{call}-merged.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(merged, f)
+    return path
+
+
+def draw_plots(root):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print(f"results_pages: plots skipped: matplotlib is not installed for {sys.executable} "
+              "(the pages link the committed PNGs and do not change)", file=sys.stderr)
+        return 0
+    py, s = sys.executable, os.path.join(root, "scripts")
+    r = lambda rel: os.path.join(root, rel)  # noqa: E731
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        cmds = [[py, f"{s}/plot_calibration.py", r(f"{H200}/calibration/calibration-host.json"),
+                 "--out", r(f"{H200}/calibration/calibration-host.png")]]
+        for bn in ("128", "256"):
+            cmds.append([py, f"{s}/plot_megamoe.py", r(f"{H200}/megamoe/megamoe-dsv4_flash-bn{bn}.json"),
+                         "--out", r(f"{H200}/megamoe/megamoe-dsv4_flash-bn{bn}.png")])
+        for call in FA_CALLS:
+            cmds.append([py, f"{s}/plot_fa_a2a.py", merged_fa(root, call, tmp),
+                         "--out", r(f"{H200}/fa_a2a/{call}/fa_a2a.png")])
+        for c in cmds:
+            rc = subprocess.call(c)
+            if rc != 0:
+                failed += 1
+                print(f"results_pages: plot failed ({rc}): {' '.join(c)}", file=sys.stderr)
+    return failed
+
+
+# ---------- main ----------
+
+def render_all(root):
+    inputs = Inputs(root)
+    pages = {}
+    for name, f in PAGES.items():
+        inputs.app = name[:-len(".md")]
+        pages[name] = "\n".join(f(inputs)).rstrip("\n") + "\n"
+    readme = os.path.join(root, README)
+    try:
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise InputError(f"{README}: {e}")
+    pages[README] = splice_readme(text, "\n".join(render_headline(inputs)).rstrip("\n") + "\n")
+    return pages
+
+
+def read_or_none(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def write_atomic(path, text):
+    if os.path.islink(path):
+        raise InputError(f"{path} is a link: refusing to replace it (write the pages to a plain file)")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".results_pages.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare with the committed pages; exit 1 if any differs")
+    ap.add_argument("--plots", action="store_true", help="also redraw the plots (needs matplotlib; else skipped)")
+    ap.add_argument("--root", default=ROOT, help="repository root (default: this script's checkout)")
+    ap.add_argument("--pages-dir", default=None, help=f"where the pages are (default: ROOT/{PAGES_DIR})")
+    args = ap.parse_args(argv)
+    pages_dir = args.pages_dir or os.path.join(args.root, PAGES_DIR)
+    try:
+        pages = render_all(args.root)
+    except InputError as e:
+        print(f"results_pages: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        stale = 0
+        for name, text in pages.items():
+            if name == README and args.pages_dir:
+                continue  # --pages-dir checks the pages only
+            path = os.path.join(args.root if name == README else pages_dir, name)
+            old = read_or_none(path)
+            if old != text:
+                stale += 1
+                print(f"results_pages: {path} differs from what the result files give"
+                      + (" (missing)" if old is None else ":"), file=sys.stderr)
+                if old is not None:
+                    diff = list(difflib.unified_diff(old.splitlines(), text.splitlines(), "committed", "regenerated",
+                                                     lineterm="", n=0))
+                    print("\n".join(diff[:40]), file=sys.stderr)
+        if stale:
+            print("results_pages: regenerate with `python3 scripts/results_pages.py` and commit the pages",
+                  file=sys.stderr)
+            return 1
+        print(f"results_pages: the pages and the README's results block match the result files")
+        return 0
+    try:
+        for name, text in pages.items():
+            path = os.path.join(args.root if name == README else pages_dir, name)
+            if name == README and (args.pages_dir or read_or_none(path) == text):
+                continue  # written only when its block changes; not with --pages-dir (pages elsewhere)
+            write_atomic(path, text)
+    except (InputError, OSError) as e:
+        print(f"results_pages: {e}", file=sys.stderr)
+        return 2
+    print(f"results_pages: wrote {', '.join(sorted(n for n in pages if n != README))} in "
+          f"{os.path.relpath(pages_dir, args.root)}; the README's results block is up to date")
+    return 1 if args.plots and draw_plots(args.root) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

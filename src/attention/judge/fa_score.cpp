@@ -1,0 +1,118 @@
+// xstage attention judge layer: scoring (see fa_score.hpp).
+#include "attention/judge/fa_score.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "attention/fa_report.hpp"
+
+namespace xs::attention::judge {
+namespace {
+
+using nlohmann::json;
+json number(double x) { return std::isfinite(x) ? json(x) : json(); }
+std::string us(double s) { return std::isfinite(s) ? fmt::format("{:.1f} us", s * 1e6) : std::string("inf"); }
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double quantile_sorted(const std::vector<double>& v, double q) {  // linear between order statistics
+  const double x = q * (v.size() - 1);
+  const std::size_t i = static_cast<std::size_t>(std::floor(x));
+  const std::size_t j = std::min(i + 1, v.size() - 1);
+  return v[i] + (x - i) * (v[j] - v[i]);
+}
+
+}  // namespace
+
+MeasuredResidual measured_residual(const std::vector<double>& rounds_s, const std::string& boundary) {
+  MeasuredResidual m;
+  m.boundary = boundary;
+  m.num_rounds = static_cast<int>(rounds_s.size());
+  if (m.num_rounds < kMinRounds) {
+    m.why_not = fmt::format("{} paired rounds at the {} boundary; at least {} are needed for the median's interval",
+                            m.num_rounds, boundary, kMinRounds);
+    return m;
+  }
+  m.measured = true;
+  m.median_s = median_of(rounds_s);
+  // Percentile bootstrap of the median over rounds, a fixed seed: the same file re-judges identically.
+  constexpr int kResamples = 4000;
+  std::mt19937_64 rng(0x5eed'fa'a2aULL);
+  std::uniform_int_distribution<std::size_t> pick(0, rounds_s.size() - 1);
+  std::vector<double> medians(kResamples), draw(rounds_s.size());
+  for (double& med : medians) {
+    for (double& d : draw) d = rounds_s[pick(rng)];
+    med = median_of(draw);
+  }
+  std::sort(medians.begin(), medians.end());
+  m.median_ci95 = {quantile_sorted(medians, 0.025), quantile_sorted(medians, 0.975)};
+  return m;
+}
+
+MeasuredResidual measured_residual(const FaA2aPointResult& r) {
+  const FaBoundary b = judged_boundary(r);
+  return measured_residual(b.e_res->samples_s, b.name);
+}
+
+Outcome score(const Interval& pred, double point_s, bool decided, const std::string& why_not_decided,
+              const MeasuredResidual& m) {
+  Outcome o;
+  if (!m.measured) {
+    o.reason = "not measured: " + m.why_not;
+    return o;
+  }
+  if (std::isfinite(point_s)) {
+    o.point_error_s = point_s - m.median_s;
+    o.relative_error = m.median_s != 0 ? o.point_error_s / std::abs(m.median_s) : NAN;
+  }
+  const std::string measured = fmt::format("measured E_res {} (median of {} rounds at the {} boundary; its 95% "
+                                           "interval {} .. {})", us(m.median_s), m.num_rounds, m.boundary,
+                                           us(m.median_ci95.lo), us(m.median_ci95.hi));
+  if (!decided) {
+    o.result = "not decided";
+    o.reason = "the model decides nothing here: " + why_not_decided + "; " + measured;
+    return o;
+  }
+  const bool meets = pred.hi >= m.median_ci95.lo && pred.lo <= m.median_ci95.hi;
+  o.result = meets ? "agrees" : "disagrees";
+  if (!meets) o.direction = pred.hi < m.median_ci95.lo ? "under" : "over";
+  o.reason = fmt::format("predicted {} .. {}{}; {}: {}", us(pred.lo), us(pred.hi),
+                         std::isfinite(point_s) ? fmt::format(" (point {})", us(point_s)) : std::string(), measured,
+                         meets ? "the intervals meet"
+                               : (o.direction == "under" ? "predicted below the measurement" : "predicted above the measurement"));
+  return o;
+}
+
+void Tally::add(const Outcome& o) {
+  if (o.result == "agrees") ++agrees;
+  else if (o.result == "disagrees") ++disagrees;
+  else if (o.result == "not decided") ++not_decided;
+  else ++not_measured;
+}
+
+json Tally::to_json() const {
+  return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided}, {"not_measured", not_measured}};
+}
+
+json to_json(const MeasuredResidual& m) {
+  return {{"measured", m.measured}, {"boundary", m.boundary}, {"num_rounds", m.num_rounds},
+          {"median_s", m.measured ? json(m.median_s) : json()},
+          {"median_ci95_s", m.measured ? json::array({m.median_ci95.lo, m.median_ci95.hi}) : json()},
+          {"method", "percentile bootstrap of the median over the paired (fused - FA-only) rounds, wall time"},
+          {"why_not", m.why_not.empty() ? json() : json(m.why_not)}};
+}
+
+json to_json(const Outcome& o) {
+  return {{"result", o.result.empty() ? json() : json(o.result)},
+          {"direction", o.direction.empty() ? json() : json(o.direction)}, {"reason", o.reason},
+          {"point_error_s", number(o.point_error_s)}, {"relative_error", number(o.relative_error)}};
+}
+
+}  // namespace xs::attention::judge

@@ -1,0 +1,58 @@
+// xstage attention judge layer: scoring a frozen FA-A2A prediction against the measured residual (issue 27
+// item 2). The measured E_res is the median of the judged boundary's same-round (fused - FA-only) differences,
+// in wall time; its uncertainty is a bootstrap of that median over rounds (95%, percentile). A prediction
+// interval [lo, hi] agrees where it meets the measured median's interval, disagrees where it does not (with
+// the direction), and is "not decided" only where the model itself decided nothing (the prediction says why).
+// There is no "explained": a decomposition of what happened is a diagnostic (fa_diagnostics.hpp). The same
+// scorer judges the trivial predictors beside the model:
+//   zero      E_res = 0: the stores always hide;
+//   unhidden  E_res = remote bytes / R over R's interval: nothing hides.
+// Plain C++.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attention/fa_runner.hpp"
+#include "attention/judge/fa_calibration.hpp"
+
+namespace xs::attention::judge {
+
+struct MeasuredResidual {
+  bool measured = false;
+  std::string boundary;       // "sender_side" | "remote_visible_completion"
+  int num_rounds = 0;
+  double median_s = 0;
+  Interval median_ci95;       // bootstrap over rounds
+  std::string why_not;        // where not measured
+};
+// At least kMinRounds paired rounds are needed; fewer: not measured. The bootstrap is seeded, so a file
+// re-judges identically.
+inline constexpr int kMinRounds = 5;
+MeasuredResidual measured_residual(const FaA2aPointResult& result);
+// The same from raw per-round differences (tests; `boundary` names them).
+MeasuredResidual measured_residual(const std::vector<double>& rounds_s, const std::string& boundary);
+
+struct Outcome {
+  std::string result;     // "agrees" | "disagrees" | "not decided" | "" (not measured: no outcome)
+  std::string direction;  // disagrees: "under" (predicted below measured) | "over"
+  std::string reason;
+  double point_error_s = NAN;      // predicted point - measured median, where a point exists
+  double relative_error = NAN;     // point_error / measured median
+};
+Outcome score(const Interval& predicted, double predicted_point_s, bool decided, const std::string& why_not_decided,
+              const MeasuredResidual& measured);
+
+struct Tally {
+  int agrees = 0, disagrees = 0, not_decided = 0, not_measured = 0;
+  void add(const Outcome& o);
+  nlohmann::json to_json() const;
+};
+
+nlohmann::json to_json(const MeasuredResidual& m);
+nlohmann::json to_json(const Outcome& o);
+
+}  // namespace xs::attention::judge

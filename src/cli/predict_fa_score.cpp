@@ -1,0 +1,159 @@
+// xstage cli layer: `xstage-predict fa-score` (see predict_fa_score.hpp).
+#include "cli/predict_fa_score.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "attention/fa_app_point.hpp"
+#include "attention/fa_result_reader.hpp"
+#include "attention/judge/fa_judgement.hpp"
+#include "common/error.hpp"
+#include "report/file_io.hpp"
+#include "report/json_read.hpp"
+#include "report/result_file.hpp"
+#include "xstage/build_info.hpp"
+
+namespace xs::cli {
+namespace {
+
+using nlohmann::json;
+namespace judge = attention::judge;
+constexpr const char* kUsage = "xstage-predict fa-score RESULT.json... --model CAL.json [--model CAL2.json ...] --out SCORE.json";
+
+double median_abs(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  for (double& x : v) x = std::abs(x);
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+json number(double x) { return std::isfinite(x) ? json(x) : json(); }
+
+// One tally per predictor; for the model also its point errors, the directions of its misses and how wide its
+// decided intervals are beside the measured residual (an interval wide enough agrees with anything: the
+// sharpness is reported beside the agreements).
+struct Group {
+  judge::Tally model, zero, unhidden;
+  std::vector<double> model_rel_errors, model_widths_over_t_fa;
+  int under = 0, over = 0;
+  json to_json() const {
+    return {{"model", model.to_json()}, {"zero", zero.to_json()}, {"unhidden", unhidden.to_json()},
+            {"model_disagrees_under", under}, {"model_disagrees_over", over},
+            {"model_point_median_abs_relative_error", number(median_abs(model_rel_errors))},
+            {"model_points_scored", model_rel_errors.size()},
+            {"model_decided_interval_width_over_T_FA_median", number(median_abs(model_widths_over_t_fa))}};
+  }
+  void add(const judge::FaJudgement& j) {
+    model.add(j.model);
+    zero.add(j.zero);
+    unhidden.add(j.unhidden);
+    if (std::isfinite(j.model.relative_error)) model_rel_errors.push_back(j.model.relative_error);
+    under += j.model.direction == "under";
+    over += j.model.direction == "over";
+    if (j.prediction.decided && j.inputs.compute_only.t_fa_s > 0)
+      model_widths_over_t_fa.push_back((j.prediction.e_res.hi - j.prediction.e_res.lo) / j.inputs.compute_only.t_fa_s);
+  }
+};
+
+}  // namespace
+
+void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "fa-score", "Score the frozen FA-A2A predictions of result files against calibrations, beside trivial predictors.");
+  cmd->footer(std::string("Usage: ") + kUsage + "\n"
+      "Each fa_a2a point with status ok whose target is the calibration's is judged with the frozen-prediction\n"
+      "rule (computed from the calibration, the configuration and the FA-only variant alone), scored against\n"
+      "its measured E_res (median of the paired rounds, bootstrap interval) beside the trivial predictors\n"
+      "zero (E_res = 0) and unhidden (E_res = remote bytes / R). SCORE.json holds every row and the tallies\n"
+      "(agrees / disagrees / not decided) per calibration and overall, and says for each data file whether it\n"
+      "was measured before the rule was written (in-sample). Exit codes: 0 ok, 2 bad usage or input (nothing\n"
+      "written).");
+  cmd->add_option("results", o.result_paths, "fa_a2a result files (read only)")->type_name("RESULT.json...");
+  cmd->add_option("--model", o.model_paths, "calibration files (repeat for several)")->type_name("CAL.json");
+  cmd->add_option("--out", o.out_path, "the summary to write (a new path)")->type_name("SCORE.json");
+}
+
+void run_predict_fa_score(const PredictFaScoreOptions& o) {
+  if (o.result_paths.empty()) throw input_error("RESULT.json", std::string("no result file given; usage: ") + kUsage);
+  if (o.model_paths.empty()) throw input_error("--model", std::string("no calibration given; usage: ") + kUsage);
+  if (o.out_path.empty()) throw input_error("--out", std::string("no output file given; usage: ") + kUsage);
+  std::vector<report::NamedPath> inputs;
+  for (const auto& in : o.result_paths) inputs.push_back({in, "the input RESULT.json"});
+  for (const auto& in : o.model_paths) inputs.push_back({in, "--model"});
+  report::check_distinct_paths({{o.out_path, "--out"}}, inputs);
+  report::check_output_path(o.out_path, "--out");
+  std::vector<judge::FaCalibration> calibrations;
+  for (const auto& path : o.model_paths) calibrations.push_back(judge::load_fa_calibration(report::read_text_file(path), path));
+
+  json rows = json::array(), files = json::array();
+  Group overall, overall_out_of_sample;
+  std::map<std::string, Group> by_calibration;
+  for (const auto& path : o.result_paths) {
+    const std::string text = report::read_text_file(path);
+    (void)report::parse_result_text(text, path);  // the strict reader first
+    const json doc = report::parse_json_text(text, path);
+    const std::string measured_utc = doc.contains("meta") ? doc["meta"].value("date_utc", "") : "";
+    // A rule scored on data measured before it was written is in-sample for those data.
+    const bool in_sample = measured_utc.empty() || measured_utc <= judge::kFaRuleWrittenUtc;  // ISO 8601 UTC
+    files.push_back({{"file", path}, {"measured_utc", measured_utc}, {"in_sample_for_the_rule", in_sample}});
+    for (std::size_t i = 0; i < doc["points"].size(); ++i) {
+      const json& point = doc["points"][i];
+      if (point.value("suite", "") != attention::kFaSuiteId || point.value("status", "") != "ok") continue;
+      try {
+        const attention::FaA2aPointSpec spec = attention::fa_point_spec_from_json(point);
+        const attention::FaA2aPointResult result = attention::fa_point_result_from_json(point);
+        for (const auto& cal : calibrations) {
+          if (!cal.target.empty() && cal.target != spec.target) continue;
+          const judge::FaJudgement j = judge::judge_point(spec, result, cal);
+          overall.add(j);
+          if (!in_sample) overall_out_of_sample.add(j);
+          by_calibration[cal.path].add(j);
+          rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
+                          {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
+                          {"E_res_pred_s", judge::to_json(j.prediction)["E_res_s"]},
+                          {"E_res_pred_point_s", number(j.prediction.e_res_point_s)},
+                          {"decided", j.prediction.decided},
+                          {"E_res_measured_s", j.measured.measured ? json(j.measured.median_s) : json()},
+                          {"E_res_measured_ci95_s", judge::to_json(j.measured)["median_ci95_s"]},
+                          {"model", judge::to_json(j.model)}, {"zero", j.zero.result}, {"unhidden", j.unhidden.result}});
+        }
+      } catch (const Error& e) {
+        throw report::nest_error(e, path + ": " + report::index_path("points", i));
+      }
+    }
+  }
+  json per_cal = json::object();
+  for (const auto& [cal, g] : by_calibration) per_cal[cal] = g.to_json();
+  const json out = {
+      {"schema", "xstage.fa_score/1"},
+      {"rule", {{"id", judge::kFaRuleId}, {"written_utc", judge::kFaRuleWrittenUtc},
+                {"what", "frozen aligned-case E_res from the calibration, the configuration and the FA-only variant; "
+                         "scored on wall time against the bootstrap interval of the measured median"}}},
+      {"predictors", {{"model", "the frozen prediction"}, {"zero", "E_res = 0 (the stores always hide)"},
+                      {"unhidden", "E_res = remote bytes / R (nothing hides)"}}},
+      {"tally", overall.to_json()}, {"tally_out_of_sample", overall_out_of_sample.to_json()},
+      {"by_calibration", per_cal}, {"files", files}, {"rows", rows},
+      {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha}, {"argv", o.argv},
+              {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};
+  report::prepare_output_path(o.out_path, "--out");
+  report::write_json_atomic(o.out_path, out, 1);
+  auto line = [](const char* name, const judge::Tally& t) {
+    fmt::print("  {:<9} {:>4} agree  {:>4} disagree  {:>4} not decided\n", name, t.agrees, t.disagrees, t.not_decided);
+  };
+  fmt::print("{} rows ({} result files x {} calibrations); rule {} written {}\n", rows.size(), o.result_paths.size(),
+             o.model_paths.size(), judge::kFaRuleId, judge::kFaRuleWrittenUtc);
+  line("model", overall.model);
+  line("zero", overall.zero);
+  line("unhidden", overall.unhidden);
+  fmt::print("wrote {}\n", o.out_path);
+}
+
+}  // namespace xs::cli

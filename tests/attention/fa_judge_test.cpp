@@ -1,0 +1,260 @@
+// Tests for attention/judge (issue 27): the frozen prediction reads nothing of the judged launches (every
+// measured field of the fused, serial and cc launches mutated, the prediction does not move; an FA-only field
+// mutated, it does: the test can fail), calibration terms honour the fitter's flags (an unconstrained row or a
+// value beyond the table is a bracket, never a point), the scorer's outcomes and its bootstrap interval, and
+// the constant predictors through the same scorer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention/judge/fa_judgement.hpp"
+#include "common/stats.hpp"
+
+namespace xs::attention::judge {
+namespace {
+
+using nlohmann::json;
+
+TimeStats rounds_of(std::mt19937& rng, double median_s, double spread, int n = 10) {
+  std::uniform_real_distribution<double> u(1 - spread, 1 + spread);
+  std::vector<double> s;
+  for (int i = 0; i < n; ++i) s.push_back(median_s * u(rng));
+  return timed_stats(s);
+}
+TimeStats diff(const TimeStats& a, const TimeStats& b) {
+  std::vector<double> d;
+  for (std::size_t i = 0; i < a.samples_s.size(); ++i) d.push_back(a.samples_s[i] - b.samples_s[i]);
+  return timed_stats(d);
+}
+
+// A host point like the committed 8K ones: every field nonzero.
+FaA2aPointResult host_point() {
+  std::mt19937 rng(7);
+  FaA2aPointResult r;
+  r.num_ctas = 132;
+  r.num_tiles = 512;
+  r.volume_bytes = r.remote_bytes = 8.0 * 8192 * 128 * 2;
+  r.t_fa = rounds_of(rng, 411e-6, 0.01);
+  r.t_fused = rounds_of(rng, 618e-6, 0.01);
+  r.t_serial = rounds_of(rng, 745e-6, 0.01);
+  r.t_cc = rounds_of(rng, 645e-6, 0.01);
+  r.t_a2a = rounds_of(rng, 320e-6, 0.01);
+  r.e_res_paired = diff(r.t_fused, r.t_fa);
+  r.e_cc_paired = diff(r.t_cc, r.t_fa);
+  r.sender_fa = rounds_of(rng, 411e-6, 0.01);
+  r.sender_fused = rounds_of(rng, 616e-6, 0.01);
+  r.sender_serial = rounds_of(rng, 740e-6, 0.01);
+  r.sender_cc = rounds_of(rng, 647e-6, 0.01);
+  r.e_res_sender_paired = diff(r.sender_fused, r.sender_fa);
+  r.e_cc_sender_paired = diff(r.sender_cc, r.sender_fa);
+  r.e_res_sender_cycles_paired = diff(r.sender_fused, r.sender_fa);
+  r.clock_fa_hz = rounds_of(rng, 1.71e9, 0.01);
+  r.clock_fused_hz = rounds_of(rng, 1.70e9, 0.01);
+  r.sigma_rounds_fa_cycles = rounds_of(rng, 2616, 0.01);
+  r.sigma_rounds_fused_cycles = rounds_of(rng, 3569, 0.03);
+  r.critical_qloop_paired = rounds_of(rng, 180e-6, 0.05);
+  r.critical_epilogue_paired = rounds_of(rng, 8e-6, 0.2);
+  r.critical_other_paired = rounds_of(rng, 3e-6, 0.5);
+  r.sm_clock_hz = 1.697e9;
+  r.sm_clock_fa_hz = 1.698e9;
+  r.sigma_s_per_kv_tile = 2.165e-6;
+  r.sigma_fa_s_per_kv_tile = 1.529e-6;
+  r.qloop_fused = rounds_of(rng, 138e-6, 0.15);
+  r.store_span_fused = rounds_of(rng, 0.9e-6, 0.2);
+  r.store_phase_spread_median_s = 85e-6;
+  r.peak_concurrent_storers = 49;
+  r.mean_concurrent_storers = 8.5;
+  r.fa_only_layout = "ulysses";
+  r.verified = true;
+  return r;
+}
+
+FaA2aPointSpec host_spec(int m = 8192) {
+  FaA2aPointSpec s;
+  s.seq_len = m;
+  s.num_heads = 8;
+  s.target = "host";
+  return s;
+}
+
+// A host-like calibration: constrained floor rows at K = 132 up to 8 KiB per CTA, the 16 KiB row unconstrained
+// (the gap sweep stopped short), Q(132) not identified.
+FaCalibration host_calibration() {
+  return fa_calibration_from_model(json::parse(R"({"R_Bps": 52.3e9, "R_ci95": [50.9e9, 56.5e9],
+      "tiss0": [
+        {"K": 132, "V_bytes": 540672, "s": 1.08e-7, "ci95": [1.07e-7, 1.13e-7], "constrained": true},
+        {"K": 132, "V_bytes": 1081344, "s": 1.27e-7, "ci95": [1.26e-7, 1.30e-7], "constrained": true},
+        {"K": 132, "V_bytes": 2162688, "s": 2.9e-5, "ci95": null, "constrained": false, "source": "max_gap"}],
+      "Q": [{"K": 132, "bytes": null, "bound": "not_identified"}]})"), "host-like test calibration");
+}
+
+json prediction_of(const FaA2aPointResult& r, const FaCalibration& cal) {
+  const FaJudgement j = judge_point(host_spec(), r, cal);
+  json out = to_json(j.prediction);
+  out["inputs"] = to_json(j.inputs);
+  return out;
+}
+
+TEST(FaJudge, NoMeasuredFieldOfTheJudgedLaunchesMovesThePrediction) {
+  const FaCalibration cal = fa_calibration_from_model(json::parse(R"({"R_Bps": 52e9, "R_ci95": [50e9, 54e9],
+      "tiss0": [{"K": 132, "V_bytes": 4325376, "s": 0.5e-6, "ci95": [0.45e-6, 0.55e-6], "constrained": true}],
+      "Q": [{"K": 132, "bytes": 3.5e6, "ci95": [3.45e6, 3.55e6], "bound": "fit"}]})"), "identified");
+  const FaA2aPointResult base = host_point();
+  const json before = prediction_of(base, cal);
+  ASSERT_TRUE(before["decided"].get<bool>()) << before.dump();
+  auto scale = [](TimeStats& t, double f) {
+    t.median_s *= f; t.p10_s *= f; t.p90_s *= f;
+    for (double& x : t.samples_s) x *= f;
+  };
+  // Every field of the fused, serial and completion-coupled launches, and the paired differences.
+  const std::vector<std::pair<const char*, std::function<void(FaA2aPointResult&)>>> judged = {
+      {"t_fused", [&](auto& r) { scale(r.t_fused, 3); }},
+      {"t_serial", [&](auto& r) { scale(r.t_serial, 3); }},
+      {"t_cc", [&](auto& r) { scale(r.t_cc, 3); }},
+      {"t_a2a", [&](auto& r) { scale(r.t_a2a, 3); }},
+      {"e_res_paired", [&](auto& r) { scale(r.e_res_paired, 3); }},
+      {"e_res_sender_paired", [&](auto& r) { scale(r.e_res_sender_paired, 3); }},
+      {"e_res_sender_cycles_paired", [&](auto& r) { scale(r.e_res_sender_cycles_paired, 3); }},
+      {"sender_fused", [&](auto& r) { scale(r.sender_fused, 3); }},
+      {"sender_serial", [&](auto& r) { scale(r.sender_serial, 3); }},
+      {"sender_cc", [&](auto& r) { scale(r.sender_cc, 3); }},
+      {"sigma under load", [&](auto& r) { r.sigma_s_per_kv_tile *= 3; }},
+      {"sigma_rounds_fused_cycles", [&](auto& r) { scale(r.sigma_rounds_fused_cycles, 3); }},
+      {"clock_fused_hz", [&](auto& r) { scale(r.clock_fused_hz, 0.5); }},
+      {"sm_clock_hz (fused)", [&](auto& r) { r.sm_clock_hz *= 0.5; }},
+      {"qloop_fused", [&](auto& r) { scale(r.qloop_fused, 3); }},
+      {"store spans", [&](auto& r) { scale(r.store_span_fused, 3); scale(r.store_span_cc, 3); }},
+      {"alignment", [&](auto& r) { r.store_phase_spread_median_s = 0; r.peak_concurrent_storers = 132; }},
+      {"critical path", [&](auto& r) { scale(r.critical_qloop_paired, 3); scale(r.critical_epilogue_paired, 10); }},
+      {"verification", [&](auto& r) { r.verified = false; r.rel_error = 1; }},
+  };
+  for (const auto& [name, mutate] : judged) {
+    FaA2aPointResult r = base;
+    mutate(r);
+    EXPECT_EQ(prediction_of(r, cal), before) << "the prediction moved with " << name;
+  }
+  // The FA-only variant is the prediction's input: mutating it must move the prediction.
+  FaA2aPointResult slower = base;
+  scale(slower.sigma_rounds_fa_cycles, 0.25);
+  EXPECT_NE(prediction_of(slower, cal)["G_qloop_s"], before["G_qloop_s"]);
+}
+
+TEST(FaJudge, AnUnconstrainedRowIsABracketNeverAPoint) {
+  const FaCalibration cal = host_calibration();
+  // At the unconstrained row's own V: above by the row (a measured issue time), below by the 8 KiB row.
+  const Term at_row = tiss0_term(cal, 132, 2162688);
+  EXPECT_FALSE(at_row.has_point());
+  EXPECT_DOUBLE_EQ(at_row.range.lo, 1.26e-7);
+  EXPECT_DOUBLE_EQ(at_row.range.hi, 2.9e-5);
+  EXPECT_NE(at_row.why.find("not identified"), std::string::npos) << at_row.why;
+  // Beyond the table (FA's V = 132 x 32 KiB): nothing bounds it above; below by the constrained rows.
+  const Term beyond = tiss0_term(cal, 132, 4325376);
+  EXPECT_FALSE(beyond.has_point());
+  EXPECT_TRUE(std::isinf(beyond.range.hi));
+  // A measured burst of the calibration at a larger V bounds it above.
+  FaCalibration with_burst = cal;
+  with_burst.bursts.push_back({132, 4325376, 21e-6, "isolated"});
+  EXPECT_DOUBLE_EQ(tiss0_term(with_burst, 132, 4325376).range.hi, 21e-6);
+  // Between two constrained rows: interpolated point inside their interval.
+  const Term between = tiss0_term(cal, 132, 800000);
+  ASSERT_TRUE(between.has_point());
+  EXPECT_GT(between.point, 1.08e-7);
+  EXPECT_LT(between.point, 1.27e-7);
+  // No row at this K at all.
+  EXPECT_TRUE(std::isinf(tiss0_term(cal, 66, 1e6).range.hi));
+}
+
+TEST(FaJudge, ADrainRateAboveTheCopyEngineIsNotAPoint) {
+  FaCalibration cal = fa_calibration_from_model(json::parse(R"({"R_Bps": 87.6e9, "R_ci95": [80e9, 95e9],
+      "tiss0": [{"K": 132, "V_bytes": 4325376, "s": 0.5e-6}], "Q": []})"), "absorbing");
+  cal.copy_engine_bps = 55.2e9;
+  const Term r = drain_rate_term(cal);
+  EXPECT_FALSE(r.has_point());
+  EXPECT_DOUBLE_EQ(r.range.hi, 55.2e9);
+  cal.copy_engine_bps = 100e9;
+  EXPECT_TRUE(drain_rate_term(cal).has_point());
+}
+
+TEST(FaJudge, TheMagnitudeFollowsTheAlignedCaseByHand) {
+  // R 50 GB/s, T_iss^0 1 us, Q 1 MB, sigma_FA 1.5 us/tile, M = 8192 (64 KV tiles), K = 132, B_t = 32 KiB.
+  const FaCalibration cal = constant_fa_calibration(50e9, 1e-6, 1e6);
+  FaA2aPointResult r = host_point();
+  r.sigma_rounds_fa_cycles = timed_stats({1.5e-6 * 1.71e9});
+  r.clock_fa_hz = timed_stats({1.71e9});
+  const FaJudgement j = judge_point(host_spec(), r, cal);
+  const double v = 132 * 32768.0, n_t = 4, g = 1.5e-6 * 64;
+  const double drain = std::max(0.0, std::max(0.0, v / 50e9 - 1e-6 - g) - 0.75e-6);
+  const double cap = std::max(0.0, (v - 50e9 * 1e-6) - 1e6) / 50e9;
+  EXPECT_NEAR(j.prediction.e_res_point_s, n_t * 1e-6 + n_t * std::max(drain, cap), 1e-12);
+  EXPECT_EQ(j.prediction.design, "reshape");  // q_peak = 4.28 MB > Q
+  EXPECT_TRUE(j.prediction.decided);
+  EXPECT_EQ(j.prediction.interference, "not calibrated");
+}
+
+TEST(FaJudge, NotDecidedOnlyWhereTheModelDecidesNothing) {
+  // The host-like calibration leaves T_iss^0 at FA's V unbounded above: the model decides nothing, and says why.
+  const FaJudgement j = judge_point(host_spec(), host_point(), host_calibration());
+  EXPECT_FALSE(j.prediction.decided);
+  EXPECT_EQ(j.model.result, "not decided");
+  EXPECT_NE(j.model.reason.find("T_iss^0(K = 132"), std::string::npos) << j.model.reason;
+  // The trivial predictors are still decided and scored.
+  EXPECT_EQ(j.zero.result, "disagrees");
+  EXPECT_FALSE(j.unhidden.result.empty());
+}
+
+TEST(FaJudge, TheScorerAgreesDisagreesAndSaysWhichWay) {
+  const MeasuredResidual m = measured_residual({200e-6, 205e-6, 210e-6, 198e-6, 207e-6, 203e-6, 201e-6}, "sender_side");
+  ASSERT_TRUE(m.measured);
+  EXPECT_DOUBLE_EQ(m.median_s, 203e-6);
+  EXPECT_LE(m.median_ci95.lo, 203e-6);
+  EXPECT_GE(m.median_ci95.hi, 203e-6);
+  EXPECT_GE(m.median_ci95.lo, 198e-6);
+  EXPECT_LE(m.median_ci95.hi, 210e-6);
+  EXPECT_EQ(score({190e-6, 202e-6}, NAN, true, "", m).result, "agrees");
+  const Outcome under = score({100e-6, 150e-6}, 120e-6, true, "", m);
+  EXPECT_EQ(under.result, "disagrees");
+  EXPECT_EQ(under.direction, "under");
+  EXPECT_NEAR(under.relative_error, (120.0 - 203.0) / 203.0, 1e-9);
+  EXPECT_EQ(score({300e-6, 400e-6}, NAN, true, "", m).direction, "over");
+  EXPECT_EQ(score({0, INFINITY}, NAN, false, "T_iss^0 unbounded", m).result, "not decided");
+  // The constant predictor through the same scorer: zero disagrees with an exposed residual...
+  EXPECT_EQ(score({0, 0}, 0, true, "", m).result, "disagrees");
+  // ...and agrees with one whose interval holds zero.
+  EXPECT_EQ(score({0, 0}, 0, true, "", measured_residual({-2e-6, 1e-6, 3e-6, -1e-6, 0.5e-6}, "x")).result, "agrees");
+  // Too few rounds: no outcome at all.
+  const MeasuredResidual few = measured_residual({1e-6, 2e-6}, "x");
+  EXPECT_FALSE(few.measured);
+  EXPECT_TRUE(score({0, 1}, NAN, true, "", few).result.empty());
+  // The interval is a fixed-seed bootstrap: the same data, the same interval.
+  const MeasuredResidual again = measured_residual({200e-6, 205e-6, 210e-6, 198e-6, 207e-6, 203e-6, 201e-6}, "sender_side");
+  EXPECT_EQ(again.median_ci95.lo, m.median_ci95.lo);
+  EXPECT_EQ(again.median_ci95.hi, m.median_ci95.hi);
+}
+
+TEST(FaJudge, AnExposureTheModelDidNotPredictTurnsAnAgreementIntoADisagreement) {
+  // A calibration whose prediction matches the measured residual; the residual x3 (as if the Q-loops had
+  // grown) must disagree: the outcome can fail.
+  const FaCalibration cal = constant_fa_calibration(52e9, 40e-6, 8e6);
+  FaA2aPointResult r = host_point();
+  const FaJudgement j = judge_point(host_spec(), r, cal);
+  ASSERT_TRUE(j.prediction.decided);
+  // Measured residual placed inside the predicted interval.
+  const double mid = 0.5 * (j.prediction.e_res.lo + j.prediction.e_res.hi);
+  std::vector<double> rounds;
+  for (int i = 0; i < 10; ++i) rounds.push_back(mid * (1 + 0.002 * (i - 5)));
+  r.e_res_sender_paired = timed_stats(rounds);
+  EXPECT_EQ(judge_point(host_spec(), r, cal).model.result, "agrees");
+  for (double& x : rounds) x *= 3;
+  r.e_res_sender_paired = timed_stats(rounds);
+  const FaJudgement tripled = judge_point(host_spec(), r, cal);
+  EXPECT_EQ(tripled.model.result, "disagrees");
+  EXPECT_EQ(tripled.model.direction, "under");
+}
+
+}  // namespace
+}  // namespace xs::attention::judge

@@ -1,0 +1,92 @@
+// tests/cli: limits and units as a new user meets them (issue 31, item 6). A refusal (exit 2) leaves no journal,
+// folder or file behind, so the next valid run starts; the caps --help states are the ones enforced, by the run
+// and by --dry-run alike; a rate without a unit, a fractional byte count, a gap of 1e300 s and a negative seed are
+// refused rather than read some silent way; --refit refuses the measurement flags it would ignore.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tool_run.hpp"
+
+namespace xs::test {
+namespace {
+
+const std::string kBench = "remote_store.periodic --backend sim --B 16KiB --G 0 --no-progress";
+
+TEST(InputLimits, ARefusedRunLeavesNoJournalAndTheNextRunStarts) {
+  Scratch s;
+  expect_refused(s, "xstage-bench", kBench + " --K 100000 --out a/r.json", 2, {"K=100000 must be in [1, 65536]"});
+  expect_refused(s, "xstage-bench", kBench + " --K 1 --bursts 70000 --out a/r.json", 2, {"70000 must be <= 65536"});
+  // K x bursts bounds the simulator's (and the GPU's) per-producer, per-burst records before allocating.
+  expect_refused(s, "xstage-bench", kBench + " --K 4096 --bursts 8192 --out a/r.json", 2,
+                 {"K x num_bursts = 4096 x 8192", "4194304"});
+  expect_refused(s, "xstage-calibrate", "--backend sim --no-progress --suite periodic --K 100000 --out a/c.json", 2,
+                 {"K=100000 must be in [1, 65536]"});
+  EXPECT_FALSE(std::filesystem::exists(s.path("a"))) << "a folder was created before the refusal";
+  const ToolRun ok = s.run("xstage-bench", kBench + " --K 1,2 --out a/r.json");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+}
+
+TEST(InputLimits, DryRunRefusesWhatTheRunRefuses) {
+  Scratch s;
+  expect_refused(s, "xstage-bench", kBench + " --dry-run --K 100000", 2, {"K=100000"});
+  expect_refused(s, "xstage-bench", kBench + " --dry-run --K 1 --bursts 70000", 2, {"70000 must be <= 65536"});
+  expect_refused(s, "xstage-bench", kBench + " --dry-run --K 1 --target peer:1", 2,
+                 {"target peer:1 does not exist in the simulator"});
+  expect_refused(s, "xstage-calibrate", "--backend sim --dry-run --suite periodic --K 100000", 2, {"K=100000"});
+  expect_refused(s, "xstage-calibrate", "--backend sim --dry-run --sim-R 717", 2, {"--sim-R", "has no unit"});
+}
+
+TEST(InputLimits, HelpStatesTheEnforcedCaps) {
+  for (const std::string tool : {"xstage-bench", "xstage-calibrate"}) {
+    const ToolRun help = run_tool(tool, {"--help"});
+    EXPECT_TRUE(contains(help.out, "65,536 bursts")) << tool << help.out;
+    EXPECT_TRUE(contains(help.out, "K x bursts <= 4,194,304")) << tool;
+  }
+}
+
+TEST(InputLimits, RatesNeedAUnit) {
+  Scratch s;
+  expect_refused(s, "xstage-predict", "burst --R 717 --tiss0 0.76us --Q 4MiB --K 132 --B 32KiB --G 0", 2,
+                 {"--R", "rate '717' has no unit", "717GB/s"});
+  expect_refused(s, "xstage-bench", kBench + " --K 1 --sim-R 717 --out r.json", 2, {"--sim-R", "has no unit"});
+  expect_refused(s, "xstage-calibrate", "--backend sim --rate-guess 717 --dry-run", 2, {"--rate-guess", "no unit"});
+  const ToolRun ok = s.run("xstage-predict", "burst --R 717GB/s --tiss0 0.76us --Q 4MiB --K 132 --B 32KiB --G 0");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_TRUE(contains(ok.out, "717.0 GB/s")) << ok.out;
+}
+
+TEST(InputLimits, UnboundedOrWrappedValuesAreRefused) {
+  Scratch s;
+  expect_refused(s, "xstage-bench", "remote_store.periodic --backend sim --K 1 --B 16KiB --G 1e300s --out r.json", 2,
+                 {"over the 1 s limit"});
+  expect_refused(s, "xstage-bench", kBench + " --K 1 --seed -1 --out r.json", 2, {"--seed"});
+  expect_refused(s, "xstage-bench", "remote_store.periodic --backend sim --K 1 --B 16.5B --G 0 --out r.json", 2,
+                 {"16.5B", "not a whole number of bytes"});
+  expect_refused(s, "xstage-predict", "burst --R 717GB/s --tiss0 0.76us --Q 4MiB --K 132 --B 0.3KiB --G 0", 2,
+                 {"--B", "307.2 bytes"});
+}
+
+TEST(InputLimits, RefitRefusesTheMeasurementFlagsItWouldIgnore) {
+  Scratch s;
+  std::filesystem::copy_file(std::string(XS_TEST_DATA_DIR) + "/model/calibration_ok.json", s.path("cal.json"));
+  expect_refused(s, "xstage-calibrate", "--refit cal.json --backend sim", 2, {"--backend", "does not apply to --refit"});
+  expect_refused(s, "xstage-calibrate", "--refit cal.json --seed 3", 2, {"--seed", "does not apply to --refit"});
+  expect_refused(s, "xstage-calibrate", "--refit cal.json --K 8", 2, {"--K"});
+}
+
+TEST(InputLimits, MoeAdvisorSizesAreCappedBeforeAnythingRuns) {
+  Scratch s;
+  const std::string base = "moe --R 717GB/s --tiss0 0.76us --tensor-tflops 600 --hidden 4096 --intermediate 2048 "
+                           "--top-k 8 ";
+  expect_refused(s, "xstage-predict", base + "--experts 1000000000", 2, {"--experts", "<= 4096"});
+  expect_refused(s, "xstage-predict", base + "--experts 256 --ksm 100000", 2, {"--ksm", "<= 1024"});
+  expect_refused(s, "xstage-predict", "moe --R 717GB/s --tiss0 0.76us --tensor-tflops 600 --hidden 1000000 "
+                 "--intermediate 2048 --experts 256 --top-k 8", 2, {"--hidden", "<= 65536"});
+  expect_refused(s, "xstage-predict", base + "--experts 4096 --T 1048576 --P 1024", 2,
+                 {"P x T x E", "routing scores"});
+}
+
+}  // namespace
+}  // namespace xs::test

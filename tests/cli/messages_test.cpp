@@ -1,0 +1,103 @@
+// tests/cli: what a new user reads (issue 31, item 6): an unknown flag is named as such, a typo in --target is
+// bad input (2) before any GPU is looked for, a machine without a usable GPU says so (77), a passing gate prints
+// its summary rather than every row, a finished run says why it keeps its journal, and fa-result warns when a
+// calibration of another backend judges the data.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "tool_run.hpp"
+
+namespace xs::test {
+namespace {
+
+const std::string kGateData = std::string(XS_TEST_DATA_DIR) + "/gate/";
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(Messages, AnUnknownFlagIsNamedBeforeAMissingSubcommand) {
+  Scratch s;
+  expect_refused(s, "xstage-predict", "--bogus", 2, {"unknown argument --bogus"});
+  expect_refused(s, "xstage-predict", "burst --bogus", 2, {"--bogus"});
+}
+
+TEST(Messages, ATargetTypoIsBadInputBeforeAnyGpuIsLookedFor) {
+  Scratch s;
+  // The default backend is the GPU: without the form check this machine would answer 77 (no GPU).
+  expect_refused(s, "xstage-bench", "remote_store.periodic --target bogus --K 1 --out r.json", 2,
+                 {"'bogus' is not a target", "peer:N"});
+  expect_refused(s, "xstage-bench", "remote_store.periodic --target peer:x --K 1 --out r.json", 2, {"peer:x"});
+  expect_refused(s, "xstage-calibrate", "--target bogus --out c.json", 2, {"'bogus' is not a target"});
+}
+
+TEST(Messages, NoUsableGpuIsSaidPlainly) {
+  Scratch s;
+  const auto before = snapshot(s.dir());
+  const ToolRun r = s.run("xstage-bench", "remote_store.periodic --K 1 --B 16KiB --G 0 --no-progress --out r.json");
+  if (r.rc == 0) GTEST_SKIP() << "this machine has a usable GPU";
+  EXPECT_EQ(r.rc, 77) << r.err;
+  // The CUDA build asks the driver; a build without nvcc has no GPU backend at all.
+  EXPECT_TRUE(contains(r.err, "no usable GPU") || contains(r.err, "GPU backend not built")) << r.err;
+  EXPECT_FALSE(contains(r.err, "error: CUDA driver version is insufficient")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--backend sim")) << r.err;
+  EXPECT_EQ(snapshot(s.dir()), before);
+}
+
+TEST(Messages, APassingGatePrintsItsSummaryNotEveryRow) {
+  Scratch s;
+  const std::string files = "--baseline " + kGateData + "baseline.json --candidate " + kGateData +
+                            "candidate_better.json --config " + kGateData + "gate.json";
+  const ToolRun pass = s.run("xstage-gate", files);
+  ASSERT_EQ(pass.rc, 0) << pass.err;
+  EXPECT_TRUE(contains(pass.out, "PASS (")) << pass.out;
+  EXPECT_TRUE(contains(pass.out, "--all prints every row")) << pass.out;
+  EXPECT_FALSE(contains(pass.out, "\nSAME ")) << pass.out;
+  const ToolRun all = s.run("xstage-gate", files + " --all");
+  ASSERT_EQ(all.rc, 0) << all.err;
+  EXPECT_TRUE(contains(all.out, "\nSAME ")) << all.out;
+  EXPECT_LE(count_lines(pass.out), 3u) << pass.out;
+  EXPECT_LT(count_lines(pass.out), count_lines(all.out));
+  // A failing gate shows its failing rows.
+  const ToolRun fail = s.run("xstage-gate", "--baseline " + kGateData + "baseline.json --candidate " + kGateData +
+                                                "candidate_regressed.json --config " + kGateData + "gate.json");
+  EXPECT_EQ(fail.rc, 1);
+  EXPECT_TRUE(contains(fail.out, "\nWORSE    model.R_Bps")) << fail.out;
+}
+
+TEST(Messages, AFinishedRunSaysWhyItKeepsItsJournal) {
+  Scratch s;
+  const ToolRun r = s.run("xstage-bench", "remote_store.periodic --backend sim --K 1,2 --B 16KiB --G 0 --no-progress "
+                                          "--out r.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(s.path("r.json.journal.jsonl")));
+  EXPECT_TRUE(contains(r.err, "kept the journal r.json.journal.jsonl: --resume rebuilds this result")) << r.err;
+}
+
+TEST(Messages, TrivialBoundsAreNotPrintedAsValuesAndFaResultWarnsAboutAnotherBackend) {
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
+  Scratch s;
+  // A simulator calibration of target host: the path's planted numbers, not the H200's. Its K=16 isolated
+  // bursts find no knee, and the lower bound left (1 B) says nothing.
+  const ToolRun cal = s.run("xstage-calibrate", "--backend sim --no-progress --out sim-cal.json");
+  ASSERT_EQ(cal.rc, 0) << cal.err;
+  EXPECT_FALSE(contains(cal.out, "Q >= 1 B")) << cal.out;
+  EXPECT_TRUE(contains(cal.out, "K=16    Q not bounded by this sweep")) << cal.out;
+  const ToolRun burst = s.run("xstage-predict", "burst --model sim-cal.json --K 16 --B 32KiB --G 0");
+  expect_refusal(burst, "xstage-predict", 2, {"--Q", "Q(K=16) is not bounded by this calibration"});
+  const ToolRun fa = s.run("xstage-predict", "fa --model sim-cal.json --K 16 --b-m 128 --b-n 128 --d 128 "
+                                             "--elem-bytes 2 --sigma 0.79us");
+  ASSERT_EQ(fa.rc, 0) << fa.err;
+  EXPECT_TRUE(contains(fa.out, "not decided  Q(K=16) is not bounded")) << fa.out;
+  const ToolRun r = s.run("xstage-predict", "fa-result " + dir + "fa-a2a-host-small-k.json --model sim-cal.json "
+                                            "--out new.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "WARNING")) << r.err;
+  EXPECT_TRUE(contains(r.err, "measured on backend gpu but the calibration sim-cal.json on backend sim")) << r.err;
+}
+
+}  // namespace
+}  // namespace xs::test

@@ -1,0 +1,250 @@
+// xstage moe tests: the advisor score (src/moe/advisor_score*, frozen_prediction): a constant predictor through
+// the scorer with hand-computed numbers, a fabricated dataset where interleaving loses, and the frozen
+// prediction's invariance to every measured field of the judged launches (with a positive control).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "moe/advisor_score.hpp"
+#include "moe/advisor_score_io.hpp"
+
+namespace xs::moe {
+namespace {
+
+using json = nlohmann::json;
+
+MeasuredOption measured(const ScheduleOption& o, double median, double p10, double p90) {
+  MeasuredOption m;
+  m.option = o;
+  m.median_s = median;
+  m.p10_s = p10;
+  m.p90_s = p90;
+  return m;
+}
+
+// Two configurations: in A interleaved D=1 wins (10 vs 12); in B expert-wave wins (16 vs interleaved 20 at D=2,
+// 18 at D=4).
+std::vector<JudgedConfig> two_configs() {
+  JudgedConfig a;
+  a.label = "A";
+  a.options = {measured(interleaved_at(1), 10, 9.9, 10.1), measured(expert_wave_with(1), 12, 11.9, 12.1)};
+  a.pairs = {{1, 1, 1.2, 1.18, 1.22, {}}};
+  JudgedConfig b;
+  b.label = "B";
+  b.options = {measured(interleaved_at(2), 20, 19.8, 20.2), measured(expert_wave_with(1), 16, 15.9, 16.1),
+               measured(interleaved_at(4), 18, 17.9, 18.1)};
+  b.pairs = {{2, 1, 0.8, 0.79, 0.81, {}}};
+  return {a, b};
+}
+
+TEST(AdvisorScore, ConstantPredictorHandComputed) {
+  const auto configs = two_configs();
+  // A constant predictor: interleaved at the configuration's D, and speedup 1.1 in [1.05, 1.15] everywhere.
+  std::vector<PolicyAnswer> constant = always_interleaved(configs, {1, 2});
+  for (auto& a : constant) a.speedups = {SpeedupPrediction{1.1, 1.05, 1.15, true, ""}};
+  const PolicyScore s = score_policy("constant", configs, constant);
+  EXPECT_EQ(s.agrees, 1);     // A: charged the best
+  EXPECT_EQ(s.disagrees, 1);  // B: 20 vs 16, [19.8, 20.2] does not meet [15.9, 16.1]
+  ASSERT_TRUE(s.regret_mean && s.regret_worst);
+  EXPECT_DOUBLE_EQ(*s.regret_mean, (1.0 + 1.25) / 2);
+  EXPECT_DOUBLE_EQ(*s.regret_worst, 1.25);
+  EXPECT_EQ(s.regret_worst_config, "B");
+  EXPECT_EQ(s.pair_disagrees, 2);  // [1.05, 1.15] meets neither [1.18, 1.22] nor [0.79, 0.81]
+  ASSERT_TRUE(s.error_median && s.error_p90);
+  const double e1 = 1.1 / 1.2 - 1, e2 = 1.1 / 0.8 - 1;  // |err|: 0.0833 and 0.375
+  EXPECT_NEAR(*s.error_median, (std::fabs(e1) + e2) / 2, 1e-12);
+  EXPECT_NEAR(*s.error_p90, std::fabs(e1) + 0.9 * (e2 - std::fabs(e1)), 1e-12);
+  EXPECT_FALSE(s.spearman.has_value());  // two pairs: no rank correlation
+  EXPECT_DOUBLE_EQ(*s.coverage, 0.0);
+  ASSERT_EQ(s.distinct_choices.size(), 1u);
+
+  const PolicyScore wave = score_policy("wave", configs, always_expert_wave(configs));
+  EXPECT_DOUBLE_EQ(*wave.regret_mean, (1.2 + 1.0) / 2);
+  EXPECT_DOUBLE_EQ(*wave.regret_worst, 1.2);
+  EXPECT_EQ(wave.num_pairs, 0);
+  const PolicyScore best_d = score_policy("best D", configs, always_interleaved_best_measured_d(configs));
+  EXPECT_DOUBLE_EQ(*best_d.regret_worst, 18.0 / 16.0);  // B's best interleaved is D=4
+
+  const auto statements = comparison_statements(s, {wave, best_d});
+  std::string all;
+  for (const auto& x : statements) all += x + "\n";
+  EXPECT_NE(all.find("never varies"), std::string::npos) << all;
+  EXPECT_NE(all.find("does worse than the constant policy 'wave'"), std::string::npos) << all;
+}
+
+TEST(AdvisorScore, EitherIsChargedTheSlowerAndNotDecided) {
+  const auto configs = two_configs();
+  std::vector<PolicyAnswer> answers(2);
+  for (auto& a : answers) {
+    a.decision = Decision::kEither;
+    a.either = {interleaved_at(1), expert_wave_with(1)};
+  }
+  answers[1].either = {interleaved_at(4), expert_wave_with(1)};
+  const PolicyScore s = score_policy("either", configs, answers);
+  EXPECT_EQ(s.not_decided, 2);
+  EXPECT_DOUBLE_EQ(s.configs[0].regret.value(), 1.2);          // A: expert-wave 12 against the best 10
+  EXPECT_DOUBLE_EQ(s.configs[1].regret.value(), 18.0 / 16.0);  // B: interleaved D=4 18 against 16
+  EXPECT_DOUBLE_EQ(*s.regret_worst, 1.2);
+}
+
+TEST(AdvisorScore, SpearmanKnownValues) {
+  EXPECT_NEAR(*spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0, 1e-12);
+  EXPECT_NEAR(*spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0, 1e-12);
+  EXPECT_NEAR(*spearman({1, 2, 3}, {1, 3, 2}), 0.5, 1e-12);
+  EXPECT_FALSE(spearman({1, 1, 1}, {1, 2, 3}).has_value());
+}
+
+// ---- fabricated result files -----------------------------------------------------------------------------
+
+json axes(const std::string& target, int d) {
+  return {{"shape", "tiny"}, {"hidden", 256}, {"intermediate", 512}, {"experts", 16}, {"top_k", 2},
+          {"precision", "bf16"}, {"T", 256}, {"P", 8}, {"K_SM", 4}, {"block_n", 128}, {"routing", "balanced"},
+          {"zipf_alpha", 0.0}, {"gain", 1.0}, {"routing_seed", 1}, {"target", target}, {"D", d}};
+}
+
+json variant_measure(double median) {
+  return {{"median", median}, {"p10", median * 0.99}, {"p90", median * 1.01},
+          {"samples", {median * 0.99, median, median * 1.01}}};
+}
+
+json extra_variant(const std::string& schedule, int d, double l1, double l2) {
+  return {{"schedule", schedule}, {"mode", "fused"}, {"D", schedule == "interleaved" ? d : 0},
+          {"experts_per_wave", schedule == "interleaved" ? 0 : 1},
+          {"tiles", {{"l1_mainloop_median_s", l1}, {"l2_mainloop_median_s", l2}, {"kernel_span_s", 1e-3}}},
+          {"tflops", 100.0}};
+}
+
+json point(const std::string& target, int d, double wave_s, double inter_s, double l1 = 2e-6, double l2 = 4e-6) {
+  return {{"suite", "megamoe"},
+          {"status", "ok"},
+          {"axes", axes(target, d)},
+          {"variants", {{"expert_wave", variant_measure(wave_s)}, {"interleaved", variant_measure(inter_s)}}},
+          {"extra",
+           {{"D", d},
+            {"speedup_interleaved_vs_wave", {{"median", wave_s / inter_s}, {"p10", wave_s / inter_s * 0.98},
+                                             {"p90", wave_s / inter_s * 1.02}}},
+            {"variants", {{"expert_wave", extra_variant("expert_wave", d, l1, l2)},
+                          {"interleaved", extra_variant("interleaved", d, l1, l2)}}},
+            {"clocks", {{"sm_clock_hz", {{"expert_wave", 1.8e9}, {"interleaved", 1.8e9}}}}}}},
+          {"prediction", {{"tensor_flops_per_s", 5e14}, {"made", "before_run"}}},
+          {"verification", {{"checked", true}, {"passed", true}}}};
+}
+
+json calibration() {
+  // K = 4: V = 4 x 128 x 128 x 2 B = 131072 B sits on an unconstrained row (an upper bound of T_iss^0).
+  return {{"config", {{"target", "host"}}},
+          {"model",
+           {{"R_Bps", 5e10}, {"R_ci95", {4.9e10, 5.1e10}}, {"R_bound", "fit"},
+            {"tiss0", {{{"K", 4}, {"B_bytes", 16384}, {"V_bytes", 65536}, {"s", 1e-6}, {"ci95", {0.9e-6, 1.1e-6}},
+                        {"constrained", true}},
+                       {{"K", 4}, {"B_bytes", 32768}, {"V_bytes", 131072}, {"s", 2e-6}, {"ci95", {1.9e-6, 2.1e-6}},
+                        {"constrained", false}}}},
+            {"Q", {{{"K", 4}, {"bytes", 1.0}, {"ci95", nullptr}, {"bound", "not_identified"}}}}}}};
+}
+
+ScoreResult score_docs(const std::vector<json>& files, const json& cal = calibration()) {
+  std::vector<std::pair<std::string, json>> docs;
+  for (std::size_t i = 0; i < files.size(); ++i) docs.emplace_back("f" + std::to_string(i) + ".json", files[i]);
+  const ScoreInputs inputs = read_score_inputs(docs, "host");
+  return score_advisor(inputs, {"cal.json", "fnv1a64:0", cal});
+}
+
+TEST(AdvisorScore, FabricatedInterleavingLosesGivesAlwaysInterleavedPositiveRegret) {
+  // Interleaved (D = 1 and D = 3) slower than expert-wave on every launch.
+  const json host = {{"points", {point("host", 1, 1.0e-3, 1.3e-3), point("host", 3, 1.0e-3, 1.1e-3),
+                                 point("local", 1, 0.9e-3, 1.0e-3)}}};
+  std::vector<std::pair<std::string, json>> docs = {{"fab.json", host}};
+  const ScoreInputs inputs = read_score_inputs(docs, "host");
+  ASSERT_EQ(inputs.configs.size(), 1u);
+  const JudgedConfig& c = inputs.configs[0].judged;
+  ASSERT_EQ(c.options.size(), 3u);  // expert_wave w=1 (two points), interleaved D=1, D=3
+  ASSERT_EQ(c.pairs.size(), 2u);
+  ASSERT_TRUE(inputs.configs[0].local_tiles.has_value());
+  const PolicyScore always = score_policy("always interleaved", {c}, always_interleaved({c}, {1}));
+  ASSERT_TRUE(always.regret_worst.has_value());
+  EXPECT_GT(*always.regret_worst, 1.0);
+  EXPECT_NEAR(*always.regret_worst, 1.3, 1e-12);
+  EXPECT_EQ(always.disagrees, 1);
+  const PolicyScore best_d = score_policy("best D", {c}, always_interleaved_best_measured_d({c}));
+  EXPECT_NEAR(*best_d.regret_worst, 1.1, 1e-12);
+  const PolicyScore wave = score_policy("wave", {c}, always_expert_wave({c}));
+  EXPECT_DOUBLE_EQ(*wave.regret_worst, 1.0);
+  EXPECT_EQ(wave.agrees, 1);
+}
+
+// Every numeric leaf of a judged (host) point's measurements scaled, the launch configuration left alone.
+void mutate_measured(json& j, const std::string& key = "") {
+  static const std::set<std::string> kConfiguration = {"D", "experts_per_wave", "schedule", "mode"};
+  if (j.is_object()) {
+    for (auto& [k, v] : j.items())
+      if (!kConfiguration.count(k)) mutate_measured(v, k);
+  } else if (j.is_array()) {
+    for (auto& v : j) mutate_measured(v, key);
+  } else if (j.is_number_float() || j.is_number_integer()) {
+    j = j.get<double>() * 1.37 + 1e-7;
+  }
+}
+
+TEST(AdvisorScore, PredictionIgnoresEveryMeasuredFieldOfTheJudgedLaunches) {
+  const json base = {{"points", {point("host", 1, 1.0e-3, 0.9e-3), point("local", 1, 0.9e-3, 0.8e-3)}}};
+  const ScoreResult r0 = score_docs({base});
+  ASSERT_EQ(r0.predictions.size(), 1u);
+  const FrozenPrediction& p0 = r0.predictions[0];
+  EXPECT_FALSE(p0.flagged.empty());  // T_iss^0 sits on an unconstrained row: a bracket, named
+  EXPECT_NE(p0.flagged.front().find("T_iss^0"), std::string::npos);
+  JudgedConfig fixed;  // the same selection of options written for both
+  fixed.options = {measured(interleaved_at(1), 1, 1, 1)};
+  const json j0 = to_json(p0, fixed);
+
+  json mutated = base;
+  json& host = mutated["points"][0];
+  for (const char* section : {"variants", "extra", "verification"}) mutate_measured(host[section]);
+  host["verification"] = {{"checked", true}, {"passed", true}};  // still a launch that ran and verified
+  const ScoreResult r1 = score_docs({mutated});
+  ASSERT_EQ(r1.predictions.size(), 1u);
+  EXPECT_EQ(to_json(r1.predictions[0], fixed), j0);
+  EXPECT_EQ(r1.predictions[0].corner_times_s, p0.corner_times_s);
+  // The scores see the mutation (the judged side did change): always expert-wave's regret moves.
+  ASSERT_TRUE(r0.policies[3].configs[0].regret && r1.policies[3].configs[0].regret);
+  EXPECT_NE(*r1.policies[3].configs[0].regret, *r0.policies[3].configs[0].regret);
+
+  // Positive control: the compute-only input (the local control's tile times) does move the prediction.
+  json local_changed = base;
+  mutate_measured(local_changed["points"][1]["extra"]);
+  const ScoreResult r2 = score_docs({local_changed});
+  EXPECT_NE(to_json(r2.predictions[0], fixed), j0);
+}
+
+json read_committed(const std::string& relative) {
+  std::ifstream f(std::string(XS_TEST_DATA_DIR) + "/../../" + relative);
+  if (!f) throw std::runtime_error("cannot read " + relative);
+  return json::parse(f);
+}
+
+// Mutation of a committed file's calibration: the K_SM 132 dit_moe bf16 balanced pair (expert-wave over
+// interleaved at eq. 16's D = 2, measured 0.625 in [0.624, 0.633]) agrees with its predicted interval; with R
+// halved (R_Bps and R_ci95 x 0.5) the same launches disagree.
+TEST(AdvisorScore, HalvedDrainRateTurnsACommittedAgreementIntoADisagreement) {
+  json result = read_committed("results/h200/megamoe/matrix/megamoe-bf16-6976-132-host.json");
+  json kept = json::array();
+  for (const json& p : result["points"])
+    if (p["axes"]["shape"] == "dit_moe" && p["axes"]["routing"] == "balanced") kept.push_back(p);
+  ASSERT_EQ(kept.size(), 1u);
+  result["points"] = kept;
+  json cal = read_committed("results/h200/megamoe/calibration-moe-pattern.json");
+  const ScoreResult r0 = score_docs({result}, cal);
+  ASSERT_EQ(r0.policies[0].pairs.size(), 1u);
+  EXPECT_EQ(r0.policies[0].pairs[0].outcome, Outcome::kAgrees);
+  cal["model"]["R_Bps"] = cal["model"]["R_Bps"].get<double>() * 0.5;
+  for (auto& x : cal["model"]["R_ci95"]) x = x.get<double>() * 0.5;
+  const ScoreResult r1 = score_docs({result}, cal);
+  EXPECT_EQ(r1.policies[0].pairs[0].outcome, Outcome::kDisagrees);
+}
+
+}  // namespace
+}  // namespace xs::moe
