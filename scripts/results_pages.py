@@ -419,6 +419,8 @@ def render_fa_a2a(inputs):
     out += fa_score_section(inputs, f"{H200}/fa_a2a/prediction-score.json", "H200, the committed host files")
     out += fa_score_section(inputs, "results/h100/predictions-3a97dd2/prediction-score-host.json",
                             "H100, a run made after the rule (out of sample; another device)")
+    out += fa_score_section(inputs, f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json",
+                            "H200, a calibration and run made after the rule (out of sample)")
     out += ["## Plots", ""]
     for _, c, _ in calls:
         out += [image(f"{H200}/fa_a2a/{c}/fa_a2a.png", f"Fig. 11 analogue, call {c}"), ""]
@@ -573,8 +575,17 @@ def render_headline(inputs):
         out += [f"*Where the model stands:* its frozen E_res predictions (rule `{get(score, 'rule', 'id')}`) agree at "
                 f"{n('model', 'agrees')}, disagree at {n('model', 'disagrees')} and decide nothing at "
                 f"{n('model', 'not_decided')} of {total} H200 points (4 calibrations × the host files); the constant "
-                f"\"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}. The model has no term yet for "
-                "what outstanding stores cost the computation, the dominant cost on this path.", ""]
+                f"\"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}."]
+        later = inputs.json(f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json", optional=True)
+        if later:
+            lt = later.get("tally") or {}
+            m = lambda k, o: (lt.get(k) or {}).get(o, 0)  # noqa: E731
+            out[-1] += (f" On a calibration and run made after the rule (out of sample): model {m('model', 'agrees')} / "
+                        f"{m('model', 'disagrees')} / {m('model', 'not_decided')} (agrees / disagrees / not decided), "
+                        f"E_res = 0 {m('zero', 'agrees')} / {m('zero', 'disagrees')} / {m('zero', 'not_decided')}.")
+        out[-1] += (" The Burst–Gap model has no term for what outstanding stores cost the computation, the dominant "
+                    "cost on this path; the interference term is in [docs/interference-model.md](docs/interference-model.md).")
+        out += [""]
     pc = lambda v: [None if x is None else 100 * x for x in v]  # noqa: E731
     out += table(["", *[f"{m // 1024}K" for m in ms_axis]],
                  [["FA-only / cuDNN SDPA, K/V clusters 2"] + [span(ratio[m], ".3f") for m in ms_axis],
@@ -601,7 +612,10 @@ def render_headline(inputs):
                    "configurations (K_SM 66)",
                    num(get(adv, "speedup", "host66", "all", "geomean"), ".3f") + "×",
                    num(get(adv, "speedup", "local66", "all", "geomean"), ".3f") + "×"],
-                  ]) + [""]
+                  ] + eq16_rows(inputs)) + [""]
+    out += ["Each host row is one device call, except DSv4-Flash K_SM 66, measured again in a later call "
+            f"({dsv4_again(inputs)}); calls of one configuration have differed by more than their in-call "
+            "p10–p90 (see the page).", ""]
     score = inputs.json(f"{H200}/megamoe/advisor-score.json", optional=True)
     if score:
         pol = {p.get("policy"): p for p in score.get("policies") or []}
@@ -612,8 +626,54 @@ def render_headline(inputs):
                 f"\"always interleaved\": mean regret {num(get(adv_p, 'regret', 'mean'), '.3f')} against "
                 f"{num(get(best, 'regret', 'mean'), '.3f')} for always interleaved at the best measured D, over "
                 f"{adv_p.get('configs', '–')} host configurations; its predicted speedups rank the measured ones with "
-                f"Spearman {num(get(adv_p, 'speedup', 'spearman'), '.2f')}.", ""]
+                f"Spearman {num(get(adv_p, 'speedup', 'spearman'), '.2f')}."]
+        later = inputs.json(f"{H200}/megamoe/b7f0e7b-canlose/advisor-score.json", optional=True)
+        if later:
+            lp = {p.get("policy"): p for p in later.get("policies") or []}
+            la = lp.get("advisor") or {}
+            out[-1] += (f" Out of sample, on {la.get('configs', '–')} configurations chosen so that interleaving can "
+                        f"lose: answers {', '.join(la.get('distinct_choices') or [])}, mean regret "
+                        f"{num(get(la, 'regret', 'mean'), '.3f')}, predicted speedup inside its interval at "
+                        f"{get(la, 'speedup', 'agrees')} of {get(la, 'speedup', 'pairs')} pairs.")
+        out += [""]
     return out
+
+
+def eq16_rows(inputs):
+    """The matrix at eq. 16's D (matrix-summary.json), with the count below 1: it is not the advisor's D."""
+    m = inputs.json(f"{H200}/megamoe/matrix-summary.json", optional=True)
+    if not m:
+        return []
+    rows = []
+    for k in (66, 132):
+        h = get(m, "speedup", f"host{k}") or {}
+        loc = get(m, "speedup", f"local{k}") or {}
+        n = get(h, "all", "n")
+        if not n:
+            continue
+        reg = h.get("regressions") or []
+        lo = min((get(r, "speedup", "median") for r in reg), default=None)
+        hi = max((get(r, "speedup", "median") for r in reg), default=None)
+        cell = num(get(h, "all", "geomean"), ".3f") + "×" + (
+            f" ({len(reg)} below 1: {num(lo, '.2f')}–{num(hi, '.2f')}×)" if reg else "")
+        ln = get(loc, "all", "n")
+        lcell = num(get(loc, "all", "geomean"), ".3f") + "×" if ln else "not measured"
+        rows.append([f"matrix at eq. 16's D, geomean over {n} configurations (K_SM {k})", cell, lcell])
+    return rows
+
+
+def dsv4_again(inputs):
+    f = inputs.json(f"{H200}/megamoe/b7f0e7b-sweep/megamoe-sweep.json", optional=True)
+    if not f:
+        return "not repeated"
+    v = [get(p, "extra", "speedup_interleaved_vs_wave", "median") for p in f.get("points") or []
+         if get(p, "axes", "target") == "host" and get(p, "axes", "K_SM") == 66 and get(p, "axes", "precision") == "bf16"
+         and get(p, "axes", "block_n") in (128, None)]
+    v = [x for x in v if x is not None]
+    if not v:
+        return "not repeated"
+    return (f"{num(min(v), '.2f')}×" if f"{min(v):.2f}" == f"{max(v):.2f}"
+            else f"{num(min(v), '.2f')}–{num(max(v), '.2f')}×")
 
 
 def splice_readme(text, block):

@@ -6,10 +6,12 @@
 # G from the same --rate-guess, so the local run issues exactly the host run's stores. Every step is cut to what is
 # left of DEADLINE_S; a failed, cut or skipped step makes the script end with "INTERFERENCE FAILED" and exit 1.
 # Usage (repository root): OUT=<dir> [DEADLINE_S=450] bash scripts/device/interference.sh [--only BLOCKS] [--reps N]
-#                          [--rate-guess RATE]
+#                          [--rate-guess RATE] [--config FILE]
 #   --only        calibration blocks or suite (default: loaded = every loaded_* block; see xstage-calibrate --list)
 #   --reps        repetitions per point (default 5; each = a baseline launch and a loaded launch)
 #   --rate-guess  the drain rate the offered rates are sized from (default 55GB/s, the H200's PCIe copy engine)
+#   --config      a sweep file instead of the default sweep (e.g. configs/calibrate/loaded-burst-volume.json);
+#                 --only then selects among its blocks (default: all of them)
 # Time with a built tree: about 1-1.5 minutes (estimated: the H100 call of 09:34Z took 45 s with one point under
 # two sanitizers); a fresh build adds minutes. $OUT afterwards: results.tar.gz (results/calibration-loaded-{host,local}.json), logs.tar.gz (one log per
 # step, env.txt, smi.csv.gz), clocks.txt: three files.
@@ -22,12 +24,15 @@ source scripts/device/lib.sh
 ONLY=loaded
 REPS=5
 RATE=55GB/s
+CONFIG=
+ONLY_SET=0
 while (($#)); do
   case $1 in
-    --only) ONLY=$2; shift 2 ;;
+    --only) ONLY=$2; ONLY_SET=1; shift 2 ;;
+    --config) CONFIG=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --rate-guess) RATE=$2; shift 2 ;;
-    *) echo "interference.sh: unknown argument '$1' (accepted: --only BLOCKS, --reps N, --rate-guess RATE)"; exit 2 ;;
+    *) echo "interference.sh: unknown argument '$1' (accepted: --only BLOCKS, --reps N, --rate-guess RATE, --config FILE)"; exit 2 ;;
   esac
 done
 SECONDS=0
@@ -75,7 +80,12 @@ run_step synccheck 90 "$SANITIZER" --tool synccheck --error-exitcode 9 build/bin
 judge synccheck 4 "ERROR SUMMARY: 0 errors"
 clocks sanitized
 for target in host local; do
-  run_step "calibrate_$target" 120 build/bin/xstage-calibrate --target "$target" --only "$ONLY" --reps "$REPS" \
+  sweep=(--only "$ONLY")
+  if [[ -n "$CONFIG" ]]; then
+    sweep=(--config "$CONFIG")
+    ((ONLY_SET)) && sweep+=(--only "$ONLY")
+  fi
+  run_step "calibrate_$target" 120 build/bin/xstage-calibrate --target "$target" "${sweep[@]}" --reps "$REPS" \
     --rate-guess "$RATE" --no-progress --out "$RES/calibration-loaded-$target.json"
   judge "calibrate_$target" "" "^calibration of $target .* wrote "
   sed -n '/^loaded mainloop/,$p' "$LOGS/calibrate_$target.txt" | head -45

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Several device-call scripts in one call, each in its own folder: OUT=<dir> bash scripts/device/session.sh PART...
-# PART: predictions | interference | moe | calibrate_sh (the README's ./scripts/calibrate.sh, exactly, from this
-# copy). Each part runs with its own deadline (env PRED_S, INTERF_S, MOE_S, CAL_S), its output goes to
+# PART: predictions | interference | epilogue (interference.sh on configs/calibrate/loaded-epilogue.json) |
+# moe | gemm (scripts/device/moe_gemm_rates.sh) | calibrate_sh (the README's ./scripts/calibrate.sh, exactly, from
+# this copy). Each part runs with its own deadline (env PRED_S, INTERF_S, EPI_S, MOE_S, GEMM_S, CAL_S), its
+# output goes to
 # $OUT/<part>.log and its files into $OUT/<part>.tar (one file per part: a call returns at most 8 files).
 set -uo pipefail
 OUT=${OUT:?OUT must name the output folder}
@@ -12,6 +14,9 @@ for part in "$@"; do
   case $part in
     predictions) OUT="$dir" DEADLINE_S=${PRED_S:-240} bash scripts/device/predictions.sh ;;
     interference) OUT="$dir" DEADLINE_S=${INTERF_S:-330} bash scripts/device/interference.sh ;;
+    epilogue) OUT="$dir" DEADLINE_S=${EPI_S:-300} bash scripts/device/interference.sh \
+                --config configs/calibrate/loaded-epilogue.json ;;
+    gemm) OUT="$dir" DEADLINE_S=${GEMM_S:-200} bash scripts/device/moe_gemm_rates.sh ;;
     moe) OUT="$dir" DEADLINE_S=${MOE_S:-420} PARTS=${MOE_PARTS:-"tests sanitize canlose sweep torch"} \
            bash scripts/device/moe_verify.sh ;;
     calibrate_sh)  # a fresh copy of this tree (no build/, no out/), then exactly the README's command
@@ -19,7 +24,7 @@ for part in "$@"; do
       tar --exclude=./build --exclude=./out -cf - . | tar -C "$fresh" -xf -
       (cd "$fresh" && timeout -k 5 "${CAL_S:-240}" ./scripts/calibrate.sh; echo "calibrate.sh rc=$?"
        cp "$fresh"/out/calibration-*.json "$dir/" 2>/dev/null) ;;
-    *) echo "session.sh: unknown part '$part' (predictions, interference, moe, calibrate_sh)"; exit 2 ;;
+    *) echo "session.sh: unknown part '$part' (predictions, interference, epilogue, moe, gemm, calibrate_sh)"; exit 2 ;;
   esac >"$OUT/$part.log" 2>&1
   tail -25 "$OUT/$part.log"
   tar -C "$OUT" -cf "$OUT/$part.tar" "$part" && rm -rf "${dir:?}"

@@ -114,7 +114,8 @@ PointRow rejudge(json& point, json* legacy, std::size_t i, const attention::judg
     attention::judge::add_judgement_json(j, judged);
     json rejudged = json::object();  // the run's extra.rejudged holds the rest (tool, argv, date)
     for (const char* key : {"model_file", "model_fnv1a64", "model_target", "note"}) rejudged[key] = provenance.at(key);
-    rejudged["previous"] = {{"agreement", before}};
+    // A pointer, not a copy: the input keeps the superseded line (older rules used outcomes no rule uses now).
+    rejudged["previous"] = {{"agreement_at", before.is_null() ? json() : json("RESULT.json " + path + ".extra.agreement")}};
     for (json* p : {&point, legacy}) {
       if (p == nullptr) continue;
       clear(p);
@@ -197,7 +198,8 @@ void add_predict_fa_result(CLI::App& app, PredictFaResultOptions& o) {
       "quantities in the file (extra.measured, variants and paired samples) with the calibration's R,\n"
       "T_iss^0 and Q, exactly as xstage-bench fa_a2a --model computes them: points[i].prediction,\n"
       "points[i].extra.agreement and extra.fa_a2a[i] are replaced, and extra.rejudged records the\n"
-      "calibration (path, fnv1a64 of its bytes, its git sha and date), the previous verdicts and agreement,\n"
+      "calibration (path, fnv1a64 of its bytes, its git sha and date), where the input keeps the previous\n"
+      "agreement, the rule applied and every earlier rule (id, when written, what it says),\n"
       "and this tool's version. Other points, measurements and meta are left as they were; extra.model_from\n"
       "names the new calibration. NEW.json is written atomically and must not be RESULT.json.\n"
       "Prints M, heads, target, the frozen E_res prediction, the measured median, and the outcome (agrees |\n"
@@ -244,7 +246,9 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
               {"git_sha", build_info::kGitSha}, {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}},
       {"note", "prediction and agreement recomputed from the point's measured quantities with model_file; nothing "
-               "was measured again: meta, variants and extra.measured are the original run's"}};
+               "was measured again: meta, variants and extra.measured are the original run's"},
+      {"rule", {{"id", attention::judge::kFaRuleId}, {"written_utc", attention::judge::kFaRuleWrittenUtc}}},
+      {"rules", attention::judge::fa_rules_json()}};
   // extra.fa_a2a[k] is the k-th fa_a2a point's copy where the file keeps one per point, in order.
   std::vector<std::size_t> fa_points;
   for (std::size_t i = 0; i < doc["points"].size(); ++i)

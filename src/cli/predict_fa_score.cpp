@@ -74,8 +74,10 @@ void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
       "its measured E_res (median of the paired rounds, bootstrap interval) beside the trivial predictors\n"
       "zero (E_res = 0) and unhidden (E_res = remote bytes / R). SCORE.json holds every row and the tallies\n"
       "(agrees / disagrees / not decided) per calibration and overall, and says for each data file whether it\n"
-      "was measured before the rule was written (in-sample). Exit codes: 0 ok, 2 bad usage or input (nothing\n"
-      "written).");
+      "was measured before the rule was written (in-sample), and for every rule so far which files it saw.\n"
+      "Outcomes: disagrees where the predicted interval and the measured median's 95% interval are disjoint (at\n"
+      "any width); agrees where they meet and the prediction is decided (sharp); not decided where they meet and\n"
+      "it is not. Exit codes: 0 ok, 2 bad usage or input (nothing written).");
   cmd->add_option("results", o.result_paths, "fa_a2a result files (read only)")->type_name("RESULT.json...");
   cmd->add_option("--model", o.model_paths, "calibration files (repeat for several)")->type_name("CAL.json");
   cmd->add_option("--out", o.out_path, "the summary to write (a new path)")->type_name("SCORE.json");
@@ -94,6 +96,9 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   for (const auto& path : o.model_paths) calibrations.push_back(judge::load_fa_calibration(report::read_text_file(path), path));
 
   json rows = json::array(), files = json::array();
+  json rules = judge::fa_rules_json();
+  int num_postdating = 0;  // rows judged with a calibration measured after their data
+  for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
   Group overall, overall_out_of_sample;
   std::map<std::string, Group> by_calibration;
   for (const auto& path : o.result_paths) {
@@ -104,6 +109,10 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
     // A rule scored on data measured before it was written is in-sample for those data.
     const bool in_sample = measured_utc.empty() || measured_utc <= judge::kFaRuleWrittenUtc;  // ISO 8601 UTC
     files.push_back({{"file", path}, {"measured_utc", measured_utc}, {"in_sample_for_the_rule", in_sample}});
+    for (json& rule : rules) {  // which data each rule saw before it was written (a missing date: before)
+      const bool before = measured_utc.empty() || measured_utc <= rule["written_utc"].get<std::string>();
+      rule[before ? "data_measured_before_written" : "data_measured_after_written"].push_back(path);
+    }
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
       const json& point = doc["points"][i];
       if (point.value("suite", "") != attention::kFaSuiteId || point.value("status", "") != "ok") continue;
@@ -116,7 +125,12 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           overall.add(j);
           if (!in_sample) overall_out_of_sample.add(j);
           by_calibration[cal.path].add(j);
+          // A frozen prediction needs a calibration measured before the judged launches; cross-judging with a
+          // later one is allowed but said per row (null: a date missing).
+          const json predates = cal.date_utc.empty() || measured_utc.empty() ? json() : json(cal.date_utc < measured_utc);
+          num_postdating += predates == json(false);
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
+                          {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
                           {"E_res_pred_s", judge::to_json(j.prediction)["E_res_s"]},
                           {"E_res_pred_point_s", number(j.prediction.e_res_point_s)},
@@ -136,17 +150,25 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"schema", "xstage.fa_score/1"},
       {"rule", {{"id", judge::kFaRuleId}, {"written_utc", judge::kFaRuleWrittenUtc},
                 {"what", "frozen aligned-case E_res from the calibration, the configuration and the FA-only variant; "
-                         "scored on wall time against the bootstrap interval of the measured median"}}},
+                         "scored on wall time against the bootstrap interval of the measured median: " +
+                             std::string(judge::kFaRule.what)}}},
       {"predictors", {{"model", "the frozen prediction"}, {"zero", "E_res = 0 (the stores always hide)"},
                       {"unhidden", "E_res = remote bytes / R (nothing hides)"}}},
+      {"rules", rules},
       {"tally", overall.to_json()}, {"tally_out_of_sample", overall_out_of_sample.to_json()},
-      {"by_calibration", per_cal}, {"files", files}, {"rows", rows},
+      {"tally_out_of_sample_note",
+       fmt::format("rows of files measured after the current rule ({}, written {}) was written; every other row is "
+                   "in-sample for it. `rules` lists, for every rule, the files measured before and after it",
+                   judge::kFaRuleId, judge::kFaRuleWrittenUtc)},
+      {"by_calibration", per_cal}, {"files", files},
+      {"rows_whose_calibration_postdates_the_data", num_postdating}, {"rows", rows},
       {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};
   report::prepare_output_path(o.out_path, "--out");
   report::write_json_atomic(o.out_path, out, 1);
   auto line = [](const char* name, const judge::Tally& t) {
-    fmt::print("  {:<9} {:>4} agree  {:>4} disagree  {:>4} not decided\n", name, t.agrees, t.disagrees, t.not_decided);
+    fmt::print("  {:<9} {:>4} agree  {:>4} disagree ({} with a wide interval)  {:>4} not decided\n", name, t.agrees,
+               t.disagrees, t.disagrees_wide, t.not_decided);
   };
   fmt::print("{} rows ({} result files x {} calibrations); rule {} written {}\n", rows.size(), o.result_paths.size(),
              o.model_paths.size(), judge::kFaRuleId, judge::kFaRuleWrittenUtc);

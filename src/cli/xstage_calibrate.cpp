@@ -24,6 +24,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "fit/gap_reach.hpp"
+#include "fit/interference.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
@@ -73,13 +74,26 @@ void refuse_measurement_flags(const CLI::App& app) {
                                                 "--points and --bootstrap)");
 }
 
+// The interference term (issue 28) from the file's loaded points, if any: extra.interference.
+void attach_interference(xs::report::ResultFile& file, int bootstrap) {
+  xs::fit::InterferenceFitOptions options;
+  options.bootstrap_resamples = bootstrap;
+  xs::fit::attach_interference(file, options);
+  if (!file.extra.contains("interference")) return;
+  const auto term = xs::model::interference_term_from_json(file.extra.at("interference"));
+  fmt::print("interference term: {}{}\n", xs::model::interference_status_name(term.status),
+             term.why.empty() ? "" : " (" + term.why + ")");
+}
+
 int refit(const CalibrateOptions& o) {
-  // Every output checked before anything is read or written. Without --out the file is refitted in place
-  // (the only output that may be the input: it is read whole and replaced atomically); an explicit --out is
-  // another file.
-  const std::string out = o.out_path.empty() ? o.refit_path : o.out_path;
+  // Every output checked before anything is read or written. An output never overwrites an input: --refit
+  // writes a new file named by --out.
+  const std::string out = o.out_path;
   xs::report::check_distinct_paths({{o.out_path, "--out"}, {o.tables.csv_path, "--csv"}},
                                    {{o.refit_path, "--refit"}});
+  if (o.out_path.empty())
+    throw xs::input_error("--out", "--refit needs --out FILE, a new file: the calibration it reads is never "
+                                   "overwritten (e.g. --refit cal.json --out cal-refit.json)");
   xs::report::check_output_path(out, "--out");
   xs::cli::check_table_outputs(o.tables, false);
   xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
@@ -92,7 +106,14 @@ int refit(const CalibrateOptions& o) {
   }
   xs::fit::FitOptions fit_options;
   fit_options.bootstrap_resamples = o.bootstrap;
-  xs::bench::analyse_calibration(file, reference, fit_options);
+  // The Burst-Gap fit needs periodic or isolated points; a file of loaded points alone gets only the
+  // interference term (issue 28).
+  const bool burst_gap = std::any_of(file.points.begin(), file.points.end(), [](const xs::PointRecord& p) {
+    return p.spec.suite == xs::Suite::kPeriodic || p.spec.suite == xs::Suite::kIsolated;
+  });
+  if (burst_gap || !xs::fit::has_loaded_points(file.points))
+    xs::bench::analyse_calibration(file, reference, fit_options);
+  attach_interference(file, o.bootstrap);
   // The measurement's provenance stays in meta; the fit's own (which fitter, when) goes beside it.
   file.meta["refit"] = {{"from", std::filesystem::path(o.refit_path).filename().string()},
                         {"fitter_git_sha", xs::build_info::kGitSha}, {"fitter_git_dirty", xs::build_info::kGitDirty},
@@ -272,6 +293,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
   xs::report::ResultFile file;
   xs::bench::agree(comm, [&] {  // rank 0 fits and writes; a failure there is every rank's
     if (!root) return;
+    if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
     file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
     file.meta["wall_s"] = outcome.wall_s;
     file.meta["resumed_points"] = outcome.num_resumed;
@@ -282,6 +304,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     file.config = xs::bench::to_json(config);
     file.points = std::move(outcome.records);
     if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+    if (!o.no_fit) attach_interference(file, o.bootstrap);
     xs::report::write_json_atomic(out, xs::report::to_json(file));
     if (!o.tables.csv_path.empty() || o.tables.markdown)
       xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
@@ -339,7 +362,7 @@ int main(int argc, char** argv) {
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--dump-config", o.dump_config, "Print the sweep config as JSON (edit it and pass --config)");
     app.add_option("--refit", o.refit_path, "Refit and revalidate an existing calibration file offline "
-                   "(writes --out, default in place)")
+                   "into a new file named by --out (the input is never overwritten)")
         ->check(xs::cli::kNonEmptyPath);
     app.add_option("--rate-guess", o.rate_guess, "Drain-rate guess that sizes the default gap ranges "
                    "(default: the path's copy-engine bandwidth)");

@@ -17,8 +17,11 @@
 #include "cli/common/options.hpp"
 #include "cli/predict_fa_result.hpp"
 #include "cli/predict_fa_score.hpp"
+#include "cli/predict_interference.hpp"
 #include "cli/predict_moe.hpp"
 #include "cli/predict_moe_score.hpp"
+#include "cli/predict_moe_whole.hpp"
+#include "cli/predict_fa_whole.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "model/burst_gap.hpp"
@@ -496,6 +499,10 @@ int main(int argc, char** argv) {
     fa_score.argv.assign(argv, argv + argc);
     xs::cli::PredictMoeScoreOptions moe_score;
     moe_score.argv.assign(argv, argv + argc);
+    xs::cli::PredictMoeWholeOptions moe_whole;
+    moe_whole.argv.assign(argv, argv + argc);
+    xs::cli::PredictFaWholeOptions fa_whole;
+    fa_whole.argv.assign(argv, argv + argc);
     add_burst(app, burst);
     add_fa(app, fa);
     add_stall(app, stall);
@@ -505,6 +512,10 @@ int main(int argc, char** argv) {
     xs::cli::add_predict_fa_result(app, fa_result);
     xs::cli::add_predict_fa_score(app, fa_score);
     xs::cli::add_predict_moe_score(app, moe_score);
+    xs::cli::add_predict_moe_whole(app, moe_whole);
+    xs::cli::add_predict_fa_whole(app, fa_whole);
+    xs::cli::PredictInterferenceOptions interference;
+    xs::cli::add_predict_interference(app, interference);
     xs::cli::parse_or_throw(app, argc, argv);
 
     const std::string name = app.get_subcommands().front()->get_name();
@@ -524,6 +535,12 @@ int main(int argc, char** argv) {
       xs::cli::run_predict_fa_score(fa_score);
     else if (name == "moe-score")
       xs::cli::run_predict_moe_score(moe_score);
+    else if (name == "moe-whole")
+      xs::cli::run_predict_moe_whole(moe_whole);
+    else if (name == "fa-whole")
+      xs::cli::run_predict_fa_whole(fa_whole);
+    else if (name == "interference")
+      xs::cli::run_predict_interference(interference);
     else
       run_moe(moe).print(moe.json);
     return 0;

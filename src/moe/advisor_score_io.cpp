@@ -103,6 +103,8 @@ struct Accumulator {
   std::map<std::string, std::vector<double>> option_samples;
   std::map<std::pair<int, int>, std::vector<MeasuredPair>> pairs;
   std::vector<double> l1_wave, l2_wave;  // the local control's expert_wave tile mainloop medians
+  std::map<std::string, std::pair<MeasuredOption, std::vector<double>>> local_options;  // key -> (option, medians)
+  std::map<std::string, std::vector<double>> local_samples;
   std::vector<std::string> local_sources;
   bool has_host = false;
 };
@@ -150,6 +152,14 @@ void add_local(Accumulator& acc, const json& p, const std::string& src) {
   bool used = false;
   for (const auto& [name, ev] : sub(sub(p, "extra"), "variants").items()) {
     const std::optional<ScheduleOption> o = option_of(ev);
+    if (const auto median = num(sub(sub(p, "variants"), name.c_str()), "median"); o && median && *median > 0) {
+      auto& [mo, medians] = acc.local_options[o->key()];
+      mo.option = *o;
+      mo.sources.push_back(src);
+      medians.push_back(*median);
+      for (const json& s : sub(sub(sub(p, "variants"), name.c_str()), "samples"))
+        if (s.is_number() && s.get<double>() > 0) acc.local_samples[o->key()].push_back(s.get<double>());
+    }
     const auto l1 = num(sub(ev, "tiles"), "l1_mainloop_median_s"), l2 = num(sub(ev, "tiles"), "l2_mainloop_median_s");
     // Only the expert-wave variant: an interleaved variant's L2 "mainloop" at a small D carries the convoy
     // (dit_moe local at D = 1: 230 us against 33 us), which is schedule, not compute.
@@ -171,6 +181,15 @@ ScoreConfigInputs finish(Accumulator& acc) {
     m.p10_s = quantile(samples, 0.1);
     m.p90_s = quantile(samples, 0.9);
     in.judged.options.push_back(m);
+  }
+  for (auto& [key, entry] : acc.local_options) {
+    MeasuredOption m = entry.first;
+    m.median_s = median(entry.second);
+    std::vector<double>& samples = acc.local_samples[key];
+    if (samples.empty()) samples = entry.second;
+    m.p10_s = quantile(samples, 0.1);
+    m.p90_s = quantile(samples, 0.9);
+    in.local_options.push_back(m);
   }
   for (auto& [key, list] : acc.pairs) {
     MeasuredPair m = list.front();

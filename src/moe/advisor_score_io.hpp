@@ -21,6 +21,8 @@ struct ScoreConfigInputs {
   AdvisorConfig config;
   JudgedConfig judged;                     // the judged launches' measurements
   std::optional<TileTimeInputs> local_tiles;  // from the local control
+  std::vector<MeasuredOption> local_options;  // the local control's whole-kernel times per option (a compute-only
+                                              // input of the whole-kernel transfer, src/moe/whole_kernel_score)
   std::optional<double> tensor_flops_per_s;   // F recorded before the run (prediction.tensor_flops_per_s)
   std::string flops_source;
 };

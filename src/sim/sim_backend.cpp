@@ -40,11 +40,13 @@ class SimBackend final : public Backend {
     return d;
   }
 
+  static bool is_sim_target(const std::string& t) { return t == "sim" || t == "host" || t == "local"; }
+
   // "sim" and "host" name the planted path; "local" the unlimited one (the local-memory control).
   // A spec the simulator refuses (validate_spec) is named here too, so the runner refuses it before it
   // creates the journal rather than at the point.
   std::optional<std::string> unavailable_reason(const PointSpec& spec) const override {
-    if (spec.target != "sim" && spec.target != "host" && spec.target != "local")
+    if (!is_sim_target(spec.target))
       return "target " + spec.target + " does not exist in the simulator (use sim, host or local)";
     try {
       validate_spec(spec);
@@ -55,7 +57,8 @@ class SimBackend final : public Backend {
   }
 
   PointRecord run(const PointSpec& spec) override {
-    if (auto reason = unavailable_reason(spec)) throw input_error("point", *reason);
+    if (auto reason = unavailable_reason(spec))
+      throw input_error(is_sim_target(spec.target) ? "point" : "target", *reason);
     ++num_run_;
     if (fault_.rank == rank_ && fault_.point == num_run_) fail();
     return simulate_point(params_, spec);

@@ -222,6 +222,30 @@ TEST(FaJudge, TheScorerAgreesDisagreesAndSaysWhichWay) {
   EXPECT_NEAR(under.relative_error, (120.0 - 203.0) / 203.0, 1e-9);
   EXPECT_EQ(score({300e-6, 400e-6}, NAN, true, "", m).direction, "over");
   EXPECT_EQ(score({0, INFINITY}, NAN, false, "T_iss^0 unbounded", m).result, "not decided");
+  // Rule fa_frozen_aligned_refutable: a wide (not decided) interval that meets the measurement is not decided...
+  const Outcome wide_meets = score({1e-6, 250e-6}, NAN, false, "too wide", m);
+  EXPECT_EQ(wide_meets.result, "not decided");
+  EXPECT_FALSE(wide_meets.interval_decided);
+  // ...one the measurement lies outside is refuted, with the direction (v2 said "not decided" here).
+  const Outcome wide_below = score({0.5e-6, 92.8e-6}, NAN, false, "too wide", m);
+  EXPECT_EQ(wide_below.result, "disagrees");
+  EXPECT_EQ(wide_below.direction, "under");
+  EXPECT_FALSE(wide_below.interval_decided);
+  EXPECT_NE(wide_below.reason.find("refutes"), std::string::npos) << wide_below.reason;
+  EXPECT_EQ(score({300e-6, 30000e-6}, NAN, false, "too wide", m).direction, "over");
+  // An interval touching the measured interval's end meets it.
+  EXPECT_EQ(score({1e-6, m.median_ci95.lo}, NAN, false, "too wide", m).result, "not decided");
+  EXPECT_EQ(score({m.median_ci95.hi, m.median_ci95.hi}, NAN, true, "", m).result, "agrees");
+  // No interval at all (NaN) decides nothing and refutes nothing.
+  EXPECT_EQ(score({NAN, NAN}, NAN, false, "no interval", m).result, "not decided");
+  // The tally counts the disagreements that came from wide intervals apart.
+  Tally t;
+  t.add(wide_below);
+  t.add(under);
+  t.add(wide_meets);
+  EXPECT_EQ(t.disagrees, 2);
+  EXPECT_EQ(t.disagrees_wide, 1);
+  EXPECT_EQ(t.not_decided, 1);
   // The constant predictor through the same scorer: zero disagrees with an exposed residual...
   EXPECT_EQ(score({0, 0}, 0, true, "", m).result, "disagrees");
   // ...and agrees with one whose interval holds zero.

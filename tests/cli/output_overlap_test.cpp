@@ -71,6 +71,7 @@ TEST(OutputOverlap, CalibrateOutputsOntoItsInputsAreRefused) {
   expect_refused(s, "xstage-calibrate", sim + "--dry-run --config cfg.json --out cfg.json", 2, {"--out", "--config"});
   expect_refused(s, "xstage-calibrate", "--refit cal.json --csv cal.json", 2, {"--csv", "--refit"});
   expect_refused(s, "xstage-calibrate", "--refit cal.json --out cal.json", 2, {"--out", "--refit"});
+  expect_refused(s, "xstage-calibrate", "--refit cal.json", 2, {"--out", "never overwritten"});
   // Folders are not created before a refusal.
   expect_refused(s, "xstage-calibrate", "--refit cal.json --out new/dir/x.json --csv cal.json", 2, {"--csv"});
   EXPECT_FALSE(std::filesystem::exists(s.path("new")));

@@ -45,6 +45,10 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   EXPECT_EQ(out["extra"]["model_from"], kCalibration);
   EXPECT_EQ(out["extra"]["rejudged"]["num_rejudged"], 5);
   EXPECT_EQ(out["extra"]["rejudged"]["previous_model_from"], in["extra"]["model_from"]);
+  EXPECT_EQ(out["extra"]["rejudged"]["rule"]["id"], "fa_frozen_aligned_refutable");
+  EXPECT_EQ(out["extra"]["rejudged"]["rules"].size(), 3u);  // v1, v2 and the current rule, with their dates
+  // No outcome but agrees / disagrees / not decided anywhere in the new file.
+  EXPECT_FALSE(contains(out.dump(), "explained"));
   ASSERT_EQ(out["points"].size(), in["points"].size());
   for (std::size_t i = 0; i < in["points"].size(); ++i) {
     const json &a = in["points"][i], &b = out["points"][i];
@@ -56,7 +60,11 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
     EXPECT_EQ(b["extra"]["rejudged"]["model_file"], kCalibration);
     // The hash is of the calibration's bytes the tool judged with (one read: model, target, meta, hash).
     EXPECT_EQ(b["extra"]["rejudged"]["model_fnv1a64"], fnv1a64_of(xs::test::read_file(kCalibration)));
-    EXPECT_EQ(b["extra"]["rejudged"]["previous"]["agreement"], a["extra"]["agreement"]);
+    // The superseded line stays in the input; the new file points to it (older rules' lines say "explained").
+    EXPECT_EQ(b["extra"]["rejudged"]["previous"]["agreement_at"],
+              "RESULT.json points[" + std::to_string(i) + "].extra.agreement");
+    EXPECT_TRUE(a["extra"]["agreement"].is_string());
+    EXPECT_EQ(b["extra"]["judgement"]["rule"]["id"], "fa_frozen_aligned_refutable");
     // The per-point copy in extra.fa_a2a carries the same new prediction.
     EXPECT_EQ(out["extra"]["fa_a2a"][i]["prediction"], b["prediction"]);
     EXPECT_EQ(out["extra"]["fa_a2a"][i]["agreement"], b["extra"]["agreement"]);

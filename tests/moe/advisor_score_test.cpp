@@ -226,6 +226,51 @@ json read_committed(const std::string& relative) {
   return json::parse(f);
 }
 
+// The same invariance on a committed file (issue 27 item 1): megamoe-bf16-2048.json holds host (judged) and local
+// (compute-only) points of 14 configurations. Every measured field of every judged launch (variants, extra but its
+// launch configuration, paired, verification's values) is changed in memory; no field of any prediction moe-score
+// writes may move, and the judged side must (the test can fail both ways).
+TEST(AdvisorScore, CommittedFileNoMeasuredFieldOfTheJudgedLaunchesMovesAPrediction) {
+  const json base = read_committed("results/h200/megamoe/matrix/megamoe-bf16-2048.json");
+  const json cal = read_committed("results/h200/megamoe/calibration-moe-pattern.json");
+  json mutated = base;
+  int num_judged = 0;
+  for (json& p : mutated["points"]) {
+    if (p["axes"]["target"] != "host") continue;
+    ++num_judged;
+    for (const char* section : {"variants", "extra", "paired", "verification"})
+      if (p.contains(section)) mutate_measured(p[section]);
+    // Still launches that ran and verified: the verification gate's counters stay zero.
+    for (auto& [name, v] : p["verification"]["values"]["variants"].items())
+      for (const char* key : {"wrong_elements", "unwritten_slots", "unexpected_slots"}) v[key] = 0;
+  }
+  ASSERT_GT(num_judged, 0);
+  auto inputs_of = [](const json& doc) {
+    std::vector<std::pair<std::string, json>> docs = {{"megamoe-bf16-2048.json", doc}};
+    return read_score_inputs(docs, "host");
+  };
+  const ScoreInputs in0 = inputs_of(base), in1 = inputs_of(mutated);
+  const ScoreCalibration c{"calibration-moe-pattern.json", "fnv1a64:0", cal};
+  const ScoreResult r0 = score_advisor(in0, c), r1 = score_advisor(in1, c);
+  ASSERT_EQ(r0.predictions.size(), r1.predictions.size());
+  ASSERT_GE(r0.predictions.size(), 10u);
+  ASSERT_EQ(r0.scored, r1.scored);
+  for (std::size_t k = 0; k < r0.predictions.size(); ++k) {
+    const JudgedConfig& selection = in0.configs[r0.scored[k]].judged;  // the same options written both ways
+    EXPECT_EQ(to_json(r1.predictions[k], selection), to_json(r0.predictions[k], selection)) << r0.predictions[k].label;
+    EXPECT_EQ(r1.predictions[k].corner_times_s, r0.predictions[k].corner_times_s) << r0.predictions[k].label;
+    EXPECT_EQ(r1.predictions[k].advisor_schedule, r0.predictions[k].advisor_schedule);
+    EXPECT_EQ(r1.predictions[k].advisor_lead_rows, r0.predictions[k].advisor_lead_rows);
+  }
+  // The judged side did change: the measured speedups the advisor is scored against moved.
+  bool measured_moved = false;
+  for (std::size_t i = 0; i < in0.configs.size() && i < in1.configs.size(); ++i)
+    for (std::size_t q = 0; q < in0.configs[i].judged.pairs.size() && q < in1.configs[i].judged.pairs.size(); ++q)
+      measured_moved = measured_moved ||
+                       in0.configs[i].judged.pairs[q].speedup_median != in1.configs[i].judged.pairs[q].speedup_median;
+  EXPECT_TRUE(measured_moved);
+}
+
 // Mutation of a committed file's calibration: the K_SM 132 dit_moe bf16 balanced pair (expert-wave over
 // interleaved at eq. 16's D = 2, measured 0.625 in [0.624, 0.633]) agrees with its predicted interval; with R
 // halved (R_Bps and R_ci95 x 0.5) the same launches disagree.

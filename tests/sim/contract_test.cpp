@@ -194,7 +194,7 @@ TEST(SimBackendTest, DescribesPlantedPathAndAcceptsItsTargets) {
   }
   spec.target = "peer:1";
   ASSERT_TRUE(backend->unavailable_reason(spec).has_value());
-  EXPECT_EQ(*backend->unavailable_reason(spec), "target peer:1 does not exist in the simulator");
+  EXPECT_EQ(*backend->unavailable_reason(spec), "target peer:1 does not exist in the simulator (use sim, host or local)");
   expect_input_error([&] { backend->run(spec); }, "target");
   EXPECT_FALSE(backend->reference_bandwidth_bps("host").has_value());
 }

@@ -17,7 +17,9 @@
 // parameter the calibration does not bound) or not sharp: hi - lo > max(lo, 1% of T_FA), i.e. it does not pin
 // E_res within a factor of two, nor to "hidden" within 1% of T_FA (rule v2; v1 accepted any interval narrower
 // than the unhidden cost, and the committed mutation tests showed that R x0.5 and T_iss^0 x10 then raised its
-// agreements: its agreements came from width, not from the model).
+// agreements: its agreements came from width, not from the model). "Not decided" here means the prediction
+// cannot *agree*; a measurement outside even a wide interval still refutes it (rule fa_frozen_aligned_refutable,
+// fa_score.hpp).
 #pragma once
 #include <string>
 

@@ -88,12 +88,19 @@ json fa_diagnostics(const FaA2aPointResult& r, const FaPointConfig& config, cons
   return d;
 }
 
+json fa_rules_json() {
+  json rules = json::array();
+  for (const FaRule& r : kFaRules)
+    rules.push_back({{"id", r.id}, {"written_utc", r.written_utc}, {"what", r.what}, {"current", &r == &kFaRule}});
+  return rules;
+}
+
 void add_judgement_json(const FaJudgement& j, json& point) {
   json prediction = to_json(j.prediction);
   prediction["inputs"] = to_json(j.inputs);
   point["prediction"] = prediction;
   point["judgement"] = {
-      {"rule", {{"id", kFaRuleId}, {"written_utc", kFaRuleWrittenUtc}}},
+      {"rule", {{"id", kFaRuleId}, {"written_utc", kFaRuleWrittenUtc}, {"what", kFaRule.what}}},
       {"measured", to_json(j.measured)},
       {"model", to_json(j.model)},
       {"trivial", {{"zero", to_json(j.zero)}, {"unhidden", to_json(j.unhidden)}}},

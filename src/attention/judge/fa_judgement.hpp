@@ -3,6 +3,7 @@
 // kept apart, the diagnostics: measured decompositions of the judged launches, each labelled as measured and
 // saying what the model missed. Diagnostics never change an outcome. Plain C++.
 #pragma once
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,13 +15,33 @@
 
 namespace xs::attention::judge {
 
-// The rule this code applies, and when it was written: a rule scored on data measured before it was written
-// is in-sample for those data.
-// v1 (2026-12-05T08:30Z) decided any interval narrower than the unhidden cost; v2 adds the sharpness rule
-// (fa_frozen_prediction.hpp), written after v1 was scored on the committed H200 files and on the H100 run of
-// 09:03Z: both are in-sample for v2.
-inline constexpr const char* kFaRuleId = "fa_frozen_aligned_v2";
-inline constexpr const char* kFaRuleWrittenUtc = "2026-12-05T09:25:00Z";
+// The rules, in the order they were written, and when: a rule scored on data measured before it was written is
+// in-sample for those data. Every committed FA file is re-judged with the last one (kFaRule); the earlier ones
+// are kept so that score files can say which data each rule saw before it was written.
+struct FaRule {
+  const char* id;
+  const char* written_utc;  // ISO 8601 UTC: the commit that wrote the rule
+  const char* what;
+};
+inline constexpr FaRule kFaRules[] = {
+    {"fa_frozen_aligned_v1", "2026-12-05T08:28:48Z",
+     "frozen aligned-case E_res interval; decided wherever it is narrower than the unhidden cost; a decided interval "
+     "agrees where it meets the measured median's 95% interval and disagrees where not; an undecided one is not "
+     "decided. Rejected: R x0.5 and T_iss^0 x10 raised its agreements (agreements from width, not the model)"},
+    {"fa_frozen_aligned_v2", "2026-12-05T09:25:00Z",
+     "as v1, but an interval decides only where it pins E_res within a factor of two (hi - lo <= lo) or to hidden "
+     "within 1% of T_FA; an undecided interval is not decided even where the measurement lies outside it. "
+     "Superseded: 'at most 92.8 us' met by 210.8 us was 'not decided' instead of refuted"},
+    {"fa_frozen_aligned_refutable", "2026-12-05T12:36:32Z",
+     "as v2's sharpness, but disjoint intervals refute at any width: disagrees wherever the predicted interval and "
+     "the measured median's 95% interval are disjoint; agrees only where the interval is decided (v2's sharpness) "
+     "and meets it; not decided only where it is not decided and meets it"},
+};
+inline constexpr const FaRule& kFaRule = kFaRules[std::size(kFaRules) - 1];
+inline constexpr const char* kFaRuleId = kFaRule.id;
+inline constexpr const char* kFaRuleWrittenUtc = kFaRule.written_utc;
+// The rules as JSON: id, written_utc, what (score and re-judged files carry it as `rules`).
+nlohmann::json fa_rules_json();
 
 struct FaJudgement {
   FaFrozenInputs inputs;

@@ -75,30 +75,50 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
   const std::string measured = fmt::format("measured E_res {} (median of {} rounds at the {} boundary; its 95% "
                                            "interval {} .. {})", us(m.median_s), m.num_rounds, m.boundary,
                                            us(m.median_ci95.lo), us(m.median_ci95.hi));
-  if (!decided) {
+  o.interval_decided = decided;
+  if (std::isnan(pred.lo) || std::isnan(pred.hi)) {  // no interval at all: nothing to agree or disagree with
     o.result = "not decided";
-    o.reason = "the model decides nothing here: " + why_not_decided + "; " + measured;
+    o.interval_decided = false;
+    o.reason = "no predicted interval: " + why_not_decided + "; " + measured;
     return o;
   }
+  // Disjoint intervals refute the prediction whatever its width; only a decided one can agree.
   const bool meets = pred.hi >= m.median_ci95.lo && pred.lo <= m.median_ci95.hi;
-  o.result = meets ? "agrees" : "disagrees";
-  if (!meets) o.direction = pred.hi < m.median_ci95.lo ? "under" : "over";
-  o.reason = fmt::format("predicted {} .. {}{}; {}: {}", us(pred.lo), us(pred.hi),
-                         std::isfinite(point_s) ? fmt::format(" (point {})", us(point_s)) : std::string(), measured,
-                         meets ? "the intervals meet"
-                               : (o.direction == "under" ? "predicted below the measurement" : "predicted above the measurement"));
+  if (!meets) {
+    o.result = "disagrees";
+    o.direction = pred.hi < m.median_ci95.lo ? "under" : "over";
+  } else {
+    o.result = decided ? "agrees" : "not decided";
+  }
+  const std::string predicted = fmt::format("predicted {} .. {}{}", us(pred.lo), us(pred.hi),
+                                            std::isfinite(point_s) ? fmt::format(" (point {})", us(point_s)) : std::string());
+  const std::string verdict = meets ? "the intervals meet"
+                                    : (o.direction == "under" ? "predicted below the measurement"
+                                                              : "predicted above the measurement");
+  if (decided)
+    o.reason = fmt::format("{}; {}: {}", predicted, measured, verdict);
+  else if (meets)
+    o.reason = fmt::format("the model decides nothing here: {}; {}; {}: the intervals meet", why_not_decided,
+                           predicted, measured);
+  else
+    o.reason = fmt::format("{}, an interval too wide to agree ({}), yet {}; {}: the measurement refutes it",
+                           predicted, why_not_decided, verdict, measured);
   return o;
 }
 
 void Tally::add(const Outcome& o) {
   if (o.result == "agrees") ++agrees;
-  else if (o.result == "disagrees") ++disagrees;
+  else if (o.result == "disagrees") {
+    ++disagrees;
+    disagrees_wide += !o.interval_decided;
+  }
   else if (o.result == "not decided") ++not_decided;
   else ++not_measured;
 }
 
 json Tally::to_json() const {
-  return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided}, {"not_measured", not_measured}};
+  return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided}, {"not_measured", not_measured},
+          {"disagrees_with_a_wide_interval", disagrees_wide}};
 }
 
 json to_json(const MeasuredResidual& m) {
@@ -112,7 +132,8 @@ json to_json(const MeasuredResidual& m) {
 json to_json(const Outcome& o) {
   return {{"result", o.result.empty() ? json() : json(o.result)},
           {"direction", o.direction.empty() ? json() : json(o.direction)}, {"reason", o.reason},
-          {"point_error_s", number(o.point_error_s)}, {"relative_error", number(o.relative_error)}};
+          {"point_error_s", number(o.point_error_s)}, {"relative_error", number(o.relative_error)},
+          {"interval_decided", o.result.empty() ? json() : json(o.interval_decided)}};
 }
 
 }  // namespace xs::attention::judge

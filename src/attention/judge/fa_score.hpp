@@ -1,8 +1,12 @@
 // xstage attention judge layer: scoring a frozen FA-A2A prediction against the measured residual (issue 27
 // item 2). The measured E_res is the median of the judged boundary's same-round (fused - FA-only) differences,
-// in wall time; its uncertainty is a bootstrap of that median over rounds (95%, percentile). A prediction
-// interval [lo, hi] agrees where it meets the measured median's interval, disagrees where it does not (with
-// the direction), and is "not decided" only where the model itself decided nothing (the prediction says why).
+// in wall time; its uncertainty is a bootstrap of that median over rounds (95%, percentile). Rule
+// fa_frozen_aligned_refutable (fa_judgement.hpp), for a prediction interval [lo, hi]:
+//   disagrees    the interval and the measured median's interval are disjoint, at any width (with the
+//                direction): "E_res <= 92.8 us" met by 210 us is refuted, however little else it said;
+//   agrees       the prediction is decided (sharp, fa_frozen_prediction.hpp) and the two intervals meet;
+//   not decided  the prediction is not decided (too wide or unbounded) and the two intervals meet.
+// (Rule v2 returned "not decided" for every undecided prediction, refuted or not.)
 // There is no "explained": a decomposition of what happened is a diagnostic (fa_diagnostics.hpp). The same
 // scorer judges the trivial predictors beside the model:
 //   zero      E_res = 0: the stores always hide;
@@ -42,12 +46,14 @@ struct Outcome {
   std::string reason;
   double point_error_s = NAN;      // predicted point - measured median, where a point exists
   double relative_error = NAN;     // point_error / measured median
+  bool interval_decided = false;   // the prediction was sharp enough to agree (a disagreement needs no sharpness)
 };
 Outcome score(const Interval& predicted, double predicted_point_s, bool decided, const std::string& why_not_decided,
               const MeasuredResidual& measured);
 
 struct Tally {
   int agrees = 0, disagrees = 0, not_decided = 0, not_measured = 0;
+  int disagrees_wide = 0;  // of the disagreements, those whose interval was not decided (refuted though wide)
   void add(const Outcome& o);
   nlohmann::json to_json() const;
 };

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Per-shape GEMM rates for the MegaMoE ab initio prediction (issue 28 item 2), from a microbenchmark: torch
+grouped_mm / _scaled_grouped_mm on each shape's two Linears (scripts/moe_vs_grouped_mm.py's torch_l1, torch_l2
+contenders), never an application run.
+
+  select  MATRIX.json... --out CONFIGS.json   one local point per (shape, precision) of the given megamoe result
+          files (their configuration only: shape, T, P, top-k, rows per expert), written as a result file that
+          moe_vs_grouped_mm.py --from-result reads.
+  rates   PAIRED.json --out RATES.json        moe_vs_grouped_mm.py's output -> xstage.gemm_rates: per (shape,
+          precision) l1_flops_per_s = useful L1 flops / torch_l1 median, the same for L2; device_sms the SMs torch
+          ran on (the whole device).
+Exit codes: 0 ok, 2 bad usage or input.
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def fail(msg):
+    print(f"moe_gemm_rates: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def write_new(path, doc):
+    if os.path.exists(path):
+        fail(f"{path} exists; outputs never overwrite a file")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+def select(files, out):
+    seen, points = set(), []
+    for path in files:
+        try:
+            doc = json.load(open(path))
+        except (OSError, json.JSONDecodeError) as e:
+            fail(f"{path}: {e}")
+        for p in doc.get("points", []):
+            ax = p.get("axes", {})
+            if p.get("suite") != "megamoe" or p.get("status") != "ok" or ax.get("target") != "local":
+                continue
+            key = (ax.get("shape"), ax.get("precision"))
+            if key in seen:
+                continue
+            seen.add(key)
+            points.append({"suite": "megamoe", "status": "ok", "axes": ax,
+                           "extra": {"pairs_per_local_expert": p.get("extra", {}).get("pairs_per_local_expert", []),
+                                     "D": p.get("extra", {}).get("D", 1)}})
+    if not points:
+        fail("no ok local megamoe point in the given files")
+    write_new(out, {"schema": {"name": "xstage.result", "version": "1.0"}, "points": points,
+                    "meta": {"note": "configurations selected by scripts/moe_gemm_rates.py select", "from": files}})
+    print(f"wrote {out}: {len(points)} configurations")
+
+
+def rates(paired, out, device_sms):
+    try:
+        doc = json.load(open(paired))
+    except (OSError, json.JSONDecodeError) as e:
+        fail(f"{paired}: {e}")
+    rows = []
+    for p in doc.get("points", []):
+        if p.get("status") != "ok":
+            continue
+        cfg, c, flops = p["config"], p.get("contenders", {}), p.get("flops", {})
+        t1, t2 = c.get("torch_l1", {}).get("median_s"), c.get("torch_l2", {}).get("median_s")
+        if not t1 or not t2 or not flops.get("l1") or not flops.get("l2"):
+            continue
+        rows.append({"shape": cfg.get("shape", ""), "precision": cfg["precision"],
+                     "l1_flops_per_s": flops["l1"] / t1, "l2_flops_per_s": flops["l2"] / t2,
+                     "device_sms": device_sms,
+                     "source": f"torch grouped_mm on {cfg.get('source', '')} ({paired}), useful flops / median"})
+    if not rows:
+        fail(f"{paired}: no point with torch_l1 and torch_l2 medians")
+    write_new(out, {"schema": {"name": "xstage.gemm_rates", "version": "1.0"}, "rates": rows,
+                    "meta": {"from": paired, "tool": "scripts/moe_gemm_rates.py rates"}})
+    print(f"wrote {out}: {len(rows)} rates")
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("select")
+    s.add_argument("files", nargs="+")
+    s.add_argument("--out", required=True)
+    r = sub.add_parser("rates")
+    r.add_argument("paired")
+    r.add_argument("--out", required=True)
+    r.add_argument("--device-sms", type=int, default=132)
+    a = ap.parse_args(argv)
+    if a.cmd == "select":
+        select(a.files, a.out)
+    else:
+        rates(a.paired, a.out, a.device_sms)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,132 @@
+// xstage cli layer: `xstage-predict interference` (see predict_interference.hpp).
+#include "cli/predict_interference.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "model/interference.hpp"
+#include "report/result_file.hpp"
+
+namespace xs::cli {
+namespace {
+
+constexpr const char* kUsage = "xstage-predict interference --calibration CAL.json --K N --rate RATE [--R RATE] "
+                               "[--outstanding BYTES --Q BYTES] [--tile-time T] [--k-blocks N] [--B BYTES] "
+                               "[--working-set l2|hbm] [--full-fraction U] [--json]  (form full_path_wait); "
+                               "xstage-predict interference --calibration CAL.json --K N --B BYTES --tile-time T "
+                               "[--json]  (form epilogue_per_byte: B stored per tile)";
+
+double rate_or_inf(const std::string& text, const char* flag) {
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  return parse_rate_bps(text, flag);
+}
+
+}  // namespace
+
+void add_predict_interference(CLI::App& app, PredictInterferenceOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "interference", "Mainloop slowdown under remote stores from a calibration's interference term (issue 28).");
+  cmd->footer(
+      "full_path_wait: s = s_free + u W(K) (n_kb/n_kb_cal) / T0, W(K) = W_ref (K/K_ref)^gamma; u: 0 below R, 1 above\n"
+      "R (or q >= Q), unknown [0,1] within the knee band; --full-fraction sets it. Needs --rate.\n"
+      "epilogue_per_byte: s = 1 + a(K) B / T0, a(K) = a_ref (K/K_ref)^gamma, B the bytes a CTA stores per tile.\n"
+      "Needs --B and --tile-time. Equations: docs/interference-model.md.\n"
+      "A calibration without the term prints its status and why (exit 0). Bad input: exit 2.");
+  cmd->add_option("--calibration", o.calibration, "calibration file with extra.interference")->required();
+  cmd->add_option("--K", o.num_sms, "K_SM: storing CTAs (one per SM), > 0")->required();
+  cmd->add_option("--rate", o.rate, "offered store rate of all K CTAs (e.g. 60GB/s; inf: back to back); "
+                                     "full_path_wait only");
+  cmd->add_option("--R", o.drain_rate, "drain rate R of the path (default: the term's drain_rate_Bps)");
+  cmd->add_option("--outstanding", o.outstanding, "q: outstanding bytes (with --Q: q >= Q means a full path)");
+  cmd->add_option("--Q", o.capacity, "Q(K): X-Stage capacity, bytes");
+  cmd->add_option("--tile-time", o.tile_time, "T0: the tile's time without stores (default: the calibration's)");
+  cmd->add_option("--k-blocks", o.k_blocks, "64-wide k-blocks per tile (default: as calibrated)");
+  cmd->add_option("--B", o.burst_bytes, "bytes per storing CTA and burst (checked against the calibration)");
+  cmd->add_option("--working-set", o.working_set, "operands resident in l2 or streamed from hbm");
+  cmd->add_option("--full-fraction", o.full_fraction, "u in [0,1]: share of the tile's time the path is full");
+  cmd->add_flag("--json", o.json, "JSON output");
+}
+
+void run_predict_interference(const PredictInterferenceOptions& o) {
+  if (*o.num_sms <= 0) throw input_error("--K", fmt::format("must be a positive integer; usage: {}", kUsage));
+  if (o.working_set != "l2" && o.working_set != "hbm")
+    throw input_error("--working-set", fmt::format("'{}' is not l2 or hbm; usage: {}", o.working_set, kUsage));
+  if (o.full_fraction && !(*o.full_fraction >= 0 && *o.full_fraction <= 1))
+    throw input_error("--full-fraction", "must be in [0, 1]");
+  if (o.k_blocks && *o.k_blocks <= 0) throw input_error("--k-blocks", "must be a positive integer");
+  if (o.outstanding.empty() != o.capacity.empty()) throw input_error("--outstanding", "give --outstanding and --Q together");
+  model::LoadState load;
+  if (!o.rate.empty()) load.offered_rate_bps = rate_or_inf(o.rate, "--rate");
+  load.num_sms = static_cast<int>(*o.num_sms);
+  load.operands_in_l2 = o.working_set == "l2";
+  if (!o.outstanding.empty()) {
+    load.outstanding_bytes = static_cast<double>(parse_bytes(o.outstanding, "--outstanding"));
+    load.capacity_bytes = static_cast<double>(parse_bytes(o.capacity, "--Q"));
+  }
+  if (!o.tile_time.empty()) {
+    load.tile_time_s = parse_seconds(o.tile_time, "--tile-time");
+    if (!(load.tile_time_s > 0)) throw input_error("--tile-time", "must be > 0");
+  }
+  if (o.k_blocks) load.k_blocks_per_tile = static_cast<int>(*o.k_blocks);
+  if (!o.burst_bytes.empty()) load.burst_bytes_per_sm = static_cast<double>(parse_bytes(o.burst_bytes, "--B"));
+  if (o.full_fraction) load.full_fraction = *o.full_fraction;
+
+  const report::ResultFile file = report::read_result_file(o.calibration);
+  const model::InterferenceTerm term = model::interference_term_of_calibration(nlohmann::json{{"extra", file.extra}});
+  nlohmann::json out = {{"status", model::interference_status_id(term.status)}, {"why", term.why}, {"form", term.form}};
+  const bool epilogue = term.form == model::kEpiloguePerByteForm;
+  if (term.status == model::InterferenceStatus::kIdentified && !epilogue && o.rate.empty())
+    throw input_error("--rate", fmt::format("the {} term needs the offered rate; usage: {}", term.form, kUsage));
+  if (term.status == model::InterferenceStatus::kIdentified && epilogue && (o.burst_bytes.empty() || o.tile_time.empty()))
+    throw input_error(o.burst_bytes.empty() ? "--B" : "--tile-time",
+                      fmt::format("the epilogue_per_byte term needs --B (bytes stored per tile) and --tile-time (T0); "
+                                  "usage: {}", kUsage));
+  if (term.status == model::InterferenceStatus::kIdentified) {
+    if (epilogue && o.drain_rate.empty()) {
+      // The term does not use R's value (the replay's queue times the drain); any remote path is > 0.
+      const double r = term.parameter("drain_rate_bps").value;
+      load.drain_rate_bps = std::isfinite(r) && r > 0 ? r : 1.0;
+    } else if (!o.drain_rate.empty()) {
+      load.drain_rate_bps = parse_rate_bps(o.drain_rate, "--R");
+      if (!(load.drain_rate_bps > 0)) throw input_error("--R", "must be > 0");
+    } else {
+      load.drain_rate_bps = term.parameter("drain_rate_Bps").value;
+    }
+    const model::SlowdownBracket s = term.slowdown(load);
+    const model::SlowdownBracket u = term.full_fraction(load);
+    out["slowdown"] = {{"lo", s.lo}, {"mid", s.mid}, {"hi", s.hi}};
+    if (!epilogue) out["full_fraction"] = {{"lo", u.lo}, {"mid", u.mid}, {"hi", u.hi}};
+    out["drain_rate_Bps"] = load.drain_rate_bps;
+    out["outside_calibration"] = term.outside_calibration(load);
+  }
+  if (o.json) {
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  if (term.status != model::InterferenceStatus::kIdentified) {
+    fmt::print("status  {}\nwhy     {}\n", model::interference_status_name(term.status), term.why);
+    return;
+  }
+  fmt::print("status               identified ({})\n", term.form);
+  fmt::print("slowdown             {:.4g}  [{:.4g}, {:.4g}]  (tile time under load / without stores)\n",
+             out["slowdown"]["mid"].get<double>(), out["slowdown"]["lo"].get<double>(), out["slowdown"]["hi"].get<double>());
+  if (!epilogue) {
+    fmt::print("full fraction u      {:.3g}  [{:.3g}, {:.3g}]\n", out["full_fraction"]["mid"].get<double>(),
+               out["full_fraction"]["lo"].get<double>(), out["full_fraction"]["hi"].get<double>());
+    fmt::print("drain rate R         {}\n", format_rate(load.drain_rate_bps));
+  } else {
+    const auto& a = term.parameter("cost_s_per_byte_at_kref");
+    fmt::print("cost per stored byte {:.3g} ns/KiB at K_ref {:g}  [{:.3g}, {:.3g}]\n", a.value * 1024e9,
+               term.parameter("k_ref").value, a.lo * 1024e9, a.hi * 1024e9);
+  }
+  const std::string outside = out["outside_calibration"].get<std::string>();
+  fmt::print("outside calibration  {}\n", outside.empty() ? "no" : outside);
+}
+
+}  // namespace xs::cli

@@ -1,0 +1,133 @@
+// xstage model tests: the interference term's evaluation (eq. I1 of docs/interference-model.md) with hand-set
+// parameters, the knee band, the calibration-scope check, statuses, and the JSON block.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/error.hpp"
+#include "model/interference.hpp"
+
+namespace xs::model {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+InterferenceParameter exact(const std::string& name, double v) { return {name, v, v, v, true, ""}; }
+
+// s_free = 1, W_ref = 60 us at K_ref = 66, gamma = 2, no scatter: every bracket collapses to the formula.
+InterferenceTerm hand_term() {
+  InterferenceTerm t;
+  t.status = InterferenceStatus::kIdentified;
+  t.form = kFullPathWaitForm;
+  t.parameters = {exact("drain_rate_Bps", 50e9), exact("free_slowdown", 1.0), exact("free_log_sd", 0),
+                  exact("wait_s_at_kref", 60e-6), exact("k_ref", 66), exact("k_exponent", 2.0),
+                  exact("misfit_log_sd", 0), exact("knee_band", 0.1), exact("k_min", 33), exact("k_max", 132),
+                  exact("burst_bytes_per_sm", 8192), exact("k_blocks_per_tile", 8), exact("tile_time_s_l2", 3e-6),
+                  exact("tile_time_s_hbm", 9e-6)};
+  return t;
+}
+
+LoadState full_load(int k) {
+  LoadState l;
+  l.offered_rate_bps = 100e9;
+  l.drain_rate_bps = 50e9;
+  l.num_sms = k;
+  return l;
+}
+
+TEST(InterferenceTerm, FollowsEquationI1) {
+  const InterferenceTerm t = hand_term();
+  LoadState l = full_load(132);
+  // W(132) = 60 us x 2^2 = 240 us; T0 = 3 us (L2, from the calibration): s = 1 + 80.
+  EXPECT_DOUBLE_EQ(t.slowdown(l).mid, 81.0);
+  l.operands_in_l2 = false;  // T0 = 9 us
+  EXPECT_NEAR(t.slowdown(l).mid, 1 + 240.0 / 9, 1e-9);
+  l.tile_time_s = 12e-6;     // the caller's T0 wins
+  l.k_blocks_per_tile = 16;  // twice the calibrated depth: twice the wait
+  EXPECT_NEAR(t.slowdown(l).mid, 1 + 480.0 / 12, 1e-9);
+  l = full_load(33);         // W(33) = 15 us
+  EXPECT_NEAR(t.slowdown(l).mid, 6.0, 1e-9);
+}
+
+TEST(InterferenceTerm, KneeBandAndFreeRegime) {
+  const InterferenceTerm t = hand_term();
+  LoadState l = full_load(66);
+  l.offered_rate_bps = 40e9;  // 0.8 R: free
+  EXPECT_DOUBLE_EQ(t.slowdown(l).mid, 1.0);
+  EXPECT_DOUBLE_EQ(t.slowdown(l).hi, 1.0);
+  l.offered_rate_bps = 52e9;  // 1.04 R: inside the band, u in [0, 1]
+  const auto s = t.slowdown(l);
+  EXPECT_DOUBLE_EQ(s.lo, 1.0);
+  EXPECT_DOUBLE_EQ(s.hi, 21.0);
+  EXPECT_DOUBLE_EQ(s.mid, 11.0);
+  l.outstanding_bytes = 4e6;  // q >= Q: full whatever the rate
+  l.capacity_bytes = 4e6;
+  EXPECT_DOUBLE_EQ(t.slowdown(l).lo, 21.0);
+  l.full_fraction = 0.25;     // a replay's u wins
+  EXPECT_DOUBLE_EQ(t.slowdown(l).mid, 6.0);
+  LoadState local = full_load(66);
+  local.drain_rate_bps = 0;   // local control: no remote path
+  EXPECT_DOUBLE_EQ(t.slowdown(local).mid, 1.0);
+}
+
+TEST(InterferenceTerm, BracketsWidenWithIntervalsAndScatter) {
+  InterferenceTerm t = hand_term();
+  for (auto& p : t.parameters) {
+    if (p.name == "wait_s_at_kref") { p.lo = 50e-6; p.hi = 70e-6; }
+    if (p.name == "k_exponent") { p.lo = 1.5; p.hi = 2.5; }
+    if (p.name == "misfit_log_sd") p.value = 0.1;
+  }
+  const auto s = t.slowdown(full_load(132));
+  EXPECT_NEAR(s.lo, 1 + 50e-6 * std::pow(2.0, 1.5) / std::exp(0.196) / 3e-6, 1e-6);
+  EXPECT_NEAR(s.hi, 1 + 70e-6 * std::pow(2.0, 2.5) * std::exp(0.196) / 3e-6, 1e-6);
+  // At K_ref the exponent's interval does not matter.
+  const auto r = t.slowdown(full_load(66));
+  EXPECT_NEAR(r.hi, 1 + 70e-6 * std::exp(0.196) / 3e-6, 1e-6);
+}
+
+TEST(InterferenceTerm, OutsideCalibrationNamesTheReason) {
+  const InterferenceTerm t = hand_term();
+  LoadState l = full_load(148);
+  l.burst_bytes_per_sm = 2048;
+  const std::string why = t.outside_calibration(l);
+  EXPECT_NE(why.find("K_SM 148"), std::string::npos) << why;
+  EXPECT_NE(why.find("burst volume per SM 2048"), std::string::npos) << why;
+  EXPECT_EQ(t.outside_calibration(full_load(66)), "");
+}
+
+TEST(InterferenceTerm, StatusesAndBadLoads) {
+  InterferenceTerm t;
+  EXPECT_THROW(t.slowdown(full_load(66)), std::logic_error);  // not calibrated: no number
+  t.status = InterferenceStatus::kNotIdentified;
+  EXPECT_THROW(t.slowdown(full_load(66)), std::logic_error);
+  EXPECT_STREQ(interference_status_name(InterferenceStatus::kNotCalibrated), "interference not calibrated");
+  EXPECT_THROW(parse_interference_status("maybe"), Error);
+  EXPECT_THROW(hand_term().slowdown(full_load(0)), Error);
+  InterferenceTerm no_hbm = hand_term();
+  for (auto& p : no_hbm.parameters)
+    if (p.name == "tile_time_s_hbm") p.value = p.lo = p.hi = kNaN;
+  LoadState hbm = full_load(66);
+  hbm.operands_in_l2 = false;
+  EXPECT_THROW(no_hbm.slowdown(hbm), Error);
+}
+
+TEST(InterferenceTerm, JsonRoundTripAndStrictReader) {
+  const InterferenceTerm t = hand_term();
+  const nlohmann::json j = to_json(t);
+  const InterferenceTerm back = interference_term_from_json(j);
+  EXPECT_DOUBLE_EQ(back.slowdown(full_load(132)).mid, t.slowdown(full_load(132)).mid);
+  nlohmann::json missing = j;
+  missing["parameters"].erase(3);  // wait_s_at_kref
+  EXPECT_THROW(interference_term_from_json(missing), Error);
+  nlohmann::json bad = j;
+  bad["parameters"][0]["value"] = "fast";
+  EXPECT_THROW(interference_term_from_json(bad), Error);
+  const nlohmann::json file = {{"extra", {{"interference", j}}}};
+  EXPECT_EQ(interference_term_of_calibration(file).status, InterferenceStatus::kIdentified);
+  EXPECT_EQ(interference_term_of_calibration({{"extra", nlohmann::json::object()}}).status,
+            InterferenceStatus::kNotCalibrated);
+}
+
+}  // namespace
+}  // namespace xs::model

@@ -1,0 +1,111 @@
+// xstage moe tests: whole-kernel predictions (src/moe/whole_kernel_score.hpp) on a committed megamoe file.
+// The frozen-input rule: every measured field of the judged (host) launches mutated, no prediction field moves;
+// the local control's time mutated, the transfer moves (the test can fail). And the not-calibrated path.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "moe/whole_kernel_score.hpp"
+
+namespace xs::moe {
+namespace {
+
+using nlohmann::json;
+
+json committed_check_file() {
+  const std::string path = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/megamoe/matrix/megamoe-check.json";
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return json::parse(s.str());
+}
+
+WholeKernelSettings settings_with(model::SlowdownSource term) {
+  WholeKernelSettings s;
+  s.term = std::move(term);
+  s.path.drain_rate_bps = 52.5e9;
+  s.path.drain_rate_lo_bps = 51.7e9;
+  s.path.drain_rate_hi_bps = 52.8e9;
+  s.path.capacity_bytes = std::numeric_limits<double>::infinity();
+  s.reference_fit = false;
+  return s;
+}
+
+model::SlowdownSource knee() {
+  model::SlowdownSource t;
+  t.status = model::InterferenceStatus::kIdentified;
+  t.label = "hand-made";
+  t.slowdown = [](const model::LoadState& l) {
+    const double x = 1.0 + 2.0 * std::max(0.0, l.offered_rate_bps / l.drain_rate_bps - 0.5);
+    return model::SlowdownBracket{1.0 + 0.8 * (x - 1.0), x, 1.0 + 1.2 * (x - 1.0)};
+  };
+  return t;
+}
+
+// Every prediction field of every option (the measured medians left out).
+json predictions_of(const json& doc, const WholeKernelSettings& s) {
+  const ScoreInputs in = read_score_inputs({{"megamoe-check.json", doc}}, "host");
+  const WholeKernelResult r = predict_whole_kernel(in, s);
+  json out = json::array();
+  for (const WholeKernelConfig& c : r.configs)
+    for (const WholeKernelOption& o : c.options) {
+      const auto j = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
+      out.push_back({c.label, o.option.key(), j(o.transfer_s), j(o.transfer_lo_s), j(o.transfer_hi_s),
+                     o.replay_host_s, o.replay_local_s, j(o.transfer_no_term_s), j(o.transfer_constant_s),
+                     j(o.abinitio_host_s), j(o.abinitio_local_s), o.transfer_why_not});
+    }
+  return out;
+}
+
+void scale_all_numbers(json& j, double f) {
+  if (j.is_structured()) {
+    for (auto& v : j) scale_all_numbers(v, f);
+  } else if (j.is_number_float()) {
+    j = j.get<double>() * f;
+  }
+}
+
+TEST(WholeKernelScore, NoMeasuredFieldOfTheJudgedLaunchesMovesAPrediction) {
+  const json doc = committed_check_file();
+  const WholeKernelSettings s = settings_with(knee());
+  const json before = predictions_of(doc, s);
+  ASSERT_FALSE(before.empty());
+  bool any_transfer = false;
+  for (const json& row : before) any_transfer = any_transfer || row[2].is_number();
+  ASSERT_TRUE(any_transfer) << before.dump();
+  json mutated = doc;
+  int host_points = 0;
+  for (json& p : mutated["points"]) {
+    if (p["axes"]["target"] != "host") continue;
+    ++host_points;
+    scale_all_numbers(p["variants"], 1.7);                      // whole-kernel times and samples
+    scale_all_numbers(p["extra"]["variants"], 2.3);             // tile timings, spans, clocks of the judged launches
+    scale_all_numbers(p["extra"]["speedup_interleaved_vs_wave"], 0.5);
+    scale_all_numbers(p["extra"]["clocks"], 0.7);
+  }
+  ASSERT_GT(host_points, 0);
+  const json after = predictions_of(mutated, s);
+  EXPECT_EQ(after, before);
+  // The local control is an input: its times mutated, the transfer moves.
+  json local = doc;
+  for (json& p : local["points"])
+    if (p["axes"]["target"] == "local") scale_all_numbers(p["variants"], 1.3);
+  EXPECT_NE(predictions_of(local, s), before);
+}
+
+TEST(WholeKernelScore, AnUncalibratedTermGivesNoTransferAndSaysSo) {
+  model::SlowdownSource none;
+  none.why = "no remote_store.loaded block";
+  const json rows = predictions_of(committed_check_file(), settings_with(none));
+  ASSERT_FALSE(rows.empty());
+  for (const json& row : rows) {
+    EXPECT_TRUE(row[2].is_null()) << row.dump();
+    EXPECT_TRUE(row[9].is_null()) << row.dump();  // ab initio host needs the term too
+    EXPECT_NE(row[11].get<std::string>().find("interference not calibrated"), std::string::npos) << row.dump();
+    EXPECT_TRUE(row[7].is_number());  // the Burst-Gap replay without the term is still there, labelled apart
+  }
+}
+
+}  // namespace
+}  // namespace xs::moe
