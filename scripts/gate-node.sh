@@ -33,7 +33,10 @@ backend=gpu out=out/gate-node baseline="" bin_arg="" steps_arg="" only="" tool_a
 record=""
 die() { echo "gate-node: error: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
-  [[ $1 == -h || $1 == --help || $# -ge 2 ]] || { usage >&2; die "$1 needs a value"; }
+  case $1 in
+    --backend|--out|--baseline|--bin|--steps|--only|--tool-args|--record-baseline)
+      [[ $# -ge 2 ]] || { usage >&2; die "$1 needs a value"; } ;;
+  esac
   case $1 in
     --backend) backend=${2:-}; shift 2 ;;
     --out) out=${2:-}; shift 2 ;;
