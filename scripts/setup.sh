@@ -3,7 +3,9 @@
 # CMake's find_package), and installs only what is truly missing, with apt-get, only where apt works.
 # On machines without network (the GPU node) every dependency must already be present: then nothing is
 # installed, and a missing one is named. XS_WITH_FUZZ=1 also wants clang++ with libFuzzer (for
-# scripts/fuzz.sh); it is optional: where it cannot be installed the fuzz run is skipped.
+# scripts/fuzz.sh); it is optional: where it cannot be installed the fuzz run is skipped. XS_WITH_MPI=1 also
+# wants OpenMPI (mpicxx, mpirun: Debian's libopenmpi-dev and openmpi-bin) for the -DXS_WITH_MPI=ON build and the
+# mpirun tests; optional too: where it cannot be installed the build goes without MPI and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -118,6 +120,11 @@ if [[ "${XS_WITH_FUZZ:-0}" == "1" ]] && ! fuzzer_links; then
     apt_install "libclang-rt-${major:-14}-dev" || true
   fi
   fuzzer_links || notes+=("clang++ with libFuzzer unavailable: the fuzz run will be skipped")
+fi
+
+if [[ "${XS_WITH_MPI:-0}" == "1" ]] && ! { have mpicxx && have mpirun; }; then
+  apt_install libopenmpi-dev openmpi-bin || true
+  { have mpicxx && have mpirun; } || notes+=("OpenMPI (mpicxx, mpirun) unavailable: the build goes without -DXS_WITH_MPI=ON")
 fi
 
 if [[ ${#notes[@]} -eq 0 ]]; then

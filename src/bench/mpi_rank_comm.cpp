@@ -1,5 +1,6 @@
-// xstage bench layer: MPI start-up and the MPI RankComm (see mpi_rank_comm.hpp). Collectives are the
-// non-blocking MPI_Ibarrier/Igather(v)/Ibcast polled with MPI_Test, so a rank that never comes is a timeout.
+// xstage bench layer: MPI start-up and the MPI RankComm (see mpi_rank_comm.hpp). Collectives are non-blocking
+// MPI calls polled with MPI_Test (the gather point to point, so rank 0 can name a missing rank), so a rank that
+// never comes is a timeout.
 #include "bench/mpi_rank_comm.hpp"
 
 #if defined(XS_HAVE_MPI)
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 #endif
 
 namespace xs::bench {
@@ -48,6 +50,32 @@ void wait_for(MPI_Request& request, double timeout_s, int rank, const char* coll
   }
 }
 
+// Polls every request until all complete or timeout_s passes; then throws naming the peers (peers[i] for
+// requests[i]) that never answered, so the error says which rank failed or hangs.
+void wait_all_for(std::vector<MPI_Request>& requests, const std::vector<int>& peers, double timeout_s, int rank,
+                  const char* collective) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  auto pause = std::chrono::microseconds(20);
+  for (;;) {
+    std::string pending;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      int done = 0;  // a completed request is MPI_REQUEST_NULL, which tests as done
+      check_mpi(MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (!done) pending += fmt::format("{}{}", pending.empty() ? "" : ", ", peers[i]);
+    }
+    if (pending.empty()) return;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw rank_comm_error(fmt::format("rank {}", rank),
+                            fmt::format("{}: no answer from rank {} within {} s (it failed, hangs or exited; raise "
+                                        "XS_RANK_TIMEOUT_S for longer points)", collective, pending, timeout_s));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(2000));
+  }
+}
+
+// Point-to-point tags of the gather (collectives never match point-to-point messages).
+constexpr int kGatherSizeTag = 7101, kGatherDataTag = 7102;
+
 class MpiRankComm final : public RankComm {
  public:
   explicit MpiRankComm(double timeout_s) : timeout_s_(timeout_s) {
@@ -60,32 +88,46 @@ class MpiRankComm final : public RankComm {
   int size() const override { return size_; }
   std::string kind() const override { return "mpi"; }
 
+  // A gather to rank 0 and rank 0's word back: rank 0 can name a rank that does not come (MPI_Ibarrier cannot).
   void barrier() override {
-    MPI_Request request;
-    check_mpi(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
-    wait_for(request, timeout_s_, rank_, "barrier");
+    gather_bytes_to_root("");
+    char go = 1;
+    broadcast_bytes(&go, 1);
   }
 
+  // Point to point rather than MPI_Igatherv, so that rank 0 learns which ranks did not send.
   std::vector<std::string> gather_bytes_to_root(const std::string& bytes) override {
     if (bytes.size() > INT_MAX) throw input_error("gather", "more than 2 GiB from one rank");
-    int my_count = static_cast<int>(bytes.size());
-    std::vector<int> counts(rank_ == 0 ? static_cast<std::size_t>(size_) : 0);
-    MPI_Request request;
-    check_mpi(MPI_Igather(&my_count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_, &request), "MPI_Igather");
-    wait_for(request, timeout_s_, rank_, "gather");
-    std::vector<int> displacements(counts.size());
-    std::int64_t total = 0;
-    for (std::size_t r = 0; r < counts.size(); ++r) {
-      displacements[r] = static_cast<int>(total);
-      total += counts[r];
+    if (rank_ != 0) {
+      std::uint64_t num_bytes = bytes.size();
+      std::vector<MPI_Request> requests(2);
+      check_mpi(MPI_Isend(&num_bytes, 1, MPI_UINT64_T, 0, kGatherSizeTag, comm_, &requests[0]), "MPI_Isend");
+      check_mpi(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kGatherDataTag, comm_,
+                          &requests[1]), "MPI_Isend");
+      wait_all_for(requests, {0, 0}, timeout_s_, rank_, "gather");
+      return {};
     }
-    if (total > INT_MAX) throw input_error("gather", "more than 2 GiB in all");
-    std::string all(static_cast<std::size_t>(total), '\0');
-    check_mpi(MPI_Igatherv(bytes.data(), my_count, MPI_BYTE, all.data(), counts.data(), displacements.data(),
-                           MPI_BYTE, 0, comm_, &request), "MPI_Igatherv");
-    wait_for(request, timeout_s_, rank_, "gather");
-    std::vector<std::string> out;
-    for (std::size_t r = 0; r < counts.size(); ++r) out.push_back(all.substr(displacements[r], counts[r]));
+    std::vector<std::uint64_t> sizes(static_cast<std::size_t>(size_), 0);
+    std::vector<MPI_Request> requests;
+    std::vector<int> peers;
+    for (int r = 1; r < size_; ++r) {
+      requests.emplace_back();
+      peers.push_back(r);
+      check_mpi(MPI_Irecv(&sizes[static_cast<std::size_t>(r)], 1, MPI_UINT64_T, r, kGatherSizeTag, comm_,
+                          &requests.back()), "MPI_Irecv");
+    }
+    wait_all_for(requests, peers, timeout_s_, rank_, "gather");
+    std::vector<std::string> out(static_cast<std::size_t>(size_));
+    out[0] = bytes;
+    std::int64_t total = 0;
+    for (std::size_t r = 1; r < out.size(); ++r) {
+      total += static_cast<std::int64_t>(sizes[r]);
+      if (sizes[r] > INT_MAX || total > INT_MAX) throw input_error("gather", "more than 2 GiB in all");
+      out[r].resize(sizes[r]);
+      check_mpi(MPI_Irecv(out[r].data(), static_cast<int>(sizes[r]), MPI_BYTE, static_cast<int>(r), kGatherDataTag,
+                          comm_, &requests[r - 1]), "MPI_Irecv");
+    }
+    wait_all_for(requests, peers, timeout_s_, rank_, "gather");
     return out;
   }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -32,7 +33,7 @@ LaunchChoice choose_launch(const std::map<std::string, std::string>& env, int gp
   if (launched_by_launcher(env)) {
     const RankContext c = rank_context_from_env(env, uses_gpus ? std::optional<int>(count_local_gpus()) : std::nullopt);
     if (c.world_size > 1 && !mpi_built)
-      throw input_error("mpirun", fmt::format("started as rank {} of {} ranks, but this xstage-bench was built without "
+      throw input_error("mpirun", fmt::format("started as rank {} of {} ranks, but xstage was built without "
                                               "MPI: configure with -DXS_WITH_MPI=ON (and an MPI such as Debian's "
                                               "libopenmpi-dev), or run one process with --gpus N",
                                               c.rank, c.world_size));
@@ -69,7 +70,8 @@ struct RankProcess::Mpi {
   std::exception_ptr start_error;  // MPI start-up failed: reported by run(), inside the tool's error handling
 };
 
-RankProcess::RankProcess(int* argc, char*** argv) : mpi_(std::make_unique<Mpi>()) {
+RankProcess::RankProcess(std::string tool_name, int* argc, char*** argv)
+    : tool_name_(std::move(tool_name)), mpi_(std::make_unique<Mpi>()) {
   const auto env = launcher_environment();
   if (launched_by_launcher(env)) {
     try {
@@ -123,7 +125,9 @@ int run_rank(const RankContext& context, RankComm& comm, bool& own_error,
   } catch (const Error& e) {
     if (comm.size() == 1) throw;
     own_error = true;
-    throw Error(e.code(), e.domain(), e.field(), fmt::format("rank {}: {}", comm.rank(), e.what()));
+    const std::string prefix = fmt::format("rank {}: ", comm.rank());  // a collective's error names it already
+    const std::string message = e.what();
+    throw Error(e.code(), e.domain(), e.field(), message.rfind(prefix, 0) == 0 ? message : prefix + message);
   } catch (const std::exception& e) {
     if (comm.size() == 1) throw;
     own_error = true;
@@ -177,13 +181,21 @@ int RankProcess::run(int gpus, bool uses_gpus, const std::function<int()>& count
   return codes.front();
 }
 
+double RankProcess::exit_wait_s() const {
+  const double timeout_s = rank_timeout_s_from_env();
+  return own_error_ ? std::min(30.0, timeout_s) : timeout_s;
+}
+
 int RankProcess::finish(int code) {
 #if defined(XS_HAVE_MPI)
   if (mpi_->session) {
-    const double timeout_s = own_error_ ? 30.0 : kDefaultRankTimeoutS;
-    if (!mpi_->session->exit_barrier(timeout_s)) {
-      std::fprintf(stderr, "xstage-bench: rank %d: the other ranks did not finish within %.0f s after this rank's "
-                   "error; aborting the run (MPI_Abort)\n", mpi_->comm ? mpi_->comm->rank() : -1, timeout_s);
+    const double wait_s = exit_wait_s();
+    if (!mpi_->session->exit_barrier(wait_s)) {
+      std::fprintf(stderr, "%s: rank %d: the other ranks did not finish within %.0f s after this rank's %s; "
+                   "aborting every rank (MPI_Abort, exit %d)\n", tool_name_.c_str(),
+                   mpi_->comm ? mpi_->comm->rank() : -1, wait_s, own_error_ ? "error" : "end",
+                   code != 0 ? code : 3);
+      std::fflush(stderr);
       mpi_->session->abort_all(code != 0 ? code : 3);
     }
     mpi_->comm.reset();

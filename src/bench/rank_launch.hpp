@@ -1,4 +1,4 @@
-// xstage bench layer: xstage-bench's rank start-up and shut-down. Picks the launch model (one rank; ranks as
+// xstage bench layer: the rank start-up and shut-down of xstage-bench and xstage-calibrate. Picks the launch model (one rank; ranks as
 // threads of this process with --gpus; one process per GPU under mpirun/srun in an MPI build), validates it
 // (exit 2 with the reason), runs the tool's body once per rank, and ends MPI cleanly or aborts a stuck run.
 #pragma once
@@ -34,8 +34,8 @@ class RankProcess {
  public:
   // Before the command line is parsed: starts MPI when a launcher started this process and the build has MPI.
   // On a rank other than 0 stdout goes to /dev/null for good and stderr until parsed() (the options are the
-  // same on every rank: rank 0 prints their help and errors).
-  RankProcess(int* argc, char*** argv);
+  // same on every rank: rank 0 prints their help and errors). `tool_name` prefixes finish()'s message.
+  RankProcess(std::string tool_name, int* argc, char*** argv);
   ~RankProcess();
   RankProcess(const RankProcess&) = delete;
   RankProcess& operator=(const RankProcess&) = delete;
@@ -50,11 +50,15 @@ class RankProcess {
           const std::function<int(const RankContext&, RankComm&)>& body);
 
   // Ends the process's ranks with main's exit code: under MPI every rank meets at an exit barrier and
-  // finalizes; when some rank does not come (it is stuck in a collective after another rank's error) the
-  // run is aborted with `code` (MPI_Abort). Returns the code to exit with.
+  // finalizes; when some rank does not come the run is aborted with `code` (MPI_Abort), after a message naming
+  // this rank. The exit barrier waits at most exit_wait_s(): after this rank's own error (the others may be
+  // stuck in a collective, or one hangs) min(30 s, XS_RANK_TIMEOUT_S), otherwise XS_RANK_TIMEOUT_S (the
+  // others may still be finishing their last point). Returns the code to exit with.
   int finish(int code);
+  double exit_wait_s() const;
 
  private:
+  std::string tool_name_;
   struct Mpi;
   std::unique_ptr<Mpi> mpi_;
   bool root_ = true;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "common/error.hpp"
@@ -130,6 +132,62 @@ report::AppPoint merge_rank_points(const std::vector<report::AppPoint>& by_rank)
   merged.verification.values = first.verification.values.is_object() ? first.verification.values : nlohmann::json::object();
   merged.verification.values["by_rank"] = values_by_rank;
   merged.extra["ranks"] = ranks;
+  return merged;
+}
+
+namespace {
+
+// One statistic of a record on every rank, merged per repetition; nullopt unless every rank has samples of it.
+std::optional<Summary> merge_statistic(const std::vector<PointRecord>& by_rank,
+                                       const std::function<const Summary*(const PointRecord&)>& get) {
+  std::vector<std::vector<double>> seconds_by_rank;
+  for (const auto& record : by_rank) {
+    const Summary* s = get(record);
+    if (s == nullptr || s->samples.empty()) return std::nullopt;
+    seconds_by_rank.push_back(s->samples);
+  }
+  return merge_rank_trials(seconds_by_rank);
+}
+
+}  // namespace
+
+PointRecord merge_rank_records(const std::vector<PointRecord>& by_rank) {
+  if (by_rank.empty()) throw input_error("ranks", "no rank reported the point; need at least one");
+  if (by_rank.size() == 1) return by_rank.front();
+  const PointRecord& first = by_rank.front();
+  const std::string key = point_key(first.spec);
+  PointRecord merged;
+  merged.id = first.id;
+  merged.spec = first.spec;
+  for (std::size_t r = 0; r < by_rank.size(); ++r) {
+    const PointRecord& p = by_rank[r];
+    if (p.id != first.id || point_key(p.spec) != key)
+      throw input_error("rank " + std::to_string(r), "reported point " + p.id + " " + point_key(p.spec) +
+                                                         ", rank 0 reported " + first.id + " " + key +
+                                                         ": every rank must run the same point");
+    if (p.skipped && !merged.skipped) {
+      merged.skipped = true;
+      merged.skip_reason = "rank " + std::to_string(r) + ": " + p.skip_reason;
+    }
+  }
+  if (merged.skipped) return merged;  // a subset of ranks is not the run's time
+  const auto issue = merge_statistic(by_rank, [](const PointRecord& p) { return &p.issue_time_s; });
+  if (!issue) throw input_error("issue_time_s", "a rank reported no repetitions of a measured point");
+  merged.issue_time_s = *issue;
+  merged.issue_time_max_s = merge_statistic(
+      by_rank, [](const PointRecord& p) { return p.issue_time_max_s ? &*p.issue_time_max_s : nullptr; });
+  if (auto period = merge_statistic(by_rank, [](const PointRecord& p) { return &p.period_s; })) merged.period_s = *period;
+  merged.completion_s =
+      merge_statistic(by_rank, [](const PointRecord& p) { return p.completion_s ? &*p.completion_s : nullptr; });
+  merged.verification.checked = true;
+  for (const auto& p : by_rank) {
+    merged.verification.checked = merged.verification.checked && p.verification.checked;
+    merged.verification.bytes_checked += p.verification.bytes_checked;
+    merged.verification.wrong += p.verification.wrong;
+    merged.clock_flagged = merged.clock_flagged || p.clock_flagged;
+    if (p.sm_clock_hz > 0 && (merged.sm_clock_hz == 0 || p.sm_clock_hz < merged.sm_clock_hz))
+      merged.sm_clock_hz = p.sm_clock_hz;
+  }
   return merged;
 }
 

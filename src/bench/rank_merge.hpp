@@ -1,12 +1,13 @@
 // xstage bench layer: merging per-rank measurements of one point into the figure the paper reports (per trial
 // the slowest rank, then median/p10/p90 over trials) and per-rank verification counts into one. Plain C++.
-// Used by the rank-aware application loop (bench/app_bench.hpp) to merge the points rank 0 gathers.
+// Used by the rank-aware loops (bench/app_bench.hpp, bench/runner.hpp) to merge the points rank 0 gathers.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "common/stats.hpp"
 #include "report/app_point.hpp"
+#include "report/records.hpp"
 
 namespace xs::bench {
 
@@ -39,5 +40,18 @@ RankVerification merge_rank_verification(const std::vector<RankVerification>& by
 //            0's plus "by_rank" (every rank's values);
 //   prediction and extra: rank 0's, extra.ranks = {num_ranks, rule, by_rank: status and medians}.
 report::AppPoint merge_rank_points(const std::vector<report::AppPoint>& by_rank);
+
+// One remote-store point (a PointRecord: bench/runner.hpp's sweeps, xstage-calibrate) measured on every rank ->
+// the record the result file holds. One rank: returned as it is. Several (the same spec on every rank, else
+// input_error naming the rank):
+//   skipped       when skipped on any rank, reason "rank r: <reason>" of the first such rank; no times;
+//   times         issue_time_s, issue_time_max_s, period_s, completion_s: merge_rank_trials per statistic
+//                 (per repetition the slowest rank, then median/p10/p90); a statistic is kept only when every
+//                 rank has it. The ranks' repetitions are not synchronized (one barrier per point, none between
+//                 repetitions), so the i-th repetitions of two ranks overlap in time only roughly;
+//   verification  checked only when checked on every rank; bytes and wrong words summed;
+//   clock         sm_clock_hz the lowest known over ranks, clock_flagged when flagged on any rank;
+//   prediction    none (a prediction is attached after the merge).
+PointRecord merge_rank_records(const std::vector<PointRecord>& by_rank);
 
 }  // namespace xs::bench

@@ -2,6 +2,8 @@
 // durability: every output path and every point is checked before the first launch, each finished point
 // is appended to the JSON-lines journal at once (fsync), SIGINT/SIGTERM stop cleanly (a long point is
 // abandoned between repetitions), and --resume continues only the run the journal's header names.
+// Over several ranks (bench/rank_comm.hpp) every rank measures every point on its own backend, rank 0 merges
+// (bench/rank_merge.hpp, merge_rank_records) and alone writes the journal; one rank behaves as before.
 #pragma once
 #include <memory>
 #include <string>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "bench/backend.hpp"
+#include "bench/rank_comm.hpp"
 #include "bench/sweep.hpp"
 #include "report/journal.hpp"
 
@@ -29,7 +32,14 @@ struct SweepOutcome {
   // The open journal: its lock keeps other runs off this output while the caller fits and writes the
   // result. Released when the outcome is destroyed.
   std::shared_ptr<report::Journal> journal;
+  // Several ranks: meta.launch {model, num_ranks} and meta.ranks[] (each rank's backend, device or simulator
+  // seed: rank_description); null with one rank.
+  nlohmann::json launch, ranks;
 };
+
+// What meta.ranks[r] says of rank r's backend: {rank, backend, device {index, name, uuid}} for a GPU,
+// {rank, backend, seed} for the simulator.
+nlohmann::json rank_description(const Backend& backend, int rank);
 
 // In order, before anything is measured or created:
 //  1. output_path and its journal must be writable regular-file paths (io_error, exit 2); the CLIs check
@@ -44,13 +54,25 @@ struct SweepOutcome {
 // Only then are the output's folders and the journal created. Prints "resuming N/M points" on stderr.
 SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& points, const RunOptions& options);
 
+// The same on every rank of `comm` (every rank calls it with the same points and options, each with its own
+// backend). Rank 0 checks the outputs and opens the journal; every rank checks the points on its backend. Per
+// point: rank 0 decides whether to go on (signals are handled on rank 0), all ranks meet at a barrier, measure,
+// and rank 0 gathers, merges (merge_rank_records: per repetition the slowest rank), journals and sends the merged
+// record back, so every rank's outcome holds the same records. A throw on any rank becomes RankAgreedError on
+// every rank (bench/rank_agree.hpp); a rank that never answers ends the others' wait after the comm's timeout.
+// With one rank this is run_sweep above.
+SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& points, const RunOptions& options,
+                       RankComm& comm);
+
 // Step 2 above on its own (run_sweep calls it; a --dry-run on a backend at hand does too, so that it refuses
 // what the run refuses): the skip reason of each point ("" to run it), or input_error for a point the
 // backend refuses.
 std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points);
 
-// The journal header this run would write: the identity --resume compares.
-report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points);
+// The journal header this run would write: the identity --resume compares. With several ranks their number
+// is hashed into config_hash too (a journal of 4 ranks is refused by a run of 2).
+report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points,
+                                         int num_ranks = 1);
 
 // Exit code for an interrupted run (128 + SIGINT), as shells report it.
 inline constexpr int kInterruptedExitCode = 130;

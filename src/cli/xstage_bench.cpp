@@ -13,6 +13,7 @@
 #include "cli/common/cli_main.hpp"
 #include "cli/common/remote_store_suites.hpp"
 #include "cli/common/suite_options.hpp"
+#include "cli/common/sweep_options.hpp"
 #include "cli/common/table_output.hpp"
 #include "common/error.hpp"
 #include "moe/moe_suite.hpp"
@@ -31,14 +32,6 @@ struct BenchOptions {
   bool list = false, dry_run = false, resume = false, no_progress = false, json = false;
   int gpus = 1;  // ranks as threads of this process (0: all local GPUs)
 };
-
-int count_local_gpus() {
-#if defined(XS_HAVE_CUDA)
-  return xs::runtime::count_devices();
-#else
-  throw xs::no_gpu_error("GPU backend not built: nvcc was not found at configure time, so no rank has a GPU");
-#endif
-}
 
 int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const std::vector<std::string>& argv,
         const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
@@ -97,7 +90,7 @@ std::string examples(const xs::bench::SuiteRegistry& registry) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  xs::bench::RankProcess ranks(&argc, &argv);  // MPI_Init_thread when started by mpirun/srun in an MPI build
+  xs::bench::RankProcess ranks("xstage-bench", &argc, &argv);  // MPI_Init_thread when started by mpirun/srun in an MPI build
   const int code = xs::cli::run_main("xstage-bench", [&]() {
     BenchOptions o;
     xs::bench::SuiteRegistry registry;
@@ -143,7 +136,7 @@ int main(int argc, char** argv) {
       return ranks.is_root() ? run(registry, o, args, {}, one) : 0;
     }
     const bool uses_gpus = !o.dry_run && o.flags.backend.kind != "sim";
-    return ranks.run(o.gpus, uses_gpus, count_local_gpus,
+    return ranks.run(o.gpus, uses_gpus, xs::cli::count_local_gpus,
                      [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
                        return run(registry, o, args, rank, comm);
                      });

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "bench/calibration.hpp"
+#include "bench/rank_agree.hpp"
+#include "bench/rank_launch.hpp"
 #include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
@@ -135,7 +137,8 @@ int refit(const CalibrateOptions& o) {
 // A shortfall is then certain and refused (exit 2) before any journal or output exists. For other targets
 // (peer: several SMs can outrun one copy engine over NVLink) the copy engine bounds nothing: a note only.
 void check_gap_reach(const std::vector<xs::bench::ExpandedPoint>& points, const CalibrateOptions& o,
-                     const std::string& target, std::optional<double> copy_engine_bps, double plateau_gap_factor) {
+                     const std::string& target, std::optional<double> copy_engine_bps, double plateau_gap_factor,
+                     bool print = true) {
   std::optional<double> upper_bps;
   std::string source;
   if (o.backend.kind == "sim") {
@@ -146,7 +149,7 @@ void check_gap_reach(const std::vector<xs::bench::ExpandedPoint>& points, const 
     source = fmt::format("the copy-engine rate measured on {} just now", target);
   }
   if (!upper_bps) {
-    print_notes({"gap reach not checked: no copy-engine rate for target " + target});
+    if (print) print_notes({"gap reach not checked: no copy-engine rate for target " + target});
     return;
   }
   std::vector<xs::PointSpec> specs;
@@ -157,7 +160,7 @@ void check_gap_reach(const std::vector<xs::bench::ExpandedPoint>& points, const 
       "{} gap sweep(s) cannot reach the T_iss^0 plateau with R <= {:.4g} GB/s ({}): {}", short_of.size(),
       *upper_bps / 1e9, source, xs::fit::describe_shortfalls(short_of, plateau_gap_factor));
   if (o.backend.kind != "sim" && target != "host") {
-    print_notes({what + " (the copy engine need not bound R on this target: not refused)"});
+    if (print) print_notes({what + " (the copy engine need not bound R on this target: not refused)"});
     return;
   }
   throw xs::input_error("G", what + "; extend those blocks' G ranges (e.g. --config with G up to the needed gap); "
@@ -179,7 +182,8 @@ xs::bench::SweepConfig build_sweep(const CalibrateOptions& o, const std::string&
   return config;
 }
 
-int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
+int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, const xs::bench::RankContext& rank,
+              xs::bench::RankComm& comm) {
   const std::string target = o.backend.target.empty() ? "host" : o.backend.target;
   const bool inspect_only = o.dry_run || o.dump_config || o.list;
   std::optional<double> guess_bps;
@@ -224,61 +228,95 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
 
   xs::fit::FitOptions fit_options;
   fit_options.bootstrap_resamples = o.bootstrap;
+  // Several ranks (mpirun/srun): every rank measures every point on its own GPU (the simulator: its own noise
+  // stream); rank 0 alone prints, merges (per repetition the slowest rank), fits and writes (bench/runner.hpp).
+  const bool root = comm.rank() == 0, several = comm.size() > 1;
+  std::unique_ptr<xs::Backend> backend;
+  std::optional<double> copy_engine_bps;
   // Everything the flags decide is checked before the backend starts: the sweep (with the 717 GB/s guess
-  // when the copy engine will size it), its fittability, and the output paths.
-  {
+  // when the copy engine will size it), its fittability, and the output paths. One rank's refusal is every
+  // rank's (rank 0 prints it).
+  xs::bench::agree(comm, [&] {
     std::vector<std::string> notes;
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
     const auto points = xs::bench::expand(config);
-    if (fits_burst_gap(o, points))
-      print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
-    else if (!o.no_fit)
+    if (fits_burst_gap(o, points)) {
+      notes = xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
+      if (root) print_notes(notes);
+    } else if (!o.no_fit && root) {
       print_notes({"the sweep has no periodic or isolated points: the Burst-Gap model is not fitted (model: null)"});
+    }
+    xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
+    xs::cli::check_table_outputs(o.tables, false);
+    xs::cli::BackendOptions backend_options = o.backend;
+    if (several) {
+      if (o.backend.device_index != 0)
+        throw xs::input_error("--device", fmt::format("with {} ranks each rank drives its own GPU (its local rank); "
+                                                      "drop --device", comm.size()));
+      backend_options.device_index = rank.device;
+    }
+    backend = xs::cli::make_backend(backend_options, comm.rank());
+    // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
+    if (root) copy_engine_bps = backend->reference_bandwidth_bps(target);
+  });
+  if (several) {  // rank 0's copy-engine bandwidth sizes the gap ranges on every rank: one sweep for all
+    double bps = copy_engine_bps.value_or(0);
+    comm.broadcast_bytes(&bps, sizeof bps);
+    copy_engine_bps = bps > 0 ? std::optional<double>(bps) : std::nullopt;
   }
-  xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
-  xs::cli::check_table_outputs(o.tables, false);
-
-  auto backend = xs::cli::make_backend(o.backend);
-  // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
-  std::optional<double> copy_engine_bps = backend->reference_bandwidth_bps(target);
   if (o.config_path.empty() && !guess_bps && copy_engine_bps) guess_bps = *copy_engine_bps;
-  std::vector<std::string> notes;
-  const xs::bench::SweepConfig config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-  print_notes(notes);
-  const auto points = xs::bench::expand(config);
-  const bool fit = fits_burst_gap(o, points);
-  if (fit) {
-    print_notes(xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes));
-    check_gap_reach(points, o, target, copy_engine_bps, fit_options.plateau_gap_factor);
-  }
+  xs::bench::SweepConfig config;
+  std::vector<xs::bench::ExpandedPoint> points;
+  bool fit = false;
+  xs::bench::agree(comm, [&] {
+    std::vector<std::string> notes;
+    config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
+    if (root) print_notes(notes);
+    points = xs::bench::expand(config);
+    fit = fits_burst_gap(o, points);
+    if (fit) {
+      notes = xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
+      if (root) print_notes(notes);
+      check_gap_reach(points, o, target, copy_engine_bps, fit_options.plateau_gap_factor, root);
+    }
+  });
 
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
-  xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options);
+  xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options, comm);
   if (outcome.interrupted) {
-    std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
-                 "  run the same command with --resume to continue\n", outcome.records.size(), points.size(),
-                 xs::report::journal_path_for(out).c_str());
+    if (root)
+      std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
+                   "  run the same command with --resume to continue\n", outcome.records.size(), points.size(),
+                   xs::report::journal_path_for(out).c_str());
     return xs::bench::kInterruptedExitCode;
   }
-  if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
-
   xs::report::ResultFile file;
-  file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
-  file.meta["wall_s"] = outcome.wall_s;
-  file.meta["resumed_points"] = outcome.num_resumed;
-  file.config = xs::bench::to_json(config);
-  file.points = std::move(outcome.records);
-  if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
-  if (!o.no_fit) attach_interference(file, o.bootstrap);
-  xs::report::write_json_atomic(out, xs::report::to_json(file));
-  if (!o.tables.csv_path.empty() || o.tables.markdown)
-    xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+  xs::bench::agree(comm, [&] {  // rank 0 fits and writes; a failure there is every rank's
+    if (!root) return;
+    if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
+    file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
+    file.meta["wall_s"] = outcome.wall_s;
+    file.meta["resumed_points"] = outcome.num_resumed;
+    if (several) {
+      file.meta["launch"] = outcome.launch;
+      file.meta["ranks"] = outcome.ranks;
+    }
+    file.config = xs::bench::to_json(config);
+    file.points = std::move(outcome.records);
+    if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
+    if (!o.no_fit) attach_interference(file, o.bootstrap);
+    xs::report::write_json_atomic(out, xs::report::to_json(file));
+    if (!o.tables.csv_path.empty() || o.tables.markdown)
+      xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+  });
+  if (!root) return 0;
   std::FILE* human = xs::cli::human_output(o.tables);
   if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
   xs::bench::print_calibration_summary(file, human);
   xs::bench::print_loaded_summary(file.points, human);
-  fmt::print(human, "calibration of {} on {} took {:.1f} s of wall time ({} points); wrote {}\n", target,
-             backend->name(), outcome.wall_s, file.points.size(), out);
+  fmt::print(human, "calibration of {} on {} took {:.1f} s of wall time ({} points{}); wrote {}\n", target,
+             backend->name(), outcome.wall_s, file.points.size(),
+             several ? fmt::format(", {} ranks", comm.size()) : std::string(), out);
   xs::bench::note_kept_journal("xstage-calibrate", out);
   return 0;
 }
@@ -286,7 +324,8 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return xs::cli::run_main("xstage-calibrate", [&]() {
+  xs::bench::RankProcess ranks("xstage-calibrate", &argc, &argv);  // MPI_Init_thread under mpirun/srun (MPI build)
+  const int code = xs::cli::run_main("xstage-calibrate", [&]() {
     CalibrateOptions o;
     CLI::App app{
         "xstage-calibrate: measure a node's remote-store path and fit the Burst-Gap model\n"
@@ -301,6 +340,9 @@ int main(int argc, char** argv) {
         "  xstage-calibrate --refit out/calibration-gpu-host.json\n\n"
         "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point, 65,536 bursts\n"
         "per repetition, K <= 65,536 and K x bursts <= 4,194,304 (exit 2 beyond them, before anything runs).\n\n"
+        "Several GPUs: in a build with -DXS_WITH_MPI=ON, mpirun -np N xstage-calibrate ... (or srun): every\n"
+        "rank measures every point on its own GPU at once; rank 0 merges (per repetition the slowest rank),\n"
+        "fits and writes (docs/multi-gpu.md).\n\n"
         "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
         "xstage-calibrate"};
     xs::cli::add_version_flag(app, "xstage-calibrate");
@@ -331,10 +373,21 @@ int main(int argc, char** argv) {
     app.add_flag("--points", o.print_points, "Print every point with its prediction");
     xs::cli::add_table_flags(app, o.tables, "every point with its prediction");
     xs::cli::parse_or_throw(app, argc, argv);
-    if (!o.refit_path.empty()) {
-      refuse_measurement_flags(app);
-      return refit(o);
+    ranks.parsed();
+    const std::vector<std::string> args(argv, argv + argc);
+    if (!o.refit_path.empty() || o.dry_run || o.dump_config || o.list) {  // no measurement: rank 0 alone
+      if (!ranks.is_root()) return 0;
+      if (!o.refit_path.empty()) {
+        refuse_measurement_flags(app);
+        return refit(o);
+      }
+      xs::bench::SingleRankComm one;
+      return calibrate(o, args, {}, one);
     }
-    return calibrate(o, std::vector<std::string>(argv, argv + argc));
+    return ranks.run(1, o.backend.kind != "sim", xs::cli::count_local_gpus,
+                     [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
+                       return calibrate(o, args, rank, comm);
+                     });
   });
+  return ranks.finish(code);
 }

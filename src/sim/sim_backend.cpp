@@ -1,6 +1,12 @@
 // xstage sim layer: the simulator as a measurement Backend, so the sweep runner, fitter and gate run the
-// whole calibration without a GPU (see simulator.hpp).
+// whole calibration without a GPU (see simulator.hpp); one backend per rank of a multi-rank run.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "common/error.hpp"
 #include "sim/simulator.hpp"
@@ -10,7 +16,10 @@ namespace {
 
 class SimBackend final : public Backend {
  public:
-  explicit SimBackend(const SimParams& params) : params_(params) { validate_params(params_); }
+  SimBackend(const SimParams& params, int rank, SimFault fault) : params_(params), rank_(rank), fault_(std::move(fault)) {
+    validate_params(params_);
+    params_.seed = rank_seed(params.seed, rank);
+  }
 
   std::string name() const override { return "sim"; }
 
@@ -26,7 +35,9 @@ class SimBackend final : public Backend {
     // Only present when Q depends on K, so the default description keeps its documented keys.
     if (params_.capacity_per_producer_bytes > 0)
       planted["Q_per_producer_bytes"] = params_.capacity_per_producer_bytes;
-    return {{"backend", "sim"}, {"planted", planted}, {"devices", nlohmann::json::array()}};
+    nlohmann::json d = {{"backend", "sim"}, {"planted", planted}, {"devices", nlohmann::json::array()}};
+    if (rank_ > 0) d["rank"] = rank_;  // rank 0 keeps the one-rank description (and journal identity)
+    return d;
   }
 
   static bool is_sim_target(const std::string& t) { return t == "sim" || t == "host" || t == "local"; }
@@ -48,6 +59,8 @@ class SimBackend final : public Backend {
   PointRecord run(const PointSpec& spec) override {
     if (auto reason = unavailable_reason(spec))
       throw input_error(is_sim_target(spec.target) ? "point" : "target", *reason);
+    ++num_run_;
+    if (fault_.rank == rank_ && fault_.point == num_run_) fail();
     return simulate_point(params_, spec);
   }
 
@@ -55,13 +68,62 @@ class SimBackend final : public Backend {
   std::optional<double> reference_bandwidth_bps(const std::string&) override { return std::nullopt; }
 
  private:
+  void fail() const {
+    if (fault_.mode == "exit") {
+      std::fprintf(stderr, "sim: rank %d: planted fault (XS_SIM_FAULT): the process dies at its point %zu\n", rank_,
+                   num_run_);
+      std::_Exit(3);
+    }
+    if (fault_.mode == "hang")
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // a stuck kernel: until the run is aborted
+    throw Error(ExitCode::kDeviceFailure, "sim", "XS_SIM_FAULT",
+                fmt::format("planted fault (XS_SIM_FAULT): failed at this rank's point {}", num_run_));
+  }
+
   SimParams params_;
+  int rank_ = 0;
+  SimFault fault_;
+  std::size_t num_run_ = 0;  // points this backend started
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_sim_backend(const SimParams& params) {
-  return std::make_unique<SimBackend>(params);
+std::uint64_t rank_seed(std::uint64_t seed, int rank) {
+  if (rank == 0) return seed;
+  std::uint64_t x = seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(rank);  // splitmix64 step
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x == 0 ? 1 : x;
+}
+
+SimFault parse_sim_fault(const std::string& text) {
+  SimFault f;
+  if (text.empty()) return f;
+  const auto bad = [&] {
+    return input_error("XS_SIM_FAULT", fmt::format("'{}': accepted <rank>:<point>:<mode>, rank >= 0, point >= 1 "
+                                                   "(1-based), mode throw, exit or hang, e.g. 1:3:throw", text));
+  };
+  const std::size_t a = text.find(':'), b = a == std::string::npos ? a : text.find(':', a + 1);
+  if (b == std::string::npos) throw bad();
+  try {
+    std::size_t used = 0;
+    f.rank = std::stoi(text.substr(0, a), &used);
+    if (used != a) throw bad();
+    const long long point = std::stoll(text.substr(a + 1, b - a - 1), &used);
+    if (used != b - a - 1 || point < 1) throw bad();
+    f.point = static_cast<std::size_t>(point);
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+  f.mode = text.substr(b + 1);
+  if (f.rank < 0 || (f.mode != "throw" && f.mode != "exit" && f.mode != "hang")) throw bad();
+  return f;
+}
+
+std::unique_ptr<Backend> make_sim_backend(const SimParams& params, int rank) {
+  const char* fault = std::getenv("XS_SIM_FAULT");
+  return std::make_unique<SimBackend>(params, rank, parse_sim_fault(fault ? fault : ""));
 }
 
 }  // namespace xs::sim

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "bench/backend.hpp"
 #include "report/records.hpp"
@@ -72,8 +73,26 @@ PointRecord simulate_point(const SimParams& params, const PointSpec& spec);
 // the store pattern and the storer threads do not change the simulation. Time advances in steps of base/256.
 PointRecord simulate_loaded_point(const SimParams& params, const PointSpec& spec);
 
+// The seed rank `rank` of a run simulates with: its own noise stream, so that ranks differ as GPUs do
+// (rank 0 keeps `seed`: a one-rank run is unchanged).
+std::uint64_t rank_seed(std::uint64_t seed, int rank);
+
+// A planted failure for the multi-rank tests (docs/multi-gpu.md), read from XS_SIM_FAULT =
+// "<rank>:<point>:<mode>": rank <rank> fails when it starts its <point>-th measured point (1-based, counted per
+// process). Modes: throw (an xs::Error, exit 3, as a CUDA failure), exit (the process dies: _Exit(3), as a
+// crashed driver), hang (sleeps until killed, as a stuck kernel).
+struct SimFault {
+  int rank = -1;  // -1: none
+  std::size_t point = 0;
+  std::string mode;
+};
+// Parses XS_SIM_FAULT's text ("" -> none); input_error naming XS_SIM_FAULT and the accepted form otherwise.
+SimFault parse_sim_fault(const std::string& text);
+
 // Backend "sim": targets "sim" and "host" are the planted path, "local" is the unlimited path; any other
 // target is unavailable ("target X does not exist in the simulator"). Validates params at construction.
-std::unique_ptr<Backend> make_sim_backend(const SimParams& params);
+// `rank` is the run's rank (bench/rank_comm.hpp): it simulates with rank_seed(params.seed, rank), and
+// describe() names the rank and that seed; XS_SIM_FAULT plants a failure (see SimFault).
+std::unique_ptr<Backend> make_sim_backend(const SimParams& params, int rank = 0);
 
 }  // namespace xs::sim

@@ -1,5 +1,5 @@
-// tests/cli: xstage-bench's rank start-up without a GPU: --gpus N (ranks as threads) in a dry run, a suite that
-// is not rank-aware refused once on several ranks, --gpus out of range, and (in a build without MPI) a process
+// tests/cli: xstage-bench's rank start-up without a GPU: --gpus N (ranks as threads) in a dry run, a simulator
+// sweep on thread ranks written once, --gpus out of range, and (in a build without MPI) a process
 // started as rank 0 or 1 of 2 by a launcher: rank 0 says how to enable MPI, rank 1 says nothing.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -29,12 +29,15 @@ TEST(RanksFlags, DryRunWithGpusPrintsTheLaunchAndTheSweepOnce) {
   EXPECT_TRUE(snapshot(s.dir()).empty());
 }
 
-TEST(RanksFlags, ASuiteThatIsNotRankAwareIsRefusedOnceOnSeveralRanks) {
+// The remote_store suites run on several ranks: every rank simulates, rank 0 merges, prints and writes once.
+TEST(RanksFlags, RemoteStoreOnThreadRanksWritesOneMergedFile) {
   Scratch s;
-  const ToolRun r = s.run(kTool, kSim + " --gpus 2 --out b.json");
-  expect_refusal(r, kTool, 2, {"remote_store.periodic: does not run over several ranks yet (2 ranks started)"});
-  EXPECT_EQ(occurrences(r.err, "error:"), 1) << r.err;
-  EXPECT_TRUE(snapshot(s.dir()).empty());
+  const ToolRun r = s.run(kTool, kSim + " --gpus 3 --out b.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(occurrences(r.out, "wrote b.json (2 points"), 1) << r.out;
+  const std::string file = read_file(s.dir() + "/b.json");
+  EXPECT_TRUE(contains(file, "\"launch\"") && contains(file, "\"num_ranks\": 3")) << file.substr(0, 2000);
+  EXPECT_EQ(occurrences(file, "\"backend\": \"sim\""), 3 + 1) << "meta.backend and one per meta.ranks[]";
 }
 
 TEST(RanksFlags, GpusOutOfRangeAndNoGpu) {

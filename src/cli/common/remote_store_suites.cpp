@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "bench/calibration.hpp"
+#include "bench/rank_agree.hpp"
 #include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
@@ -20,14 +21,15 @@ namespace xs::cli {
 namespace {
 
 // The expanded sweep of one suite: the shared flags over an empty config of that suite. `show_sweep_rules`
-// (--dry-run) also names the values the sweep rules change.
+// (--dry-run) also names the values the sweep rules change; `print_notes`: rank 0 alone prints them.
 std::vector<bench::ExpandedPoint> expand(Suite suite, const RemoteStoreFlags& f, bool show_sweep_rules,
-                                         bench::SweepConfig& config) {
+                                         bench::SweepConfig& config, bool print_notes = true) {
   SweepOverrides sweep = f.sweep;
   sweep.suite = suite_name(suite);
   config.target = f.backend.target.empty() ? "host" : f.backend.target;
-  for (const auto& note : apply_overrides(config, sweep, show_sweep_rules))
-    std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
+  const auto notes = apply_overrides(config, sweep, show_sweep_rules);
+  if (print_notes)
+    for (const auto& note : notes) std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
   return bench::expand(config);
 }
 
@@ -44,38 +46,62 @@ int dry_run(Suite suite, const RemoteStoreFlags& f) {
   return 0;
 }
 
+// Over several ranks (mpirun, or --gpus N) every rank measures every point on its own GPU (the simulator: its
+// own noise stream), rank 0 merges, writes and prints (bench/runner.hpp).
 int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
+  bench::SingleRankComm single;
+  bench::RankComm& comm = c.comm != nullptr ? *c.comm : single;
+  const bool root = comm.rank() == 0, several = comm.size() > 1;
   bench::SweepConfig config;
-  const auto points = expand(suite, f, /*show_sweep_rules=*/false, config);
-  // Load the model before measuring so a bad --model fails before any launch.
+  std::vector<bench::ExpandedPoint> points;
   std::optional<model::PlatformModel> platform;
-  if (!c.model_path.empty()) platform = model::PlatformModel::load(c.model_path);
-
-  const std::string out = c.out_path.empty() ? default_out_path(c, f) : c.out_path;
-  // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
-  report::check_output_path(out, "--out");
-  check_table_outputs(f.tables, c.json);
-  auto backend = make_backend(f.backend);
-  auto outcome = bench::run_sweep(*backend, points, {out, c.resume, c.progress});
+  std::string out;
+  std::unique_ptr<Backend> backend;
+  bench::agree(comm, [&] {  // one rank's refusal ends every rank with the same message
+    points = expand(suite, f, /*show_sweep_rules=*/false, config, root);
+    // Load the model before measuring so a bad --model fails before any launch.
+    if (!c.model_path.empty()) platform = model::PlatformModel::load(c.model_path);
+    out = c.out_path.empty() ? default_out_path(c, f) : c.out_path;
+    // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
+    report::check_output_path(out, "--out");
+    check_table_outputs(f.tables, c.json);
+    BackendOptions backend_options = f.backend;
+    if (several) {
+      if (f.backend.device_index != 0)
+        throw input_error("--device", fmt::format("with {} ranks each rank drives its own GPU (its local rank); drop "
+                                                  "--device", comm.size()));
+      backend_options.device_index = c.rank.device;
+    }
+    backend = make_backend(backend_options, comm.rank());
+  });
+  auto outcome = bench::run_sweep(*backend, points, {out, c.resume, c.progress}, comm);
   if (outcome.interrupted) {
-    std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",
-                 report::journal_path_for(out).c_str());
+    if (root)
+      std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",
+                   report::journal_path_for(out).c_str());
     return bench::kInterruptedExitCode;
   }
   report::ResultFile file;
-  file.meta = report::make_meta(c.argv, backend->name(), backend->describe());
-  file.meta["suite"] = c.suite_id;
-  file.meta["wall_s"] = outcome.wall_s;
-  file.config = bench::to_json(config);
-  file.points = std::move(outcome.records);
-  if (platform) {
-    fit::attach_predictions(file.points, *platform);
-    file.validation = fit::validate(file.points, *platform).to_json();
-    file.extra["model_from"] = c.model_path;
-  }
-  report::write_json_atomic(out, report::to_json(file));
-  const report::Table table = points_table(file.points);
-  write_table_outputs(table, f.tables);
+  bench::agree(comm, [&] {  // rank 0 writes; a failure there is every rank's
+    if (!root) return;
+    file.meta = report::make_meta(c.argv, backend->name(), backend->describe());
+    file.meta["suite"] = c.suite_id;
+    file.meta["wall_s"] = outcome.wall_s;
+    if (several) {
+      file.meta["launch"] = outcome.launch;
+      file.meta["ranks"] = outcome.ranks;
+    }
+    file.config = bench::to_json(config);
+    file.points = std::move(outcome.records);
+    if (platform) {
+      fit::attach_predictions(file.points, *platform);
+      file.validation = fit::validate(file.points, *platform).to_json();
+      file.extra["model_from"] = c.model_path;
+    }
+    report::write_json_atomic(out, report::to_json(file));
+    write_table_outputs(points_table(file.points), f.tables);
+  });
+  if (!root) return 0;
   std::FILE* human = human_output(f.tables);
   if (c.json) {
     fmt::print("{}\n", report::to_json(file).dump(1));
@@ -115,6 +141,7 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
     d.example = info.example;
     d.dry_run = [suite, &flags](const bench::SuiteContext&) { return dry_run(suite, flags); };
     d.run = [suite, &flags](const bench::SuiteContext& c) { return run(suite, flags, c); };
+    d.runs_on_ranks = true;  // every rank measures, rank 0 merges and writes (bench/runner.hpp)
     d.default_out_path = [&flags](const bench::SuiteContext& c) { return default_out_path(c, flags); };
     registry.add(std::move(d));
   }

@@ -13,6 +13,9 @@
 #include "bench/runner.hpp"
 #include "common/units.hpp"
 #include "runtime/gpu_backend.hpp"
+#if defined(XS_HAVE_CUDA)
+#include "runtime/devices.hpp"
+#endif
 #include "sim/simulator.hpp"
 
 namespace xs::cli {
@@ -37,7 +40,15 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
       ->check(CLI::NonNegativeNumber);  // CLI11 would store -1 as 2^64 - 1
 }
 
-std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
+int count_local_gpus() {
+#if defined(XS_HAVE_CUDA)
+  return runtime::count_devices();
+#else
+  throw no_gpu_error("GPU backend not built: nvcc was not found at configure time, so no rank has a GPU");
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& o, int rank) {
   if (o.kind == "sim") {
     sim::SimParams p;
     p.drain_rate_bps = parse_rate_bps(o.sim_R, "--sim-R");
@@ -51,7 +62,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
     p.mainloop_tile_s = parse_seconds(o.sim_tile_time, "--sim-tile-time");
     if (!(p.mainloop_tile_s > 0)) throw input_error("--sim-tile-time", "must be > 0");
     p.seed = o.seed;
-    return sim::make_sim_backend(p);
+    return sim::make_sim_backend(p, rank);
   }
   try {
     return runtime::make_gpu_backend(o.device_index);

@@ -27,7 +27,11 @@ struct BackendOptions {
 };
 void add_backend_options(CLI::App& app, BackendOptions& options);
 // Creates the backend; a GPU that cannot be used adds "(no GPU here? add --backend sim)" to the error.
-std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+// `rank`: this process's rank of a multi-rank run (bench/rank_comm.hpp): the simulator draws that rank's noise
+// (sim::make_sim_backend); the GPU is options.device_index, which the caller sets to the rank's device.
+std::unique_ptr<Backend> make_backend(const BackendOptions& options, int rank = 0);
+// The local GPUs for bench::RankProcess::run (no_gpu_error in a build without CUDA).
+int count_local_gpus();
 // What --dry-run can check of the run's backend checks without a device: on the simulator its planted
 // parameters and every point, as the run checks them (bench::check_points); nothing more on the GPU.
 void check_points_without_device(const BackendOptions& options, const std::vector<bench::ExpandedPoint>& points);
