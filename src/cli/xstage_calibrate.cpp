@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
         "  xstage-calibrate --target host                     # the default sweep on GPU 0\n"
         "  xstage-calibrate --backend sim --sim-R 717GB/s     # the whole pipeline without a GPU\n"
         "  xstage-calibrate --dry-run                          # print the expanded sweep\n"
-        "  xstage-calibrate --refit out/calibration-gpu-host.json\n\n"
+        "  xstage-calibrate --refit out/calibration-gpu-host.json --out out/calibration-gpu-host-refit.json\n\n"
         "Limits: at most 100,000 points in the whole sweep, 100,000 repetitions per point, 65,536 bursts\n"
         "per repetition, K <= 65,536 and K x bursts <= 4,194,304 (exit 2 beyond them, before anything runs).\n\n"
         "Several GPUs: in a build with -DXS_WITH_MPI=ON, mpirun -np N xstage-calibrate ... (or srun): every\n"

@@ -261,7 +261,12 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
   };
   const double held = std::max(std::isfinite(out.held_out_k_median_abs_error) ? out.held_out_k_median_abs_error : 0.0,
                                std::isfinite(out.held_out_v_median_abs_error) ? out.held_out_v_median_abs_error : 0.0);
-  if (held > options.max_held_out_error) {
+  if (!(a_lo > 0)) {
+    t.status = model::InterferenceStatus::kNotIdentified;
+    t.why = fmt::format("the per-byte cost is not identified: its 95% interval reaches 0 (a_ref <= {:.3g} ns per KiB at "
+                        "K_ref {:g}); the stores cost the tiles less than the data can resolve",
+                        a_hi * 1024e9, k_ref);
+  } else if (held > options.max_held_out_error) {
     t.status = model::InterferenceStatus::kNotIdentified;
     t.why = fmt::format("the law T = max(T0 + a(K) V, K V / R) misses its own held-out points: median |error| {:.0f}% "
                         "(leave one K out) and {:.0f}% (leave one V out), above {:.0f}%",
@@ -271,6 +276,32 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
     t.status = model::InterferenceStatus::kIdentified;
   }
   return out;
+}
+
+bool has_epilogue_points(const std::vector<PointRecord>& points) {
+  return std::any_of(points.begin(), points.end(), [](const PointRecord& p) {
+    return p.spec.suite == Suite::kLoaded && p.spec.loaded.injection == Injection::kEpilogue && !p.skipped &&
+           p.loaded && p.loaded->epilogue;
+  });
+}
+
+std::vector<EpilogueObs> epilogue_obs_of(const std::vector<PointRecord>& points, const std::string& target) {
+  std::vector<EpilogueObs> obs;
+  for (const auto& p : points) {
+    if (p.spec.suite != Suite::kLoaded || p.spec.loaded.injection != Injection::kEpilogue || p.skipped || !p.loaded ||
+        !p.loaded->epilogue || p.spec.target != target)
+      continue;
+    EpilogueObs o;
+    o.block = fmt::format("K{}_B{}_{}_{}_{}", p.spec.num_producers, p.spec.bytes_per_producer,
+                          working_set_name(p.spec.loaded.working_set), mainloop_name(p.spec.loaded.mainloop),
+                          address_mode_name(p.spec.address_mode));
+    o.num_sms = p.spec.num_producers;
+    o.bytes_per_tile = static_cast<double>(p.spec.bytes_per_producer) / std::max(1, p.spec.loaded.tiles_per_burst);
+    o.t_samples = p.loaded->epilogue->mean_tile_epilogue_time_s.samples;
+    o.t0_samples = p.loaded->epilogue->baseline_mean_tile_time_s.samples;
+    obs.push_back(std::move(o));
+  }
+  return obs;
 }
 
 nlohmann::json epilogue_block(const EpilogueFit& fit, const std::string& target) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/interference.hpp"
+#include "report/records.hpp"
 
 namespace xs::fit {
 
@@ -60,6 +61,12 @@ struct EpilogueFit {
 // Throws input_error for an observation with K < 1, V <= 0, or empty / unequal / non-positive samples.
 // Fewer than 3 points: "not identified" (never thrown).
 EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitOptions& options = {});
+
+// The file's epilogue-injection loaded points on `target` (skipped points and points without the epilogue
+// measurement left out): V = B / tiles_per_burst per tile, T = mean (mainloop + epilogue) per tile, T0 = the
+// baseline's mean mainloop per tile, per repetition.
+std::vector<EpilogueObs> epilogue_obs_of(const std::vector<PointRecord>& points, const std::string& target);
+bool has_epilogue_points(const std::vector<PointRecord>& points);
 
 // The fit as the calibration file's extra.interference block: model::to_json(term) plus {target, equation,
 // fit{points[], drain_rate, notes}, validation{in_sample, held_out_k, held_out_v}}.

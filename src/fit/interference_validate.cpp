@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "fit/interference.hpp"
+#include "fit/interference_epilogue.hpp"
 
 namespace xs::fit {
 namespace {
@@ -204,6 +205,28 @@ nlohmann::json interference_block(const std::vector<PointRecord>& points, const 
 }
 
 void attach_interference(report::ResultFile& file, const InterferenceFitOptions& options) {
+  if (has_epilogue_points(file.points)) {
+    // The closed-loop (epilogue) points give eq. I2, the term the applications' replays use; the paced points'
+    // eq. I1, if any, goes beside it under interference_paced.
+    std::string target = options.target;
+    if (target.empty())
+      for (const auto& p : file.points)
+        if (p.spec.suite == Suite::kLoaded && p.spec.loaded.injection == Injection::kEpilogue && p.spec.target != "local")
+          target = p.spec.target;
+    if (target.empty()) {
+      EpilogueFit none;
+      none.term.form = model::kEpiloguePerByteForm;
+      none.term.status = model::InterferenceStatus::kNotIdentified;
+      none.term.why = "only the local control (stores to HBM) was measured: there is no remote path to fit";
+      file.extra["interference"] = epilogue_block(none, "local");
+    } else {
+      EpilogueFitOptions eo;
+      eo.bootstrap_resamples = std::min(options.bootstrap_resamples, 300);
+      file.extra["interference"] = epilogue_block(fit_epilogue(epilogue_obs_of(file.points, target), eo), target);
+    }
+    if (has_loaded_points(file.points)) file.extra["interference_paced"] = interference_block(file.points, options);
+    return;
+  }
   if (!has_loaded_points(file.points)) return;
   InterferenceFitOptions o = options;
   if (o.target.empty() && file.config.is_object() && file.config.contains("target") &&
