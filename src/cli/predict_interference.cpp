@@ -99,7 +99,7 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
       load.drain_rate_bps = term.parameter("drain_rate_Bps").value;
     }
     const model::SlowdownBracket s = term.slowdown(load);
-    const model::SlowdownBracket u = term.full_fraction(load);
+    const model::SlowdownBracket u = epilogue ? model::SlowdownBracket{0, 0, 0} : term.full_fraction(load);
     out["slowdown"] = {{"lo", s.lo}, {"mid", s.mid}, {"hi", s.hi}};
     if (!epilogue) out["full_fraction"] = {{"lo", u.lo}, {"mid", u.mid}, {"hi", u.hi}};
     out["drain_rate_Bps"] = load.drain_rate_bps;

@@ -65,6 +65,7 @@ SlowdownBracket InterferenceTerm::full_fraction(const LoadState& load) const {
     const double u = std::min(1.0, load.full_fraction);
     return {u, u, u};
   }
+  if (form == kEpiloguePerByteForm) return {0, 0, 0};  // eq. I2 has no full-path share: the replay's queue times it
   if (!(load.drain_rate_bps > 0)) return {0, 0, 0};  // local control: no remote path to fill
   if (load.capacity_bytes > 0 && load.outstanding_bytes >= load.capacity_bytes) return {1, 1, 1};
   const double band = parameter("knee_band").value;

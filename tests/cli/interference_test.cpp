@@ -26,10 +26,14 @@ json parameter(const json& block, const std::string& name) {
   return json::object();
 }
 
+// The paced (open-loop) loaded blocks: with the epilogue blocks in the file, extra.interference is eq. I2's.
+const std::string kPacedBlocks = "loaded_k132,loaded_k66,loaded_k33,loaded_hbm_k132,loaded_rows_k132,"
+                                 "loaded_stream_k132,loaded_b2KiB_k132,loaded_b64KiB_k132";
+
 json calibrate_sim(const Scratch& s, const std::string& alpha) {
   // --bursts 20000: the burst cap above what the mainloop uses, so no full-path point is censored (at the
   // default 4096 the simulator's K_SM 33 unpaced CTAs reach the cap, as the H100's did).
-  const auto r = s.run("xstage-calibrate", "--backend sim --only loaded --no-progress --bootstrap 300 --bursts 20000 "
+  const auto r = s.run("xstage-calibrate", "--backend sim --only " + kPacedBlocks + " --no-progress --bootstrap 300 --bursts 20000 "
                                                "--sim-alpha " + alpha + " --out cal.json");
   EXPECT_EQ(r.rc, 0) << r.err;
   return block_of(s, "cal.json");
@@ -138,6 +142,34 @@ TEST(InterferenceCli, BadInputIsExit2) {
   xs::test::expect_refused(s, "xstage-predict", "interference --calibration missing.json --K 132 --rate 60GB/s", 2,
                            {"missing.json"});
   xs::test::expect_refused(s, "xstage-predict", "interference --K 132 --rate 60GB/s", 2, {"--calibration"});
+}
+
+}  // namespace
+
+namespace {
+
+// The epilogue (closed-loop) blocks on the simulator: the file's extra.interference is eq. I2's block, with its
+// held-out validation, and xstage-predict interference answers for it (or says why not).
+TEST(InterferenceSimEpilogue, CalibrationGivesTheEpilogueTermAndPredictReadsIt) {
+  Scratch s;
+  const auto r = s.run("xstage-calibrate", "--backend sim --only loaded_epilogue_k132,loaded_epilogue_k66,"
+                                               "loaded_epilogue_k33,loaded_epilogue_k132_large,loaded_epilogue_k66_large,"
+                                               "loaded_epilogue_k33_large --reps 3 --no-progress --bootstrap 60 --out cal.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json block = block_of(s, "cal.json");
+  EXPECT_EQ(block.at("form"), "epilogue_per_byte") << block.dump();
+  EXPECT_TRUE(block.contains("validation"));
+  EXPECT_TRUE(block.at("validation").contains("held_out_k"));
+  EXPECT_GE(block.at("fit").at("points").size(), 12u);
+  const auto p = s.run("xstage-predict", "interference --calibration cal.json --json --K 132 --B 8KiB --tile-time 3us");
+  ASSERT_EQ(p.rc, 0) << p.err;
+  const json out = json::parse(p.out);
+  EXPECT_EQ(out.at("form"), "epilogue_per_byte");
+  if (out.at("status") == "identified") {
+    EXPECT_GE(out.at("slowdown").at("mid").get<double>(), 1.0);
+  } else {
+    EXPECT_FALSE(out.at("why").get<std::string>().empty());
+  }
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {
   app.add_option("--G", o.G, std::string("Producer-side gaps, e.g. 0:20us:+1us (periodic suites)") +
                  (with_suite ? "; needs --suite" : ""));
   app.add_option("--reps", o.repetitions, "Repetitions (launches) per point, <= 100,000; each gives one sample");
-  app.add_option("--bursts", o.num_bursts, "Bursts per repetition (periodic), <= 100,000");
+  app.add_option("--bursts", o.num_bursts, fmt::format("Bursts per repetition (periodic), <= {}", bench::kMaxBursts));
   app.add_option("--warmup", o.warmup_bursts, "Leading bursts left out of the steady-state statistics");
   app.add_option("--store-width", o.store_width_bytes, "Store width in bytes: 4, 8 or 16");
   app.add_option("--threads", o.threads_per_producer, "Threads per producer (CTA producers)");
