@@ -232,9 +232,10 @@ void attach_interference(report::ResultFile& file, const InterferenceFitOptions&
   if (o.target.empty() && file.config.is_object() && file.config.contains("target") &&
       file.config.at("target").is_string() && file.config.at("target").get<std::string>() != "local") {
     // The sweep's target names the remote path when the file also holds other targets' points.
+    const std::string target = file.config.at("target").get<std::string>();
     bool has = false;
-    for (const auto& p : file.points) has |= p.spec.suite == Suite::kLoaded && p.spec.target == file.config.at("target");
-    if (has) o.target = file.config.at("target").get<std::string>();
+    for (const auto& p : file.points) has |= p.spec.suite == Suite::kLoaded && p.spec.target == target;
+    if (has) o.target = target;
   }
   file.extra["interference"] = interference_block(file.points, o);
 }
