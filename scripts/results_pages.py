@@ -167,13 +167,14 @@ def device_line(meta, driver):
 
 # ---------- prediction scores (frozen predictions beside the constant predictors; issue 27) ----------
 
-OUTCOMES = ("agrees", "disagrees", "not_decided", "not_measured")
+OUTCOMES = ("agrees", "disagrees", "not_decided", "measurement_not_decisive", "not_measured")
 
 
 def tally_cell(t):
     if not isinstance(t, dict):
         return "–"
-    return " / ".join(str(t.get(k, 0)) for k in OUTCOMES[:3]) + (
+    keys = OUTCOMES[:4] if "measurement_not_decisive" in t else OUTCOMES[:3]
+    return " / ".join(str(t.get(k, 0)) for k in keys) + (
         f" (+{t['not_measured']} not measured)" if t.get("not_measured") else "")
 
 
@@ -192,7 +193,8 @@ def fa_score_section(inputs, rel, title):
     if data is None:
         return [f"### {title}", "", f"Not yet scored: `{rel}` is absent.", ""]
     preds = data.get("predictors") or {}
-    out = [f"### {title}", "", f"From {link(rel)}. Outcomes agrees / disagrees / not decided, on wall time against "
+    out = [f"### {title}", "", f"From {link(rel)}. Outcomes agrees / disagrees / not decided (/ measurement not "
+           "decisive, from rule `fa_frozen_decisive_measurement` on), on wall time against "
            "the bootstrap interval of the measured median. Predictors: "
            + "; ".join(f"**{k}**: {v}" for k, v in preds.items()) + ".", ""]
     out += rules_lines(data)
@@ -215,7 +217,10 @@ def fa_score_section(inputs, rel, title):
         # a path recorded on the device (absolute) is not a file of this repository: named, not linked
         rows.append([f"calibration {link(cal, short) if not os.path.isabs(cal) else '`' + short + '` (device path)'}"]
                     + [tally_cell(t.get(n)) for n in names])
-    out += table(["points", *[f"{n}: agrees / disagrees / not decided" for n in names]], rows) + [""]
+    decisive = any("measurement_not_decisive" in (t or {}) for t in (data.get("tally") or {}).values()
+                   if isinstance(t, dict))
+    head = "agrees / disagrees / not decided" + (" / not decisive" if decisive else "")
+    out += table(["points", *[f"{n}: {head}" for n in names]], rows) + [""]
     t = data.get("tally") or {}
     err = t.get("model_point_median_abs_relative_error")
     out += [f"Model points scored: {t.get('model_points_scored', 0)}; disagreements over / under: "
@@ -235,12 +240,18 @@ def moe_score_section(inputs, rel):
     for p in data.get("policies") or []:
         c, r, sp = p.get("choice") or {}, p.get("regret") or {}, p.get("speedup")
         sp = sp if isinstance(sp, dict) else {}
+        com = r.get("common") or {}
         rows.append([p.get("policy", "?"), tally_cell(c), num(r.get("mean"), ".4f"), num(r.get("worst"), ".4f"),
-                     num(sp.get("spearman"), ".2f") if sp else "–",
+                     f"{num(com.get('mean'), '.4f')} ({com.get('n', '–')})" if com else "–",
+                     (num(sp.get("spearman"), ".2f") + (f"; own D {num(sp.get('spearman_own_d'), '.2f')} "
+                                                        f"({sp.get('pairs_own_d', 0)} pairs)"
+                                                        if "spearman_own_d" in sp else "")) if sp else "–",
                      f"{apct(sp.get('abs_error_median'))}, {apct(sp.get('abs_error_p90'))}" if sp else "–",
                      ", ".join(p.get("distinct_choices") or [])])
-    out += table(["policy", "choice: agrees / disagrees / not decided", "mean regret", "worst regret",
-                  "speedup Spearman", "speedup |error| median, p90", "choices made"], rows) + [""]
+    out += table(["policy", "choice: agrees / disagrees / not decided", "mean regret (own configurations)",
+                  "worst regret", "mean regret on the common configurations (n)",
+                  "speedup Spearman (pooled over D; at the policy's own D)", "speedup |error| median, p90",
+                  "choices made"], rows) + [""]
     out += [f"- {s}" for s in data.get("statements") or []]
     if data.get("rules_written"):
         out += [f"- When the rules were written: {data['rules_written']}"]
@@ -569,20 +580,27 @@ def render_headline(inputs):
             f"{len(FA_CALLS)} calls of one protocol.", ""]
     score = inputs.json(f"{H200}/fa_a2a/prediction-score.json", optional=True)
     if score:
-        t = score.get("tally") or {}
+        pre = "tally_calibration_predates_data" in score
+        t = score.get("tally_calibration_predates_data" if pre else "tally") or {}
         n = lambda k, o: (t.get(k) or {}).get(o, 0)  # noqa: E731
         total = sum(n("model", o) for o in OUTCOMES)
+        dec = (f", and at {n('model', 'measurement_not_decisive')} the measurement was too wide to decide"
+               if "measurement_not_decisive" in (t.get("model") or {}) else "")
+        post = score.get("rows_whose_calibration_postdates_the_data") or 0
         out += [f"*Where the model stands:* its frozen E_res predictions (rule `{get(score, 'rule', 'id')}`) agree at "
                 f"{n('model', 'agrees')}, disagree at {n('model', 'disagrees')} and decide nothing at "
-                f"{n('model', 'not_decided')} of {total} H200 points (4 calibrations × the host files); the constant "
-                f"\"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}."]
+                f"{n('model', 'not_decided')}{dec}, of {total} H200 points (the host files × every calibration measured "
+                f"before them{f'; {post} rows judged with a later calibration are left out' if pre and post else ''}); "
+                f"the constant \"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}."]
         later = inputs.json(f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json", optional=True)
         if later:
             lt = later.get("tally") or {}
             m = lambda k, o: (lt.get(k) or {}).get(o, 0)  # noqa: E731
-            out[-1] += (f" On a calibration and run made after the rule (out of sample): model {m('model', 'agrees')} / "
-                        f"{m('model', 'disagrees')} / {m('model', 'not_decided')} (agrees / disagrees / not decided), "
-                        f"E_res = 0 {m('zero', 'agrees')} / {m('zero', 'disagrees')} / {m('zero', 'not_decided')}.")
+            ks = [o for o in OUTCOMES[:4] if o in (lt.get("model") or {})]
+            names = " / ".join(o.replace("_", " ").replace("measurement not decisive", "not decisive") for o in ks)
+            out[-1] += (f" On a calibration and run made after rule `fa_frozen_aligned_refutable` was written (out of "
+                        f"sample for it; the decisiveness of `{get(later, 'rule', 'id')}` was written after these data): model {' / '.join(str(m('model', o)) for o in ks)}, E_res = 0 "
+                        f"{' / '.join(str(m('zero', o)) for o in ks)} ({names}).")
         out[-1] += (" The Burst–Gap model has no term for what outstanding stores cost the computation, the dominant "
                     "cost on this path; the interference term is in [docs/interference-model.md](docs/interference-model.md).")
         out += [""]
@@ -623,17 +641,20 @@ def render_headline(inputs):
         best = next((p for k, p in pol.items() if k and "best measured" in k), {})
         out += [f"*Where the model stands:* the schedule advisor never recommends expert-wave "
                 f"(its answers: {', '.join(adv_p.get('distinct_choices') or [])}), so it cannot beat the constant "
-                f"\"always interleaved\": mean regret {num(get(adv_p, 'regret', 'mean'), '.3f')} against "
-                f"{num(get(best, 'regret', 'mean'), '.3f')} for always interleaved at the best measured D, over "
-                f"{adv_p.get('configs', '–')} host configurations; its predicted speedups rank the measured ones with "
-                f"Spearman {num(get(adv_p, 'speedup', 'spearman'), '.2f')}."]
+                f"\"always interleaved\": mean regret {num(get(adv_p, 'regret', 'common', 'mean'), '.3f')} against "
+                f"{num(get(best, 'regret', 'common', 'mean'), '.3f')} for always interleaved at the best measured D, "
+                f"over the {get(adv_p, 'regret', 'common', 'n')} of {adv_p.get('configs', '–')} host configurations "
+                f"where every policy was measured; its predicted speedups rank the measured ones with Spearman "
+                f"{num(get(adv_p, 'speedup', 'spearman'), '.2f')} pooled over D, "
+                f"{num(get(adv_p, 'speedup', 'spearman_own_d'), '.2f')} at its own D."]
         later = inputs.json(f"{H200}/megamoe/b7f0e7b-canlose/advisor-score.json", optional=True)
         if later:
             lp = {p.get("policy"): p for p in later.get("policies") or []}
             la = lp.get("advisor") or {}
             out[-1] += (f" Out of sample, on {la.get('configs', '–')} configurations chosen so that interleaving can "
                         f"lose: answers {', '.join(la.get('distinct_choices') or [])}, mean regret "
-                        f"{num(get(la, 'regret', 'mean'), '.3f')}, predicted speedup inside its interval at "
+                        f"{num(get(la, 'regret', 'common', 'mean'), '.3f')} on the configurations every policy "
+                        f"was measured on, predicted speedup inside its interval at "
                         f"{get(la, 'speedup', 'agrees')} of {get(la, 'speedup', 'pairs')} pairs.")
         out += [""]
     return out

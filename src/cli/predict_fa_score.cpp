@@ -77,7 +77,9 @@ void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
       "was measured before the rule was written (in-sample), and for every rule so far which files it saw.\n"
       "Outcomes: disagrees where the predicted interval and the measured median's 95% interval are disjoint (at\n"
       "any width); agrees where they meet and the prediction is decided (sharp); not decided where they meet and\n"
-      "it is not. Exit codes: 0 ok, 2 bad usage or input (nothing written).");
+      "it is not; measurement not decisive where they meet but the measured interval's half-width exceeds\n"
+      "max(20% of the median, 1% of T_FA) (rule v4, every predictor alike).\n"
+      "Exit codes: 0 ok, 2 bad usage or input (nothing written).");
   cmd->add_option("results", o.result_paths, "fa_a2a result files (read only)")->type_name("RESULT.json...");
   cmd->add_option("--model", o.model_paths, "calibration files (repeat for several)")->type_name("CAL.json");
   cmd->add_option("--out", o.out_path, "the summary to write (a new path)")->type_name("SCORE.json");
@@ -99,7 +101,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   json rules = judge::fa_rules_json();
   int num_postdating = 0;  // rows judged with a calibration measured after their data
   for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
-  Group overall, overall_out_of_sample;
+  Group overall, overall_out_of_sample, overall_predating;
   std::map<std::string, Group> by_calibration;
   for (const auto& path : o.result_paths) {
     const std::string text = report::read_text_file(path);
@@ -129,6 +131,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           // later one is allowed but said per row (null: a date missing).
           const json predates = cal.date_utc.empty() || measured_utc.empty() ? json() : json(cal.date_utc < measured_utc);
           num_postdating += predates == json(false);
+          if (predates != json(false)) overall_predating.add(j);
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
                           {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
@@ -156,6 +159,10 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
                       {"unhidden", "E_res = remote bytes / R (nothing hides)"}}},
       {"rules", rules},
       {"tally", overall.to_json()}, {"tally_out_of_sample", overall_out_of_sample.to_json()},
+      {"tally_calibration_predates_data", overall_predating.to_json()},
+      {"tally_calibration_predates_data_note",
+       "rows whose calibration was measured before their data (or a date is missing): the only rows that are "
+       "predictions in the frozen sense; a calibration measured later cross-judges the data, it does not predict it"},
       {"tally_out_of_sample_note",
        fmt::format("rows of files measured after the current rule ({}, written {}) was written; every other row is "
                    "in-sample for it. `rules` lists, for every rule, the files measured before and after it",
@@ -167,8 +174,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   report::prepare_output_path(o.out_path, "--out");
   report::write_json_atomic(o.out_path, out, 1);
   auto line = [](const char* name, const judge::Tally& t) {
-    fmt::print("  {:<9} {:>4} agree  {:>4} disagree ({} with a wide interval)  {:>4} not decided\n", name, t.agrees,
-               t.disagrees, t.disagrees_wide, t.not_decided);
+    fmt::print("  {:<9} {:>4} agree  {:>4} disagree ({} with a wide interval)  {:>4} not decided  {:>4} measurement "
+               "not decisive\n", name, t.agrees, t.disagrees, t.disagrees_wide, t.not_decided, t.not_decisive);
   };
   fmt::print("{} rows ({} result files x {} calibrations); rule {} written {}\n", rows.size(), o.result_paths.size(),
              o.model_paths.size(), judge::kFaRuleId, judge::kFaRuleWrittenUtc);

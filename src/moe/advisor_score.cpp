@@ -104,7 +104,7 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
   s.policy = name;
   s.num_configs = static_cast<int>(configs.size());
   std::set<std::string> choices;
-  std::vector<double> regrets, pred, meas, errors;
+  std::vector<double> regrets, pred, meas, errors, pred_own, meas_own;
   int covered = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const JudgedConfig& c = configs[i];
@@ -157,6 +157,10 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
         pred.push_back(p.value);
         meas.push_back(m.speedup_median);
         errors.push_back(std::fabs(p.value / m.speedup_median - 1.0));
+        if (a.own_lead_rows > 0 && m.lead_rows == a.own_lead_rows) {
+          pred_own.push_back(p.value);
+          meas_own.push_back(m.speedup_median);
+        }
         if (m.speedup_median >= p.low && m.speedup_median <= p.high) ++covered;
       }
       if (ps.outcome == Outcome::kAgrees) ++s.pair_agrees;
@@ -169,12 +173,40 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
   if (!regrets.empty()) s.regret_mean = std::accumulate(regrets.begin(), regrets.end(), 0.0) / double(regrets.size());
   if (!errors.empty()) {
     s.spearman = spearman(pred, meas);
+    s.spearman_own_d = spearman(pred_own, meas_own);
+    s.num_pairs_own_d = static_cast<int>(pred_own.size());
     s.error_median = quantile(errors, 0.5);
     s.error_p90 = quantile(errors, 0.9);
     s.coverage = double(covered) / double(errors.size());
   }
   s.distinct_choices.assign(choices.begin(), choices.end());
   return s;
+}
+
+void common_regret(std::vector<PolicyScore>& policies) {
+  if (policies.empty()) return;
+  const std::size_t n = policies.front().configs.size();
+  for (const PolicyScore& p : policies)
+    if (p.configs.size() != n) throw input_error("common_regret", "the policies were scored on different configurations");
+  std::vector<std::size_t> common;
+  for (std::size_t k = 0; k < n; ++k) {
+    bool all = true;
+    for (const PolicyScore& p : policies) all &= p.configs[k].regret.has_value() && p.configs[k].label == policies[0].configs[k].label;
+    if (all) common.push_back(k);
+  }
+  for (PolicyScore& p : policies) {
+    p.num_common = static_cast<int>(common.size());
+    p.regret_mean_common.reset();
+    p.regret_worst_common.reset();
+    if (common.empty()) continue;
+    double sum = 0, worst = 0;
+    for (std::size_t k : common) {
+      sum += *p.configs[k].regret;
+      worst = std::max(worst, *p.configs[k].regret);
+    }
+    p.regret_mean_common = sum / double(common.size());
+    p.regret_worst_common = worst;
+  }
 }
 
 std::vector<PolicyAnswer> always_interleaved(const std::vector<JudgedConfig>& configs,
@@ -220,10 +252,17 @@ std::vector<std::string> comparison_statements(const PolicyScore& advisor, const
   }
   bool beats_all = true;
   for (const PolicyScore& c : constants) {
-    if (!advisor.regret_mean || !c.regret_mean) continue;
-    const double dm = *advisor.regret_mean - *c.regret_mean, dw = *advisor.regret_worst - *c.regret_worst;
-    const std::string mean = fmt::format("mean regret {:.4f} vs {:.4f}", *advisor.regret_mean, *c.regret_mean);
-    const std::string worst = fmt::format("worst regret {:.4f} vs {:.4f}", *advisor.regret_worst, *c.regret_worst);
+    const bool common = advisor.regret_mean_common && c.regret_mean_common;
+    const auto& am = common ? advisor.regret_mean_common : advisor.regret_mean;
+    const auto& aw = common ? advisor.regret_worst_common : advisor.regret_worst;
+    const auto& cm = common ? c.regret_mean_common : c.regret_mean;
+    const auto& cw = common ? c.regret_worst_common : c.regret_worst;
+    if (!am || !cm || !aw || !cw) continue;
+    const double dm = *am - *cm, dw = *aw - *cw;
+    const std::string on = common ? fmt::format(" on the {} configurations where both were measured", advisor.num_common)
+                                  : std::string(" (each on its own configurations)");
+    const std::string mean = fmt::format("mean regret {:.4f} vs {:.4f}{}", *am, *cm, on);
+    const std::string worst = fmt::format("worst regret {:.4f} vs {:.4f}", *aw, *cw);
     if (dm > kSameRegret || dw > kSameRegret) {
       beats_all = false;
       out.push_back(fmt::format("The advisor does worse than the constant policy '{}' ({}; {}).", c.policy, mean, worst));

@@ -65,6 +65,7 @@ struct PolicyAnswer {
   // Predicted speedup at each of the configuration's measured pairs (same order), or none (constant policies).
   std::vector<std::optional<SpeedupPrediction>> speedups;
   ScheduleOption fallback;                  // kNotDecided: what a user would run anyway (charged in regret)
+  int own_lead_rows = 0;  // the D this policy itself would run interleaved at (0: none); its own-D Spearman uses it
 };
 
 enum class Outcome { kAgrees, kDisagrees, kNotDecided, kNotMeasured };
@@ -95,7 +96,13 @@ struct PolicyScore {
   std::string regret_worst_config;
   // Speedup prediction (absent for a policy that predicts none).
   int num_pairs = 0, pair_agrees = 0, pair_disagrees = 0, pair_not_decided = 0;
-  std::optional<double> spearman;                  // predicted value vs measured median
+  std::optional<double> spearman;                  // predicted value vs measured median, pooled over every D
+  std::optional<double> spearman_own_d;            // the same on the pairs at the policy's own D only
+  int num_pairs_own_d = 0;
+  // Regret on the configurations where every scored policy was charged a measured option (set by
+  // common_regret: means over different configuration sets are not comparable).
+  int num_common = 0;
+  std::optional<double> regret_mean_common, regret_worst_common;
   std::optional<double> error_median, error_p90;   // |predicted / measured - 1|
   std::optional<double> coverage;                  // measured median inside [low, high]
   std::vector<std::string> distinct_choices;       // keys (schedule only, D and w dropped) the policy chose
@@ -110,6 +117,10 @@ struct PolicyScore {
 PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig>& configs,
                          const std::vector<PolicyAnswer>& answers);
 
+// Fills num_common, regret_mean_common and regret_worst_common of every policy over the configurations where
+// all of them have a regret (the policies must have been scored on the same configurations, in order).
+void common_regret(std::vector<PolicyScore>& policies);
+
 // Spearman's rank correlation with average ranks for ties; nullopt for fewer than 3 pairs or a constant side.
 std::optional<double> spearman(const std::vector<double>& x, const std::vector<double>& y);
 
@@ -119,7 +130,8 @@ std::vector<PolicyAnswer> always_interleaved_best_measured_d(const std::vector<J
 std::vector<PolicyAnswer> always_expert_wave(const std::vector<JudgedConfig>& configs);
 
 // Plain-words verdicts of the advisor against the constants: where it does not beat one (mean or worst
-// regret, or agreements), and a recommendation that never varies.
+// regret, or agreements), and a recommendation that never varies. Regrets are compared on the common
+// configurations (common_regret) where they are set, else on each policy's own.
 std::vector<std::string> comparison_statements(const PolicyScore& advisor, const std::vector<PolicyScore>& constants);
 
 }  // namespace xs::moe

@@ -226,12 +226,18 @@ json score_to_json(const PolicyScore& s) {
                       {"not_measured", s.not_measured}}},
           {"distinct_choices", s.distinct_choices},
           {"regret", {{"n", s.num_regret}, {"mean", opt(s.regret_mean)}, {"worst", opt(s.regret_worst)},
-                      {"worst_config", s.regret_worst_config}}},
+                      {"worst_config", s.regret_worst_config},
+                      {"common", {{"n", s.num_common}, {"mean", opt(s.regret_mean_common)},
+                                  {"worst", opt(s.regret_worst_common)},
+                                  {"note", "over the configurations where every policy was charged a measured "
+                                           "option: the comparable numbers"}}}}},
           {"speedup",
            s.num_pairs == 0
                ? json("no speedup predicted (a constant policy)")
                : json{{"pairs", s.num_pairs}, {"agrees", s.pair_agrees}, {"disagrees", s.pair_disagrees},
                       {"not_decided", s.pair_not_decided}, {"spearman", opt(s.spearman)},
+                      {"spearman_note", "pooled over every measured pair (every D)"},
+                      {"spearman_own_d", opt(s.spearman_own_d)}, {"pairs_own_d", s.num_pairs_own_d},
                       {"abs_error_median", opt(s.error_median)}, {"abs_error_p90", opt(s.error_p90)},
                       {"coverage", opt(s.coverage)}}}};
 }
@@ -326,6 +332,7 @@ ScoreResult score_advisor(const ScoreInputs& inputs, const ScoreCalibration& cal
   r.policies.push_back(score_policy("always interleaved at the best measured D", judged,
                                     always_interleaved_best_measured_d(judged)));
   r.policies.push_back(score_policy("always expert-wave (w = 1)", judged, always_expert_wave(judged)));
+  common_regret(r.policies);
   r.statements = comparison_statements(r.policies[0], {r.policies.begin() + 1, r.policies.end()});
   // What the data let a choice decide at all: where no configuration had expert-wave faster, "always
   // interleaved" cannot lose on the schedule, and only D is left to get right.

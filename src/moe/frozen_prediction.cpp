@@ -368,6 +368,7 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
 
 PolicyAnswer speedup_answers(const FrozenPrediction& p, const JudgedConfig& judged) {
   PolicyAnswer a = p.answer;
+  a.own_lead_rows = p.advisor_lead_rows;
   a.speedups.clear();
   for (const MeasuredPair& m : judged.pairs) a.speedups.push_back(p.speedup(m.lead_rows, m.experts_per_wave));
   return a;

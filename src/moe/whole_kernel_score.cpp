@@ -19,6 +19,7 @@ namespace {
 
 using json = nlohmann::json;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kTransferSharpRelative = 0.05;  // the bar's tolerance: a sharp transfer interval is within +-5%
 
 // The reference fit's grid: s = 1 + a [offered / R - b]+. (a, b) = (0, 0) is the identity.
 const std::vector<double> kGridA = {0.0, 0.25, 0.5, 1.0, 2.0, 4.0};
@@ -320,7 +321,8 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
     for (const char* schedule : {"interleaved", "expert_wave"}) {
       json preds = json::object();
       int n_options = 0;
-      int agrees = 0, disagrees = 0, not_decided = 0;
+      int agrees = 0, disagrees = 0, not_decided = 0, too_wide = 0;
+      std::vector<double> widths;  // (high - low) / point of the transfer's interval
       for (const auto& [name, get] : host_predictors) {
         std::vector<std::pair<double, double>> pm;
         for (const WholeKernelConfig& c : r.configs) {
@@ -343,18 +345,27 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
           if (!o.transfer_s) {
             ++not_decided;
           } else {
-            // agrees where the predicted bracket meets the measured median's +-1% (the launches' own spread
-            // is below that; a tighter claim than the bar)
+            // Disagrees where the predicted bracket misses the measured median's +-1% (the launches' own spread
+            // is below that), at any width; agrees where it meets it and is sharp: no wider than the bar's
+            // +-5% of its point; a wider bracket that meets it decides nothing (not decided).
             const double m = *o.host_measured_s;
             const bool meets = *o.transfer_lo_s <= m * 1.01 && *o.transfer_hi_s >= m * 0.99;
-            meets ? ++agrees : ++disagrees;
+            const double width = (*o.transfer_hi_s - *o.transfer_lo_s) / *o.transfer_s;
+            widths.push_back(width);
+            const bool sharp = width <= 2 * kTransferSharpRelative;
+            if (!meets) ++disagrees;
+            else if (sharp) ++agrees;
+            else ++not_decided, ++too_wide;
           }
         }
       }
       preds["ab initio local (GEMM rate) vs the local control"] = to_json(stats_of(local_pm));
       per_schedule[schedule] = {{"options", n_options},
                                 {"transfer_outcomes", {{"agrees", agrees}, {"disagrees", disagrees},
-                                                       {"not_decided", not_decided}}},
+                                                       {"not_decided", not_decided},
+                                                       {"not_decided_too_wide", too_wide},
+                                                       {"interval_relative_width_median",
+                                                        widths.empty() ? json() : json(quantile(widths, 0.5))}}},
                                 {"predictors", preds}};
     }
     // Speedup (expert-wave / interleaved) at every measured pair.
@@ -462,8 +473,10 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
                           "no application run feeds it; where no measured rate is given the host point's recorded "
                           "spec-sheet F is used and the rate's source says so"},
             {"error", "|predicted / measured median - 1|, the judged launches' median per launch"},
-            {"transfer_outcomes", "agrees: the transfer's [low, high] meets measured median +-1%; disagrees otherwise; "
-                                  "not decided: no transfer computed (no local control, or the term not usable)"},
+            {"transfer_outcomes", "disagrees: the transfer's [low, high] misses the measured median +-1% (at any width); "
+                                  "agrees: it meets it and is no wider than +-5% of its point (the bar's tolerance); "
+                                  "not decided: it meets it but is wider (not_decided_too_wide), or no transfer was "
+                                  "computed (no local control, or the term not usable)"},
             {"speedup", "expert-wave / interleaved at every measured pair, Spearman of predicted vs measured median"},
             {"reference", "a term s = 1 + a [offered/R - b]+ fitted on the application data of the other shapes "
                           "(host K_SM=66 transfers); reference only, the bars apply to the calibration's term"}}},

@@ -260,6 +260,40 @@ TEST(FaJudge, TheScorerAgreesDisagreesAndSaysWhichWay) {
   EXPECT_EQ(again.median_ci95.hi, m.median_ci95.hi);
 }
 
+TEST(FaJudge, AMeasurementTooWideToRefuteANearMissDecidesNothingForEveryPredictor) {
+  // Rule v4: rounds scattered 0..400 us around a 200 us median: the median's 95% interval is far wider than
+  // 20% of it. With T_FA = 1 ms (1% = 10 us) the measurement is not decisive.
+  MeasuredResidual m = measured_residual({0, 50e-6, 100e-6, 200e-6, 300e-6, 350e-6, 400e-6}, "sender_side");
+  ASSERT_TRUE(m.measured);
+  set_decisiveness(m, 1e-3);
+  EXPECT_FALSE(m.decisive);
+  EXPECT_NEAR(m.tolerance_s, 0.2 * m.median_s, 1e-12);
+  // A sharp prediction and the constant zero that meet it: neither agrees.
+  const Outcome sharp = score({150e-6, 180e-6}, 165e-6, true, "", m);
+  EXPECT_EQ(sharp.result, "measurement not decisive");
+  EXPECT_NE(sharp.reason.find("could not have refuted"), std::string::npos) << sharp.reason;
+  EXPECT_EQ(score({0, 0}, 0, true, "", m).result, m.median_ci95.lo <= 0 ? "measurement not decisive" : "disagrees");
+  // A wide prediction that meets it is not "not decided" either: the measurement is the limit.
+  EXPECT_EQ(score({1e-6, 1e-3}, NAN, false, "too wide", m).result, "measurement not decisive");
+  // Disjoint intervals still refute: a refutation needs no precision.
+  EXPECT_EQ(score({2e-3, 3e-3}, NAN, true, "", m).result, "disagrees");
+  Tally t;
+  t.add(sharp);
+  EXPECT_EQ(t.not_decisive, 1);
+  EXPECT_EQ(t.agrees, 0);
+  EXPECT_EQ(t.to_json().at("measurement_not_decisive"), 1);
+  // The same rounds against a long kernel (T_FA = 100 ms: 1% = 1 ms) are decisive: the bar is that coarse.
+  MeasuredResidual coarse = measured_residual({0, 50e-6, 100e-6, 200e-6, 300e-6, 350e-6, 400e-6}, "sender_side");
+  set_decisiveness(coarse, 100e-3);
+  EXPECT_TRUE(coarse.decisive);
+  EXPECT_EQ(score({150e-6, 180e-6}, 165e-6, true, "", coarse).result, "agrees");
+  // Tight rounds are decisive at any T_FA.
+  MeasuredResidual tight = measured_residual({200e-6, 205e-6, 210e-6, 198e-6, 207e-6, 203e-6, 201e-6}, "sender_side");
+  set_decisiveness(tight, 1e-3);
+  EXPECT_TRUE(tight.decisive);
+  EXPECT_EQ(score({190e-6, 202e-6}, NAN, true, "", tight).result, "agrees");
+}
+
 TEST(FaJudge, AnExposureTheModelDidNotPredictTurnsAnAgreementIntoADisagreement) {
   // A calibration whose prediction matches the measured residual; the residual x3 (as if the Q-loops had
   // grown) must disagree: the outcome can fail.

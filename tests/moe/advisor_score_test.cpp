@@ -92,6 +92,56 @@ TEST(AdvisorScore, EitherIsChargedTheSlowerAndNotDecided) {
   EXPECT_DOUBLE_EQ(*s.regret_worst, 1.2);
 }
 
+TEST(AdvisorScore, RegretsAreComparedOnTheConfigurationsEveryPolicyWasMeasuredOn) {
+  // A third configuration where only interleaved D=8 was run: "always interleaved at D=1" is not measured there,
+  // the expert-wave policy is not either, but a policy answering D=8 gets regret 1 and a lower mean on its own set.
+  auto configs = two_configs();
+  JudgedConfig c;
+  c.label = "C";
+  c.options = {measured(interleaved_at(8), 30, 29.9, 30.1)};
+  configs.push_back(c);
+  std::vector<PolicyScore> policies;
+  policies.push_back(score_policy("D8 in C", configs, always_interleaved(configs, {1, 2, 8})));
+  policies.push_back(score_policy("wave", configs, always_expert_wave(configs)));
+  EXPECT_EQ(policies[0].num_regret, 3);
+  EXPECT_EQ(policies[1].num_regret, 2);
+  EXPECT_DOUBLE_EQ(*policies[0].regret_mean, (1.0 + 1.25 + 1.0) / 3);  // its own set, flattered by C
+  common_regret(policies);
+  EXPECT_EQ(policies[0].num_common, 2);
+  EXPECT_DOUBLE_EQ(*policies[0].regret_mean_common, (1.0 + 1.25) / 2);
+  EXPECT_DOUBLE_EQ(*policies[1].regret_mean_common, (1.2 + 1.0) / 2);
+  const auto statements = comparison_statements(policies[0], {policies[1]});
+  std::string all;
+  for (const auto& x : statements) all += x + "\n";
+  // On the common set 1.125 vs 1.1: worse (its own-set mean 1.0833 would have looked better than 1.1).
+  EXPECT_NE(all.find("does worse than the constant policy 'wave' (mean regret 1.1250 vs 1.1000 on the 2 "
+                     "configurations"), std::string::npos) << all;
+}
+
+TEST(AdvisorScore, SpearmanAtThePolicysOwnDIsApartFromThePooledOne) {
+  // Three configurations, pairs at D = 1 and D = 4 each. The policy predicts the D = 4 pairs' order right and the
+  // D = 1 pairs' order backwards; its own D is 1.
+  std::vector<JudgedConfig> configs(3);
+  std::vector<PolicyAnswer> answers(3);
+  const double meas1[3] = {1.1, 1.2, 1.3}, meas4[3] = {2.0, 3.0, 4.0};
+  const double pred1[3] = {1.3, 1.2, 1.1}, pred4[3] = {2.1, 3.1, 4.1};
+  for (int i = 0; i < 3; ++i) {
+    configs[i].label = "cfg" + std::to_string(i);
+    configs[i].options = {measured(interleaved_at(1), 10, 9.9, 10.1)};
+    configs[i].pairs = {{1, 1, meas1[i], meas1[i] - 0.01, meas1[i] + 0.01, {}},
+                        {4, 1, meas4[i], meas4[i] - 0.01, meas4[i] + 0.01, {}}};
+    answers[i].choice = interleaved_at(1);
+    answers[i].own_lead_rows = 1;
+    answers[i].speedups = {SpeedupPrediction{pred1[i], pred1[i], pred1[i], true, ""},
+                           SpeedupPrediction{pred4[i], pred4[i], pred4[i], true, ""}};
+  }
+  const PolicyScore s = score_policy("p", configs, answers);
+  ASSERT_TRUE(s.spearman && s.spearman_own_d);
+  EXPECT_GT(*s.spearman, 0.5);               // pooled: the D = 4 pairs dominate the ranks
+  EXPECT_DOUBLE_EQ(*s.spearman_own_d, -1.0);  // at its own D it ranks them backwards
+  EXPECT_EQ(s.num_pairs_own_d, 3);
+}
+
 TEST(AdvisorScore, SpearmanKnownValues) {
   EXPECT_NEAR(*spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0, 1e-12);
   EXPECT_NEAR(*spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0, 1e-12);

@@ -109,3 +109,41 @@ TEST(WholeKernelScore, AnUncalibratedTermGivesNoTransferAndSaysSo) {
 
 }  // namespace
 }  // namespace xs::moe
+
+namespace xs::moe {
+namespace {
+
+// The transfer's outcome: disagrees when its bracket misses the measured median +-1% at any width; agrees only
+// when it meets it and is sharp (no wider than +-5% of its point); a wide bracket that meets it is not decided.
+TEST(WholeKernelScore, AWideTransferIntervalThatMeetsTheMeasurementDecidesNothing) {
+  WholeKernelResult r;
+  WholeKernelConfig c;
+  c.label = "host K66 x";
+  c.shape = "x";
+  c.num_sms = 66;
+  const auto option = [](double measured, double point, double lo, double hi) {
+    WholeKernelOption o;
+    o.option = interleaved_at(1);
+    o.host_measured_s = measured;
+    o.transfer_s = point;
+    o.transfer_lo_s = lo;
+    o.transfer_hi_s = hi;
+    return o;
+  };
+  c.options = {option(1.0, 1.0, 0.97, 1.03),   // sharp, meets: agrees
+               option(1.0, 1.0, 0.5, 2.0),     // meets, 150% wide: not decided
+               option(1.0, 0.8, 0.7, 0.9),     // misses (under): disagrees
+               option(1.0, 3.0, 0.2, 0.95)};   // wide and misses: still disagrees
+  r.configs.push_back(c);
+  WholeKernelSettings s;
+  s.reference_fit = false;
+  const json out = whole_kernel_json(r, s, json::object());
+  const json& t = out.at("sets").at(0).at("schedules").at("interleaved").at("transfer_outcomes");
+  EXPECT_EQ(t.at("agrees"), 1) << t.dump();
+  EXPECT_EQ(t.at("disagrees"), 2) << t.dump();
+  EXPECT_EQ(t.at("not_decided"), 1) << t.dump();
+  EXPECT_EQ(t.at("not_decided_too_wide"), 1) << t.dump();
+}
+
+}  // namespace
+}  // namespace xs::moe

@@ -74,9 +74,9 @@ class ReadmeBlock(unittest.TestCase):
     def test_an_edited_number_in_the_readme_block_fails_the_check(self):
         text = self.readme()
         block = text[text.index(results_pages.BEGIN):text.index(results_pages.END)]
-        self.assertIn("over 114 host configurations", block)
+        self.assertIn("of 114 host configurations", block)
         with tempfile.TemporaryDirectory() as tmp:
-            self.root_with_readme(tmp, text.replace("over 114 host configurations", "over 115 host configurations", 1))
+            self.root_with_readme(tmp, text.replace("of 114 host configurations", "of 115 host configurations", 1))
             r = run("--root", tmp, "--check")
             self.assertEqual(r.returncode, 1, r.stderr)
             self.assertIn("README.md differs", r.stderr)
@@ -125,16 +125,28 @@ class ScoreSection(unittest.TestCase):
         self.assertIn("- rule `r1`, written 2026-12-05T09:25:00Z", lines)
         self.assertTrue(any("12.5%" in x for x in lines))
 
+    def test_fa_tallies_show_the_measurement_not_decisive_count_where_the_rule_gives_it(self):
+        t = {"model": {"agrees": 1, "disagrees": 2, "not_decided": 3, "measurement_not_decisive": 4},
+             "zero": {"agrees": 0, "disagrees": 6, "not_decided": 0, "measurement_not_decisive": 4}}
+        self.write(self.rel, {"tally": t, "rule": {"id": "r4", "written_utc": "2026-12-05T21:50:00Z"},
+                              "predictors": {"model": "m", "zero": "E_res = 0"}})
+        lines = results_pages.fa_score_section(self.inputs, self.rel, "t")
+        self.assertIn("| all points | 1 / 2 / 3 / 4 | 0 / 6 / 0 / 4 |", lines)
+        self.assertTrue(any("agrees / disagrees / not decided / not decisive" in x for x in lines))
+
     def test_moe_policies_render_one_row_each(self):
         self.write(self.moe, {"policies": [
             {"policy": "advisor", "choice": {"agrees": 3, "disagrees": 1, "not_decided": 0},
-             "regret": {"mean": 1.01, "worst": 1.5}, "distinct_choices": ["interleaved"],
-             "speedup": {"spearman": 0.5, "abs_error_median": 0.2, "abs_error_p90": 0.4}},
+             "regret": {"mean": 1.01, "worst": 1.5, "common": {"n": 3, "mean": 1.02}},
+             "distinct_choices": ["interleaved"],
+             "speedup": {"spearman": 0.5, "spearman_own_d": 0.25, "pairs_own_d": 4, "abs_error_median": 0.2,
+                         "abs_error_p90": 0.4}},
             {"policy": "always expert-wave", "choice": {"agrees": 0, "disagrees": 4}, "regret": {"mean": 1.2,
              "worst": 1.6}, "speedup": "none"}], "statements": ["s1"]})
         lines = results_pages.moe_score_section(self.inputs, self.moe)
-        self.assertIn("| advisor | 3 / 1 / 0 | 1.0100 | 1.5000 | 0.50 | 20.0%, 40.0% | interleaved |", lines)
-        self.assertIn("| always expert-wave | 0 / 4 / 0 | 1.2000 | 1.6000 | – | – |  |", lines)
+        self.assertIn("| advisor | 3 / 1 / 0 | 1.0100 | 1.5000 | 1.0200 (3) | 0.50; own D 0.25 (4 pairs) | 20.0%, 40.0% "
+                      "| interleaved |", lines)
+        self.assertIn("| always expert-wave | 0 / 4 / 0 | 1.2000 | 1.6000 | – | – | – |  |", lines)
         self.assertIn("- s1", lines)
 
     def test_unreadable_file_is_refused(self):

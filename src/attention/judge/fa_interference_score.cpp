@@ -109,6 +109,8 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
     r.frozen_v2 = predict_frozen(r.inputs);
     r.sender = measured_residual(p.result);
     r.completion = measured_residual(p.result.e_res_paired.samples_s, "remote_visible_completion");
+    set_decisiveness(r.sender, r.inputs.compute_only.t_fa_s);
+    set_decisiveness(r.completion, r.inputs.compute_only.t_fa_s);
     rows.push_back(std::move(r));
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.inputs.config.seq_len < b.inputs.config.seq_len; });
@@ -153,7 +155,7 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
   }
 
   Tally t_sender, t_completion, t_zero_s, t_zero_c, t_unhidden_s, t_unhidden_c, t_v2;
-  json out_rows = json::array(), bars = json::array();
+  json out_rows = json::array(), bars = json::array(), bars_zero = json::array(), bars_unhidden = json::array();
   std::vector<std::pair<int, std::pair<double, MeasuredResidual>>> seq_completion, seq_sender;
   std::vector<double> rel_completion, rel_sender, rel_zero, rel_unhidden, rel_v2, rel_ref;
   for (const Row& r : rows) {
@@ -197,6 +199,13 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
     if (m >= kFaBarMinM && m <= kFaBarMaxM) {
       bars.push_back(bar_at("remote_visible_completion", p.completion_point_s, p.completion, r.completion, t_fa, m));
       bars.push_back(bar_at("sender_side", p.sender_point_s, p.sender, r.sender, t_fa, m));
+      // The same bar for the trivial predictors (a bar the constant also meets says little about the model).
+      bars_zero.push_back(bar_at("remote_visible_completion", 0.0, {0, 0}, r.completion, t_fa, m));
+      bars_zero.push_back(bar_at("sender_side", 0.0, {0, 0}, r.sender, t_fa, m));
+      bars_unhidden.push_back(bar_at("remote_visible_completion", r.frozen_v2.unhidden_s, r.frozen_v2.unhidden_range,
+                                     r.completion, t_fa, m));
+      bars_unhidden.push_back(bar_at("sender_side", r.frozen_v2.unhidden_s, r.frozen_v2.unhidden_range, r.sender,
+                                     t_fa, m));
       seq_completion.push_back({m, {p.completion_point_s, r.completion}});
       seq_sender.push_back({m, {p.sender_point_s, r.sender}});
     }
@@ -217,8 +226,14 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
     const std::size_t n = v.size();
     return json(n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
   };
-  int met = 0, missed = 0;
-  for (const json& b : bars) (b.value("result", "") == "met" ? met : missed) += b.value("result", "") != "not measured";
+  const auto count = [](const json& per_m) {
+    int met = 0, missed = 0;
+    for (const json& b : per_m) (b.value("result", "") == "met" ? met : missed) += b.value("result", "") != "not measured";
+    return std::pair<int, int>{met, missed};
+  };
+  const auto [met, missed] = count(bars);
+  const auto [met_zero, missed_zero] = count(bars_zero);
+  const auto [met_unhidden, missed_unhidden] = count(bars_unhidden);
   return {{"schema", {{"name", "xstage.fa_interference_score"}, {"version", "1.0"}}},
           {"interference_term", {{"label", term.label}, {"status", term.usable() ? "identified" : term.reason_not_usable()}}},
           {"calibration", {{"file", cal.path}, {"fnv1a64", cal.fnv1a64}, {"target", cal.target}, {"git_sha", cal.git_sha},
@@ -228,7 +243,9 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
                            "the calibration and the interference term: nothing of the judged fused launches"},
             {"outcome", "fa_score: agrees where the predicted interval meets the bootstrap ci95 of the measured median "
                         "(paired rounds, wall time); not decided only where the model's interval is unbounded or not "
-                        "sharp (rule v2's sharpness)"},
+                        "sharp (rule v2's sharpness); measurement not decisive where the intervals meet but the "
+                        "measured ci95's half-width exceeds max(20% of the median, 1% of T_FA) (rule v4), for every "
+                        "predictor alike"},
             {"bar", "issue 28: |point - measured median| <= max(20% of measured, 1% of T_FA) at every M in [8192, "
                     "65536]; trend: consecutive M move the same way (measured steps within their ci95 are flat)"},
             {"reference", "knee term s = 1 + a [offered/R - b]+ fitted on the other M's completion residuals "
@@ -243,6 +260,10 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
             {"frozen_aligned_v2_sender_side", med(rel_v2)}, {"reference_completion", med(rel_ref)}}},
           {"bars", {{"per_M", bars}, {"met", met}, {"missed", missed},
                     {"trend_completion", trend(seq_completion)}, {"trend_sender_side", trend(seq_sender)}}},
+          {"bars_trivial",
+           {{"note", "the same bar applied to the trivial predictors: a bar they meet as well is no evidence for the model"},
+            {"zero", {{"per_M", bars_zero}, {"met", met_zero}, {"missed", missed_zero}}},
+            {"unhidden", {{"per_M", bars_unhidden}, {"met", met_unhidden}, {"missed", missed_unhidden}}}}},
           {"reference_fits", ref_fits},
           {"rows", out_rows}};
 }

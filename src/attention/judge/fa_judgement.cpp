@@ -32,6 +32,7 @@ FaJudgement judge_point(const FaA2aPointSpec& spec, const FaA2aPointResult& r, c
   j.inputs = frozen_inputs(point_config(spec, r), compute_only_of(r), calibration);
   j.prediction = predict_frozen(j.inputs);
   j.measured = measured_residual(r);
+  set_decisiveness(j.measured, j.inputs.compute_only.t_fa_s);
   const FaFrozenPrediction& p = j.prediction;
   j.model = score(p.e_res, p.e_res_point_s, p.decided, p.why_not_decided, j.measured);
   j.zero = score({0, 0}, 0, true, "", j.measured);

@@ -36,6 +36,12 @@ inline constexpr FaRule kFaRules[] = {
      "as v2's sharpness, but disjoint intervals refute at any width: disagrees wherever the predicted interval and "
      "the measured median's 95% interval are disjoint; agrees only where the interval is decided (v2's sharpness) "
      "and meets it; not decided only where it is not decided and meets it"},
+    {"fa_frozen_decisive_measurement", "2026-12-05T21:50:00Z",
+     "as fa_frozen_aligned_refutable, and for every predictor alike (model, zero, unhidden): where the measured "
+     "median's 95% interval has a half-width above max(20% of |median|, 1% of T_FA) (issue 28's tolerance), "
+     "intervals that meet are 'measurement not decisive', not 'agrees' or 'not decided'; disjoint ones still "
+     "disagree. Written after a review showed Q x4 gaining 14 H200 agreements and E_res = 0 all 20 of its own "
+     "from measurements too wide to refute them: in-sample for every file committed before it"},
 };
 inline constexpr const FaRule& kFaRule = kFaRules[std::size(kFaRules) - 1];
 inline constexpr const char* kFaRuleId = kFaRule.id;

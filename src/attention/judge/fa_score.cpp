@@ -56,6 +56,13 @@ MeasuredResidual measured_residual(const std::vector<double>& rounds_s, const st
   return m;
 }
 
+void set_decisiveness(MeasuredResidual& m, double t_fa_s) {
+  if (!m.measured) return;
+  m.tolerance_s = std::max(kDecisiveRelative * std::abs(m.median_s), t_fa_s > 0 ? kDecisiveOfTfa * t_fa_s : 0.0);
+  const double half_width = 0.5 * (m.median_ci95.hi - m.median_ci95.lo);
+  m.decisive = half_width <= m.tolerance_s;
+}
+
 MeasuredResidual measured_residual(const FaA2aPointResult& r) {
   const FaBoundary b = judged_boundary(r);
   return measured_residual(b.e_res->samples_s, b.name);
@@ -87,6 +94,8 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
   if (!meets) {
     o.result = "disagrees";
     o.direction = pred.hi < m.median_ci95.lo ? "under" : "over";
+  } else if (!m.decisive) {
+    o.result = "measurement not decisive";
   } else {
     o.result = decided ? "agrees" : "not decided";
   }
@@ -95,7 +104,12 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
   const std::string verdict = meets ? "the intervals meet"
                                     : (o.direction == "under" ? "predicted below the measurement"
                                                               : "predicted above the measurement");
-  if (decided)
+  if (meets && !m.decisive)
+    o.reason = fmt::format("{}; {}: the intervals meet, but the measured interval's half-width {} exceeds the "
+                           "tolerance {} (max of 20% of the median and 1% of T_FA): it could not have refuted a "
+                           "near miss", predicted, measured, us(0.5 * (m.median_ci95.hi - m.median_ci95.lo)),
+                           us(m.tolerance_s));
+  else if (decided)
     o.reason = fmt::format("{}; {}: {}", predicted, measured, verdict);
   else if (meets)
     o.reason = fmt::format("the model decides nothing here: {}; {}; {}: the intervals meet", why_not_decided,
@@ -113,11 +127,13 @@ void Tally::add(const Outcome& o) {
     disagrees_wide += !o.interval_decided;
   }
   else if (o.result == "not decided") ++not_decided;
+  else if (o.result == "measurement not decisive") ++not_decisive;
   else ++not_measured;
 }
 
 json Tally::to_json() const {
-  return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided}, {"not_measured", not_measured},
+  return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided},
+          {"measurement_not_decisive", not_decisive}, {"not_measured", not_measured},
           {"disagrees_with_a_wide_interval", disagrees_wide}};
 }
 
@@ -126,6 +142,8 @@ json to_json(const MeasuredResidual& m) {
           {"median_s", m.measured ? json(m.median_s) : json()},
           {"median_ci95_s", m.measured ? json::array({m.median_ci95.lo, m.median_ci95.hi}) : json()},
           {"method", "percentile bootstrap of the median over the paired (fused - FA-only) rounds, wall time"},
+          {"decisive", m.measured ? json(m.decisive) : json()},
+          {"decisive_tolerance_s", m.measured ? json(m.tolerance_s) : json()},
           {"why_not", m.why_not.empty() ? json() : json(m.why_not)}};
 }
 

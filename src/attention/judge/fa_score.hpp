@@ -7,6 +7,11 @@
 //   agrees       the prediction is decided (sharp, fa_frozen_prediction.hpp) and the two intervals meet;
 //   not decided  the prediction is not decided (too wide or unbounded) and the two intervals meet.
 // (Rule v2 returned "not decided" for every undecided prediction, refuted or not.)
+// Rule v4 (fa_frozen_decisive_measurement) adds, for every predictor alike: where the measured median's 95%
+// interval is wider than the bar's tolerance on each side (half-width > max(20% of |median|, 1% of T_FA)), the
+// measurement cannot tell a right prediction from a near one, and intervals that meet give
+//   measurement not decisive   instead of "agrees" or "not decided".
+// A disjoint pair still disagrees: a refutation needs no precision, an agreement does.
 // There is no "explained": a decomposition of what happened is a diagnostic (fa_diagnostics.hpp). The same
 // scorer judges the trivial predictors beside the model:
 //   zero      E_res = 0: the stores always hide;
@@ -32,7 +37,14 @@ struct MeasuredResidual {
   double median_s = 0;
   Interval median_ci95;       // bootstrap over rounds
   std::string why_not;        // where not measured
+  // Rule v4: decisive where the interval's half-width <= tolerance_s = max(20% |median|, 1% T_FA). A residual
+  // whose T_FA is not known (tolerance_s 0) is judged on 20% of |median| alone.
+  bool decisive = true;
+  double tolerance_s = 0;
 };
+// Sets `decisive` and `tolerance_s` from T_FA (s, > 0; 0: unknown) per rule v4.
+inline constexpr double kDecisiveRelative = 0.20, kDecisiveOfTfa = 0.01;
+void set_decisiveness(MeasuredResidual& m, double t_fa_s);
 // At least kMinRounds paired rounds are needed; fewer: not measured. The bootstrap is seeded, so a file
 // re-judges identically.
 inline constexpr int kMinRounds = 5;
@@ -41,7 +53,7 @@ MeasuredResidual measured_residual(const FaA2aPointResult& result);
 MeasuredResidual measured_residual(const std::vector<double>& rounds_s, const std::string& boundary);
 
 struct Outcome {
-  std::string result;     // "agrees" | "disagrees" | "not decided" | "" (not measured: no outcome)
+  std::string result;     // "agrees" | "disagrees" | "not decided" | "measurement not decisive" | "" (not measured)
   std::string direction;  // disagrees: "under" (predicted below measured) | "over"
   std::string reason;
   double point_error_s = NAN;      // predicted point - measured median, where a point exists
@@ -52,7 +64,7 @@ Outcome score(const Interval& predicted, double predicted_point_s, bool decided,
               const MeasuredResidual& measured);
 
 struct Tally {
-  int agrees = 0, disagrees = 0, not_decided = 0, not_measured = 0;
+  int agrees = 0, disagrees = 0, not_decided = 0, not_decisive = 0, not_measured = 0;
   int disagrees_wide = 0;  // of the disagreements, those whose interval was not decided (refuted though wide)
   void add(const Outcome& o);
   nlohmann::json to_json() const;
