@@ -429,9 +429,12 @@ def render_fa_a2a(inputs):
     out += ["## Prediction scores", ""]
     out += fa_score_section(inputs, f"{H200}/fa_a2a/prediction-score.json", "H200, the committed host files")
     out += fa_score_section(inputs, "results/h100/predictions-3a97dd2/prediction-score-host.json",
-                            "H100, a run made after the rule (out of sample; another device)")
+                            "H100, a run made after rule v1 was written (another device)")
     out += fa_score_section(inputs, f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json",
-                            "H200, a calibration and run made after the rule (out of sample)")
+                            "H200, a calibration and run made after rule v3 (fa_frozen_aligned_refutable) was written")
+    whole = fa_whole_lines(inputs)
+    out += ["## Whole-kernel E_res with the interference term (issue 28)", "",
+            whole or f"Not yet scored: `{FA_WHOLE}` is absent.", ""]
     out += ["## Plots", ""]
     for _, c, _ in calls:
         out += [image(f"{H200}/fa_a2a/{c}/fa_a2a.png", f"Fig. 11 analogue, call {c}"), ""]
@@ -515,6 +518,8 @@ def render_megamoe(inputs):
                    f"{num(b.get('speedup_error_max'), '.1%')}", "met" if b.get("bar_ok") else "not met",
                    f"{num(get(b, 'worst', 'choice_slowdown'), '.1%')} slower ({get(b, 'worst', 'config')})"]]) + [""]
     out += moe_score_section(inputs, f"{H200}/megamoe/advisor-score.json")
+    whole = moe_whole_lines(inputs)
+    out += ["## Whole-kernel time predictions (issue 28)", "", whole or f"Not yet scored: `{MOE_WHOLE}` is absent.", ""]
     out += ["## Plots", ""]
     for name, alt in [("megamoe-dsv4_flash-bn128.png", "DSv4-Flash b_n 128"),
                       ("megamoe-matrix-fig8-speedup.png", "matrix: speedup by shape"),
@@ -526,6 +531,66 @@ def render_megamoe(inputs):
                   for rel, j in runs + [(f"{H200}/megamoe/calibration-moe-pattern.json", cal)]]) + [""]
     return out
 
+
+# ---------- whole-kernel predictions with the interference term (issue 28) ----------
+
+MOE_WHOLE = "results/h100/epilogue-680858e/moe-whole-score-h200-matrix.json"
+FA_WHOLE = "results/h100/epilogue-680858e/fa-whole-score.json"
+
+
+def moe_whole_lines(inputs, readme=False):
+    """The transfer's and ab initio's errors on the H200 matrix beside the constant and the no-term replay, with
+    the bars: how far each is missed. None where the score file is absent."""
+    d = inputs.json(MOE_WHOLE, optional=True)
+    if not d:
+        return None
+    k66 = next((x for x in d.get("sets") or [] if x.get("set") == "host K_SM=66"), None)
+    if not k66:
+        return None
+
+    def err(schedule, name, key="abs_error_median"):
+        return get(k66, "schedules", schedule, "predictors", name, key)
+    t, nt, c = "transfer (calibration term)", "transfer, Burst-Gap replay without the term", \
+        "constant: host = local x median host/local ratio of the other shapes"
+    ab = "ab initio host (GEMM rate + calibration term)"
+    bars = k66.get("bars") or []
+    met = sum(1 for b in bars if b.get("result") == "met")
+    sp = get(k66, "speedup_spearman", "transfer (calibration term)", "spearman")
+    sp_local = get(k66, "speedup_spearman", "local control's measured speedup", "spearman")
+    wo = get(k66, "schedules", "interleaved", "transfer_outcomes") or {}
+    ref = f"[`{MOE_WHOLE}`]({MOE_WHOLE})" if readme else link(MOE_WHOLE)
+    return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): with the interference term of "
+            f"the first closed-loop (epilogue) calibration — measured on an H100, another device than the matrix — "
+            f"the host time predicted from the local control misses by a median "
+            f"{apct(err('interleaved', t))} interleaved and {apct(err('expert_wave', t))} expert-wave over "
+            f"{k66.get('configs', '–')} host K_SM 66 configurations (bar 5%; p90 {apct(err('interleaved', t, 'abs_error_p90'))}"
+            f" and {apct(err('expert_wave', t, 'abs_error_p90'))}, bar 10%), always short "
+            f"(signed {pct(err('interleaved', t, 'signed_error_median'), 1)}, "
+            f"{pct(err('expert_wave', t, 'signed_error_median'), 1)}); without the term "
+            f"{apct(err('interleaved', nt))} / {apct(err('expert_wave', nt))}, the constant host = local × ratio "
+            f"{apct(err('interleaved', c))} / {apct(err('expert_wave', c))}; ab initio from spec-sheet rates "
+            f"{apct(err('interleaved', ab))} / {apct(err('expert_wave', ab))} (bar 10%). Speedup Spearman "
+            f"{num(sp, '.2f')} (bar 0.8; the local control's own speedup ranks them {num(sp_local, '.2f')}). "
+            f"{met} of {len(bars)} bars met. The transfer's intervals have a median "
+            f"width of {apct(wo.get('interval_relative_width_median'), 0)} of the point: "
+            f"{wo.get('agrees', 0)} agree, {wo.get('not_decided_too_wide', 0)} too wide to decide, "
+            f"{wo.get('disagrees', 0)} disagree (interleaved).")
+
+
+def fa_whole_lines(inputs, readme=False):
+    d = inputs.json(FA_WHOLE, optional=True)
+    if not d:
+        return None
+    b = d.get("bars") or {}
+    z = get(d, "bars_trivial", "zero") or {}
+    per = b.get("per_M") or []
+    why = sorted({x.get("why") for x in per if x.get("why")})
+    ref = f"[`{FA_WHOLE}`]({FA_WHOLE})" if readme else link(FA_WHOLE)
+    return (f"*Whole-kernel E_res with the interference term* ({ref}, H100 data and term, "
+            f"`xstage-predict fa-whole`): {b.get('met', 0)} of {b.get('met', 0) + b.get('missed', 0)} bars met "
+            f"(|E_res error| ≤ max(20%, 1% of T_FA) per M, 8K–64K, both boundaries); E_res = 0 meets "
+            f"{z.get('met', 0)}. " + (f"Why: {'; '.join(why)} — Q(K = 132) is not identified by the calibration, "
+                                      "so the replay gives an interval, not a point. " if why else ""))
 
 PAGES = {"calibration.md": render_calibration, "fa_a2a.md": render_fa_a2a, "megamoe.md": render_megamoe}
 
@@ -603,6 +668,9 @@ def render_headline(inputs):
                         f"{' / '.join(str(m('zero', o)) for o in ks)} ({names}).")
         out[-1] += (" The Burst–Gap model has no term for what outstanding stores cost the computation, the dominant "
                     "cost on this path; the interference term is in [docs/interference-model.md](docs/interference-model.md).")
+        whole = fa_whole_lines(inputs, readme=True)
+        if whole:
+            out[-1] += " " + whole.rstrip()
         out += [""]
     pc = lambda v: [None if x is None else 100 * x for x in v]  # noqa: E731
     out += table(["", *[f"{m // 1024}K" for m in ms_axis]],
@@ -657,6 +725,9 @@ def render_headline(inputs):
                         f"was measured on, predicted speedup inside its interval at "
                         f"{get(la, 'speedup', 'agrees')} of {get(la, 'speedup', 'pairs')} pairs.")
         out += [""]
+    whole = moe_whole_lines(inputs, readme=True)
+    if whole:
+        out += [whole, ""]
     return out
 
 
