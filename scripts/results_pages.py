@@ -221,6 +221,19 @@ def fa_score_section(inputs, rel, title):
                    if isinstance(t, dict))
     head = "agrees / disagrees / not decided" + (" / not decisive" if decisive else "")
     out += table(["points", *[f"{n}: {head}" for n in names]], rows) + [""]
+    sens = get(data, "sensitivity", "mutations") or []
+    if sens:
+        base = (data.get("tally") or {}).get("model")
+        srows = [["the calibrations as measured", tally_cell(base), "–", "–"]]
+        for m in sens:
+            if "error" in m:
+                srows.append([m.get("mutation", "?"), f"not judged: {m['error']}", "–", "–"])
+            else:
+                srows.append([m.get("mutation", "?"), tally_cell(m.get("model")),
+                              m.get("agreements_turned_disagreements", 0), m.get("agreements_gained", 0)])
+        out += ["Sensitivity: the model's tally with every calibration made wrong by a known factor. Where it barely "
+                "moves, the data cannot tell the right calibration from a wrong one.", ""]
+        out += table(["calibrations", f"model: {head}", "agreements lost", "agreements gained"], srows) + [""]
     t = data.get("tally") or {}
     err = t.get("model_point_median_abs_relative_error")
     out += [f"Model points scored: {t.get('model_points_scored', 0)}; disagreements over / under: "

@@ -15,6 +15,7 @@
 #include "attention/fa_app_point.hpp"
 #include "attention/fa_result_reader.hpp"
 #include "attention/judge/fa_judgement.hpp"
+#include "attention/judge/fa_sensitivity.hpp"
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
@@ -95,7 +96,13 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   report::check_distinct_paths({{o.out_path, "--out"}}, inputs);
   report::check_output_path(o.out_path, "--out");
   std::vector<judge::FaCalibration> calibrations;
-  for (const auto& path : o.model_paths) calibrations.push_back(judge::load_fa_calibration(report::read_text_file(path), path));
+  std::vector<std::pair<std::string, json>> calibration_docs;  // for the mutation sensitivity
+  for (const auto& path : o.model_paths) {
+    const std::string text = report::read_text_file(path);
+    calibrations.push_back(judge::load_fa_calibration(text, path));
+    calibration_docs.emplace_back(path, report::parse_json_text(text, path));
+  }
+  std::vector<judge::FaSensitivityPoint> all_points;
 
   json rows = json::array(), files = json::array();
   json rules = judge::fa_rules_json();
@@ -121,6 +128,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       try {
         const attention::FaA2aPointSpec spec = attention::fa_point_spec_from_json(point);
         const attention::FaA2aPointResult result = attention::fa_point_result_from_json(point);
+        all_points.push_back({spec, result});
         for (const auto& cal : calibrations) {
           if (!cal.target.empty() && cal.target != spec.target) continue;
           const judge::FaJudgement j = judge::judge_point(spec, result, cal);
@@ -160,6 +168,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"rules", rules},
       {"tally", overall.to_json()}, {"tally_out_of_sample", overall_out_of_sample.to_json()},
       {"tally_calibration_predates_data", overall_predating.to_json()},
+      {"sensitivity", judge::fa_score_sensitivity(all_points, calibration_docs)},
       {"tally_calibration_predates_data_note",
        "rows whose calibration was measured before their data (or a date is missing): the only rows that are "
        "predictions in the frozen sense; a calibration measured later cross-judges the data, it does not predict it"},
@@ -182,6 +191,18 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   line("model", overall.model);
   line("zero", overall.zero);
   line("unhidden", overall.unhidden);
+  for (const json& m : out["sensitivity"]["mutations"]) {
+    if (m.contains("error")) {
+      fmt::print("  model with {}: not judged ({})\n", m["mutation"].get<std::string>(), m["error"].get<std::string>());
+      continue;
+    }
+    const json& t = m["model"];
+    fmt::print("  model with {:<12} {:>4} agree  {:>4} disagree  {:>4} not decided  {:>4} measurement not decisive "
+               "(a wrong calibration: {} agreements lost, {} gained)\n", m["mutation"].get<std::string>() + ":",
+               t["agrees"].get<int>(), t["disagrees"].get<int>(), t["not_decided"].get<int>(),
+               t["measurement_not_decisive"].get<int>(), m["agreements_turned_disagreements"].get<int>(),
+               m["agreements_gained"].get<int>());
+  }
   fmt::print("wrote {}\n", o.out_path);
 }
 

@@ -1,0 +1,96 @@
+// xstage attention judge layer: mutation sensitivity of the FA score (see fa_sensitivity.hpp).
+#include "attention/judge/fa_sensitivity.hpp"
+
+#include "attention/judge/fa_calibration.hpp"
+#include "attention/judge/fa_judgement.hpp"
+#include "attention/judge/fa_score.hpp"
+
+namespace xs::attention::judge {
+namespace {
+
+using nlohmann::json;
+
+void scale_number(json& j, const char* key, double k) {
+  if (j.is_object() && j.contains(key) && j[key].is_number()) j[key] = j[key].get<double>() * k;
+}
+void scale_pair(json& j, const char* key, double k) {
+  if (j.is_object() && j.contains(key) && j[key].is_array())
+    for (auto& x : j[key])
+      if (x.is_number()) x = x.get<double>() * k;
+}
+void scale_r(json& c, double k) {
+  if (!c.contains("model")) return;
+  scale_number(c["model"], "R_Bps", k);
+  scale_pair(c["model"], "R_ci95", k);
+}
+void scale_tiss0(json& c, double k) {
+  if (c.contains("model") && c["model"].contains("tiss0") && c["model"]["tiss0"].is_array())
+    for (json& row : c["model"]["tiss0"]) {
+      scale_number(row, "s", k);
+      scale_pair(row, "ci95", k);
+    }
+  if (c.contains("points") && c["points"].is_array())
+    for (json& p : c["points"])
+      if (p.contains("issue_time_s"))
+        for (const char* key : {"median", "min", "max", "p10", "p90"}) scale_number(p["issue_time_s"], key, k);
+}
+
+}  // namespace
+
+const std::vector<FaMutation>& fa_mutations() {
+  static const std::vector<FaMutation> m = {
+      {"R x0.5", [](json& c) { scale_r(c, 0.5); }},
+      {"R x2", [](json& c) { scale_r(c, 2.0); }},
+      {"T_iss^0 x10", [](json& c) { scale_tiss0(c, 10.0); }},
+  };
+  return m;
+}
+
+json fa_score_sensitivity(const std::vector<FaSensitivityPoint>& points,
+                          const std::vector<std::pair<std::string, json>>& calibrations) {
+  // The unmutated outcomes first, in the same order as every mutation's.
+  const auto outcomes = [&](const FaMutation* mutation) {
+    std::vector<std::string> out;
+    for (const auto& [path, doc] : calibrations) {
+      json c = doc;
+      if (mutation) mutation->apply(c);
+      const FaCalibration cal = load_fa_calibration(c.dump(), path);
+      for (const FaSensitivityPoint& p : points) {
+        if (!cal.target.empty() && cal.target != p.spec.target) continue;
+        out.push_back(judge_point(p.spec, p.result, cal).model.result);
+      }
+    }
+    return out;
+  };
+  const std::vector<std::string> base = outcomes(nullptr);
+  json rows = json::array();
+  for (const FaMutation& m : fa_mutations()) {
+    std::vector<std::string> after;
+    std::string error;
+    try {
+      after = outcomes(&m);
+    } catch (const std::exception& e) {  // a mutation the reader refuses (e.g. an R out of range): said, not fatal
+      error = e.what();
+    }
+    if (!error.empty()) {
+      rows.push_back({{"mutation", m.name}, {"error", error}});
+      continue;
+    }
+    Tally t;
+    int lost = 0, gained = 0;
+    for (std::size_t i = 0; i < after.size() && i < base.size(); ++i) {
+      Outcome o;
+      o.result = after[i];
+      t.add(o);
+      lost += base[i] == "agrees" && after[i] == "disagrees";
+      gained += base[i] != "agrees" && after[i] == "agrees";
+    }
+    rows.push_back({{"mutation", m.name}, {"model", t.to_json()}, {"agreements_turned_disagreements", lost},
+                    {"agreements_gained", gained}});
+  }
+  return {{"note", "the model's tally with each calibration mutated by a known wrong factor: where it barely moves "
+                   "(or gains agreements), the data cannot tell the right calibration from the wrong one"},
+          {"mutations", rows}};
+}
+
+}  // namespace xs::attention::judge
