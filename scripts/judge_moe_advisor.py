@@ -106,6 +106,9 @@ def main():
                "slowdown_bar": a.slowdown_bar, "slowdown_bar_ok": worst["choice_slowdown"] <= a.slowdown_bar,
                "tie": a.tie,
                "speedup_error_median": statistics.median(errors), "speedup_error_p90": quantile(errors, 0.9),
+               "speedup_error_note": "0 inside the predicted bracket, else the distance to its nearest bound over "
+                                     "the measured speedup: a wide bracket scores 0. Not xstage-predict moe-score's "
+                                     "abs_error (|predicted point / measured - 1|), which is the comparable figure",
                "model": a.model, "tflops_bf16": a.tflops_bf16, "tflops_fp8": a.tflops_fp8, "rows": rows}
     print(f"{'shape':<12} {'prec':<5} {'K_SM':>4} {'b_n':>4} {'rec':<12} {'faster':<12} {'measured':>8} "
           f"{'predicted':>15} {'err':>6}")

@@ -524,7 +524,9 @@ def render_megamoe(inputs):
             "configurations (`advised-summary.json`, key `advisor.before_run`). This scoring has no constant policy "
             "beside it, and its D rule was written after the matrix showed the dit_moe convoy (in-sample): the "
             "scores against the constant policies follow below.", ""]
-    out += table(["configurations", "recommended schedule was faster", "speedup error median / p90 / max",
+    out += table(["configurations", "recommended schedule was faster",
+                  "speedup distance outside the predicted bracket, median / p90 / max (0 inside it: a wide bracket "
+                  "scores 0; not the point error of the scores below)",
                   "bar: choice never > 3% slower", "worst choice"],
                  [[b.get("n", "–"), f"{b.get('agree', '–')} ({num(b.get('agree_fraction'), '.1%')})",
                    f"{num(b.get('speedup_error_median'), '.1%')} / {num(b.get('speedup_error_p90'), '.1%')} / "
