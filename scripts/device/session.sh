@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Several device-call scripts in one call, each in its own folder: OUT=<dir> bash scripts/device/session.sh PART...
-# PART: predictions | interference | epilogue (interference.sh on configs/calibrate/loaded-epilogue.json) |
+# PART: predictions | interference | epilogue (interference.sh on configs/calibrate/loaded-epilogue.json, or on
+# $EPI_CONFIG, e.g. configs/calibrate/loaded-epilogue-wide.json: 26 points, 8 of them below the drain bound) |
 # moe | gemm (scripts/device/moe_gemm_rates.sh) | calibrate_sh (the README's ./scripts/calibrate.sh, exactly, from
 # this copy). Each part runs with its own deadline (env PRED_S, INTERF_S, EPI_S, MOE_S, GEMM_S, CAL_S), its
 # output goes to
@@ -15,7 +16,7 @@ for part in "$@"; do
     predictions) OUT="$dir" DEADLINE_S=${PRED_S:-240} bash scripts/device/predictions.sh ;;
     interference) OUT="$dir" DEADLINE_S=${INTERF_S:-330} bash scripts/device/interference.sh ;;
     epilogue) OUT="$dir" DEADLINE_S=${EPI_S:-300} bash scripts/device/interference.sh \
-                --config configs/calibrate/loaded-epilogue.json ;;
+                --config "${EPI_CONFIG:-configs/calibrate/loaded-epilogue.json}" ;;
     gemm) OUT="$dir" DEADLINE_S=${GEMM_S:-200} bash scripts/device/moe_gemm_rates.sh ;;
     moe) OUT="$dir" DEADLINE_S=${MOE_S:-420} PARTS=${MOE_PARTS:-"tests sanitize canlose sweep torch"} \
            bash scripts/device/moe_verify.sh ;;

@@ -309,3 +309,30 @@ TEST(Sweep, EpilogueKnobsAreCheckedWithClearMessages) {
 
 }  // namespace
 }  // namespace xs::bench
+
+namespace xs::bench {
+namespace {
+
+// configs/calibrate/loaded-epilogue-wide.json: the default epilogue blocks, unchanged, plus 8 points that sit
+// below the drain bound on a ~52 GB/s path (K B / T0 < R with T0 3 us for L2 operands, 9.3 us for HBM), the
+// points that identify eq. I2's per-byte cost.
+TEST(Sweep, TheWideEpilogueConfigAddsPointsBelowTheDrainBound) {
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../configs/calibrate/";
+  const auto base = epilogue_points(load_sweep_config(dir + "loaded-epilogue.json"));
+  const auto wide = epilogue_points(load_sweep_config(dir + "loaded-epilogue-wide.json"));
+  ASSERT_EQ(base.size(), 18u);
+  ASSERT_EQ(wide.size(), 26u);
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    EXPECT_EQ(base[i].block, wide[i].block);
+    EXPECT_EQ(point_key(base[i].spec), point_key(wide[i].spec)) << base[i].block;
+  }
+  for (std::size_t i = base.size(); i < wide.size(); ++i) {
+    const PointSpec& s = wide[i].spec;
+    const double t0 = s.loaded.working_set == WorkingSet::kHbm ? 9.3e-6 : 3.0e-6;
+    const double offered = double(s.volume_bytes()) / t0;  // V = K B per tile time
+    EXPECT_LT(offered, 0.9 * 52e9) << "K " << s.num_producers << " B " << s.volume_bytes();
+  }
+}
+
+}  // namespace
+}  // namespace xs::bench
