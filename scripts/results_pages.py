@@ -230,7 +230,8 @@ def fa_score_section(inputs, rel, title):
                 srows.append([m.get("mutation", "?"), f"not judged: {m['error']}", "–", "–"])
             else:
                 srows.append([m.get("mutation", "?"), tally_cell(m.get("model")),
-                              m.get("agreements_turned_disagreements", 0), m.get("agreements_gained", 0)])
+                              m.get("agreements_lost", m.get("agreements_turned_disagreements", 0)),
+                              m.get("agreements_gained", 0)])
         out += ["Sensitivity: the model's tally with every calibration made wrong by a known factor. Where it barely "
                 "moves, the data cannot tell the right calibration from a wrong one.", ""]
         out += table(["calibrations", f"model: {head}", "agreements lost", "agreements gained"], srows) + [""]
@@ -554,8 +555,8 @@ FA_WHOLE = "results/h100/epilogue-680858e/fa-whole-score.json"
 
 
 def moe_whole_lines(inputs, readme=False):
-    """The transfer's and ab initio's errors on the H200 matrix beside the constant and the no-term replay, with
-    the bars: how far each is missed. None where the score file is absent."""
+    """The whole-kernel score on the H200 matrix: with the calibration's term where it is identified, else what
+    scores without it, and why. None where the score file is absent."""
     d = inputs.json(MOE_WHOLE, optional=True)
     if not d:
         return None
@@ -567,29 +568,26 @@ def moe_whole_lines(inputs, readme=False):
         return get(k66, "schedules", schedule, "predictors", name, key)
     t, nt, c = "transfer (calibration term)", "transfer, Burst-Gap replay without the term", \
         "constant: host = local x median host/local ratio of the other shapes"
-    ab = "ab initio host (GEMM rate + calibration term)"
+    ref = f"[`{MOE_WHOLE}`]({MOE_WHOLE})" if readme else link(MOE_WHOLE)
+    term = get(d, "interference_term", "status") or "?"
     bars = k66.get("bars") or []
     met = sum(1 for b in bars if b.get("result") == "met")
-    sp = get(k66, "speedup_spearman", "transfer (calibration term)", "spearman")
-    sp_local = get(k66, "speedup_spearman", "local control's measured speedup", "spearman")
+    base = (f"without the term (the Burst–Gap replay from the local control) the host time misses by a median "
+            f"{apct(err('interleaved', nt))} interleaved and {apct(err('expert_wave', nt))} expert-wave over "
+            f"{k66.get('configs', '–')} host K_SM 66 configurations (bar 5%), short in the median; the constant host = "
+            f"local × ratio {apct(err('interleaved', c))} / {apct(err('expert_wave', c))}")
+    if term != "identified":
+        return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): the interference term of the first "
+                f"closed-loop (epilogue) calibration, measured on an H100, is **not identified** ({term.split(': ', 1)[-1]}), "
+                f"so no prediction with it is made; {base}. {met} of {len(bars)} bars met.")
+    sp = get(k66, "speedup_spearman", t, "spearman")
     wo = get(k66, "schedules", "interleaved", "transfer_outcomes") or {}
-    ref = f"[`{MOE_WHOLE}`]({MOE_WHOLE})" if readme else link(MOE_WHOLE)
-    return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): with the interference term of "
-            f"the first closed-loop (epilogue) calibration — measured on an H100, another device than the matrix — "
-            f"the host time predicted from the local control misses by a median "
-            f"{apct(err('interleaved', t))} interleaved and {apct(err('expert_wave', t))} expert-wave over "
-            f"{k66.get('configs', '–')} host K_SM 66 configurations (bar 5%; p90 {apct(err('interleaved', t, 'abs_error_p90'))}"
-            f" and {apct(err('expert_wave', t, 'abs_error_p90'))}, bar 10%), always short "
-            f"(signed {pct(err('interleaved', t, 'signed_error_median'), 1)}, "
-            f"{pct(err('expert_wave', t, 'signed_error_median'), 1)}); without the term "
-            f"{apct(err('interleaved', nt))} / {apct(err('expert_wave', nt))}, the constant host = local × ratio "
-            f"{apct(err('interleaved', c))} / {apct(err('expert_wave', c))}; ab initio from spec-sheet rates "
-            f"{apct(err('interleaved', ab))} / {apct(err('expert_wave', ab))} (bar 10%). Speedup Spearman "
-            f"{num(sp, '.2f')} (bar 0.8; the local control's own speedup ranks them {num(sp_local, '.2f')}). "
-            f"{met} of {len(bars)} bars met. The transfer's intervals have a median "
-            f"width of {apct(wo.get('interval_relative_width_median'), 0)} of the point: "
-            f"{wo.get('agrees', 0)} agree, {wo.get('not_decided_too_wide', 0)} too wide to decide, "
-            f"{wo.get('disagrees', 0)} disagree (interleaved).")
+    return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): with the interference term of the "
+            f"closed-loop (epilogue) calibration, the transfer misses by a median {apct(err('interleaved', t))} "
+            f"interleaved and {apct(err('expert_wave', t))} expert-wave (bar 5%); {base}. Speedup Spearman "
+            f"{num(sp, '.2f')} (bar 0.8). {met} of {len(bars)} bars met. Transfer intervals: median width "
+            f"{apct(wo.get('interval_relative_width_median'), 0)} of the point; {wo.get('agrees', 0)} agree, "
+            f"{wo.get('not_decided_too_wide', 0)} too wide to decide, {wo.get('disagrees', 0)} disagree (interleaved).")
 
 
 def fa_whole_lines(inputs, readme=False):
@@ -598,14 +596,17 @@ def fa_whole_lines(inputs, readme=False):
         return None
     b = d.get("bars") or {}
     z = get(d, "bars_trivial", "zero") or {}
+    ref = f"[`{FA_WHOLE}`]({FA_WHOLE})" if readme else link(FA_WHOLE)
+    term = get(d, "interference_term", "status") or "?"
+    what = ("with the interference term" if term == "identified" else
+            "the H100 epilogue term is not identified, so the replay runs without it")
     per = b.get("per_M") or []
     why = sorted({x.get("why") for x in per if x.get("why")})
-    ref = f"[`{FA_WHOLE}`]({FA_WHOLE})" if readme else link(FA_WHOLE)
-    return (f"*Whole-kernel E_res with the interference term* ({ref}, H100 data and term, "
-            f"`xstage-predict fa-whole`): {b.get('met', 0)} of {b.get('met', 0) + b.get('missed', 0)} bars met "
-            f"(|E_res error| ≤ max(20%, 1% of T_FA) per M, 8K–64K, both boundaries); E_res = 0 meets "
-            f"{z.get('met', 0)}. " + (f"Why: {'; '.join(why)} — Q(K = 132) is not identified by the calibration, "
-                                      "so the replay gives an interval, not a point. " if why else ""))
+    return (f"*Whole-kernel E_res* ({ref}, H100 data, `xstage-predict fa-whole`; {what}): {b.get('met', 0)} of "
+            f"{b.get('met', 0) + b.get('missed', 0)} bars met (|E_res error| ≤ max(20%, 1% of T_FA) per M, 8K–64K, "
+            f"both boundaries); E_res = 0 meets {z.get('met', 0)}."
+            + (f" Why: {'; '.join(why)} — Q(K = 132) is not identified by the calibration, so the replay gives an "
+               "interval, not a point." if why else ""))
 
 PAGES = {"calibration.md": render_calibration, "fa_a2a.md": render_fa_a2a, "megamoe.md": render_megamoe}
 
@@ -722,10 +723,13 @@ def render_headline(inputs):
         pol = {p.get("policy"): p for p in score.get("policies") or []}
         adv_p = pol.get("advisor") or {}
         best = next((p for k, p in pol.items() if k and "best measured" in k), {})
+        eq16 = next((p for k, p in pol.items() if k and "eq. 16" in k), {})
         out += [f"*Where the model stands:* the schedule advisor never recommends expert-wave "
                 f"(its answers: {', '.join(adv_p.get('distinct_choices') or [])}), so it cannot beat the constant "
-                f"\"always interleaved\": mean regret {num(get(adv_p, 'regret', 'common', 'mean'), '.3f')} against "
-                f"{num(get(best, 'regret', 'common', 'mean'), '.3f')} for always interleaved at the best measured D, "
+                f"\"always interleaved at the best measured D\" (an oracle on D): mean regret "
+                f"{num(get(adv_p, 'regret', 'common', 'mean'), '.3f')} against "
+                f"{num(get(best, 'regret', 'common', 'mean'), '.3f')}; it does beat always interleaved at eq. 16's D "
+                f"({num(get(eq16, 'regret', 'common', 'mean'), '.3f')}), "
                 f"over the {get(adv_p, 'regret', 'common', 'n')} of {adv_p.get('configs', '–')} host configurations "
                 f"where every policy was measured; its predicted speedups rank the measured ones with Spearman "
                 f"{num(get(adv_p, 'speedup', 'spearman'), '.2f')} pooled over D, "
@@ -734,8 +738,10 @@ def render_headline(inputs):
         if later:
             lp = {p.get("policy"): p for p in later.get("policies") or []}
             la = lp.get("advisor") or {}
-            out[-1] += (f" Out of sample, on {la.get('configs', '–')} configurations chosen so that interleaving can "
-                        f"lose: answers {', '.join(la.get('distinct_choices') or [])}, mean regret "
+            wave_best = sum(1 for c in later.get("configs") or []
+                            if str(c.get("best_measured", "")).startswith("expert_wave"))
+            out[-1] += (f" Out of sample, on {la.get('configs', '–')} configurations chosen so that interleaving could "
+                        f"lose (expert-wave was the fastest option in {wave_best} of them): answers {', '.join(la.get('distinct_choices') or [])}, mean regret "
                         f"{num(get(la, 'regret', 'common', 'mean'), '.3f')} on the configurations every policy "
                         f"was measured on, predicted speedup inside its interval at "
                         f"{get(la, 'speedup', 'agrees')} of {get(la, 'speedup', 'pairs')} pairs.")

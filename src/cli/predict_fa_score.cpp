@@ -200,7 +200,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
     fmt::print("  model with {:<12} {:>4} agree  {:>4} disagree  {:>4} not decided  {:>4} measurement not decisive "
                "(a wrong calibration: {} agreements lost, {} gained)\n", m["mutation"].get<std::string>() + ":",
                t["agrees"].get<int>(), t["disagrees"].get<int>(), t["not_decided"].get<int>(),
-               t["measurement_not_decisive"].get<int>(), m["agreements_turned_disagreements"].get<int>(),
+               t["measurement_not_decisive"].get<int>(), m["agreements_lost"].get<int>(),
                m["agreements_gained"].get<int>());
   }
   fmt::print("wrote {}\n", o.out_path);

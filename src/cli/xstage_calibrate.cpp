@@ -25,6 +25,7 @@
 #include "common/units.hpp"
 #include "fit/gap_reach.hpp"
 #include "fit/interference.hpp"
+#include "fit/interference_epilogue.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
@@ -111,7 +112,7 @@ int refit(const CalibrateOptions& o) {
   const bool burst_gap = std::any_of(file.points.begin(), file.points.end(), [](const xs::PointRecord& p) {
     return p.spec.suite == xs::Suite::kPeriodic || p.spec.suite == xs::Suite::kIsolated;
   });
-  if (burst_gap || !xs::fit::has_loaded_points(file.points))
+  if (burst_gap || !(xs::fit::has_loaded_points(file.points) || xs::fit::has_epilogue_points(file.points)))
     xs::bench::analyse_calibration(file, reference, fit_options);
   attach_interference(file, o.bootstrap);
   // The measurement's provenance stays in meta; the fit's own (which fitter, when) goes beside it.

@@ -8,6 +8,8 @@
 //     bound it can support;
 //   - the drain rate R_eff is a fitted parameter but is "identified" only where some point is drain-bound in
 //     >= 95% of the bootstrap draws; the term does not use it (the replay's own R and Q time the drain);
+//   - only a point slowed and off the drain branch informs a(K): such points at fewer than 2 V make the term
+//     "not identified" (a per-byte cost cannot be told from a per-tile one), at fewer than 2 K fix gamma at 0;
 //   - held-out (leave one K out, leave one V out) median |error| above max_held_out_error: the data contradict
 //     the law, and the term is "not identified" with the figures in `why`.
 #include "fit/interference_epilogue.hpp"
@@ -157,11 +159,32 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
   }
   const double k_ref = ks.count(132) ? 132.0 : static_cast<double>(k_max);
   bool fit_gamma = ks.size() >= 2 && slowed_v.size() >= 2;
+  // Only a point that is slowed and NOT on the drain branch carries information on a(K): a drain-bound point's
+  // time is K V / R whatever a is. A first fit classifies the points; a(K) then needs such points at >= 2 V
+  // (else a per-byte cost cannot be told from a per-tile one), and gamma such points at >= 2 K.
+  std::set<int> info_k;
+  std::set<double> info_v;
+  {
+    const Law pre = fit_law(pts, k_ref, fit_gamma);
+    for (const auto& p : pts) {
+      const bool drain = std::isfinite(pre.r) &&
+                         p.k * p.v / pre.r > p.t0 + pre.a_ref * std::pow(p.k / k_ref, pre.gamma) * p.v;
+      if (!drain && p.t / p.t0 - 1 > options.min_effect) {
+        info_k.insert(p.k);
+        info_v.insert(p.v);
+      }
+    }
+  }
   if (ks.size() < 2) out.notes.push_back("one K only: gamma fixed at 0 (not identified)");
   else if (!fit_gamma)
     out.notes.push_back(fmt::format("fewer than 2 slowed points at different V (T/T0 - 1 > {:g}): the data are flat; "
                                     "gamma fixed at 0 (not identified) and a is in effect an upper bound",
                                     options.min_effect));
+  else if (info_k.size() < 2) {
+    fit_gamma = false;
+    out.notes.push_back(fmt::format("slowed points below the drain bound at {} K only: gamma fixed at 0 (not "
+                                    "identified); the drain-bound points say nothing about a(K)", info_k.size()));
+  }
 
   const Law law = fit_law(pts, k_ref, fit_gamma);
   const double n = static_cast<double>(pts.size()), dof = std::max(1.0, n - (fit_gamma ? 3.0 : 2.0));
@@ -216,7 +239,7 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
       if (p.v != v) rest.push_back(p);
     if (rest.size() >= 3) without_v[v] = fit_law(rest, k_ref, fit_gamma);
   }
-  std::vector<double> e_in, e_k, e_v;
+  std::vector<double> e_in, e_k, e_v, e_excess;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const Pt& p = pts[i];
     EpiloguePointFit f;
@@ -235,7 +258,10 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
     if (auto it = without_v.find(p.v); it != without_v.end()) {
       f.held_out_v_s = predict(it->second, k_ref, p);
       e_v.push_back(f.held_out_v_s / p.t - 1);
+      if (!f.drain_bound && p.t / p.t0 - 1 > options.min_effect)
+        e_excess.push_back((f.held_out_v_s - p.t0) / (p.t - p.t0) - 1);
     }
+    out.num_informative_points += !f.drain_bound && p.t / p.t0 - 1 > options.min_effect;
     out.points.push_back(f);
   }
   out.in_sample_median_abs_error = med_abs(e_in);
@@ -243,6 +269,7 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
   out.held_out_k_p90_abs_error = med_abs(e_k, 0.9);
   out.held_out_v_median_abs_error = med_abs(e_v);
   out.held_out_v_p90_abs_error = med_abs(e_v, 0.9);
+  out.held_out_v_excess_median_abs_error = e_excess.empty() ? NAN : med_abs(e_excess);
 
   auto& t = out.term;
   t.parameters = {
@@ -266,6 +293,19 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
     t.why = fmt::format("the per-byte cost is not identified: its 95% interval reaches 0 (a_ref <= {:.3g} ns per KiB at "
                         "K_ref {:g}); the stores cost the tiles less than the data can resolve",
                         a_hi * 1024e9, k_ref);
+  } else if (info_v.size() < 2) {
+    t.status = model::InterferenceStatus::kNotIdentified;
+    std::string at;
+    for (double v : info_v) at += (at.empty() ? "" : ", ") + fmt::format("{:g} B", v);
+    t.why = fmt::format("the per-byte cost is not identified: {} of {} points are slowed below the drain bound, at {} "
+                        "volume(s) ({}); the drain-bound ones are K V / R whatever a(K) is, so a per-byte cost cannot "
+                        "be told from a per-tile one (measure more points below the bound, e.g. "
+                        "configs/calibrate/loaded-epilogue-wide.json)",
+                        std::count_if(out.points.begin(), out.points.end(),
+                                      [&](const EpiloguePointFit& f) {
+                                        return !f.drain_bound && f.t_s / f.t0_s - 1 > options.min_effect;
+                                      }),
+                        pts.size(), info_v.size(), at.empty() ? "none" : at);
   } else if (held > options.max_held_out_error) {
     t.status = model::InterferenceStatus::kNotIdentified;
     t.why = fmt::format("the law T = max(T0 + a(K) V, K V / R) misses its own held-out points: median |error| {:.0f}% "
@@ -327,7 +367,11 @@ nlohmann::json epilogue_block(const EpilogueFit& fit, const std::string& target)
                       {"p90_abs_relative_error", num(fit.held_out_k_p90_abs_error)}}},
       {"held_out_v", {{"label", "leave one V out: each point predicted by the law fitted without its V"},
                       {"median_abs_relative_error", num(fit.held_out_v_median_abs_error)},
-                      {"p90_abs_relative_error", num(fit.held_out_v_p90_abs_error)}}}};
+                      {"p90_abs_relative_error", num(fit.held_out_v_p90_abs_error)}}},
+      {"held_out_v_excess", {{"label", "leave one V out, judged on the excess time T - T0 of the points slowed below "
+                                       "the drain bound (those that inform a(K)); a diagnostic: not a gate"},
+                             {"points", fit.num_informative_points},
+                             {"median_abs_relative_error", num(fit.held_out_v_excess_median_abs_error)}}}};
   return j;
 }
 

@@ -8,6 +8,7 @@
 // grid, with 95% intervals from a bootstrap over points and repetitions, the between-point misfit beside them,
 // and held-out validation: leave one K out, leave one V out. Identification rules are in the .cpp.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ struct EpilogueFit {
   std::vector<EpiloguePointFit> points;
   double in_sample_median_abs_error = 0, held_out_k_median_abs_error = 0, held_out_k_p90_abs_error = 0;
   double held_out_v_median_abs_error = 0, held_out_v_p90_abs_error = 0;
+  // The same leave-one-V-out prediction judged on the excess time T - T0 of the points slowed below the drain
+  // bound only (the points that inform a(K)): |excess_pred / excess - 1|, median; NaN with none. The ratios of
+  // whole times above are dominated by drain-bound points and by T0, and miss a wrong per-byte form.
+  double held_out_v_excess_median_abs_error = NAN;
+  int num_informative_points = 0;
   double drain_rate_bps = 0, drain_rate_lo = 0, drain_rate_hi = 0;
   bool drain_rate_identified = false;  // some point is drain-bound over the whole bootstrap
   std::vector<std::string> notes;

@@ -103,7 +103,7 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
   PolicyScore s;
   s.policy = name;
   s.num_configs = static_cast<int>(configs.size());
-  std::set<std::string> choices;
+  std::set<std::string> choices, options;
   std::vector<double> regrets, pred, meas, errors, pred_own, meas_own;
   int covered = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -112,9 +112,9 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
     ConfigScore cs;
     cs.label = c.label;
     switch (a.decision) {
-      case Decision::kChoice: choices.insert(a.choice.schedule); break;
-      case Decision::kEither: choices.insert("either"); break;
-      case Decision::kNotDecided: choices.insert("not decided"); break;
+      case Decision::kChoice: choices.insert(a.choice.schedule), options.insert(a.choice.key()); break;
+      case Decision::kEither: choices.insert("either"), options.insert("either"); break;
+      case Decision::kNotDecided: choices.insert("not decided"), options.insert("not decided"); break;
     }
     const MeasuredOption* best = c.best();
     const MeasuredOption* charged = best ? charged_option(c, a) : nullptr;
@@ -180,6 +180,7 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
     s.coverage = double(covered) / double(errors.size());
   }
   s.distinct_choices.assign(choices.begin(), choices.end());
+  s.distinct_options.assign(options.begin(), options.end());
   return s;
 }
 
@@ -238,10 +239,14 @@ std::vector<PolicyAnswer> always_expert_wave(const std::vector<JudgedConfig>& co
 
 std::vector<std::string> comparison_statements(const PolicyScore& advisor, const std::vector<PolicyScore>& constants) {
   std::vector<std::string> out;
-  if (advisor.distinct_choices.size() == 1)
+  if (advisor.distinct_options.size() == 1)
     out.push_back(fmt::format("The advisor's recommendation never varies (always '{}' over {} configurations): it is "
                               "not a prediction.",
-                              advisor.distinct_choices.front(), advisor.num_configs));
+                              advisor.distinct_options.front(), advisor.num_configs));
+  else if (advisor.distinct_choices.size() == 1)
+    out.push_back(fmt::format("The advisor's schedule never varies (always '{}' over {} configurations); only its D "
+                              "or w does ({} distinct answers): on the schedule it is not a prediction.",
+                              advisor.distinct_choices.front(), advisor.num_configs, advisor.distinct_options.size()));
   else if (std::find(advisor.distinct_choices.begin(), advisor.distinct_choices.end(), "expert_wave") ==
            advisor.distinct_choices.end()) {
     std::string answers;

@@ -106,6 +106,7 @@ struct PolicyScore {
   std::optional<double> error_median, error_p90;   // |predicted / measured - 1|
   std::optional<double> coverage;                  // measured median inside [low, high]
   std::vector<std::string> distinct_choices;       // keys (schedule only, D and w dropped) the policy chose
+  std::vector<std::string> distinct_options;       // the full keys (with D or w) the policy chose
   std::vector<ConfigScore> configs;
   std::vector<PairScore> pairs;
 };

@@ -224,7 +224,7 @@ json score_to_json(const PolicyScore& s) {
           {"configs", s.num_configs},
           {"choice", {{"agrees", s.agrees}, {"disagrees", s.disagrees}, {"not_decided", s.not_decided},
                       {"not_measured", s.not_measured}}},
-          {"distinct_choices", s.distinct_choices},
+          {"distinct_choices", s.distinct_choices}, {"distinct_options", s.distinct_options},
           {"regret", {{"n", s.num_regret}, {"mean", opt(s.regret_mean)}, {"worst", opt(s.regret_worst)},
                       {"worst_config", s.regret_worst_config},
                       {"common", {{"n", s.num_common}, {"mean", opt(s.regret_mean_common)},

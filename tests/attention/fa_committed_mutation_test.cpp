@@ -321,6 +321,17 @@ TEST(FaCommittedMutation, TheScoreFilesSensitivityBlockSeesAWrongDrainRate) {
   ASSERT_EQ(half.at("mutation"), "R x0.5");
   ASSERT_FALSE(half.contains("error")) << half.dump();
   EXPECT_GT(half.at("agreements_turned_disagreements").get<int>(), 0) << half.dump();
+  EXPECT_GE(half.at("agreements_lost").get<int>(), half.at("agreements_turned_disagreements").get<int>());
+  // The mutated tally keeps the width of each disagreement (a review found it counted every one as wide).
+  EXPECT_LE(half.at("model").at("disagrees_with_a_wide_interval").get<int>(),
+            half.at("model").at("disagrees").get<int>());
+  // T_iss^0 x10 leaves the H100 outcomes as they are (TenTimesTheIssueTime... above): its tally, wide
+  // disagreements included, must equal the unmutated one.
+  Tally base;
+  for (const FaJudgement& j : judgements(kH100, h100_points(), no_cal, no_point)) base.add(j.model);
+  const json& tiss = s.at("mutations").at(2);
+  ASSERT_EQ(tiss.at("mutation"), "T_iss^0 x10");
+  EXPECT_EQ(tiss.at("model"), base.to_json()) << tiss.dump();
   int total = 0;
   for (const char* k : {"agrees", "disagrees", "not_decided", "measurement_not_decisive", "not_measured"})
     total += half.at("model").at(k).get<int>();

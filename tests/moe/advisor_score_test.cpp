@@ -74,6 +74,7 @@ TEST(AdvisorScore, ConstantPredictorHandComputed) {
   std::string all;
   for (const auto& x : statements) all += x + "\n";
   EXPECT_NE(all.find("never varies"), std::string::npos) << all;
+  EXPECT_NE(all.find("only its D or w does (2 distinct answers)"), std::string::npos) << all;  // D 1 and D 2
   EXPECT_NE(all.find("does worse than the constant policy 'wave'"), std::string::npos) << all;
 }
 

@@ -50,22 +50,22 @@ json fa_score_sensitivity(const std::vector<FaSensitivityPoint>& points,
                           const std::vector<std::pair<std::string, json>>& calibrations) {
   // The unmutated outcomes first, in the same order as every mutation's.
   const auto outcomes = [&](const FaMutation* mutation) {
-    std::vector<std::string> out;
+    std::vector<Outcome> out;
     for (const auto& [path, doc] : calibrations) {
       json c = doc;
       if (mutation) mutation->apply(c);
       const FaCalibration cal = load_fa_calibration(c.dump(), path);
       for (const FaSensitivityPoint& p : points) {
         if (!cal.target.empty() && cal.target != p.spec.target) continue;
-        out.push_back(judge_point(p.spec, p.result, cal).model.result);
+        out.push_back(judge_point(p.spec, p.result, cal).model);
       }
     }
     return out;
   };
-  const std::vector<std::string> base = outcomes(nullptr);
+  const std::vector<Outcome> base = outcomes(nullptr);
   json rows = json::array();
   for (const FaMutation& m : fa_mutations()) {
-    std::vector<std::string> after;
+    std::vector<Outcome> after;
     std::string error;
     try {
       after = outcomes(&m);
@@ -77,19 +77,20 @@ json fa_score_sensitivity(const std::vector<FaSensitivityPoint>& points,
       continue;
     }
     Tally t;
-    int lost = 0, gained = 0;
+    int lost = 0, refuted = 0, gained = 0;
     for (std::size_t i = 0; i < after.size() && i < base.size(); ++i) {
-      Outcome o;
-      o.result = after[i];
-      t.add(o);
-      lost += base[i] == "agrees" && after[i] == "disagrees";
-      gained += base[i] != "agrees" && after[i] == "agrees";
+      t.add(after[i]);
+      lost += base[i].result == "agrees" && after[i].result != "agrees";
+      refuted += base[i].result == "agrees" && after[i].result == "disagrees";
+      gained += base[i].result != "agrees" && after[i].result == "agrees";
     }
-    rows.push_back({{"mutation", m.name}, {"model", t.to_json()}, {"agreements_turned_disagreements", lost},
-                    {"agreements_gained", gained}});
+    rows.push_back({{"mutation", m.name}, {"model", t.to_json()}, {"agreements_lost", lost},
+                    {"agreements_turned_disagreements", refuted}, {"agreements_gained", gained}});
   }
   return {{"note", "the model's tally with each calibration mutated by a known wrong factor: where it barely moves "
-                   "(or gains agreements), the data cannot tell the right calibration from the wrong one"},
+                   "(or gains agreements), the data cannot tell the right calibration from the wrong one. A mutation "
+                   "can also trip a guard rather than the model (R x2 puts R's interval above the copy engine's rate "
+                   "on a host path, and R is then not bounded: every prediction becomes [0, inf))"},
           {"mutations", rows}};
 }
 
