@@ -86,11 +86,46 @@ std::filesystem::path parent_of(const std::string& path) {
 
 }  // namespace
 
+int named_fd(const std::string& path) {
+  if (path == "-") return STDOUT_FILENO;
+  const std::string p = std::filesystem::path(path).lexically_normal().string();
+  if (p == "/dev/stdin") return STDIN_FILENO;
+  if (p == "/dev/stdout") return STDOUT_FILENO;
+  if (p == "/dev/stderr") return STDERR_FILENO;
+  // /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N and /proc/<this pid>/fd/N name this process's fd N.
+  const std::string prefixes[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/",
+                                  fmt::format("/proc/{}/fd/", ::getpid())};
+  for (const std::string& prefix : prefixes) {
+    if (p.size() <= prefix.size() || p.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = p.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(digits);
+  }
+  return -1;
+}
+
+namespace {
+
+// True when `path` exists and is the regular file that fd `fd` writes to (`--csv log.txt > log.txt`): an
+// atomic rename there would leave the fd writing into an unlinked inode, so the path is that stream.
+bool is_file_behind_fd(const std::string& path, int fd) {
+  struct stat fd_st {}, path_st {};
+  if (::fstat(fd, &fd_st) != 0 || !S_ISREG(fd_st.st_mode)) return false;
+  if (::stat(path.c_str(), &path_st) != 0) return false;
+  return fd_st.st_dev == path_st.st_dev && fd_st.st_ino == path_st.st_ino;
+}
+
+}  // namespace
+
 bool is_stream_path(const std::string& path) { return stream_fd(path) > 0; }
 
 int stream_fd(const std::string& path) {
-  if (path == "-" || path == "/dev/stdout" || path == "/dev/fd/1") return STDOUT_FILENO;
-  if (path == "/dev/stderr" || path == "/dev/fd/2") return STDERR_FILENO;
+  if (path.empty()) return -1;
+  const int fd = named_fd(path);
+  if (fd == STDOUT_FILENO || fd == STDERR_FILENO) return fd;
+  if (fd >= 0) return -1;  // stdin or another descriptor: check_output_path refuses it
+  for (const int std_fd : {STDOUT_FILENO, STDERR_FILENO})
+    if (is_file_behind_fd(path, std_fd)) return std_fd;
   return -1;
 }
 
@@ -107,8 +142,17 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
   if (path.empty()) throw input_error(what, "an output path is required");
   if (const int fd = stream_fd(path); fd > 0) {
     if (kind == OutputKind::kFileOrStream) return;
-    throw io_error(path, fmt::format("{}is the standard {}, not a file; this output needs a file path such as "
-                                     "out/result.json", label, fd == STDOUT_FILENO ? "output" : "error"));
+    const bool named = named_fd(path) == fd;  // else a file the shell redirected the stream into
+    throw io_error(path, fmt::format("{}is the standard {}{}, not a file of its own; this output needs a file path "
+                                     "such as out/result.json", label, fd == STDOUT_FILENO ? "output" : "error",
+                                     named ? "" : " of this command (the shell redirected it there)"));
+  }
+  if (const int fd = named_fd(path); fd >= 0) {  // stdin, or a descriptor other than 1 and 2
+    throw io_error(path, fmt::format("{}names file descriptor {}, not a file; {}", label, fd,
+                                     kind == OutputKind::kFileOrStream
+                                         ? "a stream output goes only to the standard output or error (-, /dev/stdout, "
+                                           "/dev/stderr): give one of them or a file path such as out/table.csv"
+                                         : "this output needs a file path such as out/result.json"));
   }
   if (const std::string kind_text = non_regular_kind(path); !kind_text.empty()) {
     throw io_error(path, fmt::format("{}is {}, not a regular file; xstage writes only regular files (give a "
@@ -209,7 +253,7 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
                                               how, role));
     };
     for (const NamedPath& in : inputs)
-      if (!in.path.empty() && !is_stream_path(in.path) && same_file(id, identity_of(in.path), false))
+      if (!in.path.empty() && named_fd(in.path) < 0 && same_file(id, identity_of(in.path), false))
         refuse(in, "an input");
     for (const auto& [other, other_id] : seen)
       if (same_file(id, other_id, true)) refuse(*other, "another output");

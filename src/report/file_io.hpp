@@ -25,12 +25,18 @@ void write_all(int fd, std::string_view bytes, const std::string& path);
 void fsync_parent_dir(const std::string& path);
 
 // Where an output may go besides a file. kFile: only a regular file. kFileOrStream: also the process's own
-// standard output or error ("-", /dev/stdout, /dev/stderr, /dev/fd/1, /dev/fd/2), written directly.
+// standard output or error (a stream path, see stream_fd), written directly.
 enum class OutputKind { kFile, kFileOrStream };
 
-// True for "-", /dev/stdout, /dev/stderr, /dev/fd/1 and /dev/fd/2: a stream, never created or renamed over.
+// The file descriptor a path names by itself: "-" and /dev/stdout 1, /dev/stderr 2, /dev/stdin 0, and N for
+// /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N or /proc/<this pid>/fd/N; -1 for any other path.
+int named_fd(const std::string& path);
+// True for a stream path (stream_fd > 0): never created or renamed over, written directly.
 bool is_stream_path(const std::string& path);
-// 1 (stdout) or 2 (stderr) for a stream path; -1 otherwise. "-" is stdout.
+// 1 (stdout) or 2 (stderr) for a stream path; -1 otherwise. A stream path is one that names fd 1 or 2
+// (named_fd: "-", /dev/stdout, /dev/stderr, /dev/fd/1, /proc/self/fd/2, ...) or the existing regular file the
+// process's stdout or stderr writes to (`--csv log.txt > log.txt`, by device and inode): an atomic rename over
+// that file would leave the stream writing into an unlinked inode and lose what either of them wrote.
 int stream_fd(const std::string& path);
 
 // Checks, without changing anything, that a regular file can be written at `path`: the path is absent or
