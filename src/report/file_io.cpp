@@ -158,6 +158,15 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
     throw io_error(path, fmt::format("{}is {}, not a regular file; xstage writes only regular files (give a "
                                      "file path such as out/result.json)", label, kind_text));
   }
+  // The atomic rename needs only the folder's write permission, so it would replace a file its owner made
+  // read-only (as root, access() grants everything: a file with no write bit at all is read-only too).
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                         ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || ::access(path.c_str(), W_OK) != 0)) {
+    const std::string target = resolved_output_path(path);
+    throw io_error(path, fmt::format("{}is a read-only file{}; xstage never replaces a file it may not write: make "
+                                     "it writable (chmod u+w {}) or give another path", label,
+                                     target == path ? "" : " (behind the link, " + target + ")", target));
+  }
   // The nearest existing ancestor of the file written (through a symlink: its target) must be a writable,
   // searchable folder: then the missing ones below it can be created and the temporary file of the atomic
   // write can be made beside the output.

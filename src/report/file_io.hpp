@@ -40,7 +40,8 @@ bool is_stream_path(const std::string& path);
 int stream_fd(const std::string& path);
 
 // Checks, without changing anything, that a regular file can be written at `path`: the path is absent or
-// a regular file (never a device such as /dev/null, a fifo, a socket or a folder, also behind a symlink),
+// a writable regular file (never a read-only file, a device such as /dev/null, a fifo, a socket or a
+// folder, also behind a symlink),
 // and its folder is a writable folder, or can be created (the nearest existing ancestor is a writable
 // folder). A symlink is judged by its target (the file written through it). A stream path is accepted
 // only with OutputKind::kFileOrStream. `what` names the option in the message ("--out"). Throws io_error

@@ -122,6 +122,29 @@ TEST(OutputPaths, GateJunitOnProcSelfFdOneIsStreamed) {
   EXPECT_TRUE(contains(r.err, "PASS")) << r.err;  // the summary went to stderr
 }
 
+// Issue 31: the atomic rename needs only the folder's write bit, so a read-only result was replaced. It is
+// refused now (exit 2, naming the file), directly, through a symlink and as --csv, and stays as it was.
+TEST(OutputPaths, ReadOnlyOutputIsRefusedAndKept) {
+  Scratch dir;
+  write_file(dir.path("kept.json"), "precious");
+  ASSERT_EQ(::chmod(dir.path("kept.json").c_str(), 0444), 0);
+  std::filesystem::create_symlink(dir.path("kept.json"), dir.path("link.json"));
+  write_file(dir.path("kept.csv"), "precious");
+  ASSERT_EQ(::chmod(dir.path("kept.csv").c_str(), 0444), 0);
+  for (const std::string tool : {"xstage-bench", "xstage-calibrate"})
+    expect_refused(dir, tool, args_for(tool, dir.path("kept.json")), 2, {dir.path("kept.json"), "is a read-only file"});
+  expect_refused(dir, "xstage-bench", bench_args(dir.path("link.json")), 2,
+                 {dir.path("link.json"), "read-only", "chmod u+w " + dir.path("kept.json")});
+  expect_refused(dir, "xstage-bench", bench_args(dir.path("r.json")) + " --csv " + dir.path("kept.csv"), 2,
+                 {dir.path("kept.csv"), "--csv is a read-only file"});
+  EXPECT_EQ(read_file(dir.path("kept.json")), "precious");
+  EXPECT_EQ(read_file(dir.path("kept.csv")), "precious");
+  // Made writable again, the same command replaces it.
+  ASSERT_EQ(::chmod(dir.path("kept.json").c_str(), 0644), 0);
+  EXPECT_EQ(dir.run("xstage-bench", bench_args(dir.path("kept.json"))).rc, 0);
+  EXPECT_NE(read_file(dir.path("kept.json")), "precious");
+}
+
 TEST(OutputPaths, NewFolderIsCreatedForAGoodPath) {
   Scratch dir;
   const std::string out = dir.path("a/b/r.json");
