@@ -270,4 +270,19 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
   }
 }
 
+void check_distinct_inputs(const std::vector<NamedPath>& inputs) {
+  std::vector<std::pair<const NamedPath*, FileIdentity>> seen;
+  for (const NamedPath& in : inputs) {
+    if (in.path.empty()) continue;
+    const FileIdentity id = identity_of(in.path);
+    for (const auto& [other, other_id] : seen) {
+      if (!same_file(id, other_id, false)) continue;
+      const std::string how = other->path == in.path ? "given twice" : fmt::format("the same file as '{}'", other->path);
+      throw input_error(in.what, fmt::format("'{}' is {} ({}); every input is counted, so each file may be given "
+                                             "only once: drop the duplicate", in.path, how, other->what));
+    }
+    seen.emplace_back(&in, id);
+  }
+}
+
 }  // namespace xs::report

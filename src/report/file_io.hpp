@@ -66,6 +66,10 @@ struct NamedPath {
 // inode (hard links). Throws input_error(output.what, ...) naming both (exit 2); run it before anything is
 // read, measured or written.
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+// No input is given twice: inputs whose every entry counts (result files scored together, calibrations
+// judged side by side) must be distinct files, by resolved path and by device and inode (a symlink, "..",
+// a hard link). Throws input_error(the later one's what, ...) naming both paths (exit 2).
+void check_distinct_inputs(const std::vector<NamedPath>& inputs);
 
 // "a character device", "a fifo", "a folder", ... for the file at `path`; "" when it is absent or a
 // regular file. Follows symlinks.
