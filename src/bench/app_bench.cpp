@@ -114,7 +114,7 @@ std::map<std::string, report::AppPoint> open_journal_on_root(const AppBenchPlan&
   if (plan.points.empty()) throw input_error(plan.suite, "the sweep has no points");
   const std::string journal_path = report::journal_path_for(plan.output_path);
   report::check_output_path(plan.output_path, "--out");
-  report::check_output_path(journal_path, "the journal");
+  report::check_output_path(journal_path, "the journal", report::OutputKind::kJournal);
   std::set<std::string> run_keys;
   for (std::size_t i = 0; i < plan.points.size(); ++i)
     if (!run_keys.insert(key_of(plan.points[i])).second)

@@ -37,17 +37,36 @@ void refuse_resume_without_journal(const std::string& journal_path) {
                                             journal_path));
 }
 
+// Reads an existing journal through `read`. One that cannot be read (corrupt, foreign, cut) blocks the run with
+// or without --resume: the refusal names the file and how to remove it to start over (exit 2).
+JournalState read_or_explain(const std::string& journal_path, bool resume, const std::function<JournalState()>& read) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::kBadInput) throw;
+    const std::string message = e.what();
+    if (message.find("remove it") != std::string::npos || message.find("remove the journal") != std::string::npos)
+      throw;  // the reader already says what to do
+    throw Error(e.code(), e.domain(), e.field(),
+                message + fmt::format("; the journal {} cannot be read, so {}: remove it (rm '{}') and run again "
+                                      "without --resume to start over", journal_path,
+                                      resume ? "it cannot be resumed" : "a new run cannot tell whether it holds an "
+                                                                         "unfinished run to keep",
+                                      journal_path));
+  }
+}
+
 }  // namespace
 
 void check_journal_for_dry_run(const std::string& journal_path, const std::string& output_path, bool resume,
                                const std::function<JournalState(const std::string&)>& read_existing) {
   report::check_output_path(output_path, "--out");
-  report::check_output_path(journal_path, "the journal");
+  report::check_output_path(journal_path, "the journal", report::OutputKind::kJournal);
   if (!exists_no_follow(journal_path)) {
     if (resume) refuse_resume_without_journal(journal_path);
     return;
   }
-  const JournalState state = read_existing(journal_path);
+  const JournalState state = read_or_explain(journal_path, resume, [&] { return read_existing(journal_path); });
   if (!resume) check_restartable(journal_path, output_path, state);
 }
 
@@ -60,7 +79,7 @@ std::shared_ptr<report::Journal> open_run_journal(
     return report::Journal::create(journal_path, header);
   }
   std::shared_ptr<report::Journal> journal = report::Journal::open_existing(journal_path);  // locks
-  const JournalState state = read_existing(*journal);
+  const JournalState state = read_or_explain(journal_path, resume, [&] { return read_existing(*journal); });
   if (!resume) {
     check_restartable(journal_path, output_path, state);
     std::fprintf(stderr, "xstage: starting over: %s holds the finished run that wrote %s\n", journal_path.c_str(),

@@ -137,6 +137,32 @@ std::string resolved_output_path(const std::string& path) {
   return ec ? path : target.string();  // a dangling link: check_output_path names it
 }
 
+namespace {
+
+constexpr std::string_view kJournalSuffix = ".journal.jsonl";  // report::journal_path_for
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// An existing regular file whose first line is a journal header ({"backend":...,"schema":{"name":"xstage.journal"...).
+bool starts_with_journal_header(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st {};
+  std::string head;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char buffer[4096];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) head.assign(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  head = head.substr(0, head.find('\n'));
+  return head.find("\"schema\":{\"name\":\"xstage.journal\"") != std::string::npos;
+}
+
+}  // namespace
+
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind) {
   const std::string label = what.empty() ? "" : what + " ";
   if (path.empty()) throw input_error(what, "an output path is required");
@@ -157,6 +183,14 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
   if (const std::string kind_text = non_regular_kind(path); !kind_text.empty()) {
     throw io_error(path, fmt::format("{}is {}, not a regular file; xstage writes only regular files (give a "
                                      "file path such as out/result.json)", label, kind_text));
+  }
+  if (kind != OutputKind::kJournal) {
+    const std::string target = resolved_output_path(path);
+    if (ends_with(path, kJournalSuffix) || ends_with(target, kJournalSuffix) || starts_with_journal_header(target)) {
+      throw io_error(path, fmt::format("{}is {}a run's journal (<out>{}), which this output would destroy: give "
+                                       "another path (a journal is removed only by hand, once its run is done)",
+                                       label, ends_with(path, kJournalSuffix) ? "named like " : "", kJournalSuffix));
+    }
   }
   // The atomic rename needs only the folder's write permission, so it would replace a file its owner made
   // read-only (as root, access() grants everything: a file with no write bit at all is read-only too).

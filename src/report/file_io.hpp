@@ -25,8 +25,9 @@ void write_all(int fd, std::string_view bytes, const std::string& path);
 void fsync_parent_dir(const std::string& path);
 
 // Where an output may go besides a file. kFile: only a regular file. kFileOrStream: also the process's own
-// standard output or error (a stream path, see stream_fd), written directly.
-enum class OutputKind { kFile, kFileOrStream };
+// standard output or error (a stream path, see stream_fd), written directly. kJournal: a run's own journal
+// (<out>.journal.jsonl), the one output that may be named and shaped like a journal.
+enum class OutputKind { kFile, kFileOrStream, kJournal };
 
 // The file descriptor a path names by itself: "-" and /dev/stdout 1, /dev/stderr 2, /dev/stdin 0, and N for
 // /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N or /proc/<this pid>/fd/N; -1 for any other path.
@@ -44,7 +45,9 @@ int stream_fd(const std::string& path);
 // folder, also behind a symlink),
 // and its folder is a writable folder, or can be created (the nearest existing ancestor is a writable
 // folder). A symlink is judged by its target (the file written through it). A stream path is accepted
-// only with OutputKind::kFileOrStream. `what` names the option in the message ("--out"). Throws io_error
+// only with OutputKind::kFileOrStream. Only OutputKind::kJournal may name a journal: a path ending in
+// ".journal.jsonl" or an existing file whose first line is a journal header is another run's journal, which an
+// output would destroy. `what` names the option in the message ("--out"). Throws io_error
 // (exit 2) naming the path. Call it for every output before anything is measured.
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind = OutputKind::kFile);
 
