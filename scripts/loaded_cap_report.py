@@ -11,6 +11,7 @@ aligned and that the tiles after the stores ran at the baseline's speed, and it 
 x the baseline tile, so that this time is a small part of it.
 
 Usage: scripts/loaded_cap_report.py calibration-loaded-host.json [...]   (--json: one object per point)
+Exit codes: 0 ok, 2 bad usage or input (one line on stderr: the file, the problem and the accepted form).
 """
 import argparse
 import json
@@ -47,11 +48,42 @@ def point_rows(doc):
         }
 
 
+ACCEPTED = ("expected an xstage result JSON whose loaded points have spec {K, B_bytes, num_bursts, G_s, loaded "
+            "{tiles_per_cta, mainloop, working_set}} and loaded {baseline_tile_time_s, tile_time_s, slowdown, "
+            "bytes_issued, store_span_s, mainloop_span_s}")
+
+
+def problem_text(e):
+    """One line for what a malformed file did to the reader."""
+    if isinstance(e, KeyError):
+        return f"missing key {e}"
+    if isinstance(e, json.JSONDecodeError):
+        return f"not JSON ({e})"
+    return f"wrong shape ({type(e).__name__}: {e})"
+
+
+def table_lines(path, rows):
+    lines = [f"{path}\n  {'target':<6} {'mainloop':<11} {'ws':<3} {'pattern':<9} {'K':>4} {'B':>6} {'G us':>6} "
+             f"{'slowdown':>8}  reps at cap  bursts/CTA (cap)       unloaded ms   est. loaded tile / baseline"]
+    for row in rows:
+        reps = row["repetitions"]
+        capped = sum(r["at_cap"] for r in reps)
+        bursts = ", ".join(f"{r['bursts_per_cta']:.0f}" for r in reps)
+        unloaded = ", ".join(f"{1e3 * r['unloaded_s']:.2f}" for r in reps)
+        est = ", ".join("-" if r["mean_loaded_tile_s_estimate"] is None
+                        else f"{r['mean_loaded_tile_s_estimate'] / row['baseline_tile_s']:.0f}x" for r in reps)
+        lines.append(f"  {row['target']:<6} {row['mainloop']:<11} {row['working_set']:<3} {row['address_mode']:<9} "
+                     f"{row['K']:>4} {row['B_bytes'] // 1024:>5}K {1e6 * row['G_s']:>6.1f} {row['slowdown']:>8.2f}  "
+                     f"{capped}/{len(reps):<9} {bursts} ({row['cap']})  {unloaded}  {est}")
+    return lines
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+")
     ap.add_argument("--json", action="store_true", help="one JSON object per point instead of the table")
     args = ap.parse_args(argv)
+    lines = []  # printed once every file has been read: a malformed file prints no partial table
     for path in args.files:
         try:
             with open(path) as f:
@@ -59,22 +91,16 @@ def main(argv):
         except (OSError, ValueError) as e:
             print(f"loaded_cap_report: cannot read {path}: {e} (expected an xstage result JSON)", file=sys.stderr)
             return 2
-        if not args.json:
-            print(f"{path}\n  {'target':<6} {'mainloop':<11} {'ws':<3} {'pattern':<9} {'K':>4} {'B':>6} {'G us':>6} "
-                  f"{'slowdown':>8}  reps at cap  bursts/CTA (cap)       unloaded ms   est. loaded tile / baseline")
-        for row in point_rows(doc):
-            if args.json:
-                print(json.dumps(row))
-                continue
-            reps = row["repetitions"]
-            capped = sum(r["at_cap"] for r in reps)
-            bursts = ", ".join(f"{r['bursts_per_cta']:.0f}" for r in reps)
-            unloaded = ", ".join(f"{1e3 * r['unloaded_s']:.2f}" for r in reps)
-            est = ", ".join("-" if r["mean_loaded_tile_s_estimate"] is None
-                            else f"{r['mean_loaded_tile_s_estimate'] / row['baseline_tile_s']:.0f}x" for r in reps)
-            print(f"  {row['target']:<6} {row['mainloop']:<11} {row['working_set']:<3} {row['address_mode']:<9} "
-                  f"{row['K']:>4} {row['B_bytes'] // 1024:>5}K {1e6 * row['G_s']:>6.1f} {row['slowdown']:>8.2f}  "
-                  f"{capped}/{len(reps):<9} {bursts} ({row['cap']})  {unloaded}  {est}")
+        try:
+            if not isinstance(doc, dict) or not isinstance(doc.get("points", []), list):
+                raise TypeError("the file is not an object with a points array")
+            rows = list(point_rows(doc))
+            lines += [json.dumps(row) for row in rows] if args.json else table_lines(path, rows)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as e:
+            print(f"loaded_cap_report: {path}: {problem_text(e)} ({ACCEPTED})", file=sys.stderr)
+            return 2
+    if lines:
+        print("\n".join(lines))
     return 0
 
 

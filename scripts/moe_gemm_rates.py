@@ -17,64 +17,99 @@ import os
 import sys
 
 
+SELECT_FORM = "expected megamoe result files of xstage-bench: an object with points [{suite, status, axes, extra}]"
+RATES_FORM = ("expected moe_vs_grouped_mm.py output: an object with points [{status, config {shape, precision}, "
+              "flops {l1, l2}, contenders {torch_l1, torch_l2: {median_s}}}]")
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError)
+
+
 def fail(msg):
     print(f"moe_gemm_rates: {msg}", file=sys.stderr)
     sys.exit(2)
 
 
+def problem_text(e):
+    """One line for what a malformed file did to the reader."""
+    if isinstance(e, KeyError):
+        return f"missing key {e}"
+    if isinstance(e, OSError):
+        return f"cannot read ({e.strerror})"
+    if isinstance(e, json.JSONDecodeError):
+        return f"not JSON ({e})"
+    return f"wrong shape ({type(e).__name__}: {e})"
+
+
+def read_points(path, form):
+    """The points array of a JSON file; fail()s with one line on a missing, non-JSON or non-object file."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: {problem_text(e)} ({form})")
+    if not isinstance(doc, dict) or not isinstance(doc.get("points", []), list):
+        fail(f"{path}: not an object with a points array ({form})")
+    return doc.get("points", [])
+
+
 def write_new(path, doc):
-    if os.path.exists(path):
-        fail(f"{path} exists; outputs never overwrite a file")
+    if os.path.lexists(path):
+        fail(f"{path} exists; outputs never overwrite a file (give a new path)")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        fail(f"{path}: folder {folder} does not exist (give a path in an existing folder)")
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        fail(f"{path}: cannot write ({e.strerror}) (give a writable path)")
 
 
 def select(files, out):
     seen, points = set(), []
     for path in files:
         try:
-            doc = json.load(open(path))
-        except (OSError, json.JSONDecodeError) as e:
-            fail(f"{path}: {e}")
-        for p in doc.get("points", []):
-            ax = p.get("axes", {})
-            if p.get("suite") != "megamoe" or p.get("status") != "ok" or ax.get("target") != "local":
-                continue
-            key = (ax.get("shape"), ax.get("precision"))
-            if key in seen:
-                continue
-            seen.add(key)
-            points.append({"suite": "megamoe", "status": "ok", "axes": ax,
-                           "extra": {"pairs_per_local_expert": p.get("extra", {}).get("pairs_per_local_expert", []),
-                                     "D": p.get("extra", {}).get("D", 1)}})
+            for p in read_points(path, SELECT_FORM):
+                ax = p.get("axes", {})
+                if p.get("suite") != "megamoe" or p.get("status") != "ok" or ax.get("target") != "local":
+                    continue
+                key = (ax.get("shape"), ax.get("precision"))
+                if key in seen:
+                    continue
+                seen.add(key)
+                points.append({"suite": "megamoe", "status": "ok", "axes": ax,
+                               "extra": {"pairs_per_local_expert": p.get("extra", {}).get("pairs_per_local_expert", []),
+                                         "D": p.get("extra", {}).get("D", 1)}})
+        except MALFORMED as e:
+            fail(f"{path}: {problem_text(e)} ({SELECT_FORM})")
     if not points:
-        fail("no ok local megamoe point in the given files")
+        fail(f"no ok local megamoe point in {', '.join(files)} ({SELECT_FORM})")
     write_new(out, {"schema": {"name": "xstage.result", "version": "1.0"}, "points": points,
                     "meta": {"note": "configurations selected by scripts/moe_gemm_rates.py select", "from": files}})
     print(f"wrote {out}: {len(points)} configurations")
 
 
 def rates(paired, out, device_sms):
-    try:
-        doc = json.load(open(paired))
-    except (OSError, json.JSONDecodeError) as e:
-        fail(f"{paired}: {e}")
     rows = []
-    for p in doc.get("points", []):
-        if p.get("status") != "ok":
-            continue
-        cfg, c, flops = p["config"], p.get("contenders", {}), p.get("flops", {})
-        t1, t2 = c.get("torch_l1", {}).get("median_s"), c.get("torch_l2", {}).get("median_s")
-        if not t1 or not t2 or not flops.get("l1") or not flops.get("l2"):
-            continue
-        rows.append({"shape": cfg.get("shape", ""), "precision": cfg["precision"],
-                     "l1_flops_per_s": flops["l1"] / t1, "l2_flops_per_s": flops["l2"] / t2,
-                     "device_sms": device_sms,
-                     "source": f"torch grouped_mm on {cfg.get('source', '')} ({paired}), useful flops / median"})
+    try:
+        for p in read_points(paired, RATES_FORM):
+            if p.get("status") != "ok":
+                continue
+            cfg, c, flops = p["config"], p.get("contenders", {}), p.get("flops", {})
+            t1, t2 = c.get("torch_l1", {}).get("median_s"), c.get("torch_l2", {}).get("median_s")
+            if not t1 or not t2 or not flops.get("l1") or not flops.get("l2"):
+                continue
+            rows.append({"shape": cfg.get("shape", ""), "precision": cfg["precision"],
+                         "l1_flops_per_s": flops["l1"] / t1, "l2_flops_per_s": flops["l2"] / t2,
+                         "device_sms": device_sms,
+                         "source": f"torch grouped_mm on {cfg.get('source', '')} ({paired}), useful flops / median"})
+    except MALFORMED as e:
+        fail(f"{paired}: {problem_text(e)} ({RATES_FORM})")
     if not rows:
-        fail(f"{paired}: no point with torch_l1 and torch_l2 medians")
+        fail(f"{paired}: no point with torch_l1 and torch_l2 medians ({RATES_FORM})")
     write_new(out, {"schema": {"name": "xstage.gemm_rates", "version": "1.0"}, "rates": rows,
                     "meta": {"from": paired, "tool": "scripts/moe_gemm_rates.py rates"}})
     print(f"wrote {out}: {len(rows)} rates")

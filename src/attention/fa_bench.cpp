@@ -77,7 +77,8 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
     // Rank 0 alone writes, so only its paths matter.
     if (comm.rank() == 0) {
       report::check_output_path(o.out_path, "--out");
-      report::check_output_path(report::journal_path_for(o.out_path), "the journal");
+      report::check_output_path(report::journal_path_for(o.out_path), "the journal",
+                                report::OutputKind::kJournal);
     }
     if (!o.model_path.empty()) {  // before any launch
       calibration = judge::load_fa_calibration(report::read_text_file(o.model_path), o.model_path);

@@ -9,6 +9,7 @@
 
 #include "attention/config.hpp"
 #include "attention/fa_app_point.hpp"
+#include "bench/app_bench.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
@@ -109,6 +110,8 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
 
 int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
   const FaSweep s = expand(f, c);
+  // The outputs and the journal are refused as the run refuses them, before anything is printed.
+  bench::check_app_outputs_for_dry_run(kSuiteId, c.out_path.empty() ? kDefaultOutPath : c.out_path, c.resume);
   for (const auto& t : s.targets)
     for (long long h : s.heads)
       for (long long m : s.seq_lens)

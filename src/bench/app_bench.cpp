@@ -93,6 +93,19 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, const AppPointRunner& r
 
 namespace {
 
+}  // namespace
+
+void check_app_outputs_for_dry_run(const std::string& suite, const std::string& output_path, bool resume) {
+  check_journal_for_dry_run(report::journal_path_for(output_path), output_path, resume, [&](const std::string& path) {
+    const AppJournalText contents = read_app_journal(path, suite);
+    std::set<std::string> keys;
+    for (const auto& p : contents.points) keys.insert(report::app_point_key(p.id, p.axes));
+    return JournalState{contents.header, keys.size()};
+  });
+}
+
+namespace {
+
 // Rank 0's checks before anything runs, then its journal (created, restarted or resumed): the finished points
 // by key. Other ranks do nothing here (they write nothing).
 std::map<std::string, report::AppPoint> open_journal_on_root(const AppBenchPlan& plan, int num_ranks,
@@ -101,7 +114,7 @@ std::map<std::string, report::AppPoint> open_journal_on_root(const AppBenchPlan&
   if (plan.points.empty()) throw input_error(plan.suite, "the sweep has no points");
   const std::string journal_path = report::journal_path_for(plan.output_path);
   report::check_output_path(plan.output_path, "--out");
-  report::check_output_path(journal_path, "the journal");
+  report::check_output_path(journal_path, "the journal", report::OutputKind::kJournal);
   std::set<std::string> run_keys;
   for (std::size_t i = 0; i < plan.points.size(); ++i)
     if (!run_keys.insert(key_of(plan.points[i])).second)

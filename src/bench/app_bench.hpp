@@ -78,6 +78,9 @@ using RankPointRunner =
 // The header --resume compares: plan.identity with the points' targets, hash and count; with several ranks
 // the number of ranks is hashed too (a journal of another world size is refused).
 report::JournalHeader app_journal_header(const AppBenchPlan& plan, int num_ranks = 1);
+// --dry-run's share of the checks the run makes on its outputs before measuring (check_journal_for_dry_run
+// with this suite's journal reader): the same refusals, nothing created or changed.
+void check_app_outputs_for_dry_run(const std::string& suite, const std::string& output_path, bool resume);
 
 // Checks the output paths, opens the journal (created, restarted or resumed: run_journal's rules; a line
 // that is not an application point is input_error "<journal>:<line>"), then runs every point the journal

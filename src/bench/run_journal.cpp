@@ -22,28 +22,66 @@ bool exists_no_follow(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+
+// The refusal of an existing journal without --resume, unless it holds a finished run whose result exists.
+void check_restartable(const std::string& journal_path, const std::string& output_path, const JournalState& state) {
+  const bool finished_run = state.num_finished >= state.header.num_points && is_regular_file(output_path);
+  if (finished_run) return;
+  throw report::io_error(journal_path, fmt::format("a journal of an unfinished run ({} of {} points) is here: use "
+                                                   "--resume or remove it", state.num_finished,
+                                                   state.header.num_points));
+}
+
+void refuse_resume_without_journal(const std::string& journal_path) {
+  throw input_error("--resume", fmt::format("no journal '{}' to resume from (run without --resume to start)",
+                                            journal_path));
+}
+
+// Reads an existing journal through `read`. One that cannot be read (corrupt, foreign, cut) blocks the run with
+// or without --resume: the refusal names the file and how to remove it to start over (exit 2).
+JournalState read_or_explain(const std::string& journal_path, bool resume, const std::function<JournalState()>& read) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::kBadInput) throw;
+    const std::string message = e.what();
+    if (message.find("remove it") != std::string::npos || message.find("remove the journal") != std::string::npos)
+      throw;  // the reader already says what to do
+    throw Error(e.code(), e.domain(), e.field(),
+                message + fmt::format("; the journal {} cannot be read, so {}: remove it (rm '{}') and run again "
+                                      "without --resume to start over", journal_path,
+                                      resume ? "it cannot be resumed" : "a new run cannot tell whether it holds an "
+                                                                         "unfinished run to keep",
+                                      journal_path));
+  }
+}
+
 }  // namespace
+
+void check_journal_for_dry_run(const std::string& journal_path, const std::string& output_path, bool resume,
+                               const std::function<JournalState(const std::string&)>& read_existing) {
+  report::check_output_path(output_path, "--out");
+  report::check_output_path(journal_path, "the journal", report::OutputKind::kJournal);
+  if (!exists_no_follow(journal_path)) {
+    if (resume) refuse_resume_without_journal(journal_path);
+    return;
+  }
+  const JournalState state = read_or_explain(journal_path, resume, [&] { return read_existing(journal_path); });
+  if (!resume) check_restartable(journal_path, output_path, state);
+}
 
 std::shared_ptr<report::Journal> open_run_journal(
     const std::string& journal_path, const std::string& output_path, bool resume,
     const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing) {
   if (!exists_no_follow(journal_path)) {
-    if (resume) {
-      throw input_error("--resume", fmt::format("no journal '{}' to resume from (run without --resume to start)",
-                                                journal_path));
-    }
+    if (resume) refuse_resume_without_journal(journal_path);
     report::prepare_output_path(output_path, "--out");
     return report::Journal::create(journal_path, header);
   }
   std::shared_ptr<report::Journal> journal = report::Journal::open_existing(journal_path);  // locks
-  const JournalState state = read_existing(*journal);
+  const JournalState state = read_or_explain(journal_path, resume, [&] { return read_existing(*journal); });
   if (!resume) {
-    const bool finished_run = state.num_finished >= state.header.num_points && is_regular_file(output_path);
-    if (!finished_run) {
-      throw report::io_error(journal_path,
-                             fmt::format("a journal of an unfinished run ({} of {} points) is here: use --resume "
-                                         "or remove it", state.num_finished, state.header.num_points));
-    }
+    check_restartable(journal_path, output_path, state);
     std::fprintf(stderr, "xstage: starting over: %s holds the finished run that wrote %s\n", journal_path.c_str(),
                  output_path.c_str());
     journal->restart(header);

@@ -26,6 +26,15 @@ std::shared_ptr<report::Journal> open_run_journal(
     const std::string& journal_path, const std::string& output_path, bool resume,
     const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing);
 
+// --dry-run's share of what open_run_journal and the runner check before measuring, changing nothing: --out
+// and the journal must be writable regular-file paths (report::check_output_path), --resume needs a journal,
+// an existing journal must read (`read_existing(journal_path)`, which throws what the run's reader throws)
+// and, without --resume, hold a finished run whose result exists (the run would start it over). Throws the
+// run's own refusals (exit 2). The header is compared with this run's only by the run itself (it needs the
+// backend's description).
+void check_journal_for_dry_run(const std::string& journal_path, const std::string& output_path, bool resume,
+                               const std::function<JournalState(const std::string&)>& read_existing);
+
 // After a finished run wrote `output_path`: one note on stderr saying why its journal stays beside it
 // (--resume rebuilds the result from it without measuring; the next run without --resume starts it over;
 // removing it is safe). Prints nothing when there is no journal.

@@ -103,7 +103,8 @@ namespace {
 void check_outputs(const RunOptions& options) {
   if (options.output_path.empty()) throw input_error("--out", "an output path is required");
   report::check_output_path(options.output_path, "--out");
-  report::check_output_path(report::journal_path_for(options.output_path), "the journal");
+  report::check_output_path(report::journal_path_for(options.output_path), "the journal",
+                            report::OutputKind::kJournal);
 }
 
 }  // namespace

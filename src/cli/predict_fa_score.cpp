@@ -94,6 +94,12 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   for (const auto& in : o.result_paths) inputs.push_back({in, "the input RESULT.json"});
   for (const auto& in : o.model_paths) inputs.push_back({in, "--model"});
   report::check_distinct_paths({{o.out_path, "--out"}}, inputs);
+  // Every row counts once: the same result file or calibration twice (or by another path) would double it.
+  std::vector<report::NamedPath> results, models;
+  for (const auto& in : o.result_paths) results.push_back({in, "RESULT.json"});
+  for (const auto& in : o.model_paths) models.push_back({in, "--model"});
+  report::check_distinct_inputs(results);
+  report::check_distinct_inputs(models);
   report::check_output_path(o.out_path, "--out");
   std::vector<judge::FaCalibration> calibrations;
   std::vector<std::pair<std::string, json>> calibration_docs;  // for the mutation sensitivity

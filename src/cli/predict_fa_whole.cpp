@@ -67,6 +67,9 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   for (const auto& in : inputs)
     if (same_file(o.out_path, in)) throw input_error("--out", fmt::format("'{}' is an input; give another path", in));
   report::check_output_path(o.out_path, "--out");
+  std::vector<report::NamedPath> results;  // every point counts once: no result file twice
+  for (const auto& in : o.result_paths) results.push_back({in, "RESULT.json"});
+  report::check_distinct_inputs(results);
   const judge::FaCalibration cal = judge::load_fa_calibration(report::read_text_file(o.model_path), o.model_path);
   const std::string loaded_text = report::read_text_file(o.interference_path);
   const InterferenceInput term = interference_input_of(report::parse_json_text(loaded_text, o.interference_path),

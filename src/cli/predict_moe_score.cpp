@@ -78,6 +78,9 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
   for (const std::string& in : o.results) input_paths.push_back({in, "the input result file"});
   input_paths.push_back({o.model_path, "--model"});
   report::check_distinct_paths({{o.out_path, "--out"}, {md_path, "--md"}}, input_paths);
+  std::vector<report::NamedPath> results;  // every configuration counts once: no result file twice
+  for (const std::string& in : o.results) results.push_back({in, "--results"});
+  report::check_distinct_inputs(results);
   for (const auto& [out, flag] : {std::pair{o.out_path, "--out"}, std::pair{md_path, "--md"}})
     if (!out.empty()) report::check_output_path(out, flag);
 

@@ -128,6 +128,9 @@ void run_predict_moe_whole(const PredictMoeWholeOptions& o) {
     report::check_output_path(out, flag);
   }
   if (same_file(o.out_path, md_path)) throw input_error("--md", "the Markdown table cannot be the JSON output");
+  std::vector<report::NamedPath> results;  // every configuration counts once: no result file twice
+  for (const std::string& in : o.results) results.push_back({in, "--results"});
+  report::check_distinct_inputs(results);
 
   std::string model_text, interference_text;
   const json cal = read_named(o.model_path, "--model", &model_text);

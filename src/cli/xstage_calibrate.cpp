@@ -215,13 +215,20 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     if (o.list) {
       xs::cli::print_blocks(config, stdout);
     } else {
+      // --dry-run refuses what the run refuses before measuring, with the same exit code: a sweep that cannot
+      // be fitted, gaps short of the plateau (on the simulator, whose R is known), the outputs and the journal.
       const auto points = xs::bench::expand(config);
-      try {
-        if (fits_burst_gap(o, points))
-          print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
-      } catch (const xs::Error& e) {
-        print_notes({std::string("a real run would stop before measuring: ") + e.what()});
+      if (fits_burst_gap(o, points)) {
+        print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
+        if (o.backend.kind == "sim")
+          check_gap_reach(points, o, target, std::nullopt, xs::fit::FitOptions{}.plateau_gap_factor);
       }
+      xs::cli::check_table_outputs(o.tables, false);
+      xs::bench::check_journal_for_dry_run(xs::report::journal_path_for(out), out, o.resume,
+                                           [](const std::string& path) {
+                                             const auto contents = xs::report::read_journal(path);
+                                             return xs::bench::JournalState{contents.header, contents.records.size()};
+                                           });
       xs::cli::print_dry_run(points, stdout);
     }
     return 0;

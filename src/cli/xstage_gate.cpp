@@ -34,7 +34,7 @@ int run_gate(const GateOptions& options) {
   using xs::report::NamedPath;
   using xs::report::OutputKind;
   // Every output path is checked before anything is read or written: exit 2 leaves no file behind. No
-  // output may be an input or the other output; "-" and /dev/stdout stream the file on stdout.
+  // output may be an input or the other output; "-", /dev/stdout, /proc/self/fd/1, ... stream the file on stdout.
   const std::vector<NamedPath> outputs = {{options.junit_path, "--junit"}, {options.csv_path, "--csv"}};
   for (const NamedPath& out : outputs)
     if (!out.path.empty()) xs::report::check_output_path(out.path, out.what, OutputKind::kFileOrStream);

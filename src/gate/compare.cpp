@@ -338,6 +338,31 @@ GateReport compare(const json& baseline, const json& candidate, const GateConfig
   return report;
 }
 
+namespace {
+
+// The drain rate of a calibration's model section is a rate: a number > 0 (finite: the reader refuses 1e999).
+// The result reader keeps the model section as written, so a hand-edited or broken file with R <= 0 would
+// otherwise be gated like any value (and two such files pass). Null only where the fitter says so
+// (R_bound "not_identified"). Refused with exit 2 naming the file and the field.
+void check_drain_rate(const json& doc, const std::string& path, const char* role) {
+  if (!doc.is_object() || !doc.contains("model") || !doc["model"].is_object()) return;
+  const json& model = doc["model"];
+  const bool not_identified = model.contains("R_bound") && model["R_bound"] == "not_identified";
+  const auto check = [&](const json& v, const std::string& field) {
+    if (v.is_null() && not_identified) return;
+    if (v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0) return;
+    throw input_error(field, fmt::format("{} {} holds {}; a drain rate must be a finite number of bytes per second "
+                                         "> 0 (null only with R_bound \"not_identified\"): fix or re-fit the file",
+                                         role, path, v.dump()));
+  };
+  if (model.contains("R_Bps")) check(model["R_Bps"], "model.R_Bps");
+  if (model.contains("R_ci95") && model["R_ci95"].is_array())
+    for (std::size_t i = 0; i < model["R_ci95"].size(); ++i)
+      check(model["R_ci95"][i], fmt::format("model.R_ci95[{}]", i));
+}
+
+}  // namespace
+
 GateReport compare_files(const std::string& baseline_path, const std::string& candidate_path,
                          const GateConfig& config) {
   // Canonical form: paths resolve against the writer's key names, whatever the files' layout. The raw
@@ -346,6 +371,8 @@ GateReport compare_files(const std::string& baseline_path, const std::string& ca
   const std::string candidate_text = report::read_text_file(candidate_path);
   const json baseline = report::to_json(report::parse_result_text(baseline_text, baseline_path));
   const json candidate = report::to_json(report::parse_result_text(candidate_text, candidate_path));
+  check_drain_rate(baseline, baseline_path, "--baseline");
+  check_drain_rate(candidate, candidate_path, "--candidate");
   GateReport report;
   try {
     report = compare(baseline, candidate, config);

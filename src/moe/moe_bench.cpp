@@ -281,7 +281,8 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
     if (o.points.empty()) throw input_error("--shapes", "nothing to run");
     if (comm.rank() == 0) {  // rank 0 alone writes
       report::check_output_path(o.out_path, "--out");
-      report::check_output_path(report::journal_path_for(o.out_path), "the journal");
+      report::check_output_path(report::journal_path_for(o.out_path), "the journal",
+                                report::OutputKind::kJournal);
     }
     if (!o.model_path.empty()) {  // before any launch
       cal = Calibration{model::PlatformModel::load(o.model_path), ""};

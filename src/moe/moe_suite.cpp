@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "bench/app_bench.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
@@ -198,6 +199,8 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
 
 int dry_run(const MoeFlags& f, const bench::SuiteContext& c) {
   const auto points = expand(f, c);
+  // The outputs and the journal are refused as the run refuses them, before anything is printed.
+  bench::check_app_outputs_for_dry_run(kSuiteId, c.out_path.empty() ? kDefaultOutPath : c.out_path, c.resume);
   for (const auto& s : points)
     fmt::print("megamoe shape={} precision={} routing={} T={} P={} K_SM={} b_n={} D={} target={} widths={}\n",
                s.shape.name, s.precision, s.routing, s.tokens_per_rank, s.num_ranks, s.num_ctas, s.block_n,

@@ -234,23 +234,35 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
     ReferenceFit best;
     best.left_out_shape = shape;
     best.train_median_error = kInf;
+    bool any_other_shape = false;
     for (std::size_t gi = 0; gi < grid.size(); ++gi) {
       std::vector<double> errs;
-      for (const RefRow& r : ref_rows)
-        if (res.configs[r.config].shape != shape)
-          errs.push_back(abs_err(r.local_measured - r.replay_local + r.replay_host[gi], r.host_measured));
+      for (const RefRow& r : ref_rows) {
+        if (res.configs[r.config].shape == shape) continue;
+        any_other_shape = true;
+        const double e = abs_err(r.local_measured - r.replay_local + r.replay_host[gi], r.host_measured);
+        if (std::isfinite(e)) errs.push_back(e);  // a replay that is not finite trains nothing
+      }
       if (errs.empty()) continue;
       const double m = median(errs);
       if (m < best.train_median_error) {
+        best.identified = true;
         best.train_median_error = m;
         best.a = grid[gi].first;
         best.b = grid[gi].second;
-        for (const RefRow& r : ref_rows)
-          if (res.configs[r.config].shape == shape)
-            res.configs[r.config].options[r.option].transfer_reference_s =
-                r.local_measured - r.replay_local + r.replay_host[gi];
+        for (const RefRow& r : ref_rows) {
+          if (res.configs[r.config].shape != shape) continue;
+          const double t = r.local_measured - r.replay_local + r.replay_host[gi];
+          auto& slot = res.configs[r.config].options[r.option].transfer_reference_s;
+          if (std::isfinite(t)) slot = t; else slot.reset();
+        }
       }
     }
+    if (!best.identified)
+      best.why_not = any_other_shape
+                         ? "not identified: no grid point gives a finite error on the other shapes' host K_SM=66 transfers"
+                         : "not identified: no other shape with a host K_SM=66 transfer to fit on (leave-one-shape-out "
+                           "needs two shapes)";
     res.reference_fits.push_back(best);
   }
   return res;
@@ -421,9 +433,11 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
                     {"speedup_spearman", spearman_of}, {"bars", bars}});
   }
   json fits = json::array();
-  for (const ReferenceFit& f : r.reference_fits)
-    fits.push_back({{"left_out_shape", f.left_out_shape}, {"a", f.a}, {"b", f.b},
-                    {"train_abs_error_median", f.train_median_error}});
+  for (const ReferenceFit& f : r.reference_fits) {
+    const auto value = [&](double x) { return f.identified && std::isfinite(x) ? json(x) : json(nullptr); };
+    fits.push_back({{"left_out_shape", f.left_out_shape}, {"status", f.identified ? "fit" : f.why_not},
+                    {"a", value(f.a)}, {"b", value(f.b)}, {"train_abs_error_median", value(f.train_median_error)}});
+  }
   json configs = json::array();
   for (const WholeKernelConfig& c : r.configs) {
     json opts = json::array();
@@ -513,9 +527,15 @@ std::string whole_kernel_markdown(const json& s) {
     md += "\n";
   }
   md += "Reference fits (application data, leave-one-shape-out; not scored against the bars):\n\n";
-  for (const json& f : s["reference_fits"])
+  for (const json& f : s["reference_fits"]) {
+    if (!f["a"].is_number() || !f["b"].is_number()) {
+      md += fmt::format("- without {}: {}\n", f["left_out_shape"].get<std::string>(),
+                        f.value("status", std::string("not identified")));
+      continue;
+    }
     md += fmt::format("- without {}: a = {}, b = {} (train median abs err {})\n", f["left_out_shape"].get<std::string>(),
                       f["a"].get<double>(), f["b"].get<double>(), pct(f["train_abs_error_median"]));
+  }
   return md;
 }
 

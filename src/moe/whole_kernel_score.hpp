@@ -66,10 +66,14 @@ struct WholeKernelConfig {
 
 // The application-data reference term: s = 1 + a [offered / R - b]+, fitted per left-out shape by a grid
 // search minimizing the median |error| of the transfer on the other shapes' host K_SM-66 data.
+// Not identified (a, b and the error written as null, `why_not` says why) where no grid point has a finite
+// median error on the other shapes: one shape alone (nothing to train on), or replays that are not finite.
 struct ReferenceFit {
   std::string left_out_shape;
+  bool identified = false;
   double a = 0, b = 0;
   double train_median_error = 0;
+  std::string why_not;  // when !identified
 };
 
 struct WholeKernelResult {

@@ -86,11 +86,46 @@ std::filesystem::path parent_of(const std::string& path) {
 
 }  // namespace
 
+int named_fd(const std::string& path) {
+  if (path == "-") return STDOUT_FILENO;
+  const std::string p = std::filesystem::path(path).lexically_normal().string();
+  if (p == "/dev/stdin") return STDIN_FILENO;
+  if (p == "/dev/stdout") return STDOUT_FILENO;
+  if (p == "/dev/stderr") return STDERR_FILENO;
+  // /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N and /proc/<this pid>/fd/N name this process's fd N.
+  const std::string prefixes[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/",
+                                  fmt::format("/proc/{}/fd/", ::getpid())};
+  for (const std::string& prefix : prefixes) {
+    if (p.size() <= prefix.size() || p.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = p.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(digits);
+  }
+  return -1;
+}
+
+namespace {
+
+// True when `path` exists and is the regular file that fd `fd` writes to (`--csv log.txt > log.txt`): an
+// atomic rename there would leave the fd writing into an unlinked inode, so the path is that stream.
+bool is_file_behind_fd(const std::string& path, int fd) {
+  struct stat fd_st {}, path_st {};
+  if (::fstat(fd, &fd_st) != 0 || !S_ISREG(fd_st.st_mode)) return false;
+  if (::stat(path.c_str(), &path_st) != 0) return false;
+  return fd_st.st_dev == path_st.st_dev && fd_st.st_ino == path_st.st_ino;
+}
+
+}  // namespace
+
 bool is_stream_path(const std::string& path) { return stream_fd(path) > 0; }
 
 int stream_fd(const std::string& path) {
-  if (path == "-" || path == "/dev/stdout" || path == "/dev/fd/1") return STDOUT_FILENO;
-  if (path == "/dev/stderr" || path == "/dev/fd/2") return STDERR_FILENO;
+  if (path.empty()) return -1;
+  const int fd = named_fd(path);
+  if (fd == STDOUT_FILENO || fd == STDERR_FILENO) return fd;
+  if (fd >= 0) return -1;  // stdin or another descriptor: check_output_path refuses it
+  for (const int std_fd : {STDOUT_FILENO, STDERR_FILENO})
+    if (is_file_behind_fd(path, std_fd)) return std_fd;
   return -1;
 }
 
@@ -102,17 +137,69 @@ std::string resolved_output_path(const std::string& path) {
   return ec ? path : target.string();  // a dangling link: check_output_path names it
 }
 
+namespace {
+
+constexpr std::string_view kJournalSuffix = ".journal.jsonl";  // report::journal_path_for
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// An existing regular file whose first line is a journal header ({"backend":...,"schema":{"name":"xstage.journal"...).
+bool starts_with_journal_header(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st {};
+  std::string head;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char buffer[4096];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) head.assign(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  head = head.substr(0, head.find('\n'));
+  return head.find("\"schema\":{\"name\":\"xstage.journal\"") != std::string::npos;
+}
+
+}  // namespace
+
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind) {
   const std::string label = what.empty() ? "" : what + " ";
   if (path.empty()) throw input_error(what, "an output path is required");
   if (const int fd = stream_fd(path); fd > 0) {
     if (kind == OutputKind::kFileOrStream) return;
-    throw io_error(path, fmt::format("{}is the standard {}, not a file; this output needs a file path such as "
-                                     "out/result.json", label, fd == STDOUT_FILENO ? "output" : "error"));
+    const bool named = named_fd(path) == fd;  // else a file the shell redirected the stream into
+    throw io_error(path, fmt::format("{}is the standard {}{}, not a file of its own; this output needs a file path "
+                                     "such as out/result.json", label, fd == STDOUT_FILENO ? "output" : "error",
+                                     named ? "" : " of this command (the shell redirected it there)"));
+  }
+  if (const int fd = named_fd(path); fd >= 0) {  // stdin, or a descriptor other than 1 and 2
+    throw io_error(path, fmt::format("{}names file descriptor {}, not a file; {}", label, fd,
+                                     kind == OutputKind::kFileOrStream
+                                         ? "a stream output goes only to the standard output or error (-, /dev/stdout, "
+                                           "/dev/stderr): give one of them or a file path such as out/table.csv"
+                                         : "this output needs a file path such as out/result.json"));
   }
   if (const std::string kind_text = non_regular_kind(path); !kind_text.empty()) {
     throw io_error(path, fmt::format("{}is {}, not a regular file; xstage writes only regular files (give a "
                                      "file path such as out/result.json)", label, kind_text));
+  }
+  if (kind != OutputKind::kJournal) {
+    const std::string target = resolved_output_path(path);
+    if (ends_with(path, kJournalSuffix) || ends_with(target, kJournalSuffix) || starts_with_journal_header(target)) {
+      throw io_error(path, fmt::format("{}is {}a run's journal (<out>{}), which this output would destroy: give "
+                                       "another path (a journal is removed only by hand, once its run is done)",
+                                       label, ends_with(path, kJournalSuffix) ? "named like " : "", kJournalSuffix));
+    }
+  }
+  // The atomic rename needs only the folder's write permission, so it would replace a file its owner made
+  // read-only (as root, access() grants everything: a file with no write bit at all is read-only too).
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+                         ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || ::access(path.c_str(), W_OK) != 0)) {
+    const std::string target = resolved_output_path(path);
+    throw io_error(path, fmt::format("{}is a read-only file{}; xstage never replaces a file it may not write: make "
+                                     "it writable (chmod u+w {}) or give another path", label,
+                                     target == path ? "" : " (behind the link, " + target + ")", target));
   }
   // The nearest existing ancestor of the file written (through a symlink: its target) must be a writable,
   // searchable folder: then the missing ones below it can be created and the temporary file of the atomic
@@ -209,11 +296,26 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
                                               how, role));
     };
     for (const NamedPath& in : inputs)
-      if (!in.path.empty() && !is_stream_path(in.path) && same_file(id, identity_of(in.path), false))
+      if (!in.path.empty() && named_fd(in.path) < 0 && same_file(id, identity_of(in.path), false))
         refuse(in, "an input");
     for (const auto& [other, other_id] : seen)
       if (same_file(id, other_id, true)) refuse(*other, "another output");
     seen.emplace_back(&out, id);
+  }
+}
+
+void check_distinct_inputs(const std::vector<NamedPath>& inputs) {
+  std::vector<std::pair<const NamedPath*, FileIdentity>> seen;
+  for (const NamedPath& in : inputs) {
+    if (in.path.empty()) continue;
+    const FileIdentity id = identity_of(in.path);
+    for (const auto& [other, other_id] : seen) {
+      if (!same_file(id, other_id, false)) continue;
+      const std::string how = other->path == in.path ? "given twice" : fmt::format("the same file as '{}'", other->path);
+      throw input_error(in.what, fmt::format("'{}' is {} ({}); every input is counted, so each file may be given "
+                                             "only once: drop the duplicate", in.path, how, other->what));
+    }
+    seen.emplace_back(&in, id);
   }
 }
 

@@ -25,19 +25,29 @@ void write_all(int fd, std::string_view bytes, const std::string& path);
 void fsync_parent_dir(const std::string& path);
 
 // Where an output may go besides a file. kFile: only a regular file. kFileOrStream: also the process's own
-// standard output or error ("-", /dev/stdout, /dev/stderr, /dev/fd/1, /dev/fd/2), written directly.
-enum class OutputKind { kFile, kFileOrStream };
+// standard output or error (a stream path, see stream_fd), written directly. kJournal: a run's own journal
+// (<out>.journal.jsonl), the one output that may be named and shaped like a journal.
+enum class OutputKind { kFile, kFileOrStream, kJournal };
 
-// True for "-", /dev/stdout, /dev/stderr, /dev/fd/1 and /dev/fd/2: a stream, never created or renamed over.
+// The file descriptor a path names by itself: "-" and /dev/stdout 1, /dev/stderr 2, /dev/stdin 0, and N for
+// /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N or /proc/<this pid>/fd/N; -1 for any other path.
+int named_fd(const std::string& path);
+// True for a stream path (stream_fd > 0): never created or renamed over, written directly.
 bool is_stream_path(const std::string& path);
-// 1 (stdout) or 2 (stderr) for a stream path; -1 otherwise. "-" is stdout.
+// 1 (stdout) or 2 (stderr) for a stream path; -1 otherwise. A stream path is one that names fd 1 or 2
+// (named_fd: "-", /dev/stdout, /dev/stderr, /dev/fd/1, /proc/self/fd/2, ...) or the existing regular file the
+// process's stdout or stderr writes to (`--csv log.txt > log.txt`, by device and inode): an atomic rename over
+// that file would leave the stream writing into an unlinked inode and lose what either of them wrote.
 int stream_fd(const std::string& path);
 
 // Checks, without changing anything, that a regular file can be written at `path`: the path is absent or
-// a regular file (never a device such as /dev/null, a fifo, a socket or a folder, also behind a symlink),
+// a writable regular file (never a read-only file, a device such as /dev/null, a fifo, a socket or a
+// folder, also behind a symlink),
 // and its folder is a writable folder, or can be created (the nearest existing ancestor is a writable
 // folder). A symlink is judged by its target (the file written through it). A stream path is accepted
-// only with OutputKind::kFileOrStream. `what` names the option in the message ("--out"). Throws io_error
+// only with OutputKind::kFileOrStream. Only OutputKind::kJournal may name a journal: a path ending in
+// ".journal.jsonl" or an existing file whose first line is a journal header is another run's journal, which an
+// output would destroy. `what` names the option in the message ("--out"). Throws io_error
 // (exit 2) naming the path. Call it for every output before anything is measured.
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind = OutputKind::kFile);
 
@@ -59,6 +69,10 @@ struct NamedPath {
 // inode (hard links). Throws input_error(output.what, ...) naming both (exit 2); run it before anything is
 // read, measured or written.
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+// No input is given twice: inputs whose every entry counts (result files scored together, calibrations
+// judged side by side) must be distinct files, by resolved path and by device and inode (a symlink, "..",
+// a hard link). Throws input_error(the later one's what, ...) naming both paths (exit 2).
+void check_distinct_inputs(const std::vector<NamedPath>& inputs);
 
 // "a character device", "a fifo", "a folder", ... for the file at `path`; "" when it is absent or a
 // regular file. Follows symlinks.

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -83,6 +84,65 @@ TEST(OutputPaths, UnwritableFolderIsRefused) {
   if (r.rc == 127) GTEST_SKIP() << "the built tool cannot be executed by nobody from here";
   expect_refusal(r, "xstage-bench", 2, {out, "folder " + dir.path("ro") + " is not writable"});
   EXPECT_EQ(snapshot(dir.dir()), before);
+}
+
+// Issue 31: /proc/self/fd/1 with stdout redirected into a file (as here: the harness captures stdout in a file)
+// used to be taken for that file and replaced by the atomic rename, so the table written on stdout before
+// was lost. Every path that names fd 1 or 2, and the very file stdout writes to, is that stream: --csv is
+// written there directly (the table goes to stderr), and --out, which needs a file of its own, refuses it.
+TEST(OutputPaths, ProcSelfFdOneIsTheStreamNotAFileToReplace) {
+  Scratch dir;
+  for (const std::string path : {"/proc/self/fd/1", "/dev/fd/1", "/proc/thread-self/fd/1"}) {
+    SCOPED_TRACE(path);
+    const ToolRun r = dir.run("xstage-bench", bench_args(dir.path("r.json")) + " --csv " + path);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("id,suite,K,B_bytes", 0), 0u) << r.out;  // stdout holds the CSV and only it
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;  // header + 3 points
+    EXPECT_TRUE(contains(r.err, "wrote " + dir.path("r.json"))) << r.err;  // the table went to stderr, kept
+    EXPECT_TRUE(contains(r.err, "remote_store.periodic.host")) << r.err;
+    std::filesystem::remove(dir.path("r.json"));
+    std::filesystem::remove(dir.path("r.json.journal.jsonl"));
+  }
+  expect_refused(dir, "xstage-bench", bench_args("/proc/self/fd/1"), 2, {"/proc/self/fd/1", "is the standard output"});
+  expect_refused(dir, "xstage-bench", bench_args(dir.path("r.json")) + " --csv /dev/fd/3", 2,
+                 {"/dev/fd/3", "names file descriptor 3"});
+  expect_refused(dir, "xstage-bench", bench_args(dir.path("r.json")) + " --csv /proc/self/fd/0", 2,
+                 {"/proc/self/fd/0", "names file descriptor 0"});
+}
+
+TEST(OutputPaths, GateJunitOnProcSelfFdOneIsStreamed) {
+  Scratch dir;
+  ASSERT_EQ(dir.run("xstage-bench", bench_args(dir.path("r.json"))).rc, 0);
+  const ToolRun r = dir.run("xstage-gate", "--baseline " + dir.path("r.json") + " --candidate " + dir.path("r.json") +
+                                              " --config " + std::string(XS_TEST_DATA_DIR) +
+                                              "/../../configs/gate/remote-store-points.json --junit /proc/self/fd/1");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("<?xml", 0), 0u) << r.out;
+  EXPECT_TRUE(contains(r.out, "</testsuites>")) << r.out;
+  EXPECT_TRUE(contains(r.err, "PASS")) << r.err;  // the summary went to stderr
+}
+
+// Issue 31: the atomic rename needs only the folder's write bit, so a read-only result was replaced. It is
+// refused now (exit 2, naming the file), directly, through a symlink and as --csv, and stays as it was.
+TEST(OutputPaths, ReadOnlyOutputIsRefusedAndKept) {
+  Scratch dir;
+  write_file(dir.path("kept.json"), "precious");
+  ASSERT_EQ(::chmod(dir.path("kept.json").c_str(), 0444), 0);
+  std::filesystem::create_symlink(dir.path("kept.json"), dir.path("link.json"));
+  write_file(dir.path("kept.csv"), "precious");
+  ASSERT_EQ(::chmod(dir.path("kept.csv").c_str(), 0444), 0);
+  for (const std::string tool : {"xstage-bench", "xstage-calibrate"})
+    expect_refused(dir, tool, args_for(tool, dir.path("kept.json")), 2, {dir.path("kept.json"), "is a read-only file"});
+  expect_refused(dir, "xstage-bench", bench_args(dir.path("link.json")), 2,
+                 {dir.path("link.json"), "read-only", "chmod u+w " + dir.path("kept.json")});
+  expect_refused(dir, "xstage-bench", bench_args(dir.path("r.json")) + " --csv " + dir.path("kept.csv"), 2,
+                 {dir.path("kept.csv"), "--csv is a read-only file"});
+  EXPECT_EQ(read_file(dir.path("kept.json")), "precious");
+  EXPECT_EQ(read_file(dir.path("kept.csv")), "precious");
+  // Made writable again, the same command replaces it.
+  ASSERT_EQ(::chmod(dir.path("kept.json").c_str(), 0644), 0);
+  EXPECT_EQ(dir.run("xstage-bench", bench_args(dir.path("kept.json"))).rc, 0);
+  EXPECT_NE(read_file(dir.path("kept.json")), "precious");
 }
 
 TEST(OutputPaths, NewFolderIsCreatedForAGoodPath) {

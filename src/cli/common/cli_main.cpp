@@ -28,9 +28,38 @@ void add_version_flag(CLI::App& app, const std::string& tool_name) {
                        "Print the version and git sha, then exit");
 }
 
+namespace {
+
+// Every option of `app`, its subcommands and option groups that was given an empty value (--K ""): CLI11 stores
+// it, and the tools read an empty string as "not given", i.e. the default. Refused instead (exit 2).
+void refuse_empty_values(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_expected_max() == 0 || opt->count() == 0) continue;  // a flag, or not given
+    for (const std::string& value : opt->results()) {
+      if (!value.empty()) continue;
+      const std::string name = opt->get_name();
+      std::string form = opt->get_description();
+      if (form.empty()) form = opt->get_type_name();
+      // A list option says so in its help: a range grammar, a comma list, or an example with ',' or ':'.
+      const std::size_t eg = form.find("e.g. ");
+      const bool list = form.find("range grammar") != std::string::npos || form.find("comma list") != std::string::npos ||
+                        form.find("and/or") != std::string::npos ||
+                        (eg != std::string::npos && form.find_first_of(",:", eg) != std::string::npos);
+      throw input_error(name, fmt::format("empty {}; an empty {} is never read as the default: give {} or leave {} "
+                                          "out{}", list ? "list" : "value", list ? "list" : "value",
+                                          list ? "values" : "one", name,
+                                          form.empty() ? "" : "; accepted form: " + form));
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) refuse_empty_values(*sub);
+}
+
+}  // namespace
+
 void parse_or_throw(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
+    refuse_empty_values(app);
   } catch (const CLI::CallForHelp& e) {
     app.exit(e);
     throw ParseExit{0};

@@ -17,7 +17,9 @@ int run_main(const std::string& tool_name, const std::function<int()>& body);
 // --version: "<tool> <version> (git <sha>[, dirty])" from cmake/xstage_version.cmake.
 void add_version_flag(CLI::App& app, const std::string& tool_name);
 
-// Parses with CLI11, converting its exceptions to the codes above (call inside run_main's body).
+// Parses with CLI11, converting its exceptions to the codes above (call inside run_main's body). Any option
+// given an empty value (--K "", --M "", RESULT.json "") is then input_error naming it and its accepted form
+// (exit 2): an empty list or value is never read as the default.
 void parse_or_throw(CLI::App& app, int argc, char** argv);
 
 // For every path option: an empty value (--out "") is refused (exit 2), never read as "use the default".

@@ -38,10 +38,17 @@ std::string default_out_path(const bench::SuiteContext& c, const RemoteStoreFlag
   return fmt::format("out/bench-{}-{}.json", c.suite_id, file_safe(f.backend.target.empty() ? "host" : f.backend.target));
 }
 
-int dry_run(Suite suite, const RemoteStoreFlags& f) {
+int dry_run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
   bench::SweepConfig config;
   const auto points = expand(suite, f, /*show_sweep_rules=*/true, config);
   check_points_without_device(f.backend, points);  // refuses what the run refuses; no GPU is touched
+  // The run's other checks before measuring, in its order: --model, then --out, the journal and its state.
+  if (!c.model_path.empty()) (void)model::PlatformModel::load(c.model_path);
+  const std::string out = c.out_path.empty() ? default_out_path(c, f) : c.out_path;
+  bench::check_journal_for_dry_run(report::journal_path_for(out), out, c.resume, [](const std::string& path) {
+    const report::JournalContents contents = report::read_journal(path);
+    return bench::JournalState{contents.header, contents.records.size()};
+  });
   print_dry_run(points, stdout);
   return 0;
 }
@@ -139,7 +146,7 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
     d.id = std::string("remote_store.") + suite_name(suite);
     d.description = info.what;
     d.example = info.example;
-    d.dry_run = [suite, &flags](const bench::SuiteContext&) { return dry_run(suite, flags); };
+    d.dry_run = [suite, &flags](const bench::SuiteContext& c) { return dry_run(suite, flags, c); };
     d.run = [suite, &flags](const bench::SuiteContext& c) { return run(suite, flags, c); };
     d.runs_on_ranks = true;  // every rank measures, rank 0 merges and writes (bench/runner.hpp)
     d.default_out_path = [&flags](const bench::SuiteContext& c) { return default_out_path(c, flags); };

@@ -1,0 +1,73 @@
+// xstage cli tests: an input list whose every entry counts (fa-score, fa-whole, moe-score, moe-whole) refuses the
+// same file twice, by the same path, a symlink or a hard link (exit 2 naming both, nothing written): before
+// issue 31 the duplicate was silently scored twice and doubled every tally.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tool_run.hpp"
+
+namespace xs::test {
+namespace {
+
+const std::string kRoot = std::string(XS_TEST_DATA_DIR) + "/../..";
+const std::string kFaDir = kRoot + "/results/h200/fa_a2a/3238301-bars/results";
+const std::string kFa = kFaDir + "/fa-a2a-host.json";
+const std::string kFaCal = kFaDir + "/calibration-host-small-k.json";
+const std::string kLoaded = kRoot + "/results/h100/interference-3a97dd2/calibration-loaded-host.json";
+const std::string kMoe = kRoot + "/results/h200/megamoe/matrix/megamoe-bf16-6976.json";
+const std::string kMoeCal = kRoot + "/results/h200/megamoe/calibration-moe-pattern.json";
+
+// A scratch folder with a symlink and a hard link to `file`.
+void add_links(const Scratch& s, const std::string& file, const std::string& stem) {
+  std::filesystem::copy_file(file, s.path(stem + ".json"));
+  std::filesystem::create_symlink(s.path(stem + ".json"), s.path(stem + "-link.json"));
+  std::filesystem::create_hard_link(s.path(stem + ".json"), s.path(stem + "-hard.json"));
+  std::filesystem::create_directories(s.path("sub"));
+}
+
+TEST(DuplicateInputs, FaScoreRefusesAResultFileOrCalibrationTwice) {
+  Scratch s;
+  add_links(s, kFa, "fa");
+  const std::string cal = " --model " + kFaCal + " --out score.json";
+  expect_refused(s, "xstage-predict", "fa-score fa.json fa.json" + cal, 2, {"RESULT.json", "'fa.json' is given twice"});
+  expect_refused(s, "xstage-predict", "fa-score fa.json fa-link.json" + cal, 2,
+                 {"'fa-link.json' is the same file as 'fa.json'", "each file may be given only once"});
+  expect_refused(s, "xstage-predict", "fa-score fa.json ./sub/../fa-hard.json" + cal, 2,
+                 {"'./sub/../fa-hard.json' is the same file as 'fa.json'"});
+  expect_refused(s, "xstage-predict", "fa-score fa.json --model " + kFaCal + " --model " + kFaCal + " --out score.json",
+                 2, {"--model", "is given twice"});
+  const ToolRun ok = s.run("xstage-predict", "fa-score fa.json" + cal);  // once is fine
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_TRUE(contains(ok.out, "(1 result files x 1 calibrations)")) << ok.out;
+}
+
+TEST(DuplicateInputs, FaWholeRefusesAResultFileTwice) {
+  Scratch s;
+  add_links(s, kFa, "fa");
+  const std::string rest = " --model " + kFaCal + " --interference " + kLoaded + " --out whole.json";
+  expect_refused(s, "xstage-predict", "fa-whole fa.json fa-hard.json" + rest, 2,
+                 {"'fa-hard.json' is the same file as 'fa.json'"});
+  expect_refused(s, "xstage-predict", "fa-whole fa.json fa.json" + rest, 2, {"'fa.json' is given twice"});
+  const ToolRun ok = s.run("xstage-predict", "fa-whole fa.json" + rest);
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+}
+
+TEST(DuplicateInputs, MoeScoreAndMoeWholeRefuseAResultFileTwice) {
+  Scratch s;
+  add_links(s, kMoe, "moe");
+  for (const std::string command : {"moe-score", "moe-whole"}) {
+    const std::string rest = " --model " + kMoeCal + (command == "moe-whole" ? " --interference " + kLoaded : "") +
+                             " --out " + command + ".json";
+    expect_refused(s, "xstage-predict", command + " --results moe.json moe.json" + rest, 2,
+                   {"--results", "'moe.json' is given twice"});
+    expect_refused(s, "xstage-predict", command + " --results moe.json moe-link.json" + rest, 2,
+                   {"'moe-link.json' is the same file as 'moe.json'"});
+  }
+  const ToolRun ok = s.run("xstage-predict", "moe-score --results moe.json --model " + kMoeCal + " --out score.json");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+}
+
+}  // namespace
+}  // namespace xs::test
