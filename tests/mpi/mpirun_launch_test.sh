@@ -9,13 +9,16 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # CI container
 export OMPI_MCA_rmaps_base_oversubscribe=1                          # more ranks than cores here is fine
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# The tool runs in $tmp/work, apart from the captures: a dry run checks its outputs as the run does, and the
+# capture file $tmp/out would stand where the default output folder out/ goes.
+mkdir "$tmp/work" || exit 1
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # run <np> <args...>: stdout -> $tmp/out, stderr -> $tmp/err, exit code -> $rc
 run() {
   np=$1; shift
-  (cd "$tmp" && "$mpirun" -np "$np" "$bench" "$@" >"$tmp/out" 2>"$tmp/err"); rc=$?
+  (cd "$tmp/work" && "$mpirun" -np "$np" "$bench" "$@" >"$tmp/out" 2>"$tmp/err"); rc=$?
   echo "\$ mpirun -np $np xstage-bench $* -> exit $rc"; sed 's/^/  out: /' "$tmp/out"; sed 's/^/  err: /' "$tmp/err"
 }
 count() { grep -c -- "$1" "$2"; }
@@ -36,12 +39,12 @@ if [ "$with_mpi" = "ON" ]; then
   # CUDA build at CUDA's own reason ("no usable GPU: ...").
   expect_rc 77; expect_count 1 "xstage-bench: error:" "$tmp/err"
   expect_count 1 "no rank has a GPU\\|no usable GPU" "$tmp/err"
-  [ ! -e "$tmp/r.json" ] || fail "a refused run wrote r.json"
+  [ ! -e "$tmp/work/r.json" ] || fail "a refused run wrote r.json"
   run 2 remote_store.periodic --backend sim --K 8 --B 16KiB --G 0,1us --reps 2 --no-progress --out sim2.json
   expect_rc 0; expect_count 1 "wrote sim2.json (2 points" "$tmp/out"  # rank-aware since issue 31 (tests/mpi/mpi_sim_ranks_test.sh)
-  [ -s "$tmp/sim2.json" ] || fail "mpirun -np 2 did not write sim2.json"
+  [ -s "$tmp/work/sim2.json" ] || fail "mpirun -np 2 did not write sim2.json"
   run 1 remote_store.periodic --backend sim --K 8 --B 16KiB --G 0,1us --reps 2 --no-progress --out sim1.json
-  expect_rc 0; [ -s "$tmp/sim1.json" ] || fail "mpirun -np 1 did not write sim1.json"
+  expect_rc 0; [ -s "$tmp/work/sim1.json" ] || fail "mpirun -np 1 did not write sim1.json"
 else
   run 2 fa_a2a --dry-run --M 8192
   expect_rc 2; expect_count 1 "built without MPI: configure with -DXS_WITH_MPI=ON" "$tmp/err"
