@@ -8,14 +8,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tool=${1:-build/bin/xstage-predict}
+[[ -x $tool ]] || { echo "rejudge_fa_committed: no executable '$tool' (build first: ./scripts/build.sh)" >&2; exit 2; }
 aside=$(mktemp -d)
-trap 'rm -rf "$aside"' EXIT
+# Every file moved aside is listed in $aside/moved as "kept<TAB>original"; on any exit (an interrupt included)
+# a file whose fresh copy was not written is put back before the folder goes: nothing committed is lost.
+: > "$aside/moved"
+restore() {
+  local rc=$?
+  while IFS=$'\t' read -r kept orig; do
+    [[ -e $kept && ! -e $orig ]] && mv "$kept" "$orig" && echo "$(basename "$0"): restored $orig" >&2
+  done < "$aside/moved"
+  rm -rf "$aside"
+  exit $rc
+}
+trap restore EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # regenerate OUT CMD...: OUT moved aside, CMD run (it writes OUT), OUT restored if CMD fails.
 regenerate() {
   local out=$1; shift
   local kept=""
-  if [[ -e $out ]]; then kept=$aside/$(echo "$out" | tr / _); mv "$out" "$kept"; fi
+  if [[ -e $out ]]; then
+    kept=$aside/$(echo "$out" | tr / _)
+    printf '%s\t%s\n' "$kept" "$out" >> "$aside/moved"
+    mv "$out" "$kept"
+  fi
   if ! "$@" > "$aside/log" 2>&1; then
     cat "$aside/log" >&2
     [[ -n $kept ]] && mv "$kept" "$out"

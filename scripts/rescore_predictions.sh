@@ -10,7 +10,20 @@ cd "$(dirname "$0")/.."
 tool=${1:-build/bin/xstage-predict}
 [[ -x $tool ]] || { echo "rescore_predictions: no executable '$tool' (build first: ./scripts/build.sh)" >&2; exit 2; }
 aside=$(mktemp -d)
-trap 'rm -rf "$aside"' EXIT
+# Every file moved aside is listed in $aside/moved as "kept<TAB>original"; on any exit (an interrupt included)
+# a file whose fresh copy was not written is put back before the folder goes: nothing committed is lost.
+: > "$aside/moved"
+restore() {
+  local rc=$?
+  while IFS=$'\t' read -r kept orig; do
+    [[ -e $kept && ! -e $orig ]] && mv "$kept" "$orig" && echo "$(basename "$0"): restored $orig" >&2
+  done < "$aside/moved"
+  rm -rf "$aside"
+  exit $rc
+}
+trap restore EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 files=(
   results/h200/megamoe/advisor-score.json
@@ -33,8 +46,21 @@ print("\n".join(argv[1:]))
 PY
 )
   outs=("$out")
-  for ((i = 0; i < ${#args[@]}; ++i)); do [[ ${args[i]} == --md ]] && outs+=("${args[i + 1]}"); done
-  for o in "${outs[@]}"; do [[ -e $o ]] && mv "$o" "$aside/$(echo "$o" | tr / _)"; done
+  recorded_out=""
+  for ((i = 0; i < ${#args[@]}; ++i)); do
+    [[ ${args[i]} == --md ]] && outs+=("${args[i + 1]}")
+    [[ ${args[i]} == --out ]] && recorded_out=${args[i + 1]}
+  done
+  if [[ $recorded_out != "$out" ]]; then
+    echo "rescore_predictions: $out records --out '$recorded_out', not its own path (moved after it was written?): not rescored" >&2
+    exit 2
+  fi
+  for o in "${outs[@]}"; do
+    if [[ -e $o ]]; then
+      printf '%s\t%s\n' "$aside/$(echo "$o" | tr / _)" "$o" >> "$aside/moved"
+      mv "$o" "$aside/$(echo "$o" | tr / _)"
+    fi
+  done
   if ! "$tool" "${args[@]}" > "$aside/log" 2>&1; then
     cat "$aside/log" >&2
     for o in "${outs[@]}"; do k="$aside/$(echo "$o" | tr / _)"; [[ -e $k ]] && mv "$k" "$o"; done
