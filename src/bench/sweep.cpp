@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <set>
 
@@ -61,6 +62,11 @@ std::string string_field(const nlohmann::json& j, const std::string& key, const 
 int int_field(const nlohmann::json& j, const std::string& key, const std::string& path) {
   const auto& v = j.at(key);
   if (!v.is_number_integer()) throw input_error(path + "." + key, "expected an integer");
+  // Range-checked before narrowing: 4294967301 once wrapped to 5, and the later check named a value never written.
+  const bool fits = v.is_number_unsigned() ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT32_MAX)
+                                           : v.get<std::int64_t>() >= INT32_MIN && v.get<std::int64_t>() <= INT32_MAX;
+  if (!fits) throw input_error(path + "." + key, fmt::format("{} is out of range for an integer knob (at most {})",
+                                                              v.dump(), INT32_MAX));
   return v.get<int>();
 }
 

@@ -53,13 +53,19 @@ void add_predict_interference(CLI::App& app, PredictInterferenceOptions& o) {
   cmd->add_flag("--json", o.json, "JSON output");
 }
 
+constexpr long long kMaxInterferenceK = 65'536;  // the sweeps' K limit
+
 void run_predict_interference(const PredictInterferenceOptions& o) {
-  if (*o.num_sms <= 0) throw input_error("--K", fmt::format("must be a positive integer; usage: {}", kUsage));
+  // K_SM and k-blocks are read as 64-bit and bounded before any narrowing (4294967428 once wrapped to 132).
+  if (*o.num_sms <= 0 || *o.num_sms > kMaxInterferenceK)
+    throw input_error("--K", fmt::format("{} is out of range: K_SM must be an integer in [1, {}]; usage: {}", *o.num_sms,
+                                         kMaxInterferenceK, kUsage));
   if (o.working_set != "l2" && o.working_set != "hbm")
     throw input_error("--working-set", fmt::format("'{}' is not l2 or hbm; usage: {}", o.working_set, kUsage));
   if (o.full_fraction && !(*o.full_fraction >= 0 && *o.full_fraction <= 1))
     throw input_error("--full-fraction", "must be in [0, 1]");
-  if (o.k_blocks && *o.k_blocks <= 0) throw input_error("--k-blocks", "must be a positive integer");
+  if (o.k_blocks && (*o.k_blocks <= 0 || *o.k_blocks > 1'000'000))
+    throw input_error("--k-blocks", fmt::format("{} is out of range: must be an integer in [1, 1000000]", *o.k_blocks));
   if (o.outstanding.empty() != o.capacity.empty()) throw input_error("--outstanding", "give --outstanding and --Q together");
   model::LoadState load;
   if (!o.rate.empty()) load.offered_rate_bps = rate_or_inf(o.rate, "--rate");

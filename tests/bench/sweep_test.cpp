@@ -284,6 +284,14 @@ TEST(Sweep, EpilogueKnobsAreCheckedWithClearMessages) {
   nlohmann::json ok = loaded_epilogue_overrides("l2", "fresh", 64);
   ok.update({{"name", "e"}, {"suite", "loaded"}, {"K", "8"}, {"B", "8KiB"}, {"G", "0"}});
   EXPECT_EQ(expand(sweep_config_from_json({{"target", "host"}, {"blocks", nlohmann::json::array({ok})}})).size(), 1u);
+  // Integers beyond int are refused as written, not wrapped (4294967301 once became 5 tiles).
+  for (const char* key : {"tiles_per_cta", "warmup_tiles", "num_bursts", "threads_per_producer"}) {
+    nlohmann::json big = ok;
+    big[key] = 4294967301ULL;
+    expect_refused(big, "4294967301 is out of range");
+    big[key] = -4294967040LL;
+    expect_refused(big, "-4294967040 is out of range");
+  }
   nlohmann::json paced_gap = ok;
   paced_gap["G"] = "2us";
   expect_refused(paced_gap, "G must be 0");

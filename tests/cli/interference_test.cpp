@@ -134,6 +134,9 @@ TEST(InterferenceCli, BadInputIsExit2) {
   const std::string old = std::string(XS_TEST_DATA_DIR) + "/model/calibration_ok.json";
   const std::string base = "interference --calibration " + old;
   xs::test::expect_refused(s, "xstage-predict", base + " --K 0 --rate 60GB/s", 2, {"--K"});
+  // 2^32 + 132 once wrapped to K 132 and answered for it.
+  xs::test::expect_refused(s, "xstage-predict", base + " --K 4294967428 --rate 60GB/s", 2, {"--K", "4294967428", "[1, 65536]"});
+  xs::test::expect_refused(s, "xstage-predict", base + " --K 132 --rate 60GB/s --k-blocks 4294967304", 2, {"--k-blocks"});
   xs::test::expect_refused(s, "xstage-predict", base + " --K 132 --rate fast", 2, {"--rate"});
   xs::test::expect_refused(s, "xstage-predict", base + " --K 132 --rate 60GB/s --working-set dram", 2,
                            {"--working-set", "l2 or hbm"});
