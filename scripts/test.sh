@@ -19,7 +19,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$build_dir/bin/xstage-calibrate" --backend sim --no-progress --out "$tmp/cal.json" >"$tmp/cal.log"
 "$build_dir/bin/xstage-predict" burst --model "$tmp/cal.json" --K 132 --B 32KiB --G 2us --json >/dev/null
-"$build_dir/bin/xstage-predict" interference --calibration "$tmp/cal.json" --K 132 --rate inf --json >/dev/null
+# --rate for the paced form (eq. I1), --B and --tile-time for the epilogue form (eq. I2, the default sweep's)
+"$build_dir/bin/xstage-predict" interference --calibration "$tmp/cal.json" --K 132 --rate inf --B 8KiB --tile-time 3us \
+  --json >/dev/null
 "$build_dir/bin/xstage-gate" --baseline "$tmp/cal.json" --candidate "$tmp/cal.json" \
   --config configs/gate/calibration.json >/dev/null
 echo "test: simulator calibration end to end ok"
