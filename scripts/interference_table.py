@@ -4,7 +4,11 @@ their 95% intervals, and the held-out / in-sample errors by regime beside the co
 Usage: scripts/interference_table.py CALIBRATION.json
 Exit codes: 0 ok, 2 bad usage or input (one line on stderr: the file, the problem and the accepted form)."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_input import problem_text  # noqa: E402
 
 
 def fmt(x, unit=""):
@@ -25,13 +29,6 @@ ACCEPTED = ("expected a calibration file of xstage-calibrate with extra.interfer
             "[{name, value, lo, hi, constrained, note}] and optional validation")
 
 
-def problem_text(e):
-    """One line for what a malformed file did to the reader."""
-    if isinstance(e, KeyError):
-        return f"missing key {e}"
-    if isinstance(e, json.JSONDecodeError):
-        return f"not JSON ({e})"
-    return f"wrong shape ({type(e).__name__}: {e})"
 
 
 def tables(path, block):

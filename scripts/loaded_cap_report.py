@@ -15,7 +15,11 @@ Exit codes: 0 ok, 2 bad usage or input (one line on stderr: the file, the proble
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_input import problem_text  # noqa: E402
 
 
 def point_rows(doc):
@@ -53,13 +57,6 @@ ACCEPTED = ("expected an xstage result JSON whose loaded points have spec {K, B_
             "bytes_issued, store_span_s, mainloop_span_s}")
 
 
-def problem_text(e):
-    """One line for what a malformed file did to the reader."""
-    if isinstance(e, KeyError):
-        return f"missing key {e}"
-    if isinstance(e, json.JSONDecodeError):
-        return f"not JSON ({e})"
-    return f"wrong shape ({type(e).__name__}: {e})"
 
 
 def table_lines(path, rows):

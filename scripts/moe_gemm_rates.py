@@ -16,6 +16,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_input import problem_text  # noqa: E402
+
 
 SELECT_FORM = "expected megamoe result files of xstage-bench: an object with points [{suite, status, axes, extra}]"
 RATES_FORM = ("expected moe_vs_grouped_mm.py output: an object with points [{status, config {shape, precision}, "
@@ -28,15 +31,6 @@ def fail(msg):
     sys.exit(2)
 
 
-def problem_text(e):
-    """One line for what a malformed file did to the reader."""
-    if isinstance(e, KeyError):
-        return f"missing key {e}"
-    if isinstance(e, OSError):
-        return f"cannot read ({e.strerror})"
-    if isinstance(e, json.JSONDecodeError):
-        return f"not JSON ({e})"
-    return f"wrong shape ({type(e).__name__}: {e})"
 
 
 def read_points(path, form):

@@ -3,37 +3,19 @@
 # score summaries, the re-judged copies (derived files, replaced), and one score summary per archive folder whose
 # run-time verdicts an older rule wrote (the run files themselves are records and stay as they were; INDEX.md
 # marks their verdicts superseded). Nothing is measured. Each output is moved aside first and written afresh by
-# xstage-predict (which refuses an existing path), so its argv names the real path; a failure puts the old file
+# xstage-predict (a fresh write), so its argv names the real path; a failure puts the old file
 # back. Usage: scripts/rejudge_fa_committed.sh [build/bin/xstage-predict]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tool=${1:-build/bin/xstage-predict}
 [[ -x $tool ]] || { echo "rejudge_fa_committed: no executable '$tool' (build first: ./scripts/build.sh)" >&2; exit 2; }
-aside=$(mktemp -d)
-# Every file moved aside is listed in $aside/moved as "kept<TAB>original"; on any exit (an interrupt included)
-# a file whose fresh copy was not written is put back before the folder goes: nothing committed is lost.
-: > "$aside/moved"
-restore() {
-  local rc=$?
-  while IFS=$'\t' read -r kept orig; do
-    [[ -e $kept && ! -e $orig ]] && mv "$kept" "$orig" && echo "$(basename "$0"): restored $orig" >&2
-  done < "$aside/moved"
-  rm -rf "$aside"
-  exit $rc
-}
-trap restore EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+source scripts/aside.sh  # $aside, put_aside, and the traps that put moved files back
 
 # regenerate OUT CMD...: OUT moved aside, CMD run (it writes OUT), OUT restored if CMD fails.
 regenerate() {
   local out=$1; shift
   local kept=""
-  if [[ -e $out ]]; then
-    kept=$aside/$(echo "$out" | tr / _)
-    printf '%s\t%s\n' "$kept" "$out" >> "$aside/moved"
-    mv "$out" "$kept"
-  fi
+  [[ -e $out ]] && kept=$(put_aside "$out")
   if ! "$@" > "$aside/log" 2>&1; then
     cat "$aside/log" >&2
     [[ -n $kept ]] && mv "$kept" "$out"

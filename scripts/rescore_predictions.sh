@@ -2,28 +2,14 @@
 # Re-scores every committed prediction-score file that is not an FA verdict file (those:
 # scripts/rejudge_fa_committed.sh) with the current scorer, by re-running the command each file records in its
 # meta.argv (the tool path replaced by this build's). Nothing is measured. Each output (and its --md beside it) is
-# moved aside first and written afresh (xstage-predict refuses an existing path); a failure puts the old files
+# moved aside first and written afresh (so each output is a fresh write); a failure puts the old files
 # back. Run it, and scripts/rejudge_fa_committed.sh, after any change to a scorer or a rule, and commit the result.
 # Usage: scripts/rescore_predictions.sh [build/bin/xstage-predict]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tool=${1:-build/bin/xstage-predict}
 [[ -x $tool ]] || { echo "rescore_predictions: no executable '$tool' (build first: ./scripts/build.sh)" >&2; exit 2; }
-aside=$(mktemp -d)
-# Every file moved aside is listed in $aside/moved as "kept<TAB>original"; on any exit (an interrupt included)
-# a file whose fresh copy was not written is put back before the folder goes: nothing committed is lost.
-: > "$aside/moved"
-restore() {
-  local rc=$?
-  while IFS=$'\t' read -r kept orig; do
-    [[ -e $kept && ! -e $orig ]] && mv "$kept" "$orig" && echo "$(basename "$0"): restored $orig" >&2
-  done < "$aside/moved"
-  rm -rf "$aside"
-  exit $rc
-}
-trap restore EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+source scripts/aside.sh  # $aside, put_aside, and the traps that put moved files back
 
 files=(
   results/h200/megamoe/advisor-score.json
@@ -55,12 +41,7 @@ PY
     echo "rescore_predictions: $out records --out '$recorded_out', not its own path (moved after it was written?): not rescored" >&2
     exit 2
   fi
-  for o in "${outs[@]}"; do
-    if [[ -e $o ]]; then
-      printf '%s\t%s\n' "$aside/$(echo "$o" | tr / _)" "$o" >> "$aside/moved"
-      mv "$o" "$aside/$(echo "$o" | tr / _)"
-    fi
-  done
+  for o in "${outs[@]}"; do [[ -e $o ]] && put_aside "$o" > /dev/null; done
   if ! "$tool" "${args[@]}" > "$aside/log" 2>&1; then
     cat "$aside/log" >&2
     for o in "${outs[@]}"; do k="$aside/$(echo "$o" | tr / _)"; [[ -e $k ]] && mv "$k" "$o"; done
