@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
 #include "report/result_file.hpp"
+#include "report/utc_instant.hpp"
 #include "xstage/build_info.hpp"
 
 namespace xs::cli {
@@ -79,7 +81,11 @@ void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
       "Outcomes: disagrees where the predicted interval and the measured median's 95% interval are disjoint (at\n"
       "any width); agrees where they meet and the prediction is decided (sharp); not decided where they meet and\n"
       "it is not; measurement not decisive where they meet but the measured interval's half-width exceeds\n"
-      "max(20% of the median, 1% of T_FA) (rule v4, every predictor alike).\n"
+      "max(20% of the median, 1% of T_FA) (rule v4, every predictor alike), and wherever it lies wholly below\n"
+      "zero, met or not (rule v5: E_res >= 0 by definition).\n"
+      "Ranking (rule v5): agreements are not a ranking; each row whose measurement is decisive gets the interval\n"
+      "score IS = (hi - lo) + 40 (lo - y)+ + 40 (y - hi)+ at the measured median y, and the tallies give its\n"
+      "median per predictor (lower is better; inf where an interval is unbounded).\n"
       "Exit codes: 0 ok, 2 bad usage or input (nothing written).");
   cmd->add_option("results", o.result_paths, "fa_a2a result files (read only)")->type_name("RESULT.json...");
   cmd->add_option("--model", o.model_paths, "calibration files (repeat for several)")->type_name("CAL.json");
@@ -113,6 +119,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   json rows = json::array(), files = json::array();
   json rules = judge::fa_rules_json();
   int num_postdating = 0;  // rows judged with a calibration measured after their data
+  int num_unknown_order = 0;  // rows where either date is missing or malformed
   for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
   Group overall, overall_out_of_sample, overall_predating;
   std::map<std::string, Group> by_calibration;
@@ -122,10 +129,14 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
     const json doc = report::parse_json_text(text, path);
     const std::string measured_utc = doc.contains("meta") ? doc["meta"].value("date_utc", "") : "";
     // A rule scored on data measured before it was written is in-sample for those data.
-    const bool in_sample = measured_utc.empty() || measured_utc <= judge::kFaRuleWrittenUtc;  // ISO 8601 UTC
-    files.push_back({{"file", path}, {"measured_utc", measured_utc}, {"in_sample_for_the_rule", in_sample}});
-    for (json& rule : rules) {  // which data each rule saw before it was written (a missing date: before)
-      const bool before = measured_utc.empty() || measured_utc <= rule["written_utc"].get<std::string>();
+    // Instants, not strings (report/utc_instant.hpp): a missing or malformed date is unknown and counts as
+    // in-sample (the conservative side); an offset is honoured.
+    const bool date_known = report::parse_utc_instant(measured_utc).has_value();
+    const bool in_sample = !date_known || report::compare_instants(measured_utc, judge::kFaRuleWrittenUtc) <= 0;
+    files.push_back({{"file", path}, {"measured_utc", measured_utc}, {"measured_utc_valid", date_known},
+                     {"in_sample_for_the_rule", in_sample}});
+    for (json& rule : rules) {  // which data each rule saw before it was written (an unknown date: before)
+      const bool before = !date_known || report::compare_instants(measured_utc, rule["written_utc"].get<std::string>()) <= 0;
       rule[before ? "data_measured_before_written" : "data_measured_after_written"].push_back(path);
     }
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
@@ -142,10 +153,12 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           if (!in_sample) overall_out_of_sample.add(j);
           by_calibration[cal.path].add(j);
           // A frozen prediction needs a calibration measured before the judged launches; cross-judging with a
-          // later one is allowed but said per row (null: a date missing).
-          const json predates = cal.date_utc.empty() || measured_utc.empty() ? json() : json(cal.date_utc < measured_utc);
+          // later one is allowed but said per row (null: either date missing or not a valid ISO 8601 instant).
+          const std::optional<int> order = report::compare_instants(cal.date_utc, measured_utc);
+          const json predates = order ? json(*order < 0) : json();
           num_postdating += predates == json(false);
-          if (predates != json(false)) overall_predating.add(j);
+          if (predates == json(true)) overall_predating.add(j);  // an unknown order is not a prediction
+          num_unknown_order += predates.is_null();
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
                           {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
@@ -176,21 +189,27 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"tally_calibration_predates_data", overall_predating.to_json()},
       {"sensitivity", judge::fa_score_sensitivity(all_points, calibration_docs)},
       {"tally_calibration_predates_data_note",
-       "rows whose calibration was measured before their data (or a date is missing): the only rows that are "
+       "rows whose calibration was measured before their data (both dates valid ISO 8601 instants; a row with either "
+       "date missing or malformed is left out and counted in rows_whose_dates_are_unknown): the only rows that are "
        "predictions in the frozen sense; a calibration measured later cross-judges the data, it does not predict it"},
       {"tally_out_of_sample_note",
        fmt::format("rows of files measured after the current rule ({}, written {}) was written; every other row is "
                    "in-sample for it. `rules` lists, for every rule, the files measured before and after it",
                    judge::kFaRuleId, judge::kFaRuleWrittenUtc)},
       {"by_calibration", per_cal}, {"files", files},
-      {"rows_whose_calibration_postdates_the_data", num_postdating}, {"rows", rows},
+      {"rows_whose_calibration_postdates_the_data", num_postdating},
+      {"rows_whose_dates_are_unknown", num_unknown_order}, {"rows", rows},
       {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};
   report::prepare_output_path(o.out_path, "--out");
   report::write_json_atomic(o.out_path, out, 1);
   auto line = [](const char* name, const judge::Tally& t) {
+    const double is = t.median_interval_score_s();
     fmt::print("  {:<9} {:>4} agree  {:>4} disagree ({} with a wide interval)  {:>4} not decided  {:>4} measurement "
-               "not decisive\n", name, t.agrees, t.disagrees, t.disagrees_wide, t.not_decided, t.not_decisive);
+               "not decisive; median interval score {} over {} rows\n", name, t.agrees, t.disagrees, t.disagrees_wide,
+               t.not_decided, t.not_decisive,
+               std::isnan(is) ? std::string("-") : (std::isinf(is) ? std::string("inf") : fmt::format("{:.1f} us", is * 1e6)),
+               t.interval_scores_s.size());
   };
   fmt::print("{} rows ({} result files x {} calibrations); rule {} written {}\n", rows.size(), o.result_paths.size(),
              o.model_paths.size(), judge::kFaRuleId, judge::kFaRuleWrittenUtc);

@@ -294,6 +294,51 @@ TEST(FaJudge, AMeasurementTooWideToRefuteANearMissDecidesNothingForEveryPredicto
   EXPECT_EQ(score({190e-6, 202e-6}, NAN, true, "", tight).result, "agrees");
 }
 
+TEST(FaJudge, AMeasurementWhollyBelowZeroJudgesNoPredictor) {
+  // Rule v5: the fused kernel faster than FA-only in every resample (tight rounds around -300 us): E_res >= 0 by
+  // definition, so neither the model's positive interval nor E_res = 0 is refuted by it, however tight it is.
+  MeasuredResidual m = measured_residual({-300e-6, -305e-6, -298e-6, -310e-6, -302e-6, -299e-6, -301e-6}, "x");
+  set_decisiveness(m, 10e-3);
+  EXPECT_TRUE(m.below_zero);
+  EXPECT_FALSE(m.decisive);
+  for (const Interval& p : {Interval{100e-6, 150e-6}, Interval{0, 0}}) {
+    const Outcome o = score(p, NAN, true, "", m);
+    EXPECT_EQ(o.result, "measurement not decisive");
+    EXPECT_NE(o.reason.find("below zero"), std::string::npos) << o.reason;
+    EXPECT_FALSE(o.ranked);
+  }
+  // An interval straddling zero is not "below zero": it still judges (it agrees with E_res = 0 here).
+  MeasuredResidual z = measured_residual({-2e-6, 1e-6, 3e-6, -1e-6, 0.5e-6}, "x");
+  set_decisiveness(z, 1e-3);
+  EXPECT_FALSE(z.below_zero);
+  EXPECT_EQ(score({0, 0}, 0, true, "", z).result, "agrees");
+}
+
+TEST(FaJudge, TheIntervalScoreRanksASharpRightIntervalAboveAWideOrAWrongOne) {
+  // IS = width + 40 * miss: a constant factor-of-two interval that happens to meet the measurement loses to a
+  // sharp one that meets it, and a sharp one that misses by a lot loses to both.
+  EXPECT_DOUBLE_EQ(interval_score({100e-6, 120e-6}, 110e-6), 20e-6);
+  EXPECT_DOUBLE_EQ(interval_score({110e-6, 220e-6}, 115e-6), 110e-6);
+  EXPECT_NEAR(interval_score({0, 0}, 115e-6), 40 * 115e-6, 1e-12);
+  EXPECT_NEAR(interval_score({150e-6, 160e-6}, 115e-6), 10e-6 + 40 * 35e-6, 1e-12);
+  EXPECT_TRUE(std::isinf(interval_score({10e-6, INFINITY}, 115e-6)));
+  EXPECT_TRUE(std::isnan(interval_score({NAN, NAN}, 115e-6)));
+  // Through the scorer and the tally: only rows with a decisive measurement are ranked, and the median is
+  // over them (inf counts as the worst).
+  MeasuredResidual tight = measured_residual({200e-6, 205e-6, 210e-6, 198e-6, 207e-6, 203e-6, 201e-6}, "x");
+  set_decisiveness(tight, 1e-3);
+  MeasuredResidual wide = measured_residual({0, 50e-6, 100e-6, 200e-6, 300e-6, 350e-6, 400e-6}, "x");
+  set_decisiveness(wide, 1e-3);
+  Tally t;
+  t.add(score({190e-6, 210e-6}, NAN, true, "", tight));
+  t.add(score({0, INFINITY}, NAN, false, "unbounded", tight));
+  t.add(score({190e-6, 210e-6}, NAN, true, "", tight));
+  t.add(score({190e-6, 210e-6}, NAN, true, "", wide));  // not decisive: not ranked
+  ASSERT_EQ(t.interval_scores_s.size(), 3u);
+  EXPECT_NEAR(t.median_interval_score_s(), 20e-6, 1e-12);
+  EXPECT_EQ(t.to_json().at("interval_score_unbounded_rows"), 1);
+}
+
 TEST(FaJudge, AnExposureTheModelDidNotPredictTurnsAnAgreementIntoADisagreement) {
   // A calibration whose prediction matches the measured residual; the residual x3 (as if the Q-loops had
   // grown) must disagree: the outcome can fail.

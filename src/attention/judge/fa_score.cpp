@@ -60,7 +60,15 @@ void set_decisiveness(MeasuredResidual& m, double t_fa_s) {
   if (!m.measured) return;
   m.tolerance_s = std::max(kDecisiveRelative * std::abs(m.median_s), t_fa_s > 0 ? kDecisiveOfTfa * t_fa_s : 0.0);
   const double half_width = 0.5 * (m.median_ci95.hi - m.median_ci95.lo);
-  m.decisive = half_width <= m.tolerance_s;
+  m.below_zero = m.median_ci95.hi < 0;
+  m.decisive = half_width <= m.tolerance_s && !m.below_zero;
+}
+
+double interval_score(const Interval& p, double y) {
+  if (std::isnan(p.lo) || std::isnan(p.hi) || std::isnan(y)) return NAN;
+  if (!std::isfinite(p.hi) || !std::isfinite(p.lo)) return INFINITY;
+  const double k = 2 / kIntervalScoreAlpha;
+  return (p.hi - p.lo) + k * std::max(0.0, p.lo - y) + k * std::max(0.0, y - p.hi);
 }
 
 MeasuredResidual measured_residual(const FaA2aPointResult& r) {
@@ -91,6 +99,15 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
   }
   // Disjoint intervals refute the prediction whatever its width; only a decided one can agree.
   const bool meets = pred.hi >= m.median_ci95.lo && pred.lo <= m.median_ci95.hi;
+  o.interval_score_s = interval_score(pred, m.median_s);
+  o.ranked = m.decisive;
+  if (m.below_zero) {  // rule v5: refutes nothing, agrees with nothing
+    o.result = "measurement not decisive";
+    o.reason = fmt::format("{}: the whole interval is below zero (the fused kernel ran faster than FA-only); E_res "
+                           ">= 0 by definition, so the difference measures the launches' own variation and can "
+                           "judge no prediction of it", measured);
+    return o;
+  }
   if (!meets) {
     o.result = "disagrees";
     o.direction = pred.hi < m.median_ci95.lo ? "under" : "over";
@@ -120,7 +137,16 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
   return o;
 }
 
+double Tally::median_interval_score_s() const {
+  if (interval_scores_s.empty()) return NAN;
+  std::vector<double> v = interval_scores_s;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 void Tally::add(const Outcome& o) {
+  if (o.ranked && !std::isnan(o.interval_score_s)) interval_scores_s.push_back(o.interval_score_s);
   if (o.result == "agrees") ++agrees;
   else if (o.result == "disagrees") {
     ++disagrees;
@@ -134,7 +160,12 @@ void Tally::add(const Outcome& o) {
 json Tally::to_json() const {
   return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided},
           {"measurement_not_decisive", not_decisive}, {"not_measured", not_measured},
-          {"disagrees_with_a_wide_interval", disagrees_wide}};
+          {"disagrees_with_a_wide_interval", disagrees_wide},
+          {"interval_score_median_s",
+           std::isinf(median_interval_score_s()) ? json("inf") : number(median_interval_score_s())},
+          {"interval_score_rows", interval_scores_s.size()},
+          {"interval_score_unbounded_rows",
+           std::count_if(interval_scores_s.begin(), interval_scores_s.end(), [](double x) { return std::isinf(x); })}};
 }
 
 json to_json(const MeasuredResidual& m) {
@@ -144,6 +175,7 @@ json to_json(const MeasuredResidual& m) {
           {"method", "percentile bootstrap of the median over the paired (fused - FA-only) rounds, wall time"},
           {"decisive", m.measured ? json(m.decisive) : json()},
           {"decisive_tolerance_s", m.measured ? json(m.tolerance_s) : json()},
+          {"below_zero", m.measured ? json(m.below_zero) : json()},
           {"why_not", m.why_not.empty() ? json() : json(m.why_not)}};
 }
 
@@ -151,7 +183,9 @@ json to_json(const Outcome& o) {
   return {{"result", o.result.empty() ? json() : json(o.result)},
           {"direction", o.direction.empty() ? json() : json(o.direction)}, {"reason", o.reason},
           {"point_error_s", number(o.point_error_s)}, {"relative_error", number(o.relative_error)},
-          {"interval_decided", o.result.empty() ? json() : json(o.interval_decided)}};
+          {"interval_decided", o.result.empty() ? json() : json(o.interval_decided)},
+          {"interval_score_s", std::isinf(o.interval_score_s) ? json("inf") : number(o.interval_score_s)},
+          {"interval_score_ranked", o.result.empty() ? json() : json(o.ranked)}};
 }
 
 }  // namespace xs::attention::judge

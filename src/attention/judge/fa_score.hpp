@@ -12,6 +12,17 @@
 // measurement cannot tell a right prediction from a near one, and intervals that meet give
 //   measurement not decisive   instead of "agrees" or "not decided".
 // A disjoint pair still disagrees: a refutation needs no precision, an agreement does.
+// Rule v5 (fa_frozen_interval_score) adds two things, for every predictor alike:
+//   - a measured interval wholly below zero (the fused kernel faster than FA-only in the median of every
+//     resample) is "measurement not decisive" whatever its width: E_res, the stores' exposed cost, is >= 0 by
+//     definition, so such a difference measures the launches' own variation, not the stores; it refutes
+//     nothing (under v4 it refuted the model and E_res = 0 alike at 64K);
+//   - agreement counts are not a ranking (a constant interval of factor-two width collects agreements by
+//     luck): every scored row also gets the interval score of the prediction at the measured median, y,
+//       IS = (hi - lo) + (2/alpha) (lo - y)+ + (2/alpha) (y - hi)+,   alpha = 0.05,
+//     a proper scoring rule for a central 95% interval (Gneiting and Raftery 2007): it charges the width and
+//     every miss, so a wide interval, a narrow wrong one and an unbounded one (IS = inf) all lose to a sharp
+//     right one. Tallies rank the predictors by the median IS over the rows whose measurement is decisive.
 // There is no "explained": a decomposition of what happened is a diagnostic (fa_diagnostics.hpp). The same
 // scorer judges the trivial predictors beside the model:
 //   zero      E_res = 0: the stores always hide;
@@ -41,6 +52,7 @@ struct MeasuredResidual {
   // whose T_FA is not known (tolerance_s 0) is judged on 20% of |median| alone.
   bool decisive = true;
   double tolerance_s = 0;
+  bool below_zero = false;    // rule v5: the whole interval < 0 (not decisive whatever its width)
 };
 // Sets `decisive` and `tolerance_s` from T_FA (s, > 0; 0: unknown) per rule v4.
 inline constexpr double kDecisiveRelative = 0.20, kDecisiveOfTfa = 0.01;
@@ -59,14 +71,21 @@ struct Outcome {
   double point_error_s = NAN;      // predicted point - measured median, where a point exists
   double relative_error = NAN;     // point_error / measured median
   bool interval_decided = false;   // the prediction was sharp enough to agree (a disagreement needs no sharpness)
+  double interval_score_s = NAN;   // rule v5: IS at the measured median (inf: unbounded; NaN: no interval)
+  bool ranked = false;             // IS counts in the ranking: measured, decisive, an interval predicted
 };
+// The interval score of [lo, hi] at y for a central (1 - alpha) interval; inf where hi is not finite.
+inline constexpr double kIntervalScoreAlpha = 0.05;
+double interval_score(const Interval& predicted, double y);
 Outcome score(const Interval& predicted, double predicted_point_s, bool decided, const std::string& why_not_decided,
               const MeasuredResidual& measured);
 
 struct Tally {
   int agrees = 0, disagrees = 0, not_decided = 0, not_decisive = 0, not_measured = 0;
   int disagrees_wide = 0;  // of the disagreements, those whose interval was not decided (refuted though wide)
+  std::vector<double> interval_scores_s;  // of the ranked rows (inf included)
   void add(const Outcome& o);
+  double median_interval_score_s() const;  // NaN where no row is ranked
   nlohmann::json to_json() const;
 };
 
