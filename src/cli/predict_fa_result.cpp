@@ -210,7 +210,7 @@ void add_predict_fa_result(CLI::App& app, PredictFaResultOptions& o) {
       ->type_name("RESULT.json");
   cmd->add_option("--model", o.model_path, "calibration result file (xstage-calibrate, with a `model` section)")
       ->type_name("CAL.json");
-  cmd->add_option("--out", o.out_path, "where to write the re-judged result (a new path, not RESULT.json)")
+  cmd->add_option("--out", o.out_path, "where to write the re-judged result (an existing file is replaced; never RESULT.json)")
       ->type_name("NEW.json")
       ->check(kNonEmptyPath);
   cmd->add_flag("--json", o.json, "print one JSON object per run instead of the table");

@@ -89,7 +89,7 @@ void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
       "Exit codes: 0 ok, 2 bad usage or input (nothing written).");
   cmd->add_option("results", o.result_paths, "fa_a2a result files (read only)")->type_name("RESULT.json...");
   cmd->add_option("--model", o.model_paths, "calibration files (repeat for several)")->type_name("CAL.json");
-  cmd->add_option("--out", o.out_path, "the summary to write (a new path)")->type_name("SCORE.json");
+  cmd->add_option("--out", o.out_path, "the summary to write (an existing file is replaced; never an input)")->type_name("SCORE.json");
 }
 
 void run_predict_fa_score(const PredictFaScoreOptions& o) {
@@ -199,7 +199,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"by_calibration", per_cal}, {"files", files},
       {"rows_whose_calibration_postdates_the_data", num_postdating},
       {"rows_whose_dates_are_unknown", num_unknown_order}, {"rows", rows},
-      {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha}, {"argv", o.argv},
+      {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha},
+              {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};
   report::prepare_output_path(o.out_path, "--out");
   report::write_json_atomic(o.out_path, out, 1);

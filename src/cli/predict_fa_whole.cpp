@@ -51,7 +51,7 @@ void add_predict_fa_whole(CLI::App& app, PredictFaWholeOptions& o) {
   cmd->add_option("--model", o.model_path, "Burst-Gap calibration of the target (R, Q)")->type_name("CAL.json");
   cmd->add_option("--interference", o.interference_path, "calibration with the remote_store.loaded block")
       ->type_name("LOADED.json");
-  cmd->add_option("--out", o.out_path, "the summary to write (a new path)")->type_name("SCORE.json");
+  cmd->add_option("--out", o.out_path, "the summary to write (an existing file is replaced; never an input)")->type_name("SCORE.json");
   cmd->add_flag("--no-reference", o.no_reference, "skip the leave-one-M-out application-data fit");
 }
 
@@ -98,7 +98,8 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   if (points.empty())
     throw input_error("RESULT.json", fmt::format("no fa_a2a point with status ok on target '{}'", cal.target));
   json out = judge::score_fa_with_interference(points, cal, term.source, !o.no_reference);
-  out["meta"] = {{"tool", "xstage-predict fa-whole"}, {"git_sha", build_info::kGitSha}, {"argv", o.argv},
+  out["meta"] = {{"tool", "xstage-predict fa-whole"}, {"git_sha", build_info::kGitSha},
+                 {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
                  {"interference", term.provenance}, {"results", o.result_paths},
                  {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}};
   report::prepare_output_path(o.out_path, "--out");

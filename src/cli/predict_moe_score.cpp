@@ -65,8 +65,8 @@ void add_predict_moe_score(CLI::App& app, PredictMoeScoreOptions& o) {
       ->expected(1, -1);
   cmd->add_option("--model", o.model_path, "calibration result file (xstage-calibrate, with a `model` section)")
       ->type_name("CAL.json");
-  cmd->add_option("--out", o.out_path, "the score summary to write (a new path, not an input)")->type_name("SCORE.json");
-  cmd->add_option("--md", o.markdown_path, "the Markdown table (default: --out with .md)")->type_name("SCORE.md");
+  cmd->add_option("--out", o.out_path, "the score summary to write (an existing file is replaced; never an input)")->type_name("SCORE.json");
+  cmd->add_option("--md", o.markdown_path, "the Markdown table (default: --out with .md; an existing file is replaced)")->type_name("SCORE.md");
 }
 
 void run_predict_moe_score(const PredictMoeScoreOptions& o) {

@@ -105,8 +105,8 @@ void add_predict_moe_whole(CLI::App& app, PredictMoeWholeOptions& o) {
                   "calibration with the remote_store.loaded block (the interference term)")
       ->type_name("LOADED.json");
   cmd->add_option("--gemm-rates", o.gemm_rates_path, "per-shape GEMM rates (xstage.gemm_rates)")->type_name("RATES.json");
-  cmd->add_option("--out", o.out_path, "the score summary to write (a new path)")->type_name("SCORE.json");
-  cmd->add_option("--md", o.markdown_path, "the Markdown table (default: --out with .md)")->type_name("SCORE.md");
+  cmd->add_option("--out", o.out_path, "the score summary to write (an existing file is replaced; never an input)")->type_name("SCORE.json");
+  cmd->add_option("--md", o.markdown_path, "the Markdown table (default: --out with .md; an existing file is replaced)")->type_name("SCORE.md");
   cmd->add_flag("--no-reference", o.no_reference, "skip the leave-one-shape-out application-data fit");
 }
 

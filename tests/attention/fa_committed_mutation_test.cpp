@@ -238,7 +238,7 @@ TEST(FaCommittedMutation, AShiftedCapacityDisagrees) {
 // decisive where the measured interval is wider than the tolerance (v4), else agrees only where the prediction
 // is decided, not decided where it is not.
 TEST(FaCommittedMutation, TheRefutableRuleRowByRow) {
-  int wide_refuted = 0;
+  int wide_refuted = 0, below_zero_rows = 0;
   for (const DataSet* set : {&kH200, &kH100})
     for (const FaJudgement& j : judgements(*set, set == &kH200 ? h200_points() : h100_points(), no_cal, no_point)) {
       ASSERT_TRUE(j.measured.measured);
@@ -247,12 +247,18 @@ TEST(FaCommittedMutation, TheRefutableRuleRowByRow) {
       // Rule v4: the measurement decides only where its half-width is within max(20% |median|, 1% T_FA).
       const double tol = std::max(0.2 * std::fabs(j.measured.median_s), 0.01 * j.inputs.compute_only.t_fa_s);
       const bool decisive = 0.5 * (j.measured.median_ci95.hi - j.measured.median_ci95.lo) <= tol;
-      const std::string expected = disjoint    ? "disagrees"
+      // Rule v5: a measured interval wholly below zero judges nothing, disjoint or not.
+      const bool below_zero = j.measured.median_ci95.hi < 0;
+      below_zero_rows += below_zero;
+      const std::string expected = below_zero  ? "measurement not decisive"
+                                   : disjoint  ? "disagrees"
                                    : !decisive ? "measurement not decisive"
                                                : (j.prediction.decided ? "agrees" : "not decided");
       EXPECT_EQ(j.model.result, expected) << j.model.reason;
-      wide_refuted += disjoint && !j.prediction.decided;
+      wide_refuted += disjoint && !j.prediction.decided && !below_zero;
     }
+  // The committed data have such rows (H200 48K-64K: the fused kernel 52-681 us faster than FA-only).
+  EXPECT_GT(below_zero_rows, 0);
   // The defect v3 fixes: wide predictions the measurement lies outside of (H200 3238301 M = 8K: at most 92.8 us
   // predicted, 210.8 us measured) were "not decided" under v2.
   EXPECT_GT(wide_refuted, 0);
@@ -331,7 +337,10 @@ TEST(FaCommittedMutation, TheScoreFilesSensitivityBlockSeesAWrongDrainRate) {
   for (const FaJudgement& j : judgements(kH100, h100_points(), no_cal, no_point)) base.add(j.model);
   const json& tiss = s.at("mutations").at(2);
   ASSERT_EQ(tiss.at("mutation"), "T_iss^0 x10");
-  EXPECT_EQ(tiss.at("model"), base.to_json()) << tiss.dump();
+  // (the counts; the interval scores move with the intervals, which x10 does change)
+  for (const char* k : {"agrees", "disagrees", "not_decided", "measurement_not_decisive", "not_measured",
+                        "disagrees_with_a_wide_interval"})
+    EXPECT_EQ(tiss.at("model").at(k), base.to_json().at(k)) << k << ": " << tiss.dump();
   int total = 0;
   for (const char* k : {"agrees", "disagrees", "not_decided", "measurement_not_decisive", "not_measured"})
     total += half.at("model").at(k).get<int>();
