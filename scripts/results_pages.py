@@ -188,6 +188,33 @@ def rules_lines(data):
     return out
 
 
+def interval_score_text(t):
+    v = (t or {}).get("interval_score_median_s")
+    if v is None:
+        return None
+    return "unbounded" if v == "inf" else f"{v * 1e6:.0f} µs"
+
+
+def interval_score_lines(data, names):
+    """Rule v5's ranking: the median interval score per predictor (lower is better), for every tally that has it."""
+    out = []
+    for label, key in (("all points", "tally"), ("calibration measured before the data", "tally_calibration_predates_data"),
+                       ("measured after the rule was written", "tally_out_of_sample")):
+        t = data.get(key) or {}
+        cells = [(n, interval_score_text(t.get(n)), (t.get(n) or {}).get("interval_score_rows", 0)) for n in names]
+        cells = [c for c in cells if c[1] is not None and c[2]]
+        if not cells:
+            continue
+        best = min(cells, key=lambda c: float("inf") if c[1] == "unbounded" else float(c[1].split()[0]))
+        out.append(f"- {label}: " + ", ".join(f"{n} {v}" for n, v, _ in cells)
+                   + f" over {cells[0][2]} rows with a decisive measurement; best: **{best[0]}**")
+    if not out:
+        return []
+    return ["Ranking (rule `fa_frozen_interval_score` on): the median interval score IS = (hi − lo) + 40·(lo − y)₊ + "
+            "40·(y − hi)₊ at the measured median y, lower is better; agreements alone are not a ranking (a "
+            "factor-of-two interval can meet by luck).", ""] + out + [""]
+
+
 def fa_score_section(inputs, rel, title):
     data = inputs.json(rel, optional=True)
     if data is None:
@@ -221,6 +248,7 @@ def fa_score_section(inputs, rel, title):
                    if isinstance(t, dict))
     head = "agrees / disagrees / not decided" + (" / not decisive" if decisive else "")
     out += table(["points", *[f"{n}: {head}" for n in names]], rows) + [""]
+    out += interval_score_lines(data, names)
     sens = get(data, "sensitivity", "mutations") or []
     if sens:
         base = (data.get("tally") or {}).get("model")
@@ -682,6 +710,20 @@ def render_headline(inputs):
             out[-1] += (f" On a calibration and run made after rule `fa_frozen_aligned_refutable` was written (out of "
                         f"sample for it; the decisiveness of `{get(later, 'rule', 'id')}` was written after these data): model {' / '.join(str(m('model', o)) for o in ks)}, E_res = 0 "
                         f"{' / '.join(str(m('zero', o)) for o in ks)} ({names}).")
+        def ranking(tally):
+            cells = [(k, interval_score_text((tally or {}).get(k))) for k in ("model", "zero", "unhidden")]
+            cells = [(k, v) for k, v in cells if v]
+            if not cells:
+                return None
+            best = min(cells, key=lambda c: float("inf") if c[1] == "unbounded" else float(c[1].split()[0]))
+            label = {"model": "model", "zero": "E_res = 0", "unhidden": "unhidden"}
+            return ", ".join(f"{label[k]} {v}" for k, v in cells) + f" (best: {label[best[0]]})"
+        r_set = ranking(t)
+        r_later = ranking((later or {}).get("tally")) if later else None
+        if r_set:
+            out[-1] += (" Ranked by the median interval score (rule `fa_frozen_interval_score`; width plus 40× each "
+                        f"miss, lower is better): on those H200 points {r_set}"
+                        + (f"; out of sample {r_later}" if r_later else "") + ".")
         out[-1] += (" The Burst–Gap model has no term for what outstanding stores cost the computation, the dominant "
                     "cost on this path; the interference term is in [docs/interference-model.md](docs/interference-model.md).")
         whole = fa_whole_lines(inputs, readme=True)
