@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +121,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   json rules = judge::fa_rules_json();
   int num_postdating = 0;  // rows judged with a calibration measured after their data
   int num_unknown_order = 0;  // rows where either date is missing or malformed
+  int num_other_device = 0;   // rows whose calibration names another GPU than the data
+  std::set<std::string> warned_devices;
   for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
   Group overall, overall_out_of_sample, overall_predating;
   std::map<std::string, Group> by_calibration;
@@ -139,6 +142,23 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       const bool before = !date_known || report::compare_instants(measured_utc, rule["written_utc"].get<std::string>()) <= 0;
       rule[before ? "data_measured_before_written" : "data_measured_after_written"].push_back(path);
     }
+    // fa-score judges FA-A2A files: a file with no fa_a2a point at all (a MegaMoE or calibration file given by
+    // mistake) is refused, not silently scored as zero rows.
+    std::string suites;
+    bool has_fa = false;
+    for (const json& point : doc["points"]) {
+      const std::string suite = point.value("suite", "");
+      has_fa = has_fa || suite == attention::kFaSuiteId;
+      if (!suite.empty() && suites.find(suite) == std::string::npos) suites += (suites.empty() ? "" : ", ") + suite;
+    }
+    if (!has_fa)
+      throw input_error(path, fmt::format("holds no {} point (its suites: {}): fa-score judges FA-A2A result files "
+                                          "(xstage-bench --suite fa_a2a); usage: {}", attention::kFaSuiteId,
+                                          suites.empty() ? "none" : suites, kUsage));
+    std::string data_device;
+    if (doc.contains("meta") && doc["meta"].contains("devices") && doc["meta"]["devices"].is_array() &&
+        !doc["meta"]["devices"].empty() && doc["meta"]["devices"][0].is_object())
+      data_device = doc["meta"]["devices"][0].value("name", "");
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
       const json& point = doc["points"][i];
       if (point.value("suite", "") != attention::kFaSuiteId || point.value("status", "") != "ok") continue;
@@ -152,14 +172,23 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           overall.add(j);
           if (!in_sample) overall_out_of_sample.add(j);
           by_calibration[cal.path].add(j);
+          // A calibration of another GPU model predicts nothing about this one: allowed (a cross-check), said.
+          const bool other_device = !cal.device.empty() && !data_device.empty() && cal.device != data_device;
+          if (other_device && warned_devices.insert(path + "|" + cal.path).second)
+            fmt::print(stderr, "xstage-predict fa-score: warning: {} was calibrated on {}, {} measured on {}: those "
+                       "rows cross-judge another device\n", cal.path, cal.device, path, data_device);
+          num_other_device += other_device;
           // A frozen prediction needs a calibration measured before the judged launches; cross-judging with a
           // later one is allowed but said per row (null: either date missing or not a valid ISO 8601 instant).
           const std::optional<int> order = report::compare_instants(cal.date_utc, measured_utc);
           const json predates = order ? json(*order < 0) : json();
           num_postdating += predates == json(false);
-          if (predates == json(true)) overall_predating.add(j);  // an unknown order is not a prediction
+          // an unknown order is not a prediction, nor is a calibration of another device
+          if (predates == json(true) && !other_device) overall_predating.add(j);
           num_unknown_order += predates.is_null();
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
+                          {"calibration_device", cal.device}, {"data_device", data_device},
+                          {"calibration_from_another_device", other_device},
                           {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
                           {"E_res_pred_s", judge::to_json(j.prediction)["E_res_s"]},
@@ -190,7 +219,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"sensitivity", judge::fa_score_sensitivity(all_points, calibration_docs)},
       {"tally_calibration_predates_data_note",
        "rows whose calibration was measured before their data (both dates valid ISO 8601 instants; a row with either "
-       "date missing or malformed is left out and counted in rows_whose_dates_are_unknown): the only rows that are "
+       "date missing or malformed is left out and counted in rows_whose_dates_are_unknown, and so is a row whose "
+       "calibration names another GPU than its data): the only rows that are "
        "predictions in the frozen sense; a calibration measured later cross-judges the data, it does not predict it"},
       {"tally_out_of_sample_note",
        fmt::format("rows of files measured after the current rule ({}, written {}) was written; every other row is "
@@ -198,7 +228,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
                    judge::kFaRuleId, judge::kFaRuleWrittenUtc)},
       {"by_calibration", per_cal}, {"files", files},
       {"rows_whose_calibration_postdates_the_data", num_postdating},
-      {"rows_whose_dates_are_unknown", num_unknown_order}, {"rows", rows},
+      {"rows_whose_dates_are_unknown", num_unknown_order},
+      {"rows_whose_calibration_is_from_another_device", num_other_device}, {"rows", rows},
       {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha},
               {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};

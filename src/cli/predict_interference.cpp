@@ -93,8 +93,25 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     throw input_error(o.burst_bytes.empty() ? "--B" : "--tile-time",
                       fmt::format("the epilogue_per_byte term needs --B (bytes stored per tile) and --tile-time (T0); "
                                   "usage: {}", kUsage));
+  // Flags the epilogue form does not use are said, not silently dropped (a user who passes --rate expects it to
+  // matter): on stderr, and in the JSON as `ignored`.
+  std::vector<std::string> ignored;
+  if (term.status == model::InterferenceStatus::kIdentified && epilogue) {
+    if (!o.rate.empty()) ignored.push_back("--rate");
+    if (!o.drain_rate.empty()) ignored.push_back("--R");
+    if (o.k_blocks) ignored.push_back("--k-blocks");
+    if (!o.outstanding.empty()) ignored.push_back("--outstanding/--Q");
+    if (o.full_fraction) ignored.push_back("--full-fraction");
+  }
+  if (!ignored.empty()) {
+    std::string list;
+    for (const auto& f : ignored) list += (list.empty() ? "" : ", ") + f;
+    fmt::print(stderr, "xstage-predict interference: note: {} not used by this calibration's term ({}: s = 1 + a(K) "
+               "B / T0 needs only --K, --B and --tile-time)\n", list, term.form);
+    out["ignored"] = ignored;
+  }
   if (term.status == model::InterferenceStatus::kIdentified) {
-    if (epilogue && o.drain_rate.empty()) {
+    if (epilogue) {
       // The term does not use R's value (the replay's queue times the drain); any remote path is > 0.
       const double r = term.parameter("drain_rate_bps").value;
       load.drain_rate_bps = std::isfinite(r) && r > 0 ? r : 1.0;

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "tool_run.hpp"
 
 namespace xs::test {
@@ -41,6 +43,25 @@ TEST(DuplicateInputs, FaScoreRefusesAResultFileOrCalibrationTwice) {
   const ToolRun ok = s.run("xstage-predict", "fa-score fa.json" + cal);  // once is fine
   EXPECT_EQ(ok.rc, 0) << ok.err;
   EXPECT_TRUE(contains(ok.out, "(1 result files x 1 calibrations)")) << ok.out;
+}
+
+// Not a duplicate, but the same list: a file with no fa_a2a point (a MegaMoE file given by mistake) is refused, and
+// a calibration of another GPU judges the rows with a warning and a per-row flag, outside the "predates" tally.
+TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSaid) {
+  Scratch s;
+  expect_refused(s, "xstage-predict", "fa-score " + kMoe + " --model " + kFaCal + " --out score.json", 2,
+                 {"holds no fa_a2a point", "megamoe"});
+  const std::string h100_cal = kRoot + "/results/h100/predictions-3a97dd2/calibration-host-fa.json";
+  const ToolRun r = s.run("xstage-predict", "fa-score " + kFa + " --model " + h100_cal + " --out score.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "cross-judge another device")) << r.err;
+  const nlohmann::json out = nlohmann::json::parse(read_file(s.path("score.json")));
+  ASSERT_FALSE(out.at("rows").empty());
+  EXPECT_EQ(out.at("rows_whose_calibration_is_from_another_device"), out.at("rows").size());
+  EXPECT_EQ(out.at("rows").at(0).at("calibration_from_another_device"), true);
+  const nlohmann::json& t = out.at("tally_calibration_predates_data").at("model");
+  EXPECT_EQ(t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>() +
+                t.at("measurement_not_decisive").get<int>(), 0);
 }
 
 TEST(DuplicateInputs, FaWholeRefusesAResultFileTwice) {

@@ -170,6 +170,15 @@ TEST(InterferenceSimEpilogue, CalibrationGivesTheEpilogueTermAndPredictReadsIt) 
   EXPECT_EQ(out.at("form"), "epilogue_per_byte");
   if (out.at("status") == "identified") {
     EXPECT_GE(out.at("slowdown").at("mid").get<double>(), 1.0);
+    // Flags the epilogue form does not use are said, on stderr and as `ignored`, and change nothing.
+    const auto q = s.run("xstage-predict", "interference --calibration cal.json --json --K 132 --B 8KiB --tile-time 3us "
+                                           "--rate 40GB/s --R 10GB/s --k-blocks 7");
+    ASSERT_EQ(q.rc, 0) << q.err;
+    const json with = json::parse(q.out);
+    EXPECT_EQ(with.at("ignored"), json::array({"--rate", "--R", "--k-blocks"})) << q.out;
+    EXPECT_NE(q.err.find("not used by this calibration's term"), std::string::npos) << q.err;
+    EXPECT_EQ(with.at("slowdown"), out.at("slowdown"));
+    EXPECT_FALSE(out.contains("ignored"));
   } else {
     EXPECT_FALSE(out.at("why").get<std::string>().empty());
   }

@@ -64,6 +64,8 @@ FaCalibration load_fa_calibration(std::string_view text, const std::string& path
   c.git_sha = text_at(file.meta, "git_sha");
   c.date_utc = text_at(file.meta, "date_utc");
   c.backend = text_at(file.meta, "backend");
+  if (auto d = file.meta.find("devices"); d != file.meta.end() && d->is_array() && !d->empty() && d->at(0).is_object())
+    c.device = text_at(d->at(0), "name");
   read_rows(file.model, c);
   for (const PointRecord& p : file.points) {
     if (p.skipped || p.clock_flagged || p.spec.suite == Suite::kLocalControl) continue;

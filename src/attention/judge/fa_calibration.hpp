@@ -47,6 +47,7 @@ struct BurstObservation {
 struct FaCalibration {
   model::PlatformModel platform;
   std::string path, fnv1a64, target, git_sha, date_utc, backend;
+  std::string device;  // meta.devices[0].name (empty where not recorded)
   std::vector<Tiss0Row> tiss0_rows;
   std::vector<BurstObservation> bursts;
   double copy_engine_bps = 0;  // extra.reference.copy_engine_Bps where measured; 0 otherwise
