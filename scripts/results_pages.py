@@ -41,6 +41,7 @@ class Inputs:
         self.root = root
         self.app = None  # the page being written: its folder's MANIFEST must name every file it reads
         self.used = []
+        self.missing = []  # optional inputs that were absent (their sections left out, said on stderr)
 
     def _listed(self, rel):
         app_dir = os.path.join(H200, self.app)
@@ -58,6 +59,9 @@ class Inputs:
     def json(self, rel, optional=False):
         path = os.path.join(self.root, rel)
         if optional and not os.path.exists(path):
+            # the section that reads it is left out or says "not yet scored": said, not silent
+            self.missing.append(rel)
+            print(f"results_pages: note: {rel} is absent: its section is left out", file=sys.stderr)
             return None
         if not optional:
             self._listed(rel)
