@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -40,6 +41,19 @@ double median_abs(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 json number(double x) { return std::isfinite(x) ? json(x) : json(); }
+// A GPU name as compared: surrounding blanks dropped, inner runs of blanks as one, case-blind.
+std::string device_key(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
 
 // One tally per predictor; for the model also its point errors, the directions of its misses and how wide its
 // decided intervals are beside the measured residual (an interval wide enough agrees with anything: the
@@ -82,11 +96,11 @@ void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
       "Outcomes: disagrees where the predicted interval and the measured median's 95% interval are disjoint (at\n"
       "any width); agrees where they meet and the prediction is decided (sharp); not decided where they meet and\n"
       "it is not; measurement not decisive where they meet but the measured interval's half-width exceeds\n"
-      "max(20% of the median, 1% of T_FA) (rule v4, every predictor alike), and wherever it lies wholly below\n"
-      "zero, met or not (rule v5: E_res >= 0 by definition).\n"
-      "Ranking (rule v5): agreements are not a ranking; each row whose measurement is decisive gets the interval\n"
-      "score IS = (hi - lo) + 40 (lo - y)+ + 40 (y - hi)+ at the measured median y, and the tallies give its\n"
-      "median per predictor (lower is better; inf where an interval is unbounded).\n"
+      "max(20% of the median, 1% of T_FA) (rule v4, every predictor alike). Rule v5: E_res >= 0, so the measured\n"
+      "interval is judged as [max(lo, 0), max(hi, 0)], its upper end raised to at least that tolerance where lo < 0.\n"
+      "Ranking (rule v5): agreements are not a ranking; each measured row gets the interval score\n"
+      "IS = (hi - lo) + 40 (lo - y)+ + 40 (y - hi)+ at y = max(measured median, 0), and the tallies give its median\n"
+      "per predictor over the same rows (lower is better; inf where an interval is unbounded or absent).\n"
       "Exit codes: 0 ok, 2 bad usage or input (nothing written).");
   cmd->add_option("results", o.result_paths, "fa_a2a result files (read only)")->type_name("RESULT.json...");
   cmd->add_option("--model", o.model_paths, "calibration files (repeat for several)")->type_name("CAL.json");
@@ -122,6 +136,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   int num_postdating = 0;  // rows judged with a calibration measured after their data
   int num_unknown_order = 0;  // rows where either date is missing or malformed
   int num_other_device = 0;   // rows whose calibration names another GPU than the data
+  int num_unknown_device = 0; // rows where either side names no GPU
   std::set<std::string> warned_devices;
   for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
   Group overall, overall_out_of_sample, overall_predating;
@@ -134,7 +149,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
     // A rule scored on data measured before it was written is in-sample for those data.
     // Instants, not strings (report/utc_instant.hpp): a missing or malformed date is unknown and counts as
     // in-sample (the conservative side); an offset is honoured.
-    const bool date_known = report::parse_utc_instant(measured_utc).has_value();
+    const double now_s = static_cast<double>(std::time(nullptr));
+    const bool date_known = report::parse_record_instant(measured_utc, now_s).has_value();
     const bool in_sample = !date_known || report::compare_instants(measured_utc, judge::kFaRuleWrittenUtc) <= 0;
     files.push_back({{"file", path}, {"measured_utc", measured_utc}, {"measured_utc_valid", date_known},
                      {"in_sample_for_the_rule", in_sample}});
@@ -173,22 +189,28 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           if (!in_sample) overall_out_of_sample.add(j);
           by_calibration[cal.path].add(j);
           // A calibration of another GPU model predicts nothing about this one: allowed (a cross-check), said.
-          const bool other_device = !cal.device.empty() && !data_device.empty() && cal.device != data_device;
+          // Names compared trimmed and case-blind; a name missing on either side is unknown, and such a row is
+          // not a prediction either (kept out of the "predates" tally like an unknown date).
+          const std::string cal_dev = device_key(cal.device), data_dev = device_key(data_device);
+          const bool device_unknown = cal_dev.empty() || data_dev.empty();
+          const bool other_device = !device_unknown && cal_dev != data_dev;
+          num_unknown_device += device_unknown;
           if (other_device && warned_devices.insert(path + "|" + cal.path).second)
             fmt::print(stderr, "xstage-predict fa-score: warning: {} was calibrated on {}, {} measured on {}: those "
                        "rows cross-judge another device\n", cal.path, cal.device, path, data_device);
           num_other_device += other_device;
           // A frozen prediction needs a calibration measured before the judged launches; cross-judging with a
           // later one is allowed but said per row (null: either date missing or not a valid ISO 8601 instant).
-          const std::optional<int> order = report::compare_instants(cal.date_utc, measured_utc);
+          const std::optional<int> order =
+              report::compare_record_instants(cal.date_utc, measured_utc, static_cast<double>(std::time(nullptr)));
           const json predates = order ? json(*order < 0) : json();
           num_postdating += predates == json(false);
           // an unknown order is not a prediction, nor is a calibration of another device
-          if (predates == json(true) && !other_device) overall_predating.add(j);
+          if (predates == json(true) && !other_device && !device_unknown) overall_predating.add(j);
           num_unknown_order += predates.is_null();
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
                           {"calibration_device", cal.device}, {"data_device", data_device},
-                          {"calibration_from_another_device", other_device},
+                          {"calibration_from_another_device", device_unknown ? json() : json(other_device)},
                           {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
                           {"E_res_pred_s", judge::to_json(j.prediction)["E_res_s"]},
@@ -203,6 +225,10 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       }
     }
   }
+  if (rows.empty())
+    throw input_error("RESULT.json", fmt::format("no row to judge: no fa_a2a point with status ok whose target is a "
+                                                 "calibration's ({} result files, {} calibrations); usage: {}",
+                                                 o.result_paths.size(), o.model_paths.size(), kUsage));
   json per_cal = json::object();
   for (const auto& [cal, g] : by_calibration) per_cal[cal] = g.to_json();
   const json out = {
@@ -220,7 +246,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"tally_calibration_predates_data_note",
        "rows whose calibration was measured before their data (both dates valid ISO 8601 instants; a row with either "
        "date missing or malformed is left out and counted in rows_whose_dates_are_unknown, and so is a row whose "
-       "calibration names another GPU than its data): the only rows that are "
+       "calibration names another GPU than its data or where either names none): the only rows that are "
        "predictions in the frozen sense; a calibration measured later cross-judges the data, it does not predict it"},
       {"tally_out_of_sample_note",
        fmt::format("rows of files measured after the current rule ({}, written {}) was written; every other row is "
@@ -229,7 +255,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"by_calibration", per_cal}, {"files", files},
       {"rows_whose_calibration_postdates_the_data", num_postdating},
       {"rows_whose_dates_are_unknown", num_unknown_order},
-      {"rows_whose_calibration_is_from_another_device", num_other_device}, {"rows", rows},
+      {"rows_whose_calibration_is_from_another_device", num_other_device},
+      {"rows_whose_device_is_unknown", num_unknown_device}, {"rows", rows},
       {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha},
               {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};
@@ -254,11 +281,17 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       continue;
     }
     const json& t = m["model"];
-    fmt::print("  model with {:<12} {:>4} agree  {:>4} disagree  {:>4} not decided  {:>4} measurement not decisive "
-               "(a wrong calibration: {} agreements lost, {} gained)\n", m["mutation"].get<std::string>() + ":",
-               t["agrees"].get<int>(), t["disagrees"].get<int>(), t["not_decided"].get<int>(),
-               t["measurement_not_decisive"].get<int>(), m["agreements_lost"].get<int>(),
-               m["agreements_gained"].get<int>());
+    const json& is = t["interval_score_median_s"];
+    const std::string is_text = is.is_number() ? fmt::format("{:.1f} us", is.get<double>() * 1e6)
+                                               : (is.is_string() ? is.get<std::string>() : std::string("-"));
+    fmt::print("  model with {:<12} {:>4} agree  {:>4} disagree  {:>4} not decided  {:>4} measurement not decisive; "
+               "median interval score {} (a wrong calibration: {} agreements lost, {} gained{})\n",
+               m["mutation"].get<std::string>() + ":", t["agrees"].get<int>(), t["disagrees"].get<int>(),
+               t["not_decided"].get<int>(), t["measurement_not_decisive"].get<int>(), is_text,
+               m["agreements_lost"].get<int>(), m["agreements_gained"].get<int>(),
+               m["ranks_better_than_the_calibration_as_measured"] == json(true)
+                   ? "; it RANKS BETTER than the calibration as measured: these data cannot tell them apart"
+                   : "");
   }
   fmt::print("wrote {}\n", o.out_path);
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <random>
 #include <set>
 
 #include "common/error.hpp"
@@ -241,6 +243,40 @@ std::vector<PolicyAnswer> always_expert_wave(const std::vector<JudgedConfig>& co
   return out;
 }
 
+namespace {
+
+struct MeanCi {
+  double mean = 0, lo = 0, hi = 0;
+};
+// The advisor's regret minus the constant's on each configuration where both were charged a measured option
+// (the same label), averaged; a percentile bootstrap over those configurations (fixed seed) says how much the
+// mean moves with which configurations happened to be measured. nullopt for fewer than 3 configurations. A
+// context for the verdict, not a rule: the 1% tie stays the rule (between calls the verdict has flipped).
+std::optional<MeanCi> paired_mean_difference_ci(const PolicyScore& a, const PolicyScore& b) {
+  std::vector<double> d;
+  for (std::size_t k = 0; k < a.configs.size() && k < b.configs.size(); ++k)
+    if (a.configs[k].regret && b.configs[k].regret && a.configs[k].label == b.configs[k].label)
+      d.push_back(*a.configs[k].regret - *b.configs[k].regret);
+  if (d.size() < 3) return std::nullopt;
+  const auto mean_of = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / double(v.size());
+  };
+  std::mt19937_64 rng(0xad'5c0eULL);
+  std::uniform_int_distribution<std::size_t> pick(0, d.size() - 1);
+  std::vector<double> means(2000), draw(d.size());
+  for (double& m : means) {
+    for (double& x : draw) x = d[pick(rng)];
+    m = mean_of(draw);
+  }
+  std::sort(means.begin(), means.end());
+  return MeanCi{mean_of(d), means[static_cast<std::size_t>(0.025 * (means.size() - 1))],
+                means[static_cast<std::size_t>(0.975 * (means.size() - 1))]};
+}
+
+}  // namespace
+
 std::vector<std::string> comparison_statements(const PolicyScore& advisor, const std::vector<PolicyScore>& constants) {
   std::vector<std::string> out;
   if (advisor.distinct_options.size() == 1)
@@ -270,7 +306,10 @@ std::vector<std::string> comparison_statements(const PolicyScore& advisor, const
     const double dm = *am - *cm, dw = *aw - *cw;
     const std::string on = common ? fmt::format(" on the {} configurations where both were measured", advisor.num_common)
                                   : std::string(" (each on its own configurations)");
-    const std::string mean = fmt::format("mean regret {:.4f} vs {:.4f}{}", *am, *cm, on);
+    std::string mean = fmt::format("mean regret {:.4f} vs {:.4f}{}", *am, *cm, on);
+    if (const auto ci = paired_mean_difference_ci(advisor, c))
+      mean += fmt::format(" (paired difference {:+.4f}, 95% bootstrap interval over configurations [{:+.4f}, {:+.4f}])",
+                          ci->mean, ci->lo, ci->hi);
     const std::string worst = fmt::format("worst regret {:.4f} vs {:.4f}", *aw, *cw);
     if (dm > kSameRegret || dw > kSameRegret) {
       beats_all = false;

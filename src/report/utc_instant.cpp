@@ -35,24 +35,31 @@ std::int64_t days_from_civil(int y, int m, int d) {
 
 }  // namespace
 
-std::optional<std::int64_t> parse_utc_instant(const std::string& t) {
+std::optional<double> parse_utc_instant(const std::string& t) {
   // YYYY-MM-DDTHH:MM:SS: 19 characters with the separators in place
-  if (t.size() < 20 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':')
+  if (t.size() < 20 || t[4] != '-' || t[7] != '-' || (t[10] != 'T' && t[10] != 't') || t[13] != ':' || t[16] != ':')
     return std::nullopt;
   const auto y = digits(t, 0, 4), mo = digits(t, 5, 2), d = digits(t, 8, 2);
   const auto h = digits(t, 11, 2), mi = digits(t, 14, 2), s = digits(t, 17, 2);
   if (!y || !mo || !d || !h || !mi || !s) return std::nullopt;
   if (*mo < 1 || *mo > 12 || *d < 1 || *d > days_in_month(*y, *mo) || *h > 23 || *mi > 59 || *s > 60)
     return std::nullopt;
+  if (*s == 60 && !(*h == 23 && *mi == 59)) return std::nullopt;  // a leap second ends a UTC day
   std::size_t pos = 19;
+  double fraction = 0;
   if (t[pos] == '.') {  // a fraction: at least one digit
     const std::size_t start = ++pos;
-    while (pos < t.size() && std::isdigit(static_cast<unsigned char>(t[pos]))) ++pos;
+    double scale = 0.1;
+    while (pos < t.size() && std::isdigit(static_cast<unsigned char>(t[pos]))) {
+      fraction += scale * (t[pos] - '0');
+      scale /= 10;
+      ++pos;
+    }
     if (pos == start) return std::nullopt;
   }
   if (pos >= t.size()) return std::nullopt;  // no zone: local time is not an instant
   int offset_s = 0;
-  if (t[pos] == 'Z') {
+  if (t[pos] == 'Z' || t[pos] == 'z') {
     ++pos;
   } else if (t[pos] == '+' || t[pos] == '-') {
     const auto oh = digits(t, pos + 1, 2), om = digits(t, pos + 4, 2);
@@ -63,13 +70,29 @@ std::optional<std::int64_t> parse_utc_instant(const std::string& t) {
     return std::nullopt;
   }
   if (pos != t.size()) return std::nullopt;
-  return days_from_civil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *s - offset_s;
+  return static_cast<double>(days_from_civil(*y, *mo, *d) * 86400 + *h * 3600 + *mi * 60 + *s - offset_s) + fraction;
 }
 
-std::optional<int> compare_instants(const std::string& a, const std::string& b) {
-  const auto x = parse_utc_instant(a), y = parse_utc_instant(b);
+std::optional<double> parse_record_instant(const std::string& text, double now_s) {
+  constexpr double kYear2000 = 946684800;  // 2000-01-01T00:00:00Z
+  const auto t = parse_utc_instant(text);
+  if (!t || *t < kYear2000 || *t > now_s + 86400) return std::nullopt;
+  return t;
+}
+
+namespace {
+std::optional<int> order(std::optional<double> x, std::optional<double> y) {
   if (!x || !y) return std::nullopt;
   return *x < *y ? -1 : (*x > *y ? 1 : 0);
+}
+}  // namespace
+
+std::optional<int> compare_instants(const std::string& a, const std::string& b) {
+  return order(parse_utc_instant(a), parse_utc_instant(b));
+}
+
+std::optional<int> compare_record_instants(const std::string& a, const std::string& b, double now_s) {
+  return order(parse_record_instant(a, now_s), parse_record_instant(b, now_s));
 }
 
 }  // namespace xs::report

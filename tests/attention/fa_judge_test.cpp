@@ -294,24 +294,30 @@ TEST(FaJudge, AMeasurementTooWideToRefuteANearMissDecidesNothingForEveryPredicto
   EXPECT_EQ(score({190e-6, 202e-6}, NAN, true, "", tight).result, "agrees");
 }
 
-TEST(FaJudge, AMeasurementWhollyBelowZeroJudgesNoPredictor) {
-  // Rule v5: the fused kernel faster than FA-only in every resample (tight rounds around -300 us): E_res >= 0 by
-  // definition, so neither the model's positive interval nor E_res = 0 is refuted by it, however tight it is.
+TEST(FaJudge, AMeasurementBelowZeroIsJudgedAsAnIntervalOfENonNegative) {
+  // Rule v5: the fused kernel faster than FA-only in every resample (tight rounds around -300 us), T_FA 10 ms
+  // (tolerance 100 us). E_res >= 0, so the measurement says "E_res in [0, 100 us]": E_res = 0 agrees, an
+  // exposure of milliseconds is refuted, a prediction within the tolerance meets it.
   MeasuredResidual m = measured_residual({-300e-6, -305e-6, -298e-6, -310e-6, -302e-6, -299e-6, -301e-6}, "x");
   set_decisiveness(m, 10e-3);
   EXPECT_TRUE(m.below_zero);
-  EXPECT_FALSE(m.decisive);
-  for (const Interval& p : {Interval{100e-6, 150e-6}, Interval{0, 0}}) {
-    const Outcome o = score(p, NAN, true, "", m);
-    EXPECT_EQ(o.result, "measurement not decisive");
-    EXPECT_NE(o.reason.find("below zero"), std::string::npos) << o.reason;
-    EXPECT_FALSE(o.ranked);
-  }
-  // An interval straddling zero is not "below zero": it still judges (it agrees with E_res = 0 here).
-  MeasuredResidual z = measured_residual({-2e-6, 1e-6, 3e-6, -1e-6, 0.5e-6}, "x");
-  set_decisiveness(z, 1e-3);
-  EXPECT_FALSE(z.below_zero);
-  EXPECT_EQ(score({0, 0}, 0, true, "", z).result, "agrees");
+  EXPECT_TRUE(m.decisive);
+  EXPECT_DOUBLE_EQ(m.e_res_ci95.lo, 0);
+  EXPECT_NEAR(m.e_res_ci95.hi, 100e-6, 1e-12);
+  EXPECT_EQ(score({0, 0}, 0, true, "", m).result, "agrees");
+  const Outcome big = score({3e-3, 10e-3}, NAN, true, "", m);
+  EXPECT_EQ(big.result, "disagrees");
+  EXPECT_EQ(big.direction, "over");
+  EXPECT_NE(big.reason.find("judged as E_res in"), std::string::npos) << big.reason;
+  EXPECT_EQ(score({50e-6, 90e-6}, NAN, true, "", m).result, "agrees");
+  // No cliff at zero: an interval reaching 4 us above zero from -638 us (T_FA 44 ms: tolerance 440 us) does not
+  // refute a prediction of 5 us, and neither does one wholly below zero.
+  MeasuredResidual straddle = measured_residual({-640e-6, -600e-6, -300e-6, -150e-6, -100e-6, 0, 4e-6}, "x");
+  set_decisiveness(straddle, 44e-3);
+  EXPECT_FALSE(straddle.below_zero);
+  EXPECT_NE(score({5e-6, 20e-6}, NAN, true, "", straddle).result, "disagrees");
+  // The interval score is charged at max(median, 0): E_res = 0 scores 0 against a negative median.
+  EXPECT_DOUBLE_EQ(score({0, 0}, 0, true, "", m).interval_score_s, 0.0);
 }
 
 TEST(FaJudge, TheIntervalScoreRanksASharpRightIntervalAboveAWideOrAWrongOne) {
@@ -323,8 +329,8 @@ TEST(FaJudge, TheIntervalScoreRanksASharpRightIntervalAboveAWideOrAWrongOne) {
   EXPECT_NEAR(interval_score({150e-6, 160e-6}, 115e-6), 10e-6 + 40 * 35e-6, 1e-12);
   EXPECT_TRUE(std::isinf(interval_score({10e-6, INFINITY}, 115e-6)));
   EXPECT_TRUE(std::isnan(interval_score({NAN, NAN}, 115e-6)));
-  // Through the scorer and the tally: only rows with a decisive measurement are ranked, and the median is
-  // over them (inf counts as the worst).
+  // Through the scorer and the tally: every measured row is ranked, decisive or not, and a predictor with no
+  // interval scores inf there (abstaining is not rewarded); inf counts as the worst.
   MeasuredResidual tight = measured_residual({200e-6, 205e-6, 210e-6, 198e-6, 207e-6, 203e-6, 201e-6}, "x");
   set_decisiveness(tight, 1e-3);
   MeasuredResidual wide = measured_residual({0, 50e-6, 100e-6, 200e-6, 300e-6, 350e-6, 400e-6}, "x");
@@ -333,10 +339,14 @@ TEST(FaJudge, TheIntervalScoreRanksASharpRightIntervalAboveAWideOrAWrongOne) {
   t.add(score({190e-6, 210e-6}, NAN, true, "", tight));
   t.add(score({0, INFINITY}, NAN, false, "unbounded", tight));
   t.add(score({190e-6, 210e-6}, NAN, true, "", tight));
-  t.add(score({190e-6, 210e-6}, NAN, true, "", wide));  // not decisive: not ranked
-  ASSERT_EQ(t.interval_scores_s.size(), 3u);
+  t.add(score({190e-6, 210e-6}, NAN, true, "", wide));  // not decisive: ranked all the same
+  t.add(score({NAN, NAN}, NAN, false, "no interval", tight));  // no interval: inf
+  ASSERT_EQ(t.interval_scores_s.size(), 5u);
   EXPECT_NEAR(t.median_interval_score_s(), 20e-6, 1e-12);
-  EXPECT_EQ(t.to_json().at("interval_score_unbounded_rows"), 1);
+  EXPECT_EQ(t.to_json().at("interval_score_unbounded_rows"), 2);
+  MeasuredResidual none = measured_residual({1e-6}, "x");  // not measured: not ranked
+  t.add(score({0, 1e-6}, NAN, true, "", none));
+  EXPECT_EQ(t.interval_scores_s.size(), 5u);
 }
 
 TEST(FaJudge, AnExposureTheModelDidNotPredictTurnsAnAgreementIntoADisagreement) {

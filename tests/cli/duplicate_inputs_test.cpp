@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,24 @@ TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSai
   const nlohmann::json& t = out.at("tally_calibration_predates_data").at("model");
   EXPECT_EQ(t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>() +
                 t.at("measurement_not_decisive").get<int>(), 0);
+  // A file without a device name: unknown, not "the same device": kept out of the "predates" tally too.
+  nlohmann::json doc = nlohmann::json::parse(read_file(kFa));
+  doc["meta"].erase("devices");
+  { std::ofstream(s.path("nodev.json")) << doc.dump(); }
+  const ToolRun u = s.run("xstage-predict", "fa-score nodev.json --model " + kFaCal + " --out nodev-score.json");
+  ASSERT_EQ(u.rc, 0) << u.err;
+  const nlohmann::json us = nlohmann::json::parse(read_file(s.path("nodev-score.json")));
+  EXPECT_EQ(us.at("rows_whose_device_is_unknown"), us.at("rows").size());
+  EXPECT_TRUE(us.at("rows").at(0).at("calibration_from_another_device").is_null());
+  const nlohmann::json& tu = us.at("tally_calibration_predates_data").at("model");
+  EXPECT_EQ(tu.at("agrees").get<int>() + tu.at("disagrees").get<int>() + tu.at("not_decided").get<int>() +
+                tu.at("measurement_not_decisive").get<int>(), 0);
+  // Every fa_a2a point skipped: nothing to judge is refused, not scored as zero rows.
+  nlohmann::json skipped = nlohmann::json::parse(read_file(kFa));
+  for (auto& p : skipped["points"]) { p["status"] = "skipped"; p["reason"] = "test"; }
+  { std::ofstream(s.path("skipped.json")) << skipped.dump(); }
+  expect_refused(s, "xstage-predict", "fa-score skipped.json --model " + kFaCal + " --out skipped-score.json", 2,
+                 {"no row to judge"});
 }
 
 TEST(DuplicateInputs, FaWholeRefusesAResultFileTwice) {

@@ -42,14 +42,16 @@ inline constexpr FaRule kFaRules[] = {
      "intervals that meet are 'measurement not decisive', not 'agrees' or 'not decided'; disjoint ones still "
      "disagree. Written after a review showed Q x4 gaining 14 H200 agreements and E_res = 0 all 20 of its own "
      "from measurements too wide to refute them: in-sample for every file committed before it"},
-    {"fa_frozen_interval_score", "2026-12-06T02:40:00Z",
-     "as fa_frozen_decisive_measurement, and, for every predictor alike: a measured interval wholly below zero is "
-     "'measurement not decisive' (E_res >= 0 by definition; such a difference measures the launches' own variation "
-     "and refuted the model and E_res = 0 alike at 64K); every row with a decisive measurement gets the interval "
-     "score IS = (hi - lo) + 40 (lo - y)+ + 40 (y - hi)+ at the measured median y (a proper scoring rule for a "
-     "central 95% interval), and predictors are ranked by its median, not by agreements. Written after a review "
-     "showed a constant interval [110, 220] us that ignores M collecting more agreements than the model, and "
-     "negative measurements at 48K-64K counted as refutations: in-sample for every file committed before it"},
+    {"fa_frozen_interval_score", "2026-12-06T03:07:00Z",
+     "as fa_frozen_decisive_measurement, and, for every predictor alike: the measured interval is judged as an "
+     "interval of E_res >= 0 ([max(lo, 0), max(hi, 0)], its upper end raised to at least the tolerance where lo < 0: "
+     "below zero the launches' own variation shows, and nothing under the tolerance is resolved), so a wholly "
+     "negative measurement still refutes an exposure above its tolerance; every measured row gets the interval "
+     "score IS = (hi - lo) + 40 (lo - y)+ + 40 (y - hi)+ at y = max(measured median, 0) (a proper scoring rule for "
+     "a central 95% interval; inf where a predictor gives no interval), and predictors are ranked by its median "
+     "over every measured row, not by agreements. Written after a review showed a constant interval [110, 220] us "
+     "that ignores M collecting more agreements than the model, and negative measurements at 48K-64K counted as "
+     "refutations of E_res = 0: in-sample for every file committed before it"},
 };
 inline constexpr const FaRule& kFaRule = kFaRules[std::size(kFaRules) - 1];
 inline constexpr const char* kFaRuleId = kFaRule.id;

@@ -29,6 +29,14 @@ double quantile_sorted(const std::vector<double>& v, double q) {  // linear betw
   return v[i] + (x - i) * (v[j] - v[i]);
 }
 
+// Rule v5: the measured interval as an interval of E_res >= 0, with the residual's tolerance (0 until
+// set_decisiveness gives T_FA).
+void map_to_e_res(MeasuredResidual& m) {
+  m.below_zero = m.median_ci95.hi < 0;
+  m.e_res_ci95 = {std::max(m.median_ci95.lo, 0.0), std::max(m.median_ci95.hi, 0.0)};
+  if (m.median_ci95.lo < 0) m.e_res_ci95.hi = std::max(m.e_res_ci95.hi, m.tolerance_s);
+}
+
 }  // namespace
 
 MeasuredResidual measured_residual(const std::vector<double>& rounds_s, const std::string& boundary) {
@@ -53,6 +61,8 @@ MeasuredResidual measured_residual(const std::vector<double>& rounds_s, const st
   }
   std::sort(medians.begin(), medians.end());
   m.median_ci95 = {quantile_sorted(medians, 0.025), quantile_sorted(medians, 0.975)};
+  m.tolerance_s = kDecisiveRelative * std::abs(m.median_s);  // until set_decisiveness gives T_FA
+  map_to_e_res(m);
   return m;
 }
 
@@ -60,8 +70,8 @@ void set_decisiveness(MeasuredResidual& m, double t_fa_s) {
   if (!m.measured) return;
   m.tolerance_s = std::max(kDecisiveRelative * std::abs(m.median_s), t_fa_s > 0 ? kDecisiveOfTfa * t_fa_s : 0.0);
   const double half_width = 0.5 * (m.median_ci95.hi - m.median_ci95.lo);
-  m.below_zero = m.median_ci95.hi < 0;
-  m.decisive = half_width <= m.tolerance_s && !m.below_zero;
+  m.decisive = half_width <= m.tolerance_s;
+  map_to_e_res(m);
 }
 
 double interval_score(const Interval& p, double y) {
@@ -87,10 +97,17 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
     o.point_error_s = point_s - m.median_s;
     o.relative_error = m.median_s != 0 ? o.point_error_s / std::abs(m.median_s) : NAN;
   }
-  const std::string measured = fmt::format("measured E_res {} (median of {} rounds at the {} boundary; its 95% "
-                                           "interval {} .. {})", us(m.median_s), m.num_rounds, m.boundary,
-                                           us(m.median_ci95.lo), us(m.median_ci95.hi));
+  std::string measured = fmt::format("measured E_res {} (median of {} rounds at the {} boundary; its 95% "
+                                     "interval {} .. {})", us(m.median_s), m.num_rounds, m.boundary,
+                                     us(m.median_ci95.lo), us(m.median_ci95.hi));
+  if (m.median_ci95.lo < 0)
+    measured += fmt::format(", judged as E_res in {} .. {} (E_res >= 0; below zero the launches' own variation shows, "
+                            "so nothing under the tolerance {} is resolved)", us(m.e_res_ci95.lo), us(m.e_res_ci95.hi),
+                            us(m.tolerance_s));
   o.interval_decided = decided;
+  // Rule v5's ranking: every measured row; no interval scores inf (abstaining is not rewarded).
+  o.interval_score_s = std::isnan(pred.lo) || std::isnan(pred.hi) ? INFINITY : interval_score(pred, std::max(m.median_s, 0.0));
+  o.ranked = true;
   if (std::isnan(pred.lo) || std::isnan(pred.hi)) {  // no interval at all: nothing to agree or disagree with
     o.result = "not decided";
     o.interval_decided = false;
@@ -98,19 +115,13 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
     return o;
   }
   // Disjoint intervals refute the prediction whatever its width; only a decided one can agree.
-  const bool meets = pred.hi >= m.median_ci95.lo && pred.lo <= m.median_ci95.hi;
-  o.interval_score_s = interval_score(pred, m.median_s);
-  o.ranked = m.decisive;
-  if (m.below_zero) {  // rule v5: refutes nothing, agrees with nothing
-    o.result = "measurement not decisive";
-    o.reason = fmt::format("{}: the whole interval is below zero (the fused kernel ran faster than FA-only); E_res "
-                           ">= 0 by definition, so the difference measures the launches' own variation and can "
-                           "judge no prediction of it", measured);
-    return o;
-  }
+  // Rule v5: judged against the measured interval as an interval of E_res >= 0 (set_decisiveness; a residual
+  // never given a T_FA maps with tolerance 0).
+  const Interval e = m.e_res_ci95;
+  const bool meets = pred.hi >= e.lo && pred.lo <= e.hi;
   if (!meets) {
     o.result = "disagrees";
-    o.direction = pred.hi < m.median_ci95.lo ? "under" : "over";
+    o.direction = pred.hi < e.lo ? "under" : "over";
   } else if (!m.decisive) {
     o.result = "measurement not decisive";
   } else {
@@ -146,7 +157,7 @@ double Tally::median_interval_score_s() const {
 }
 
 void Tally::add(const Outcome& o) {
-  if (o.ranked && !std::isnan(o.interval_score_s)) interval_scores_s.push_back(o.interval_score_s);
+  if (o.ranked) interval_scores_s.push_back(o.interval_score_s);
   if (o.result == "agrees") ++agrees;
   else if (o.result == "disagrees") {
     ++disagrees;
@@ -176,6 +187,7 @@ json to_json(const MeasuredResidual& m) {
           {"decisive", m.measured ? json(m.decisive) : json()},
           {"decisive_tolerance_s", m.measured ? json(m.tolerance_s) : json()},
           {"below_zero", m.measured ? json(m.below_zero) : json()},
+          {"e_res_ci95_s", m.measured ? json::array({m.e_res_ci95.lo, m.e_res_ci95.hi}) : json()},
           {"why_not", m.why_not.empty() ? json() : json(m.why_not)}};
 }
 

@@ -13,16 +13,20 @@
 //   measurement not decisive   instead of "agrees" or "not decided".
 // A disjoint pair still disagrees: a refutation needs no precision, an agreement does.
 // Rule v5 (fa_frozen_interval_score) adds two things, for every predictor alike:
-//   - a measured interval wholly below zero (the fused kernel faster than FA-only in the median of every
-//     resample) is "measurement not decisive" whatever its width: E_res, the stores' exposed cost, is >= 0 by
-//     definition, so such a difference measures the launches' own variation, not the stores; it refutes
-//     nothing (under v4 it refuted the model and E_res = 0 alike at 64K);
+//   - E_res >= 0 by definition, so the measured interval is judged as an interval of E_res: [lo, hi] becomes
+//     [max(lo, 0), max(hi, 0)], and where it reaches below zero (lo < 0: the launches' own variation has shown
+//     at least |lo|) its upper end is raised to at least the tolerance: the measurement cannot tell zero from
+//     anything below what it resolves. A measurement wholly below zero therefore still refutes a prediction
+//     whose low end is above its tolerance (an exposure of milliseconds against a fused kernel that ran faster),
+//     and a measurement [-638, +4] us no longer refutes a prediction of 5 us. Decisiveness is v4's, on the
+//     measured half-width. (Under v4 a wholly negative interval refuted the model and E_res = 0 alike.)
 //   - agreement counts are not a ranking (a constant interval of factor-two width collects agreements by
-//     luck): every scored row also gets the interval score of the prediction at the measured median, y,
+//     luck): every measured row also gets the interval score of the prediction at y = max(measured median, 0),
 //       IS = (hi - lo) + (2/alpha) (lo - y)+ + (2/alpha) (y - hi)+,   alpha = 0.05,
 //     a proper scoring rule for a central 95% interval (Gneiting and Raftery 2007): it charges the width and
 //     every miss, so a wide interval, a narrow wrong one and an unbounded one (IS = inf) all lose to a sharp
-//     right one. Tallies rank the predictors by the median IS over the rows whose measurement is decisive.
+//     right one. A predictor with no interval at a row scores inf there (abstaining is not rewarded). Tallies
+//     rank the predictors by the median IS over every measured row, decisive or not: the same rows for all.
 // There is no "explained": a decomposition of what happened is a diagnostic (fa_diagnostics.hpp). The same
 // scorer judges the trivial predictors beside the model:
 //   zero      E_res = 0: the stores always hide;
@@ -52,7 +56,8 @@ struct MeasuredResidual {
   // whose T_FA is not known (tolerance_s 0) is judged on 20% of |median| alone.
   bool decisive = true;
   double tolerance_s = 0;
-  bool below_zero = false;    // rule v5: the whole interval < 0 (not decisive whatever its width)
+  bool below_zero = false;    // rule v5: the whole measured interval < 0 (said; judged as e_res_ci95)
+  Interval e_res_ci95;        // rule v5: the measured interval as an interval of E_res >= 0 (see above)
 };
 // Sets `decisive` and `tolerance_s` from T_FA (s, > 0; 0: unknown) per rule v4.
 inline constexpr double kDecisiveRelative = 0.20, kDecisiveOfTfa = 0.01;
@@ -72,7 +77,7 @@ struct Outcome {
   double relative_error = NAN;     // point_error / measured median
   bool interval_decided = false;   // the prediction was sharp enough to agree (a disagreement needs no sharpness)
   double interval_score_s = NAN;   // rule v5: IS at the measured median (inf: unbounded; NaN: no interval)
-  bool ranked = false;             // IS counts in the ranking: measured, decisive, an interval predicted
+  bool ranked = false;             // IS counts in the ranking: every measured row (inf where no interval)
 };
 // The interval score of [lo, hi] at y for a central (1 - alpha) interval; inf where hi is not finite.
 inline constexpr double kIntervalScoreAlpha = 0.05;

@@ -1,6 +1,8 @@
 // xstage attention judge layer: mutation sensitivity of the FA score (see fa_sensitivity.hpp).
 #include "attention/judge/fa_sensitivity.hpp"
 
+#include <cmath>
+
 #include "attention/judge/fa_calibration.hpp"
 #include "attention/judge/fa_judgement.hpp"
 #include "attention/judge/fa_score.hpp"
@@ -63,6 +65,9 @@ json fa_score_sensitivity(const std::vector<FaSensitivityPoint>& points,
     return out;
   };
   const std::vector<Outcome> base = outcomes(nullptr);
+  Tally base_tally;
+  for (const Outcome& o : base) base_tally.add(o);
+  const double base_is = base_tally.median_interval_score_s();
   json rows = json::array();
   for (const FaMutation& m : fa_mutations()) {
     std::vector<Outcome> after;
@@ -84,8 +89,13 @@ json fa_score_sensitivity(const std::vector<FaSensitivityPoint>& points,
       refuted += base[i].result == "agrees" && after[i].result == "disagrees";
       gained += base[i].result != "agrees" && after[i].result == "agrees";
     }
+    // Rule v5's ranking: a calibration known to be wrong whose median interval score is lower than the
+    // measured one's ranks better on these data (NaN on either side: not compared).
+    const double is = t.median_interval_score_s();
+    const json better = std::isnan(is) || std::isnan(base_is) ? json() : json(is < base_is);
     rows.push_back({{"mutation", m.name}, {"model", t.to_json()}, {"agreements_lost", lost},
-                    {"agreements_turned_disagreements", refuted}, {"agreements_gained", gained}});
+                    {"agreements_turned_disagreements", refuted}, {"agreements_gained", gained},
+                    {"ranks_better_than_the_calibration_as_measured", better}});
   }
   return {{"note", "the model's tally with each calibration mutated by a known wrong factor: where it barely moves "
                    "(or gains agreements), the data cannot tell the right calibration from the wrong one. A mutation "
