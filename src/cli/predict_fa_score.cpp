@@ -41,6 +41,34 @@ double median_abs(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 json number(double x) { return std::isfinite(x) ? json(x) : json(); }
+// meta.<key> as text: "" where absent or null; anything but a string is bad input (exit 2), named.
+std::string meta_text(const json& doc, const char* key, const std::string& path) {
+  if (!doc.contains("meta") || !doc["meta"].is_object() || !doc["meta"].contains(key) || doc["meta"][key].is_null())
+    return "";
+  const json& v = doc["meta"][key];
+  if (!v.is_string()) throw input_error(path, fmt::format("meta.{}: expected a string, found {}", key, v.type_name()));
+  return v.get<std::string>();
+}
+// The name of the GPU the file was measured on: meta.devices[meta.device_index] (index 0 where none is
+// recorded); "" where not recorded; a name that is not a string is bad input (exit 2), named.
+std::string measured_device_name(const json& doc, const std::string& path) {
+  if (!doc.contains("meta") || !doc["meta"].is_object()) return "";
+  const json& meta = doc["meta"];
+  if (!meta.contains("devices") || !meta["devices"].is_array() || meta["devices"].empty()) return "";
+  std::size_t index = 0;
+  if (meta.contains("device_index") && !meta["device_index"].is_null()) {
+    if (!meta["device_index"].is_number_integer() || meta["device_index"].get<long long>() < 0 ||
+        meta["device_index"].get<long long>() >= static_cast<long long>(meta["devices"].size()))
+      throw input_error(path, fmt::format("meta.device_index: expected an index into meta.devices (0..{}), found {}",
+                                          meta["devices"].size() - 1, meta["device_index"].dump()));
+    index = meta["device_index"].get<std::size_t>();
+  }
+  const json& d = meta["devices"][index];
+  if (!d.is_object() || !d.contains("name") || d["name"].is_null()) return "";
+  if (!d["name"].is_string())
+    throw input_error(path, fmt::format("meta.devices[{}].name: expected a string, found {}", index, d["name"].type_name()));
+  return d["name"].get<std::string>();
+}
 // A GPU name as compared: surrounding blanks dropped, inner runs of blanks as one, case-blind.
 std::string device_key(const std::string& name) {
   std::string out;
@@ -145,7 +173,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
     const std::string text = report::read_text_file(path);
     (void)report::parse_result_text(text, path);  // the strict reader first
     const json doc = report::parse_json_text(text, path);
-    const std::string measured_utc = doc.contains("meta") ? doc["meta"].value("date_utc", "") : "";
+    const std::string measured_utc = meta_text(doc, "date_utc", path);
     // A rule scored on data measured before it was written is in-sample for those data.
     // Instants, not strings (report/utc_instant.hpp): a missing or malformed date is unknown and counts as
     // in-sample (the conservative side); an offset is honoured.
@@ -171,10 +199,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       throw input_error(path, fmt::format("holds no {} point (its suites: {}): fa-score judges FA-A2A result files "
                                           "(xstage-bench --suite fa_a2a); usage: {}", attention::kFaSuiteId,
                                           suites.empty() ? "none" : suites, kUsage));
-    std::string data_device;
-    if (doc.contains("meta") && doc["meta"].contains("devices") && doc["meta"]["devices"].is_array() &&
-        !doc["meta"]["devices"].empty() && doc["meta"]["devices"][0].is_object())
-      data_device = doc["meta"]["devices"][0].value("name", "");
+    const std::string data_device = measured_device_name(doc, path);
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
       const json& point = doc["points"][i];
       if (point.value("suite", "") != attention::kFaSuiteId || point.value("status", "") != "ok") continue;

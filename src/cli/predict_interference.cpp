@@ -102,12 +102,13 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     if (o.k_blocks) ignored.push_back("--k-blocks");
     if (!o.outstanding.empty()) ignored.push_back("--outstanding/--Q");
     if (o.full_fraction) ignored.push_back("--full-fraction");
+    if (o.working_set != "l2") ignored.push_back("--working-set");
   }
   if (!ignored.empty()) {
     std::string list;
     for (const auto& f : ignored) list += (list.empty() ? "" : ", ") + f;
     fmt::print(stderr, "xstage-predict interference: note: {} not used by this calibration's term ({}: s = 1 + a(K) "
-               "B / T0 needs only --K, --B and --tile-time)\n", list, term.form);
+               "B / T0 needs only --K, --B and --tile-time; values given are not checked)\n", list, term.form);
     out["ignored"] = ignored;
   }
   if (term.status == model::InterferenceStatus::kIdentified) {

@@ -75,6 +75,23 @@ TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSai
   const nlohmann::json& tu = us.at("tally_calibration_predates_data").at("model");
   EXPECT_EQ(tu.at("agrees").get<int>() + tu.at("disagrees").get<int>() + tu.at("not_decided").get<int>() +
                 tu.at("measurement_not_decisive").get<int>(), 0);
+  // Metadata of the wrong type is bad input (exit 2, the field named), not a library error (it was exit 3).
+  nlohmann::json badname = nlohmann::json::parse(read_file(kFa));
+  badname["meta"]["devices"][0]["name"] = nullptr;
+  badname["meta"]["date_utc"] = 20261206;
+  { std::ofstream(s.path("badmeta.json")) << badname.dump(); }
+  expect_refused(s, "xstage-predict", "fa-score badmeta.json --model " + kFaCal + " --out badmeta-score.json", 2,
+                 {"meta.date_utc: expected a string"});
+  // The GPU measured is meta.devices[meta.device_index], not the first one listed.
+  nlohmann::json second = nlohmann::json::parse(read_file(kFa));
+  const nlohmann::json measured_gpu = second["meta"]["devices"][0];
+  second["meta"]["devices"] = nlohmann::json::array({{{"name", "NVIDIA H100 80GB HBM3"}}, measured_gpu});
+  second["meta"]["device_index"] = 1;
+  { std::ofstream(s.path("second.json")) << second.dump(); }
+  const ToolRun d1 = s.run("xstage-predict", "fa-score second.json --model " + kFaCal + " --out second-score.json");
+  ASSERT_EQ(d1.rc, 0) << d1.err;
+  EXPECT_FALSE(contains(d1.err, "another device")) << d1.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(s.path("second-score.json"))).at("rows_whose_calibration_is_from_another_device"), 0);
   // Every fa_a2a point skipped: nothing to judge is refused, not scored as zero rows.
   nlohmann::json skipped = nlohmann::json::parse(read_file(kFa));
   for (auto& p : skipped["points"]) { p["status"] = "skipped"; p["reason"] = "test"; }

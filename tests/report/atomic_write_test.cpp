@@ -92,6 +92,19 @@ TEST(AtomicWrite, TextVariantWritesBytesVerbatim) {
   EXPECT_EQ(report::read_text_file(dir.file("a.xml")), "<a/>\n");
 }
 
+// A FIFO as an input: refused at once as "not a regular file" (opening it without O_NONBLOCK waited forever for a
+// writer that never comes).
+TEST(ReadTextFile, AFifoIsRefusedWithoutWaiting) {
+  test::ScratchDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  try {
+    (void)report::read_text_file(dir.file("fifo"));
+    ADD_FAILURE() << "a FIFO was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+}
+
 // A rename over a device node would replace /dev/null for the whole machine (as root): refused, untouched.
 TEST(AtomicWrite, NeverReplacesWhatIsNotARegularFile) {
   struct stat before {};
