@@ -84,6 +84,11 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
   if (o.full_fraction) load.full_fraction = *o.full_fraction;
 
   const report::ResultFile file = report::read_result_file(o.calibration);
+  // An application result (fa_a2a, megamoe) has no calibration points: refused, not "not calibrated".
+  if (file.points.empty() && !file.app_points.empty())
+    throw input_error("--calibration", fmt::format("{} holds application points only ({} of them), no calibration "
+                                                   "points: give an xstage-calibrate output; usage: {}",
+                                                   o.calibration, file.app_points.size(), kUsage));
   const model::InterferenceTerm term = model::interference_term_of_calibration(nlohmann::json{{"extra", file.extra}});
   nlohmann::json out = {{"status", model::interference_status_id(term.status)}, {"why", term.why}, {"form", term.form}};
   const bool epilogue = term.form == model::kEpiloguePerByteForm;

@@ -134,6 +134,10 @@ TEST(InterferenceCli, BadInputIsExit2) {
   const std::string old = std::string(XS_TEST_DATA_DIR) + "/model/calibration_ok.json";
   const std::string base = "interference --calibration " + old;
   xs::test::expect_refused(s, "xstage-predict", base + " --K 0 --rate 60GB/s", 2, {"--K"});
+  // An FA result file is not a calibration: refused, not answered "not calibrated" with exit 0.
+  const std::string fa = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/fa_a2a/3238301-bars/results/fa-a2a-host.json";
+  xs::test::expect_refused(s, "xstage-predict", "interference --calibration " + fa + " --K 132 --rate 60GB/s", 2,
+                           {"application points only"});
   // 2^32 + 132 once wrapped to K 132 and answered for it.
   xs::test::expect_refused(s, "xstage-predict", base + " --K 4294967428 --rate 60GB/s", 2, {"--K", "4294967428", "[1, 65536]"});
   xs::test::expect_refused(s, "xstage-predict", base + " --K 132 --rate 60GB/s --k-blocks 4294967304", 2, {"--k-blocks"});
