@@ -149,7 +149,10 @@ fi
 mkdir -p "$out/logs" "$out/gate" || die "--out $out: cannot create it"
 {
   echo "gpu: $gpu_name"; echo "model: $model"; echo "driver: $driver"; echo "max_sm_clock_mhz: $max_sm_mhz"
-  echo "backend: $backend"; echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +dirty)"
+  # the commit the tools were built from (their own stamp), not this folder's .git: on a GPU machine the copy's
+  # .git may be older than its files (a baseline of 2026-12-06 said 93f8ee7+dirty for tools of e9158ce)
+  echo "backend: $backend"; echo "git: $("$bin/xstage-gate" --version 2>/dev/null |
+    sed -n 's/.*(git \([0-9a-f]\{7\}\)[0-9a-f]*\(, dirty\)\{0,1\}).*/\1\2/p' | sed 's/, dirty/+dirty/' | grep . || echo unknown)"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "tool_args: $tool_args"
 } >"$out/node.txt"
 node_field() { sed -n "s/^$1: //p" "$2" 2>/dev/null | head -1; }

@@ -18,6 +18,8 @@ files=(
   results/h100/whole-kernel-3a97dd2/fa-whole-score.json
   results/h100/epilogue-680858e/fa-whole-score.json
   results/h100/epilogue-680858e/moe-whole-score-h200-matrix.json
+  results/h200/interference/e9158ce-epilogue/fa-whole-score.json
+  results/h200/interference/e9158ce-epilogue/moe-whole-score-h200-matrix.json
 )
 for out in "${files[@]}"; do
   [[ -f $out ]] || { echo "rescore_predictions: $out absent: skipped"; continue; }
