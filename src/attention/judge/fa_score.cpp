@@ -29,8 +29,8 @@ double quantile_sorted(const std::vector<double>& v, double q) {  // linear betw
   return v[i] + (x - i) * (v[j] - v[i]);
 }
 
-// Rule v5: the measured interval as an interval of E_res >= 0, with the residual's tolerance (0 until
-// set_decisiveness gives T_FA).
+// Rule v5: the measured interval as an interval of E_res >= 0, with the residual's tolerance (20% of |median|
+// until set_decisiveness gives T_FA).
 void map_to_e_res(MeasuredResidual& m) {
   m.below_zero = m.median_ci95.hi < 0;
   m.e_res_ci95 = {std::max(m.median_ci95.lo, 0.0), std::max(m.median_ci95.hi, 0.0)};
@@ -115,8 +115,8 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
     return o;
   }
   // Disjoint intervals refute the prediction whatever its width; only a decided one can agree.
-  // Rule v5: judged against the measured interval as an interval of E_res >= 0 (set_decisiveness; a residual
-  // never given a T_FA maps with tolerance 0).
+  // Rule v5: judged against the measured interval as an interval of E_res >= 0 (map_to_e_res; a residual never
+  // given a T_FA maps with the tolerance 20% of |median|).
   const Interval e = m.e_res_ci95;
   const bool meets = pred.hi >= e.lo && pred.lo <= e.hi;
   if (!meets) {
