@@ -4,10 +4,12 @@
 # its content changes, so an unchanged tree recompiles nothing. A copy without .git (the GPU machine gets the
 # working tree only) reads ".xs-git-sha" ("<sha> <dirty>", written by scripts/device/stamp.sh); a build outside
 # git with no stamp reports "unknown".
+# "Dirty" means a tracked file outside results/ differs from the commit: result files build nothing (a device call
+# may travel with some of them moved aside for size).
 # Inputs: XS_SRC (the source tree), XS_BIN (the build tree).
 execute_process(COMMAND git rev-parse HEAD WORKING_DIRECTORY ${XS_SRC}
   OUTPUT_VARIABLE XS_GIT_SHA OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _xs_git_rc)
-execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${XS_SRC}
+execute_process(COMMAND git status --porcelain --untracked-files=no -- . ":(exclude)results" WORKING_DIRECTORY ${XS_SRC}
   OUTPUT_VARIABLE _xs_git_status OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 if(_xs_git_status STREQUAL "")
   set(XS_GIT_DIRTY false)

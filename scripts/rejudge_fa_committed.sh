@@ -41,6 +41,10 @@ regenerate $p/prediction-score-host-refutable.json "$tool" fa-score $p/fa-a2a-ho
 h100=results/h100/predictions-3a97dd2
 regenerate $h100/prediction-score-host.json "$tool" fa-score $h100/fa-a2a-host.json \
   --model $h100/calibration-host-fa.json --out $h100/prediction-score-host.json
+# The first call made after rule v5 was written (H100, 06:16Z on 2026-12-06): out of sample for it.
+h100=results/h100/predictions-6c3d35e
+regenerate $h100/prediction-score-host.json "$tool" fa-score $h100/fa-a2a-host.json \
+  --model $h100/calibration-host-fa.json --out $h100/prediction-score-host.json
 
 # The re-judged copies of the canonical calls, each against its own call's calibration.
 for c in "${calls[@]}"; do

@@ -232,9 +232,11 @@ def fa_score_section(inputs, rel, title):
     files = data.get("files") or []
     if files:
         ins = sum(1 for f in files if f.get("in_sample_for_the_rule"))
-        out += [f"- {len(files)} result files, measured {min(f.get('measured_utc', '?') for f in files)} … "
-                f"{max(f.get('measured_utc', '?') for f in files)}; {ins} of them before the rule was written "
-                "(in-sample for the rule)."]
+        first, last = (g(f.get("measured_utc", "?") for f in files) for g in (min, max))
+        when = first if first == last else f"{first} … {last}"
+        out += [f"- {len(files)} result file{'s' if len(files) != 1 else ''}, measured {when}; "
+                f"{ins} measured before the current rule was written (in-sample for it), {len(files) - ins} after "
+                "(out of sample for it)."]
     out += [""]
     names = [k for k in ("model", "zero", "unhidden") if k in (data.get("tally") or {})]
     rows = []
@@ -478,6 +480,8 @@ def render_fa_a2a(inputs):
                             "H100, a run made after rule v1 was written (another device)")
     out += fa_score_section(inputs, f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json",
                             "H200, a calibration and run made after rule v3 (fa_frozen_aligned_refutable) was written")
+    out += fa_score_section(inputs, "results/h100/predictions-6c3d35e/prediction-score-host.json",
+                            "H100, a calibration and run made after rule v5 (fa_frozen_interval_score) was written")
     whole = fa_whole_lines(inputs)
     out += ["## Whole-kernel E_res with the interference term (issue 28)", "",
             whole or f"Not yet scored: `{FA_WHOLE}` is absent.", ""]
@@ -582,8 +586,10 @@ def render_megamoe(inputs):
 
 # ---------- whole-kernel predictions with the interference term (issue 28) ----------
 
-MOE_WHOLE = "results/h100/epilogue-680858e/moe-whole-score-h200-matrix.json"
-FA_WHOLE = "results/h100/epilogue-680858e/fa-whole-score.json"
+# The H200 closed-loop (epilogue) calibration of 2026-12-06 04:12Z (eq. I2 identified); the earlier H100 one
+# (results/h100/epilogue-680858e) did not identify the term.
+MOE_WHOLE = "results/h200/interference/e9158ce-epilogue/moe-whole-score-h200-matrix.json"
+FA_WHOLE = "results/h200/interference/e9158ce-epilogue/fa-whole-score.json"
 
 
 def moe_whole_lines(inputs, readme=False):
@@ -609,12 +615,12 @@ def moe_whole_lines(inputs, readme=False):
             f"{k66.get('configs', '–')} host K_SM 66 configurations (bar 5%), short in the median; the constant host = "
             f"local × ratio {apct(err('interleaved', c))} / {apct(err('expert_wave', c))}")
     if term != "identified":
-        return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): the interference term of the first "
-                f"closed-loop (epilogue) calibration, measured on an H100, is **not identified** ({term.split(': ', 1)[-1]}), "
+        return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): the interference term of the "
+                f"closed-loop (epilogue) calibration is **not identified** ({term.split(': ', 1)[-1]}), "
                 f"so no prediction with it is made; {base}. {met} of {len(bars)} bars met.")
     sp = get(k66, "speedup_spearman", t, "spearman")
     wo = get(k66, "schedules", "interleaved", "transfer_outcomes") or {}
-    return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): with the interference term of the "
+    return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): with the interference term of the H200 "
             f"closed-loop (epilogue) calibration, the transfer misses by a median {apct(err('interleaved', t))} "
             f"interleaved and {apct(err('expert_wave', t))} expert-wave (bar 5%); {base}. Speedup Spearman "
             f"{num(sp, '.2f')} (bar 0.8). {met} of {len(bars)} bars met. Transfer intervals: median width "
@@ -630,15 +636,18 @@ def fa_whole_lines(inputs, readme=False):
     z = get(d, "bars_trivial", "zero") or {}
     ref = f"[`{FA_WHOLE}`]({FA_WHOLE})" if readme else link(FA_WHOLE)
     term = get(d, "interference_term", "status") or "?"
-    what = ("with the interference term" if term == "identified" else
-            "the H100 epilogue term is not identified, so the replay runs without it")
+    what = ("with the H200 epilogue calibration's interference term" if term == "identified" else
+            "the epilogue calibration's term is not identified, so the replay runs without it")
     per = b.get("per_M") or []
     why = sorted({x.get("why") for x in per if x.get("why")})
-    return (f"*Whole-kernel E_res* ({ref}, H100 data, `xstage-predict fa-whole`; {what}): {b.get('met', 0)} of "
+    names = {"Q_bytes": "Q", "tiss0_s": "T_iss⁰", "R_Bps": "R"}
+    unidentified = sorted({names.get(k, k) for r in d.get("rows") or [] for k, v in (r.get("inputs") or {}).items()
+                           if isinstance(v, dict) and "why_no_point" in v and v.get("point") is None})
+    return (f"*Whole-kernel E_res* ({ref}, the H200 host run of b7f0e7b, `xstage-predict fa-whole`; {what}): {b.get('met', 0)} of "
             f"{b.get('met', 0) + b.get('missed', 0)} bars met (|E_res error| ≤ max(20%, 1% of T_FA) per M, 8K–64K, "
             f"both boundaries); E_res = 0 meets {z.get('met', 0)}."
-            + (f" Why: {'; '.join(why)} — Q(K = 132) is not identified by the calibration, so the replay gives an "
-               "interval, not a point." if why else ""))
+            + (f" Why: {'; '.join(why)} — not identified by the calibration: {', '.join(unidentified) or '–'}; "
+               "the replay gives an interval, not a point." if why else ""))
 
 PAGES = {"calibration.md": render_calibration, "fa_a2a.md": render_fa_a2a, "megamoe.md": render_megamoe}
 
@@ -724,10 +733,14 @@ def render_headline(inputs):
             return ", ".join(f"{label[k]} {v}" for k, v in cells) + f" (best: {label[best[0]]})"
         r_set = ranking(t)
         r_later = ranking((later or {}).get("tally")) if later else None
+        v5 = inputs.json("results/h100/predictions-6c3d35e/prediction-score-host.json", optional=True)
+        r_v5 = ranking((v5 or {}).get("tally")) if v5 else None
         if r_set:
             out[-1] += (" Ranked by the median interval score (rule `fa_frozen_interval_score`; width plus 40× each "
-                        f"miss, lower is better): on those H200 points {r_set}"
-                        + (f"; out of sample {r_later}" if r_later else "") + ".")
+                        f"miss, lower is better): on those H200 points {r_set} (the rule was written after these data)"
+                        + (f"; on the later H200 call {r_later}" if r_later else "")
+                        + (f"; on an H100 calibration and run made after the rule was written (out of sample for it) "
+                           f"{r_v5}" if r_v5 else "") + ".")
         out[-1] += (" The Burst–Gap model has no term for what outstanding stores cost the computation, the dominant "
                     "cost on this path; the interference term is in [docs/interference-model.md](docs/interference-model.md).")
         whole = fa_whole_lines(inputs, readme=True)

@@ -3,6 +3,6 @@
 # (cmake/xstage_version.cmake reads it; pass carry=[".xs-git-sha"] to the device tool).
 cd "$(dirname "$0")/../.."
 dirty=false
-[[ -n "$(git status --porcelain --untracked-files=no)" ]] && dirty=true
+[[ -n "$(git status --porcelain --untracked-files=no -- . ":(exclude)results")" ]] && dirty=true
 echo "$(git rev-parse HEAD) $dirty" > .xs-git-sha
 cat .xs-git-sha
