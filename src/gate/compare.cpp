@@ -256,6 +256,7 @@ void compare_metric(const json& baseline, const json& candidate, const GateConfi
 
   const MetricPath& suffix = m.suffix;
   std::size_t compared = 0;
+  std::vector<std::size_t> unmatched;  // rows of baseline elements with no candidate element (max_missing)
   for (std::size_t i = 0; i < base.size(); ++i) {
     const json& element = *base[i].element;
     if (is_skipped(element)) continue;  // nothing was measured: nothing to hold the candidate to
@@ -274,7 +275,11 @@ void compare_metric(const json& baseline, const json& candidate, const GateConfi
       throw input_error(field, fmt::format("baseline value of {} is {}, not a number", labels[i], report::json_type_name(*v)));
     }
     ++compared;
-    if (it == cand_by_key.end()) { add(missing(m, v->get<double>(), "no matching element in candidate"), labels[i]); continue; }
+    if (it == cand_by_key.end()) {
+      unmatched.push_back(report.rows.size());
+      add(missing(m, v->get<double>(), "no matching element in candidate"), labels[i]);
+      continue;
+    }
     const json& other = *it->second;
     if (is_skipped(other)) {
       const json* reason = member(other, "skip_reason");
@@ -284,6 +289,17 @@ void compare_metric(const json& baseline, const json& candidate, const GateConfi
     const json* w = resolve_path(other, suffix);
     if (!w || !w->is_number()) { add(missing(m, v->get<double>(), "no value in candidate"), labels[i]); continue; }
     add(judge(m, config, observe(*v, site_of(element, suffix)), observe(*w, site_of(other, suffix))), labels[i]);
+  }
+  if (!unmatched.empty() && unmatched.size() <= m.max_missing) {
+    for (std::size_t row : unmatched) {
+      report.rows[row].status = Status::kNotApplicable;
+      report.rows[row].note = fmt::format("no matching element in candidate ({} of at most {} allowed by max_missing)",
+                                          unmatched.size(), m.max_missing);
+    }
+  } else if (unmatched.size() > m.max_missing && m.max_missing > 0) {
+    for (std::size_t row : unmatched)
+      report.rows[row].note = fmt::format("no matching element in candidate ({} such elements, more than max_missing {})",
+                                          unmatched.size(), m.max_missing);
   }
   if (compared == 0) {
     report.rows.erase(std::remove_if(report.rows.begin(), report.rows.end(),

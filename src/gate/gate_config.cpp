@@ -48,7 +48,8 @@ void check_gate_schema(const json& j) {
 }
 
 MetricSpec metric_from_json(const json& j, const std::string& path) {
-  const ObjectReader r(j, path, {"name", "direction", "rel_tol", "abs_tol", "match_by", "optional", "description"});
+  const ObjectReader r(j, path, {"name", "direction", "rel_tol", "abs_tol", "match_by", "optional", "max_missing",
+                                       "description"});
   MetricSpec m;
   m.name = report::read_string(r.required("name"), r.path("name"));
   const MetricPath full = parse_metric_path(m.name, r.path("name"), true);
@@ -70,6 +71,10 @@ MetricSpec metric_from_json(const json& j, const std::string& path) {
   if (abs) m.abs_tol = report::read_non_negative(*abs, r.path("abs_tol"));
   if (const json* o = r.optional("optional")) m.optional = report::read_bool(*o, r.path("optional"));
   if (const json* d = r.optional("description")) m.description = report::read_string(*d, r.path("description"));
+  if (const json* mm = r.optional("max_missing")) {
+    if (!m.has_wildcard) throw input_error(r.path("max_missing"), "only a metric with [*] has elements that can be missing");
+    m.max_missing = static_cast<std::size_t>(report::read_integer(*mm, r.path("max_missing"), 0, 1000000));
+  }
 
   const bool is_points = m.prefix.size() == 1 && m.prefix[0].kind == PathStep::Kind::kKey && m.prefix[0].key == "points";
   if (const json* mb = r.optional("match_by")) {

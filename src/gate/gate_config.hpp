@@ -43,6 +43,10 @@ struct MetricSpec {
   double rel_tol = 0;               // |change| <= max(abs_tol, rel_tol * |baseline|) is SAME
   double abs_tol = 0;
   bool optional = false;            // absent from the baseline: reported N/A instead of exit 2
+  // [*] metrics: up to this many baseline elements with no matching candidate element are N/A (the element's
+  // existence is a fit's classification that moves run to run, e.g. a T_iss^0 row at the knee); more than
+  // this many are all MISSING. 0 (the default): every absent element is MISSING.
+  std::size_t max_missing = 0;
   std::string description;
 };
 

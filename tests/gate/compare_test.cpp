@@ -105,6 +105,46 @@ TEST(Compare, ElementArraysMatchByConfiguredKeys) {
   EXPECT_EQ(r.rows[1].status, Status::kNew);
 }
 
+// max_missing: a fit's row that exists in one run and not the next (a T_iss^0 row at the knee) may be absent up
+// to the configured count (N/A, passes); one more and every absent row is MISSING (fails).
+TEST(Compare, MaxMissingBoundsTheAbsentElements) {
+  json base = baseline();
+  base["model"]["tiss0"] = json::array({{{"K", 16}, {"V_bytes", 262144.0}, {"s", 2.1e-7}},
+                                        {{"K", 16}, {"V_bytes", 524288.0}, {"s", 5.1e-7}},
+                                        {{"K", 16}, {"V_bytes", 1048576.0}, {"s", 1.17e-6}}});
+  json cand = base;
+  cand["model"]["tiss0"].erase(2);
+  cand["model"]["tiss0"].erase(1);
+  auto config = [](int max_missing) {
+    json metric = {{"name", "model.tiss0[*].s"}, {"match_by", {"K", "V_bytes"}}, {"direction", "lower"},
+                   {"rel_tol", 0.1}};
+    if (max_missing != -1) metric["max_missing"] = max_missing;  // -1: not set
+    return one_metric(metric);
+  };
+  const GateReport allowed = compare(base, cand, config(2));
+  EXPECT_TRUE(allowed.passed());
+  EXPECT_EQ(allowed.count(Status::kNotApplicable), 2u);
+  EXPECT_EQ(allowed.count(Status::kSame), 1u);
+  EXPECT_NE(allowed.rows[1].note.find("2 of at most 2"), std::string::npos) << allowed.rows[1].note;
+  for (int max : {-1, 0, 1}) {  // absent (default 0), 0 and 1: both absent rows fail
+    const GateReport r = compare(base, cand, config(max));
+    EXPECT_FALSE(r.passed()) << max;
+    EXPECT_EQ(r.count(Status::kMissing), 2u) << max;
+  }
+  // Every row absent is more than 2: all three fail.
+  cand["model"]["tiss0"] = json::array();
+  const GateReport none = compare(base, cand, config(2));
+  EXPECT_EQ(none.count(Status::kMissing), 3u);
+  EXPECT_FALSE(none.passed());
+  // Only a [*] metric has elements; a count must be a non-negative integer.
+  EXPECT_THROW(one_metric({{"name", "model.R_Bps"}, {"direction", "higher"}, {"rel_tol", 0.1}, {"max_missing", 1}}),
+               Error);
+  EXPECT_THROW(config(-2), Error);
+  json frac = {{"name", "model.tiss0[*].s"}, {"match_by", {"K"}}, {"direction", "lower"}, {"rel_tol", 0.1},
+               {"max_missing", 1.5}};
+  EXPECT_THROW(one_metric(frac), Error);
+}
+
 TEST(Compare, ConfigThatDoesNotFitTheBaselineIsBadInput) {
   auto field_of = [](const json& metric, const json& base) {
     try {
