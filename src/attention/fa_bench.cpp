@@ -140,6 +140,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
   plan.identity = bench::journal_header_for(*backend, {});
   plan.output_path = o.out_path;
   plan.resume = o.resume;
+  plan.resume_any_build = o.resume_any_build;
   plan.progress = o.progress;
   if (several) plan.describe_rank = [&] { return runtime::describe_rank_device(o.device); };
   const bench::AppBenchOutcome outcome = bench::run_app_points(

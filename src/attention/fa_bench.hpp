@@ -27,6 +27,7 @@ struct FaBenchOptions {
   int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;  // --fa-tail-splits: 1 (off) .. 8
   int device = 0;                        // --device: the sending GPU (peer:N: its rank in the All-to-All)
   bool verify = true, resume = false, progress = true;
+  bool resume_any_build = false;  // with resume: another build's journal is continued (bench/run_journal.hpp)
   bool json = false;                     // print the result file on stdout instead of the table
   std::string model_path;                // calibration file for the predictions (optional)
   std::string out_path;

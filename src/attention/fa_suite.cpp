@@ -150,6 +150,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   if (c.repetitions) o.repetitions = *c.repetitions;
   o.verify = !f.no_verify;
   o.resume = c.resume;
+  o.resume_any_build = c.resume_any_build;
   o.progress = c.progress;
   o.json = c.json;
   o.model_path = c.model_path;

@@ -131,7 +131,8 @@ std::map<std::string, report::AppPoint> open_journal_on_root(const AppBenchPlan&
     return JournalState{contents.header, keys.size()};
   };
   outcome.journal = open_run_journal(journal_path, plan.output_path, plan.resume,
-                                     app_journal_header(plan, num_ranks), read_existing);
+                                     app_journal_header(plan, num_ranks), read_existing, plan.resume_any_build,
+                                     &outcome.resumed_from_build);
   std::map<std::string, report::AppPoint> finished;
   if (plan.resume) {
     for (auto& p : contents.points) {
@@ -291,6 +292,7 @@ int write_app_result(const AppBenchPlan& plan, const AppBenchOutcome& outcome, A
   file.meta = std::move(sections.meta);
   file.meta["suite"] = plan.suite;
   file.meta["wall_s"] = outcome.wall_s;
+  if (!outcome.resumed_from_build.empty()) file.meta["resumed_from_build"] = outcome.resumed_from_build;
   if (!outcome.ranks.is_null()) file.meta["ranks"] = outcome.ranks;
   if (!outcome.launch.is_null()) file.meta["launch"] = outcome.launch;
   file.config = std::move(sections.config);

@@ -45,6 +45,7 @@ struct AppBenchPlan {
   report::JournalHeader identity;
   std::string output_path;                             // result file; the journal sits beside it
   bool resume = false;
+  bool resume_any_build = false;                       // with resume: another build's journal is continued
   bool progress = true;                                // drawn only when stderr is a terminal
   bool point_polls_stop = false;                       // the callback calls throw_if_stopping()
   // This rank's device, UUID, driver, NVLink/PCIe topology (the GPU backend fills it; tests fake it). When set
@@ -55,6 +56,7 @@ struct AppBenchPlan {
 struct AppBenchOutcome {
   std::vector<report::AppPoint> points;                // plan order, resumed points included
   std::size_t num_resumed = 0;
+  std::string resumed_from_build;                      // the journal's build (--resume-any-build), else ""
   std::size_t num_failed = 0;                          // report::failed_verification
   bool interrupted = false;                            // stopped by a signal: points hold the finished ones
   double wall_s = 0;

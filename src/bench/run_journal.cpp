@@ -72,7 +72,8 @@ void check_journal_for_dry_run(const std::string& journal_path, const std::strin
 
 std::shared_ptr<report::Journal> open_run_journal(
     const std::string& journal_path, const std::string& output_path, bool resume,
-    const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing) {
+    const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing,
+    bool any_build, std::string* resumed_from_build) {
   if (!exists_no_follow(journal_path)) {
     if (resume) refuse_resume_without_journal(journal_path);
     report::prepare_output_path(output_path, "--out");
@@ -87,10 +88,20 @@ std::shared_ptr<report::Journal> open_run_journal(
     journal->restart(header);
     return journal;
   }
-  if (auto difference = report::header_mismatch(state.header, header)) {
+  if (auto difference = report::header_mismatch(state.header, header, any_build)) {
+    const bool build_only = !report::header_mismatch(state.header, header, true);
     throw input_error("--resume", fmt::format("{} was written by another run: {} differs; resume with the same "
-                                              "command and build, or remove the journal to start over",
-                                              journal_path, *difference));
+                                              "command and build, or remove the journal to start over{}",
+                                              journal_path, *difference,
+                                              build_only ? " (only the build differs: --resume-any-build keeps its "
+                                                           "points, measured by that build, and the result says so)"
+                                                         : ""));
+  }
+  if (state.header.git_sha != header.git_sha) {
+    std::fprintf(stderr, "xstage: --resume-any-build: %s was written by build %s; this build is %s. Its finished "
+                 "points are kept as that build measured them; meta.resumed_from_build records it\n",
+                 journal_path.c_str(), state.header.git_sha.c_str(), header.git_sha.c_str());
+    if (resumed_from_build) *resumed_from_build = state.header.git_sha;
   }
   journal->drop_partial_tail();
   return journal;

@@ -22,9 +22,14 @@ struct JournalState {
 // `read_existing` is called (with the locked journal) only when the file exists; the caller keeps what it
 // parsed and, after a --resume return, takes its finished points from it. Throws input_error / io_error
 // (exit 2); creates the output's folders only when it creates the journal.
+// `any_build` (--resume-any-build): on --resume a journal written by another build of the tools (another
+// git_sha or dirty flag; every other field must still match) is continued, with a note on stderr, and
+// `*resumed_from_build` (when given) is set to the journal's build, which the result's meta records as
+// resumed_from_build; it stays empty when the builds agree.
 std::shared_ptr<report::Journal> open_run_journal(
     const std::string& journal_path, const std::string& output_path, bool resume,
-    const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing);
+    const report::JournalHeader& header, const std::function<JournalState(const report::Journal&)>& read_existing,
+    bool any_build = false, std::string* resumed_from_build = nullptr);
 
 // --dry-run's share of what open_run_journal and the runner check before measuring, changing nothing: --out
 // and the journal must be writable regular-file paths (report::check_output_path), --resume needs a journal,

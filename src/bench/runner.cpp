@@ -31,13 +31,15 @@ std::string describe_point(const PointSpec& s) {
 // on --resume.
 std::shared_ptr<report::Journal> open_journal(const std::string& journal_path, const RunOptions& options,
                                               const report::JournalHeader& header,
-                                              std::map<std::string, PointRecord>& finished) {
+                                              std::map<std::string, PointRecord>& finished,
+                                              std::string& resumed_from_build) {
   report::JournalContents contents;
   auto journal = open_run_journal(journal_path, options.output_path, options.resume, header,
                                   [&](const report::Journal& j) {
                                     contents = j.read();
                                     return JournalState{contents.header, contents.records.size()};
-                                  });
+                                  },
+                                  options.resume_any_build, &resumed_from_build);
   if (options.resume)
     for (const auto& record : contents.records) finished[point_key(record.spec)] = record;
   return journal;
@@ -145,7 +147,8 @@ SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& point
   std::map<std::string, PointRecord> finished;
   SweepOutcome outcome;
   const auto open_on_root = [&] {
-    outcome.journal = open_journal(journal_path, options, journal_header_for(backend, points, comm.size()), finished);
+    outcome.journal = open_journal(journal_path, options, journal_header_for(backend, points, comm.size()), finished,
+                                   outcome.resumed_from_build);
     if (!options.resume) return;
     std::size_t have = 0;
     for (const auto& p : points) have += finished.count(point_key(p.spec));

@@ -21,11 +21,13 @@ struct RunOptions {
   std::string output_path;     // final result file; the journal is report::journal_path_for(output_path)
   bool resume = false;         // keep the journal's finished points and run only the rest
   bool progress = true;        // progress line on stderr (only drawn when stderr is a terminal)
+  bool resume_any_build = false;  // with resume: a journal of another build is continued (run_journal.hpp)
 };
 
 struct SweepOutcome {
   std::vector<PointRecord> records;  // in sweep order (resumed points included)
   std::size_t num_resumed = 0;
+  std::string resumed_from_build;    // the journal's build where --resume-any-build continued another build's
   std::size_t num_skipped = 0;
   bool interrupted = false;          // stopped by a signal: records hold only finished points
   double wall_s = 0;

@@ -37,6 +37,7 @@ struct SuiteContext {
   std::string model_path;               // --model
   std::string out_path;                 // --out as given; "" = the suite's default
   bool resume = false, progress = true, json = false;
+  bool resume_any_build = false;        // --resume-any-build (sets resume too)
   std::string table_flag;               // "--csv" or "--md" when one was given, else ""
   std::vector<std::string> argv;
   // This rank (bench/rank_launch.hpp): its device is rank.device; comm is null only outside xstage-bench's

@@ -30,6 +30,7 @@ struct BenchOptions {
   xs::cli::RemoteStoreFlags flags;  // backend, sweep and table flags, shared with xstage-calibrate
   std::string model_path, out_path;
   bool list = false, dry_run = false, resume = false, no_progress = false, json = false;
+  bool resume_any_build = false;
   int gpus = 1;  // ranks as threads of this process (0: all local GPUs)
 };
 
@@ -66,7 +67,8 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
   c.device = o.flags.backend.device_index;
   c.repetitions = o.flags.sweep.repetitions;
   c.model_path = o.model_path;
-  c.resume = o.resume;
+  c.resume = o.resume || o.resume_any_build;
+  c.resume_any_build = o.resume_any_build;
   c.progress = !o.no_progress;
   c.json = o.json;
   c.table_flag = !o.flags.tables.csv_path.empty() ? "--csv" : o.flags.tables.markdown ? "--md" : "";
@@ -118,7 +120,8 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.out_path, "Result file (default out/bench-<suite>[-<target>].json); the journal "
                    "goes beside it as <out>.journal.jsonl")
         ->check(xs::cli::kNonEmptyPath);
-    app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal");
+    app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal (written by this build)");
+    app.add_flag("--resume-any-build", o.resume_any_build, "Continue an interrupted run whose journal another build of the tools wrote (after a rebuild or a new commit; implies --resume). Every other field of the journal must match; its points are kept as that build measured them and the result's meta.resumed_from_build names it");
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
     app.add_flag("--json", o.json, "Print the result file on stdout instead of a table");

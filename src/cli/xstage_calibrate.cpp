@@ -40,6 +40,7 @@ struct CalibrateOptions {
   std::string refit_path;
   std::string rate_guess = "";
   bool resume = false;
+  bool resume_any_build = false;  // --resume-any-build (implies resume)
   bool dry_run = false;
   bool dump_config = false;
   bool no_progress = false;
@@ -289,7 +290,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     }
   });
 
-  xs::bench::RunOptions run_options{out, o.resume, !o.no_progress};
+  xs::bench::RunOptions run_options{out, o.resume, !o.no_progress, o.resume_any_build};
   xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options, comm);
   if (outcome.interrupted) {
     if (root)
@@ -305,6 +306,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
     file.meta["wall_s"] = outcome.wall_s;
     file.meta["resumed_points"] = outcome.num_resumed;
+    if (!outcome.resumed_from_build.empty()) file.meta["resumed_from_build"] = outcome.resumed_from_build;
     if (several) {
       file.meta["launch"] = outcome.launch;
       file.meta["ranks"] = outcome.ranks;
@@ -366,7 +368,8 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.out_path, "Calibration file to write (default out/calibration-<backend>-<target>.json); "
                    "the journal goes beside it as <out>.journal.jsonl")
         ->check(xs::cli::kNonEmptyPath);
-    app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal");
+    app.add_flag("--resume", o.resume, "Continue an interrupted run from its journal (written by this build)");
+    app.add_flag("--resume-any-build", o.resume_any_build, "Continue an interrupted run whose journal another build of the tools wrote (after a rebuild or a new commit; implies --resume). Every other field of the journal must match; its points are kept as that build measured them and the result's meta.resumed_from_build names it");
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--dump-config", o.dump_config, "Print the sweep config as JSON (edit it and pass --config)");
     app.add_option("--refit", o.refit_path, "Refit and revalidate an existing calibration file offline "
@@ -381,6 +384,7 @@ int main(int argc, char** argv) {
     app.add_flag("--points", o.print_points, "Print every point with its prediction");
     xs::cli::add_table_flags(app, o.tables, "every point with its prediction");
     xs::cli::parse_or_throw(app, argc, argv);
+    o.resume = o.resume || o.resume_any_build;
     ranks.parsed();
     const std::vector<std::string> args(argv, argv + argc);
     if (!o.refit_path.empty() || o.dry_run || o.dump_config || o.list) {  // no measurement: rank 0 alone

@@ -338,6 +338,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   plan.identity = bench::journal_header_for(*backend, {});
   plan.output_path = o.out_path;
   plan.resume = o.resume;
+  plan.resume_any_build = o.resume_any_build;
   plan.progress = o.progress;
   if (several) plan.describe_rank = [&] { return runtime::describe_rank_device(device); };
   const bench::AppBenchOutcome outcome = bench::run_app_points(plan, comm, [&](std::size_t i, const bench::AppPointSpec&,

@@ -23,6 +23,7 @@ struct MoeBenchOptions {
   int max_clock_reruns = 1;
   std::string out_path;
   bool resume = false, progress = true, json = false;
+  bool resume_any_build = false;  // with resume: another build's journal is continued (bench/run_journal.hpp)
   std::vector<std::string> argv;
 };
 

@@ -222,6 +222,7 @@ int run(const MoeFlags& f, const bench::SuiteContext& c) {
   o.max_clock_reruns = f.clock_reruns;
   o.out_path = c.out_path.empty() ? kDefaultOutPath : c.out_path;
   o.resume = c.resume;
+  o.resume_any_build = c.resume_any_build;
   o.progress = c.progress;
   o.json = c.json;
   o.argv = c.argv;

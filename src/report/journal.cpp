@@ -114,11 +114,12 @@ std::string sweep_hash(const std::vector<PointSpec>& specs) {
   return json_sweep_hash(canonical);
 }
 
-std::optional<std::string> header_mismatch(const JournalHeader& journal, const JournalHeader& run) {
+std::optional<std::string> header_mismatch(const JournalHeader& journal, const JournalHeader& run, bool any_build) {
   // Named fields first, in the order a user would look for the cause.
   json a = to_json(journal), b = to_json(run);
   for (const char* key : {"schema", "backend", "target", "seed", "sim", "device", "git_sha", "num_points",
                           "config_hash"}) {
+    if (any_build && std::string(key) == "git_sha") continue;
     if (auto d = first_difference(a.at(key), b.at(key), key)) return d;
   }
   return std::nullopt;

@@ -42,7 +42,9 @@ std::string json_sweep_hash(const std::vector<nlohmann::json>& canonical_specs);
 
 // The first field where `journal` (what the journal was started with) and `run` (this command) differ,
 // as "sim.R_Bps (journal: 7.17e+11, this run: 5e+11)"; nullopt when they describe the same run.
-std::optional<std::string> header_mismatch(const JournalHeader& journal, const JournalHeader& run);
+// `any_build`: the build (git_sha) is not compared (--resume-any-build).
+std::optional<std::string> header_mismatch(const JournalHeader& journal, const JournalHeader& run,
+                                           bool any_build = false);
 
 std::string journal_path_for(const std::string& output_path);
 

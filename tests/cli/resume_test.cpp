@@ -83,6 +83,35 @@ TEST_F(Resume, OtherSweepIsRefused) {
   expect_refused("--K 1,2 --resume", {"num_points (journal: 3, this run: 2)"});
 }
 
+// A journal written by another build (every rebuild stamps its commit and dirty flag): --resume refuses it and
+// names --resume-any-build; that flag keeps its points and the result names the build that measured them.
+// Any other difference is still refused with the flag.
+TEST_F(Resume, OtherBuildNeedsResumeAnyBuild) {
+  std::string text = read_file(journal_);
+  const std::string key = "\"git_sha\":\"";
+  const auto at = text.find(key);
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 400);
+  const auto end = text.find('"', at + key.size());
+  text.replace(at + key.size(), end - at - key.size(), "0123456789abcdef0123456789abcdef01234567");
+  write_file(journal_, text);
+  expect_refused("--resume", {"git_sha (journal: 0123456789abcdef", "only the build differs", "--resume-any-build"});
+  expect_refused("--resume-any-build --seed 2", {"seed (journal: 1, this run: 2)"});
+  const ToolRun r = dir_.run("xstage-bench", args(out_, "--resume-any-build"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming 2/3 points"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("written by build 0123456789abcdef"), std::string::npos) << r.err;
+  const auto result = nlohmann::json::parse(read_file(out_));
+  EXPECT_EQ(result["points"].size(), 3u);
+  EXPECT_EQ(result["meta"]["resumed_from_build"], "0123456789abcdef0123456789abcdef01234567");
+}
+
+TEST_F(Resume, SameBuildRecordsNoOtherBuild) {
+  const ToolRun r = dir_.run("xstage-bench", args(out_, "--resume-any-build"));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err.find("written by build"), std::string::npos) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(read_file(out_))["meta"].contains("resumed_from_build"));
+}
+
 TEST_F(Resume, HeaderlessJournalIsRefusedClearly) {
   std::string text = read_file(journal_);
   write_file(journal_, text.substr(text.find('\n') + 1));

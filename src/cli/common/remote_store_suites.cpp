@@ -81,7 +81,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     }
     backend = make_backend(backend_options, comm.rank());
   });
-  auto outcome = bench::run_sweep(*backend, points, {out, c.resume, c.progress}, comm);
+  auto outcome = bench::run_sweep(*backend, points, {out, c.resume, c.progress, c.resume_any_build}, comm);
   if (outcome.interrupted) {
     if (root)
       std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",
@@ -94,6 +94,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     file.meta = report::make_meta(c.argv, backend->name(), backend->describe());
     file.meta["suite"] = c.suite_id;
     file.meta["wall_s"] = outcome.wall_s;
+    if (!outcome.resumed_from_build.empty()) file.meta["resumed_from_build"] = outcome.resumed_from_build;
     if (several) {
       file.meta["launch"] = outcome.launch;
       file.meta["ranks"] = outcome.ranks;
