@@ -70,6 +70,14 @@ __device__ __forceinline__ void tma_load_2d(void* smem_dst, const void* tensor_m
       "r"(coord_outer), "r"(smem_u32(bar))
       : "memory");
 }
+// "cp.async.bulk" (#data-movement-and-conversion-instructions-cp-async-bulk): `bytes` (a multiple of 16) from
+// global `src` (16-byte aligned) to shared `smem_dst` (16-byte aligned) through the async proxy; the copy
+// completes `bytes` of transaction count on `bar` (mbarrier::complete_tx::bytes), like a TMA tile load.
+__device__ __forceinline__ void bulk_load_1d(void* smem_dst, const void* src, std::uint32_t bytes, std::uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(smem_u32(smem_dst)), "l"(reinterpret_cast<std::uint64_t>(src)), "r"(bytes), "r"(smem_u32(bar))
+               : "memory");
+}
 // "prefetch.tensormap" (#data-movement-and-conversion-instructions-prefetch-prefetchu): warm the descriptor.
 __device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)) : "memory");

@@ -61,13 +61,30 @@ __device__ void producer_loop(const Params& p, const void* tm_pool, const void* 
     if (p.records != nullptr) p.records[tile_idx].dependency_spin_cycles = static_cast<std::uint32_t>(spin);
     const auto a_row = static_cast<std::int32_t>(t.row_block * Shape::kBlockM);
     const std::uint32_t kbs = num_k_blocks<kPrec>(p, t);
+    // fp8: the k-block's row scales ride with the stage (Linear-1: one 128-K group scale per pool row;
+    // Linear-2: two 64-column group scales per act row), 512 B per group of 128 rows.
+    constexpr std::uint32_t kScaleGroupBytes = Shape::kBlockM * 4;
+    const std::uint32_t scale_bytes = kPrec == Precision::kFp8 ? (t.kind == TileKind::kL1 ? 1 : 2) * kScaleGroupBytes : 0;
     for (std::uint32_t kb = 0; kb < kbs; ++kb, ++it) {
       const std::uint32_t s = it % S;
       wait_barrier(p, bars.empty + s, ((it / S) & 1) ^ 1, WaitFlag::kStageEmpty, tile_idx);
-      ptx::mbarrier_arrive_expect_tx(bars.full + s, Smem::kStageBytes);
+      ptx::mbarrier_arrive_expect_tx(bars.full + s, Smem::kStageBytes + scale_bytes);
       const auto k = static_cast<std::int32_t>(kb * kBlockKElems<kPrec>);
       ptx::tma_load_2d(smem + Smem::a_offset(s), tm_a, bars.full + s, k, a_row);
       ptx::tma_load_2d(smem + Smem::b_offset(s), tm_b, bars.full + s, k, b_row);
+      if constexpr (kPrec == Precision::kFp8) {
+        // After the dependency acquire and fence.proxy.async above, like the A tile: the scales were written
+        // this launch with generic stores (Dispatch for pool_scale, Linear-1 epilogues for act_scale).
+        auto* dst = reinterpret_cast<float*>(smem + Smem::scale_offset(s));
+        const std::uint64_t rows = std::uint64_t{t.row_block} * Shape::kBlockM;
+        if (t.kind == TileKind::kL1) {
+          ptx::bulk_load_1d(dst, p.pool_scale + std::uint64_t{kb} * p.pool_rows + rows, kScaleGroupBytes, bars.full + s);
+        } else {
+          for (std::uint32_t h = 0; h < 2; ++h)
+            ptx::bulk_load_1d(dst + h * Shape::kBlockM, p.act_scale + std::uint64_t{2 * kb + h} * p.pool_rows + rows,
+                              kScaleGroupBytes, bars.full + s);
+        }
+      }
     }
   }
   // Tail: wait until the math warpgroups released every slot, so no TMA write is outstanding at exit.
@@ -143,11 +160,15 @@ namespace xs::kernels::moe {
 // ---- fp8 W8A8 math mainloop (b_n = 128) -------------------------------------------------------------------
 // Per k-block (128 e4m3 = 128 B of K) in two 64-K halves: two wgmma m64n128k32 into a temporary, then the
 // promotion acc += tmp x (row scale x weight block scale) in fp32 registers. Linear-1: the row scale is the
-// pool row's 128-K group scale (both halves); Linear-2: the act scale of each 64-column half. Scales are
-// read with ld.global.cg (written this launch by other SMs' Dispatch / storers; never from a stale L1).
+// pool row's 128-K group scale (both halves); Linear-2: the act scale of each 64-column half. The row scales
+// come with the stage (the producer's bulk copy, SmemLayout::scale_offset), so reading them costs a shared
+// load, not an L2 round trip between the wgmmas and their promotion (they were ld.global.cg after the full
+// wait, exposed once per k-block). The weight block scale is one __ldg per k-block (read-only, L1-cached
+// along the tile's k-blocks).
 template <class Params>
 __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&acc)[64], const TileId& t,
-                                                      std::uint32_t expert, std::uint32_t smem_base,
+                                                      std::uint32_t expert, const std::uint8_t* smem,
+                                                      std::uint32_t smem_base,
                                                       const Barriers& bars, std::uint32_t warpgroup,
                                                       std::uint32_t thread, std::uint32_t& it,
                                                       std::uint32_t tile_idx) {
@@ -156,7 +177,7 @@ __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&a
   const bool l1 = t.kind == TileKind::kL1;
   const std::uint32_t kbs = num_k_blocks<Precision::kFp8>(p, t);
   const std::uint32_t warp = thread / 32, lane = thread % 32;
-  const std::uint32_t row0 = t.row_block * 128 + warpgroup * 64 + warp * 16 + lane / 4;  // and row0 + 8
+  const std::uint32_t local_row = warpgroup * 64 + warp * 16 + lane / 4;  // and local_row + 8, in the tile
   // Weight block scales of this tile's 128 output rows: [E][N/128][K/128].
   const float* w_scale = l1 ? p.w1_scale + (std::uint64_t{expert} * (2 * p.intermediate / 128) + t.n_block) * (p.hidden / 128)
                             : p.w2_scale + (std::uint64_t{expert} * (p.hidden / 128) + t.n_block) * (p.intermediate / 128);
@@ -168,23 +189,10 @@ __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&a
     const std::uint32_t s = it % S;
     const std::uint64_t waited = wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
     if (kb == 0) first_wait = waited;
-    // Scales only after the stage is full: the producer acquired this row block's flag before its TMA, and
-    // the full barrier orders that acquire before these loads (loading earlier read the previous launch's
-    // scales, or garbage on the first launch). The loads overlap the wgmmas issued below.
+    // The stage is full, its row scales with it ([half][128]; Linear-1 has one group for both halves).
     const float wsc = __ldg(w_scale + kb);
-    float row_scale[2][2];  // [half][row_half]
-    if (l1) {
-      const float* ps = p.pool_scale + std::uint64_t{kb} * p.pool_rows;
-      row_scale[0][0] = row_scale[1][0] = __ldcg(ps + row0);
-      row_scale[0][1] = row_scale[1][1] = __ldcg(ps + row0 + 8);
-    } else {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float* as = p.act_scale + std::uint64_t{2 * kb + h} * p.pool_rows;
-        row_scale[h][0] = __ldcg(as + row0);
-        row_scale[h][1] = __ldcg(as + row0 + 8);
-      }
-    }
+    const auto* ss = reinterpret_cast<const float*>(smem + Smem::scale_offset(s));
+    const std::uint32_t second = l1 ? 0 : 128;
     const std::uint32_t a_addr = smem_base + Smem::a_offset(s) + warpgroup * 64 * 128;
     const std::uint32_t b_addr = smem_base + Smem::b_offset(s);
     // Linear-1: one promotion per 128-K group (4 x k32); Linear-2: one per 64-column act group (2 x k32).
@@ -199,9 +207,11 @@ __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&a
                                          ptx::make_smem_desc_sw128(b_addr + off, 16, 1024), kk > 0 ? 1u : 0u);
       }
       ptx::wgmma_commit_group();
+      // The half's two row scales, read while the wgmmas run.
+      const float* rs = ss + (h == 0 ? 0 : second) + local_row;
+      const float s0 = rs[0] * wsc, s1 = rs[8] * wsc;
       ptx::wgmma_wait_group<0>();
       ptx::fence_operands(tmp);
-      const float s0 = row_scale[h][0] * wsc, s1 = row_scale[h][1] * wsc;
 #pragma unroll
       for (int j = 0; j < 16; ++j) {
         acc[4 * j] = fmaf(tmp[4 * j], s0, acc[4 * j]);

@@ -53,7 +53,7 @@ __device__ void math_loop(const Params& p, std::uint8_t* smem, const Barriers& b
     }
     std::uint64_t first_wait;
     if constexpr (kPrec == Precision::kFp8 && kBlockN == 128)
-      first_wait = mainloop_fp8(p, acc.d, t, p.routing.row_block_expert[t.row_block], smem_base, bars, warpgroup,
+      first_wait = mainloop_fp8(p, acc.d, t, p.routing.row_block_expert[t.row_block], smem, smem_base, bars, warpgroup,
                                 thread, it, tile_idx);
     else
       first_wait = mainloop<kBlockN>(p, acc, num_k_blocks<kPrec>(p, t), smem_base, bars, warpgroup, it, tile_idx);
@@ -313,6 +313,11 @@ void validate_megamoe(const MegaMoeConfig& config, const MegaMoeArgs& a) {
     if (!a.arrival_scale || !a.pool_scale || !a.w1_scale || !a.w2_scale || !a.act_scale)
       throw input_error("arrival_scale/pool_scale/w1_scale/w2_scale/act_scale",
                         "an fp8 launch needs every scale tensor (megamoe.hpp)");
+    // The producer bulk-copies each k-block's 128 row scales (512 B) into shared memory.
+    for (const auto& [name, ptr] : {std::pair<const char*, const void*>{"pool_scale", a.pool_scale},
+                                    std::pair<const char*, const void*>{"act_scale", a.act_scale}})
+      if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+        throw input_error(name, "an fp8 scale tensor read by bulk copy must be 16-byte aligned");
   }
   if (a.hidden <= 0 || a.hidden % a.block_n != 0)
     throw input_error("hidden", "h = " + num(a.hidden) + " must be a positive multiple of the tile width b_n = " +

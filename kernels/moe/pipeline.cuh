@@ -17,6 +17,9 @@ namespace xs::kernels::moe {
 //   dispatch  the 128 arrival rows of the row block being dispatched                          512 B
 //   act scale fp8 only: the staged L1 tile's 128 per-row act scales (math -> storers)          512 B
 //   stamps    math warpgroups' "slot full" clock64 stamps (2 x 8 B); the launch epoch (4 B)
+//   scales    fp8 only, per stage: the k-block's 128 row scales (Linear-1: the pool rows' 128-K group scale;
+//             Linear-2: the act rows' two 64-column group scales, [2][128]), loaded by the producer with the
+//             stage (bulk copy, same full barrier)                                  kStages x 1 KiB
 //   barriers  full[s], empty[s], slot_full, slot_empty
 template <int kBlockN>
 struct SmemLayout {
@@ -32,12 +35,15 @@ struct SmemLayout {
   static constexpr std::uint32_t kStampOffset = kActScaleOffset + Shape::kBlockM * 4;
   static constexpr std::uint32_t kEpochOffset = kStampOffset + 16;
   static constexpr std::uint32_t kLastTileOffset = kEpochOffset + 4;  // the CTA's last tile (instrumentation)
-  static constexpr std::uint32_t kBarrierOffset = (kLastTileOffset + 4 + 7u) & ~7u;
+  static constexpr std::uint32_t kScaleStageBytes = 2 * Shape::kBlockM * 4;            // [2][128] floats
+  static constexpr std::uint32_t kScaleOffset = (kLastTileOffset + 4 + 127u) & ~127u;  // bulk copies: 16-B aligned
+  static constexpr std::uint32_t kBarrierOffset = kScaleOffset + Shape::kStages * kScaleStageBytes;
   static constexpr std::uint32_t kNumBarriers = 2 * Shape::kStages + 2;
   static constexpr std::uint32_t kUsedBytes = kBarrierOffset + kNumBarriers * 8;
   static constexpr std::uint32_t kDynamicBytes = kUsedBytes + 1024;  // + slack to round the base up
   XS_HD static constexpr std::uint32_t a_offset(std::uint32_t s) { return s * kStageBytes; }
   XS_HD static constexpr std::uint32_t b_offset(std::uint32_t s) { return s * kStageBytes + kABytes; }
+  XS_HD static constexpr std::uint32_t scale_offset(std::uint32_t s) { return kScaleOffset + s * kScaleStageBytes; }
 };
 static_assert(SmemLayout<128>::kDynamicBytes <= 227 * 1024, "b_n = 128 shared memory over 227 KiB");
 static_assert(SmemLayout<256>::kDynamicBytes <= 227 * 1024, "b_n = 256 shared memory over 227 KiB");
