@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Issue 29, a MegaMoE kernel change measured against the commit before it, in one device call: build this tree
 # (build/) and BASE (git archive of that commit into a scratch folder, its libxstage_moe.so only, built in the
-# background while the GPU tests run); the MegaMoE GPU tests of this tree; racecheck / synccheck / memcheck on
-# small fp8 and bf16 instances; then scripts/moe_vs_grouped_mm.py on one configuration (default: dsv4_flash
+# background while the GPU tests run); the MegaMoE GPU tests of this tree; then scripts/moe_vs_grouped_mm.py on one configuration (default: dsv4_flash
 # skewed, T 6976, K_SM 132, the rank of the H200 sweep results/h200/megamoe/b7f0e7b-sweep) with each library,
 # alternating base / new for ROUNDS rounds (each its own process, torch beside the kernel in every one), and a
 # summary of each contender's median per library and round with the new/base ratios
-# (scripts/moe_ab_summary.py).
+# (scripts/moe_ab_summary.py); last, memcheck / racecheck / synccheck on small fp8 and bf16 instances.
 # Usage there: BASE=<sha> PRECISIONS="fp8 bf16" ROUNDS=2 bash scripts/device/moe_ab.sh
 # Returns: results.tar.gz (ab-*.json, ab-summary.json), logs.tar.gz, clocks.txt, summary.txt.
 set -uo pipefail
@@ -42,11 +41,6 @@ base_pid=$!
 
 run_step gpu_moe_tests 150 build/bin/xs_gpu_moe_tests
 grep -E "^\[  (FAILED|PASSED) |^\[  SKIPPED" "$LOGS/gpu_moe_tests.txt" | head -8 >>"$SUMMARY"
-filters='Small/MegaMoeKernel.*/0:ThreeShapes/MegaMoeFp8Kernel.*/0'
-for tool in memcheck racecheck synccheck; do
-  run_step "$tool" 90 "$SANITIZER" --tool "$tool" --error-exitcode 9 build/bin/xs_gpu_moe_tests --gtest_filter="$filters"
-  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$LOGS/$tool.txt" | head -4 | sed "s/^/$tool: /" >>"$SUMMARY"
-done
 
 left=$((DEADLINE_S - SECONDS))
 timeout $((left > 200 ? 200 : left)) tail --pid="$base_pid" -f /dev/null
@@ -71,6 +65,12 @@ for prec in $PRECISIONS; do
 done
 "$PY" scripts/moe_ab_summary.py --base "$BASE" --new "$(cut -d' ' -f1 .xs-git-sha 2>/dev/null)" \
   --out "$RES/ab-summary.json" "$RES"/ab-*-*-*.json | tee -a "$SUMMARY"
+# Sanitizers last (the A/B above must not lose its time to them): small fp8 and bf16 instances.
+filters='Small/MegaMoeKernel.*/0:ThreeShapes/MegaMoeFp8Kernel.*/0'
+for tool in memcheck racecheck synccheck; do
+  run_step "$tool" 90 "$SANITIZER" --tool "$tool" --error-exitcode 9 build/bin/xs_gpu_moe_tests --gtest_filter="$filters"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$LOGS/$tool.txt" | head -4 | sed "s/^/$tool: /" >>"$SUMMARY"
+done
 clocks end
 cp "$OUT/clocks.txt" "$LOGS/" 2>/dev/null
 stamp done | tee -a "$SUMMARY"
