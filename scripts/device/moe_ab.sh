@@ -32,7 +32,15 @@ note "build done at +${SECONDS}s"
 # The base library, built in the background from the commit's own files.
 base_dir=$(mktemp -d)
 (
-  git archive "$BASE" | tar -x -C "$base_dir" &&
+  # The commit's files from git where this copy's .git has it; else this tree with BASE_FILES (a folder of the
+  # base's versions of the changed files, carried as an ignored path, e.g. .device-carry/ab-base) laid over it.
+  if git cat-file -e "$BASE^{commit}" 2>/dev/null; then
+    git archive "$BASE" | tar -x -C "$base_dir"
+  else
+    tar --exclude=./build --exclude=./out --exclude=./.device-carry -cf - . | tar -C "$base_dir" -xf - &&
+      cp -r "${BASE_FILES:?no commit $BASE here: BASE_FILES must name its changed files}/." "$base_dir/" &&
+      echo "base: this tree with $(find "$BASE_FILES" -type f | wc -l) files of $BASE from $BASE_FILES"
+  fi &&
     cd "$base_dir" && "$CMAKE" --preset default -G Ninja >"$LOGS/base-configure.txt" 2>&1 &&
     "$CMAKE" --build build -j12 --target xstage_moe >"$LOGS/base-build.txt" 2>&1
   echo "base build rc=$?" >"$LOGS/base-build-rc.txt"
