@@ -165,22 +165,19 @@ namespace xs::kernels::moe {
 // load, not an L2 round trip between the wgmmas and their promotion (they were ld.global.cg after the full
 // wait, exposed once per k-block). The weight block scale is one __ldg per k-block (read-only, L1-cached
 // along the tile's k-blocks).
-template <class Params>
-__device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&acc)[64], const TileId& t,
-                                                      std::uint32_t expert, const std::uint8_t* smem,
-                                                      std::uint32_t smem_base,
-                                                      const Barriers& bars, std::uint32_t warpgroup,
-                                                      std::uint32_t thread, std::uint32_t& it,
-                                                      std::uint32_t tile_idx) {
+// One tile kind's loop, every count a constant: kL1 (Linear-1) one group of 4 x k32 per k-block, else two
+// groups of 2 x k32. The wgmma sequences are straight-line code (runtime group and step counts made ptxas
+// insert a warpgroup.arrive in a divergent path and serialize every wgmma of the fp8 kernels, C7520).
+template <bool kL1, class Params>
+__device__ __forceinline__ std::uint64_t mainloop_fp8_kind(const Params& p, float (&acc)[64], std::uint32_t kbs,
+                                                           const float* w_scale, const std::uint8_t* smem,
+                                                           std::uint32_t smem_base, const Barriers& bars,
+                                                           std::uint32_t warpgroup, std::uint32_t local_row,
+                                                           std::uint32_t& it, std::uint32_t tile_idx) {
   using Smem = SmemLayout<128>;
   constexpr std::uint32_t S = TileShape<128>::kStages;
-  const bool l1 = t.kind == TileKind::kL1;
-  const std::uint32_t kbs = num_k_blocks<Precision::kFp8>(p, t);
-  const std::uint32_t warp = thread / 32, lane = thread % 32;
-  const std::uint32_t local_row = warpgroup * 64 + warp * 16 + lane / 4;  // and local_row + 8, in the tile
-  // Weight block scales of this tile's 128 output rows: [E][N/128][K/128].
-  const float* w_scale = l1 ? p.w1_scale + (std::uint64_t{expert} * (2 * p.intermediate / 128) + t.n_block) * (p.hidden / 128)
-                            : p.w2_scale + (std::uint64_t{expert} * (p.hidden / 128) + t.n_block) * (p.intermediate / 128);
+  constexpr int kGroups = kL1 ? 1 : 2;  // Linear-1: one promotion per 128-K group; Linear-2: per 64-column act group
+  constexpr int kSteps = kL1 ? 4 : 2;   // wgmma k32 per group
   float tmp[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
@@ -189,27 +186,24 @@ __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&a
     const std::uint32_t s = it % S;
     const std::uint64_t waited = wait_barrier(p, bars.full + s, (it / S) & 1, WaitFlag::kStageFull, tile_idx);
     if (kb == 0) first_wait = waited;
-    // The stage is full, its row scales with it ([half][128]; Linear-1 has one group for both halves).
+    // The stage is full, its row scales with it ([half][128]; Linear-1 has one group, in the first half).
     const float wsc = __ldg(w_scale + kb);
-    const auto* ss = reinterpret_cast<const float*>(smem + Smem::scale_offset(s));
-    const std::uint32_t second = l1 ? 0 : 128;
+    const auto* ss = reinterpret_cast<const float*>(smem + Smem::scale_offset(s)) + local_row;
     const std::uint32_t a_addr = smem_base + Smem::a_offset(s) + warpgroup * 64 * 128;
     const std::uint32_t b_addr = smem_base + Smem::b_offset(s);
-    // Linear-1: one promotion per 128-K group (4 x k32); Linear-2: one per 64-column act group (2 x k32).
-    const int groups = l1 ? 1 : 2;
-    const int steps = l1 ? 4 : 2;
-    for (int h = 0; h < groups; ++h) {
+#pragma unroll
+    for (int h = 0; h < kGroups; ++h) {
       ptx::fence_operands(tmp);
       ptx::wgmma_fence();
-      for (int kk = 0; kk < steps; ++kk) {
-        const std::uint32_t off = (h * steps + kk) * 32;
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk) {
+        const std::uint32_t off = (h * kSteps + kk) * 32;
         ptx::wgmma_m64n128k32_f32_e4m3_ss(tmp, ptx::make_smem_desc_sw128(a_addr + off, 16, 1024),
                                          ptx::make_smem_desc_sw128(b_addr + off, 16, 1024), kk > 0 ? 1u : 0u);
       }
       ptx::wgmma_commit_group();
-      // The half's two row scales, read while the wgmmas run.
-      const float* rs = ss + (h == 0 ? 0 : second) + local_row;
-      const float s0 = rs[0] * wsc, s1 = rs[8] * wsc;
+      // The group's two row scales, read while the wgmmas run.
+      const float s0 = ss[h * 128] * wsc, s1 = ss[h * 128 + 8] * wsc;
       ptx::wgmma_wait_group<0>();
       ptx::fence_operands(tmp);
 #pragma unroll
@@ -223,6 +217,24 @@ __device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&a
     ptx::mbarrier_arrive(bars.empty + s);
   }
   return first_wait;
+}
+
+template <class Params>
+__device__ __forceinline__ std::uint64_t mainloop_fp8(const Params& p, float (&acc)[64], const TileId& t,
+                                                      std::uint32_t expert, const std::uint8_t* smem,
+                                                      std::uint32_t smem_base,
+                                                      const Barriers& bars, std::uint32_t warpgroup,
+                                                      std::uint32_t thread, std::uint32_t& it,
+                                                      std::uint32_t tile_idx) {
+  const bool l1 = t.kind == TileKind::kL1;
+  const std::uint32_t kbs = num_k_blocks<Precision::kFp8>(p, t);
+  const std::uint32_t warp = thread / 32, lane = thread % 32;
+  const std::uint32_t local_row = warpgroup * 64 + warp * 16 + lane / 4;  // and local_row + 8, in the tile
+  // Weight block scales of this tile's 128 output rows: [E][N/128][K/128].
+  const float* w_scale = l1 ? p.w1_scale + (std::uint64_t{expert} * (2 * p.intermediate / 128) + t.n_block) * (p.hidden / 128)
+                            : p.w2_scale + (std::uint64_t{expert} * (p.hidden / 128) + t.n_block) * (p.intermediate / 128);
+  return l1 ? mainloop_fp8_kind<true>(p, acc, kbs, w_scale, smem, smem_base, bars, warpgroup, local_row, it, tile_idx)
+            : mainloop_fp8_kind<false>(p, acc, kbs, w_scale, smem, smem_base, bars, warpgroup, local_row, it, tile_idx);
 }
 
 }  // namespace xs::kernels::moe
