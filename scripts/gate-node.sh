@@ -146,6 +146,15 @@ if [[ -z "$record" && ! -f "$baseline/node.txt" ]]; then
   echo "gate-node:   results/$model/gate/node/ (docs/ci-gpu-runner.md, 'Recording a baseline'); or pass --baseline" >&2
   exit 2
 fi
+# A baseline of another GPU model (a --baseline given by hand) would judge the model difference as regressions.
+if [[ -z "$record" ]]; then
+  base_gpu=$(sed -n 's/^gpu: //p' "$baseline/node.txt" | head -1)
+  if [[ "$base_gpu" != "$gpu_name" ]]; then
+    echo "gate-node: error: the baseline ${baseline#$repo/} was recorded on ${base_gpu:-an unnamed GPU}, this node is $gpu_name:" >&2
+    echo "gate-node:   compare with a baseline of this GPU model (results/$model/gate/node/, or record one)" >&2
+    exit 2
+  fi
+fi
 mkdir -p "$out/logs" "$out/gate" || die "--out $out: cannot create it"
 {
   echo "gpu: $gpu_name"; echo "model: $model"; echo "driver: $driver"; echo "max_sm_clock_mhz: $max_sm_mhz"

@@ -276,8 +276,17 @@ void compare_metric(const json& baseline, const json& candidate, const GateConfi
     }
     ++compared;
     if (it == cand_by_key.end()) {
-      unmatched.push_back(report.rows.size());
-      add(missing(m, v->get<double>(), "no matching element in candidate"), labels[i]);
+      bool may_be_absent = true;  // missing_only_where: the baseline element says which kind it is
+      for (const auto& [key, value] : m.missing_only_where) {
+        const json* f = member(element, key.c_str());
+        may_be_absent = may_be_absent && f && f->is_string() && f->get<std::string>() == value;
+      }
+      if (may_be_absent) unmatched.push_back(report.rows.size());
+      add(missing(m, v->get<double>(), may_be_absent || m.max_missing == 0
+                                           ? "no matching element in candidate"
+                                           : "no matching element in candidate (not one max_missing allows: "
+                                             "missing_only_where)"),
+          labels[i]);
       continue;
     }
     const json& other = *it->second;

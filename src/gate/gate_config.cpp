@@ -49,7 +49,7 @@ void check_gate_schema(const json& j) {
 
 MetricSpec metric_from_json(const json& j, const std::string& path) {
   const ObjectReader r(j, path, {"name", "direction", "rel_tol", "abs_tol", "match_by", "optional", "max_missing",
-                                       "description"});
+                                       "missing_only_where", "description"});
   MetricSpec m;
   m.name = report::read_string(r.required("name"), r.path("name"));
   const MetricPath full = parse_metric_path(m.name, r.path("name"), true);
@@ -74,6 +74,14 @@ MetricSpec metric_from_json(const json& j, const std::string& path) {
   if (const json* mm = r.optional("max_missing")) {
     if (!m.has_wildcard) throw input_error(r.path("max_missing"), "only a metric with [*] has elements that can be missing");
     m.max_missing = static_cast<std::size_t>(report::read_integer(*mm, r.path("max_missing"), 0, 1000000));
+  }
+  if (const json* w = r.optional("missing_only_where")) {
+    if (!r.optional("max_missing"))
+      throw input_error(r.path("missing_only_where"), "needs max_missing (it narrows which absent elements it allows)");
+    const json& obj = report::read_object(*w, r.path("missing_only_where"));
+    if (obj.empty()) throw input_error(r.path("missing_only_where"), "expected an object of member: \"string\" pairs");
+    for (const auto& [key, value] : obj.items())
+      m.missing_only_where.emplace_back(key, report::read_string(value, report::join_path(r.path("missing_only_where"), key)));
   }
 
   const bool is_points = m.prefix.size() == 1 && m.prefix[0].kind == PathStep::Kind::kKey && m.prefix[0].key == "points";

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,9 @@ struct MetricSpec {
   // existence is a fit's classification that moves run to run, e.g. a T_iss^0 row at the knee); more than
   // this many are all MISSING. 0 (the default): every absent element is MISSING.
   std::size_t max_missing = 0;
+  // With max_missing: only baseline elements whose member `first` equals `second` (a string) may be absent
+  // (e.g. {"source": "isolated_floor"}); any other absent element is MISSING. Empty: any element.
+  std::vector<std::pair<std::string, std::string>> missing_only_where;
   std::string description;
 };
 

@@ -136,6 +136,23 @@ TEST(Compare, MaxMissingBoundsTheAbsentElements) {
   const GateReport none = compare(base, cand, config(2));
   EXPECT_EQ(none.count(Status::kMissing), 3u);
   EXPECT_FALSE(none.passed());
+  // missing_only_where: only rows of the named kind may be absent; another absent row is MISSING, and it does
+  // not use up the allowance.
+  json kinds = base;
+  kinds["model"]["tiss0"][1]["source"] = "isolated_floor";
+  kinds["model"]["tiss0"][2]["source"] = "gap_sweep";
+  json cand2 = kinds;
+  cand2["model"]["tiss0"].erase(2);
+  cand2["model"]["tiss0"].erase(1);
+  json where = {{"name", "model.tiss0[*].s"}, {"match_by", {"K", "V_bytes"}}, {"direction", "lower"},
+                {"rel_tol", 0.1}, {"max_missing", 2}, {"missing_only_where", {{"source", "isolated_floor"}}}};
+  const GateReport narrowed = compare(kinds, cand2, one_metric(where));
+  EXPECT_FALSE(narrowed.passed());
+  EXPECT_EQ(narrowed.count(Status::kMissing), 1u);
+  EXPECT_EQ(narrowed.count(Status::kNotApplicable), 1u);
+  json lone = where;
+  lone.erase("max_missing");
+  EXPECT_THROW(one_metric(lone), Error);
   // Only a [*] metric has elements; a count must be a non-negative integer.
   EXPECT_THROW(one_metric({{"name", "model.R_Bps"}, {"direction", "higher"}, {"rel_tol", 0.1}, {"max_missing", 1}}),
                Error);

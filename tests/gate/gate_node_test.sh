@@ -59,6 +59,11 @@ baseline)
   [ "$rc" -eq 0 ] || fail "against the recorded baseline: exit $rc, expected 0"
   run --tool-args "$sim_args" --only calibration --baseline base --out nofile
   [ "$rc" -eq 2 ] || fail "a step without a baseline file: exit $rc, expected 2"
+  cp -r "$tmp/base" "$tmp/other" && sed -i 's/^gpu: .*/gpu: NVIDIA H200/' "$tmp/other/node.txt"
+  run --tool-args "$sim_args" --only remote_store.isolated --baseline other --out othermodel
+  [ "$rc" -eq 2 ] || fail "a baseline of another GPU model: exit $rc, expected 2"
+  has "was recorded on NVIDIA H200, this node is simulator" "$tmp/log"
+  [ ! -e "$tmp/othermodel" ] || fail "a run refused for its baseline's GPU model created --out"
   ;;
 *) echo "usage: $0 <pass|regression|baseline> <source dir> <bin dir>"; exit 2 ;;
 esac
