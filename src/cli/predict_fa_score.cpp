@@ -41,6 +41,18 @@ double median_abs(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 json number(double x) { return std::isfinite(x) ? json(x) : json(); }
+
+// Every "calibration_fnv1a64" string anywhere in `j` (the frozen predictions' provenance inside a point).
+void collect_calibration_hashes(const json& j, std::set<std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      if (key == "calibration_fnv1a64" && value.is_string()) out.insert(value.get<std::string>());
+      else collect_calibration_hashes(value, out);
+    }
+  } else if (j.is_array()) {
+    for (const json& v : j) collect_calibration_hashes(v, out);
+  }
+}
 // meta.<key> as text: "" where absent or null; anything but a string is bad input (exit 2), named.
 std::string meta_text(const json& doc, const char* key, const std::string& path) {
   if (!doc.contains("meta") || !doc["meta"].is_object() || !doc["meta"].contains(key) || doc["meta"][key].is_null())
@@ -165,6 +177,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   int num_unknown_order = 0;  // rows where either date is missing or malformed
   int num_other_device = 0;   // rows whose calibration names another GPU than the data
   int num_unknown_device = 0; // rows where either side names no GPU
+  int num_refit_not_frozen = 0;  // rows judged with a refitted calibration other than the run's own
+  int num_out_of_sample_not_frozen = 0;  // rows of post-rule data judged with another calibration than the run's
   std::set<std::string> warned_devices;
   for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
   Group overall, overall_out_of_sample, overall_predating;
@@ -207,11 +221,21 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
         const attention::FaA2aPointSpec spec = attention::fa_point_spec_from_json(point);
         const attention::FaA2aPointResult result = attention::fa_point_result_from_json(point);
         all_points.push_back({spec, result});
-        for (const auto& cal : calibrations) {
+        // The calibrations whose frozen predictions the run itself stored beside this point (their content hash).
+        std::set<std::string> frozen_hashes;
+        collect_calibration_hashes(point, frozen_hashes);
+        for (std::size_t c = 0; c < calibrations.size(); ++c) {
+          const auto& cal = calibrations[c];
           if (!cal.target.empty() && cal.target != spec.target) continue;
           const judge::FaJudgement j = judge::judge_point(spec, result, cal);
           overall.add(j);
-          if (!in_sample) overall_out_of_sample.add(j);
+          // Out of sample means: data measured after the rule, judged with the calibration the run was frozen
+          // with (the same bytes). Any other calibration could have been refitted or edited after the data.
+          const bool frozen = frozen_hashes.count(cal.fnv1a64) > 0;
+          const json& cal_meta = calibration_docs[c].second.contains("meta") ? calibration_docs[c].second["meta"] : json();
+          const bool refit = cal_meta.is_object() && cal_meta.contains("refit");
+          if (!in_sample && frozen) overall_out_of_sample.add(j);
+          num_out_of_sample_not_frozen += !in_sample && !frozen;
           by_calibration[cal.path].add(j);
           // A calibration of another GPU model predicts nothing about this one: allowed (a cross-check), said.
           // Names compared trimmed and case-blind; a name missing on either side is unknown, and such a row is
@@ -231,12 +255,15 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           const json predates = order ? json(*order < 0) : json();
           num_postdating += predates == json(false);
           // an unknown order is not a prediction, nor is a calibration of another device
-          if (predates == json(true) && !other_device && !device_unknown) overall_predating.add(j);
+          // A refit keeps its measurement's date but was fitted later: it predates nothing unless it is the run's own.
+          num_refit_not_frozen += refit && !frozen;
+          if (predates == json(true) && !other_device && !device_unknown && (frozen || !refit)) overall_predating.add(j);
           num_unknown_order += predates.is_null();
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
                           {"calibration_device", cal.device}, {"data_device", data_device},
                           {"calibration_from_another_device", device_unknown ? json() : json(other_device)},
                           {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
+                          {"calibration_is_the_runs_own", frozen}, {"calibration_is_a_refit", refit},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
                           {"E_res_pred_s", judge::to_json(j.prediction)["E_res_s"]},
                           {"E_res_pred_point_s", number(j.prediction.e_res_point_s)},
@@ -271,17 +298,25 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       {"tally_calibration_predates_data_note",
        "rows whose calibration was measured before their data (both dates valid ISO 8601 instants; a row with either "
        "date missing or malformed is left out and counted in rows_whose_dates_are_unknown, and so is a row whose "
-       "calibration names another GPU than its data or where either names none): the only rows that are "
-       "predictions in the frozen sense; a calibration measured later cross-judges the data, it does not predict it"},
+       "calibration names another GPU than its data or where either names none, or whose calibration is a refit "
+       "(meta.refit: fitted later than its measurement date says) other than the one the run stored its frozen "
+       "predictions with): the only rows that are predictions in the frozen sense; a calibration measured later "
+       "cross-judges the data, it does not predict it"},
       {"tally_out_of_sample_note",
-       fmt::format("rows of files measured after the current rule ({}, written {}) was written; every other row is "
-                   "in-sample for it. `rules` lists, for every rule, the files measured before and after it",
+       fmt::format("rows of files measured after the current rule ({}, written {}) was written, judged with the "
+                   "calibration the run stored its frozen predictions with (same content hash, calibration_fnv1a64); "
+                   "rows of such files judged with any other calibration are counted in "
+                   "rows_after_the_rule_judged_with_another_calibration_than_the_runs, every other row is in-sample "
+                   "for the rule. `rules` lists, for every rule, the files measured before and after it",
                    judge::kFaRuleId, judge::kFaRuleWrittenUtc)},
       {"by_calibration", per_cal}, {"files", files},
       {"rows_whose_calibration_postdates_the_data", num_postdating},
       {"rows_whose_dates_are_unknown", num_unknown_order},
       {"rows_whose_calibration_is_from_another_device", num_other_device},
-      {"rows_whose_device_is_unknown", num_unknown_device}, {"rows", rows},
+      {"rows_whose_device_is_unknown", num_unknown_device},
+      {"rows_whose_calibration_is_a_refit_not_the_runs_own", num_refit_not_frozen},
+      {"rows_after_the_rule_judged_with_another_calibration_than_the_runs", num_out_of_sample_not_frozen},
+      {"rows", rows},
       {"by", {{"tool", "xstage-predict fa-score"}, {"git_sha", build_info::kGitSha},
               {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
               {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}}}};

@@ -128,3 +128,45 @@ TEST(DuplicateInputs, MoeScoreAndMoeWholeRefuseAResultFileTwice) {
 
 }  // namespace
 }  // namespace xs::test
+
+namespace xs::test {
+namespace {
+
+int counted(const nlohmann::json& tally) {
+  const nlohmann::json& t = tally.at("model");
+  return t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>() +
+         t.at("measurement_not_decisive").get<int>();
+}
+
+// Out of sample means the calibration the run froze its predictions with (same bytes): the H100 call made after
+// rule v5 judged with its own calibration counts, the same calibration tuned afterwards (R x0.7, or a refit that
+// keeps the measurement's date) does not, and a refit does not count as predating the data either.
+TEST(FaScoreInputs, OutOfSampleNeedsTheRunsOwnCalibration) {
+  Scratch s;
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-6c3d35e";
+  const std::string fa = dir + "/fa-a2a-host.json", cal = dir + "/calibration-host-fa.json";
+  const ToolRun own = s.run("xstage-predict", "fa-score " + fa + " --model " + cal + " --out own.json");
+  ASSERT_EQ(own.rc, 0) << own.err;
+  const nlohmann::json o = nlohmann::json::parse(read_file(s.path("own.json")));
+  EXPECT_EQ(counted(o.at("tally_out_of_sample")), 8);
+  EXPECT_EQ(o.at("rows_after_the_rule_judged_with_another_calibration_than_the_runs"), 0);
+  EXPECT_EQ(o.at("rows").at(0).at("calibration_is_the_runs_own"), true);
+
+  nlohmann::json tuned = nlohmann::json::parse(read_file(cal));
+  tuned["model"]["R_Bps"] = tuned["model"]["R_Bps"].get<double>() * 0.7;
+  { std::ofstream(s.path("tuned.json")) << tuned.dump(); }
+  nlohmann::json refit = nlohmann::json::parse(read_file(cal));
+  refit["meta"]["refit"] = {{"from", "calibration-host-fa.json"}};
+  { std::ofstream(s.path("refit.json")) << refit.dump(); }
+  const ToolRun t = s.run("xstage-predict", "fa-score " + fa + " --model tuned.json --model refit.json --out t.json");
+  ASSERT_EQ(t.rc, 0) << t.err;
+  const nlohmann::json ts = nlohmann::json::parse(read_file(s.path("t.json")));
+  EXPECT_EQ(counted(ts.at("tally_out_of_sample")), 0);
+  EXPECT_EQ(ts.at("rows_after_the_rule_judged_with_another_calibration_than_the_runs"), 16);
+  // The hand-tuned file (no refit block) still predates by its date; the refit does not.
+  EXPECT_EQ(counted(ts.at("tally_calibration_predates_data")), 8);
+  EXPECT_EQ(ts.at("rows_whose_calibration_is_a_refit_not_the_runs_own"), 8);
+}
+
+}  // namespace
+}  // namespace xs::test
