@@ -69,9 +69,23 @@ def main(argv):
             sides = runs[(prec, rnd)]
             for label, point in sides.items():
                 per["kernel_over_torch"].setdefault(label, []).append(point.get("ratios"))
-            if set(sides) != {"base", "new"} or any(sides[s].get("status") != "ok" for s in sides):
-                per["not_compared"].append({"round": rnd, "why": "a side is missing or not ok: " + ", ".join(
-                    f"{s} {sides[s].get('status')}" for s in sorted(sides))})
+            why = None
+            if set(sides) != {"base", "new"}:
+                why = "only " + ", ".join(sorted(sides)) + " ran"
+            elif any(sides[s].get("status") != "ok" for s in sides):
+                why = "; ".join(f"{s}: status {sides[s].get('status')} {sides[s].get('reason', '')}".strip()
+                                for s in sorted(sides) if sides[s].get("status") != "ok")
+            elif sides["base"].get("config") != sides["new"].get("config"):
+                why = "the two sides ran different configurations"
+            else:
+                failed = [f"{s} {name}" for s in sorted(sides)
+                          for name, v in (sides[s].get("verification") or {}).items()
+                          if isinstance(v, dict) and v.get("passed") is False]
+                if failed:
+                    why = "verification failed: " + ", ".join(failed)
+            if why:
+                per["not_compared"].append({"round": rnd, "why": why})
+                lines.append(f"{prec} round {rnd}: NOT COMPARED ({why})")
                 continue
             for name, c in sides["new"].get("contenders", {}).items():
                 b = sides["base"].get("contenders", {}).get(name)
@@ -82,11 +96,14 @@ def main(argv):
                 entry["base_median_s"].append(b["median_s"])
                 entry["new_median_s"].append(c["median_s"])
                 entry["ratio_new_over_base"].append(c["median_s"] / b["median_s"])
+        if not per["contenders"]:
+            lines.append(f"{prec}: no round compared")
         for name, e in per["contenders"].items():
             r = e["ratio_new_over_base"]
             e["ratio_range"] = [min(r), max(r)]
             e["ratio_median"] = statistics.median(r)
-            lines.append(f"{prec} {name:24s} new/base {' '.join(f'{x:.3f}' for x in r)}  "
+            lines.append(f"{prec} {name:24s} new/base {' '.join(f'{x:.3f}' for x in r)} over {len(r)} of "
+                         f"{len(rounds)} rounds  "
                          f"(base {statistics.median(e['base_median_s']) * 1e6:.0f} us, "
                          f"new {statistics.median(e['new_median_s']) * 1e6:.0f} us)")
         out["precisions"][prec] = per
