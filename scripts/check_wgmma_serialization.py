@@ -34,6 +34,10 @@ def main(argv):
         return 2
     root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     kernels = []
+    if not isinstance(commands, list) or not all(isinstance(c, dict) and isinstance(c.get("directory"), str) and
+                                                 isinstance(c.get("file"), str) for c in commands):
+        print(f"check_wgmma_serialization: {db}: expected a list of {{directory, file, command}} entries", file=sys.stderr)
+        return 2
     for c in commands:
         path = os.path.normpath(os.path.join(c["directory"], c["file"]))
         if not path.startswith(os.path.join(root, "kernels") + os.sep) or not path.endswith(".cu"):
@@ -47,16 +51,28 @@ def main(argv):
     serialized = 0
     with tempfile.TemporaryDirectory() as scratch:
         for path, c in kernels:
-            args = shlex.split(c["command"]) if "command" in c else list(c["arguments"])
-            if "-o" not in args:
-                print(f"check_wgmma_serialization: {path}: no -o in its compile command", file=sys.stderr)
+            try:
+                args = shlex.split(c["command"]) if "command" in c else list(c["arguments"])
+            except (ValueError, KeyError, TypeError) as e:
+                print(f"check_wgmma_serialization: {path}: unreadable compile command ({e})", file=sys.stderr)
+                return 2
+            if "-o" not in args[:-1]:
+                print(f"check_wgmma_serialization: {path}: no '-o FILE' in its compile command", file=sys.stderr)
                 return 2
             args[args.index("-o") + 1] = os.path.join(scratch, "k.o")
             if not any("-Xptxas" in a and "-v" in a for a in args):
                 args.append("-Xptxas=-v")
-            run = subprocess.run(args, cwd=c["directory"], capture_output=True, text=True)
+            try:
+                run = subprocess.run(args, cwd=c["directory"], capture_output=True, text=True)
+            except OSError as e:
+                print(f"check_wgmma_serialization: {path}: cannot run its compile command ({e})", file=sys.stderr)
+                return 2
             if run.returncode != 0:
                 print(f"check_wgmma_serialization: {path}: the compile failed\n{run.stderr[-2000:]}", file=sys.stderr)
+                return 2
+            if "ptxas info" not in run.stdout + run.stderr:
+                print(f"check_wgmma_serialization: {path}: its compile printed no ptxas report (not an nvcc command "
+                      "with -Xptxas -v?): nothing checked", file=sys.stderr)
                 return 2
             notes = sorted({(m.group(0).split(":")[1].split(" in the function")[0].strip(), m.group(1))
                             for m in NOTE.finditer(run.stdout + run.stderr)})

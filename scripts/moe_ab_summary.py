@@ -11,6 +11,7 @@ Exit codes: 0 written, 2 bad usage or unreadable input (one line naming the file
 """
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -25,6 +26,10 @@ def fail(message):
     sys.exit(2)
 
 
+def finite_positive(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
 def load(path):
     m = NAME.match(os.path.basename(path))
     if not m:
@@ -37,6 +42,18 @@ def load(path):
     points = doc.get("points") if isinstance(doc, dict) else None
     if not isinstance(points, list) or len(points) != 1 or not isinstance(points[0], dict):
         fail(f"{path}: expected a moe_vs_grouped_mm result with one point")
+    point = points[0]
+    contenders = point.get("contenders", {})
+    if not isinstance(contenders, dict) or not all(isinstance(c, dict) for c in contenders.values()):
+        fail(f"{path}: points[0].contenders must be an object of {{name: {{median_s, ...}}}}")
+    for name, c in contenders.items():
+        if "median_s" in c and not finite_positive(c["median_s"]):
+            fail(f"{path}: contenders.{name}.median_s must be a positive finite number of seconds")
+    if not isinstance(point.get("verification", {}), dict):
+        fail(f"{path}: points[0].verification must be an object")
+    prec = (point.get("config") or {}).get("precision") if isinstance(point.get("config"), dict) else None
+    if prec is not None and prec != m.group(1):
+        fail(f"{path}: named {m.group(1)} but its config.precision is {prec}")
     return m.group(1), m.group(2), int(m.group(3)), doc
 
 
@@ -47,13 +64,25 @@ def main(argv):
     ap.add_argument("--out", required=True)
     ap.add_argument("files", nargs="+")
     a = ap.parse_args(argv)
-    if os.path.abspath(a.out) in {os.path.abspath(f) for f in a.files}:
-        fail(f"--out {a.out} is also an input")
+    if not a.out or os.path.isdir(a.out):
+        fail(f"--out '{a.out}': expected a file path (not a folder)")
+    if os.path.islink(a.out):
+        fail(f"--out {a.out} is a symlink: name a regular file")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(a.out))):
+        fail(f"--out {a.out}: its folder does not exist")
+    for f in a.files:
+        if os.path.realpath(a.out) == os.path.realpath(f) or (
+                os.path.exists(a.out) and os.path.exists(f) and os.path.samefile(a.out, f)):
+            fail(f"--out {a.out} is also an input ({f})")
+    if len({os.path.realpath(f) for f in a.files}) != len(a.files):
+        fail("an input is given twice")
     runs = {}  # (prec, round) -> {label: point}
     meta = None
     for path in a.files:
         prec, label, rnd, doc = load(path)
         meta = meta or doc.get("meta")
+        if label in runs.get((prec, rnd), {}):
+            fail(f"{path}: a second {prec} {label} file for round {rnd}")
         runs.setdefault((prec, rnd), {})[label] = doc["points"][0]
     out = {"schema": {"name": "xstage.moe_ab", "version": 1}, "base": a.base, "new": a.new, "meta": meta,
            "definitions": {"ratio_new_over_base": "median time of the new library / the base library's, same "

@@ -98,6 +98,18 @@ std::shared_ptr<report::Journal> open_run_journal(
                                                          : ""));
   }
   if (state.header.git_sha != header.git_sha) {
+    // What the result will name as the build that measured the journal's points: a commit (7 to 40 hex digits)
+    // or "unknown", either with "+dirty"; anything else is not a build this tool wrote.
+    std::string id = state.header.git_sha;
+    if (id.size() > 6 && id.compare(id.size() - 6, 6, "+dirty") == 0) id.resize(id.size() - 6);
+    const bool hex = id.size() >= 7 && id.size() <= 40 &&
+                     id.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex && id != "unknown")
+      throw input_error("--resume-any-build",
+                        fmt::format("{}: its header's git_sha is not a build id (accepted: 7 to 40 lowercase hex "
+                                    "digits or \"unknown\", optionally with \"+dirty\"): the result could not say "
+                                    "which build measured its points; remove the journal to start over",
+                                    journal_path));
     std::fprintf(stderr, "xstage: --resume-any-build: %s was written by build %s; this build is %s. Its finished "
                  "points are kept as that build measured them; meta.resumed_from_build records it\n",
                  journal_path.c_str(), state.header.git_sha.c_str(), header.git_sha.c_str());

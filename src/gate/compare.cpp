@@ -299,16 +299,25 @@ void compare_metric(const json& baseline, const json& candidate, const GateConfi
     if (!w || !w->is_number()) { add(missing(m, v->get<double>(), "no value in candidate"), labels[i]); continue; }
     add(judge(m, config, observe(*v, site_of(element, suffix)), observe(*w, site_of(other, suffix))), labels[i]);
   }
-  if (!unmatched.empty() && unmatched.size() <= m.max_missing) {
+  // An allowance covers rows a fit emits in one run and not the next, never a candidate with none of them.
+  const std::size_t absent = static_cast<std::size_t>(std::count_if(
+      report.rows.begin(), report.rows.end(), [&](const Comparison& row) {
+        return row.metric_index == index && row.status == Status::kMissing;
+      }));
+  const bool some_matched = compared > absent;
+  if (!unmatched.empty() && unmatched.size() <= m.max_missing && some_matched) {
     for (std::size_t row : unmatched) {
       report.rows[row].status = Status::kNotApplicable;
       report.rows[row].note = fmt::format("no matching element in candidate ({} of at most {} allowed by max_missing)",
                                           unmatched.size(), m.max_missing);
     }
-  } else if (unmatched.size() > m.max_missing && m.max_missing > 0) {
+  } else if (!unmatched.empty() && m.max_missing > 0) {
     for (std::size_t row : unmatched)
-      report.rows[row].note = fmt::format("no matching element in candidate ({} such elements, more than max_missing {})",
-                                          unmatched.size(), m.max_missing);
+      report.rows[row].note = some_matched
+                                  ? fmt::format("no matching element in candidate ({} such elements, more than "
+                                                "max_missing {})", unmatched.size(), m.max_missing)
+                                  : "no matching element in candidate (none of the baseline's elements is there: "
+                                    "max_missing allows none)";
   }
   if (compared == 0) {
     report.rows.erase(std::remove_if(report.rows.begin(), report.rows.end(),

@@ -73,6 +73,9 @@ MetricSpec metric_from_json(const json& j, const std::string& path) {
   if (const json* d = r.optional("description")) m.description = report::read_string(*d, r.path("description"));
   if (const json* mm = r.optional("max_missing")) {
     if (!m.has_wildcard) throw input_error(r.path("max_missing"), "only a metric with [*] has elements that can be missing");
+    if (m.prefix.size() == 1 && m.prefix[0].kind == PathStep::Kind::kKey && m.prefix[0].key == "points")
+      throw input_error(r.path("max_missing"), "not for points[*]: a measured point absent from the candidate is "
+                                               "always MISSING (max_missing is for rows a fit emits, e.g. model.tiss0[*])");
     m.max_missing = static_cast<std::size_t>(report::read_integer(*mm, r.path("max_missing"), 0, 1000000));
   }
   if (const json* w = r.optional("missing_only_where")) {

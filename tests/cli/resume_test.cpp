@@ -105,6 +105,18 @@ TEST_F(Resume, OtherBuildNeedsResumeAnyBuild) {
   EXPECT_EQ(result["meta"]["resumed_from_build"], "0123456789abcdef0123456789abcdef01234567");
 }
 
+// A header git_sha that names no build (empty, control characters) cannot be recorded as resumed_from_build.
+TEST_F(Resume, AnotherBuildMustBeABuildId) {
+  std::string text = read_file(journal_);
+  const std::string key = "\"git_sha\":\"";
+  const auto at = text.find(key);
+  ASSERT_NE(at, std::string::npos);
+  const auto end = text.find('"', at + key.size());
+  text.replace(at + key.size(), end - at - key.size(), "");
+  write_file(journal_, text);
+  expect_refused("--resume-any-build", {"not a build id", "7 to 40 lowercase hex digits"});
+}
+
 TEST_F(Resume, SameBuildRecordsNoOtherBuild) {
   const ToolRun r = dir_.run("xstage-bench", args(out_, "--resume-any-build"));
   ASSERT_EQ(r.rc, 0) << r.err;

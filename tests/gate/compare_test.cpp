@@ -131,6 +131,20 @@ TEST(Compare, MaxMissingBoundsTheAbsentElements) {
     EXPECT_FALSE(r.passed()) << max;
     EXPECT_EQ(r.count(Status::kMissing), 2u) << max;
   }
+  // A candidate with none of the baseline's rows fails even within the allowance (a fit that stopped emitting).
+  json two = base;
+  two["model"]["tiss0"].erase(2);
+  json empty = two;
+  empty["model"]["tiss0"] = json::array();
+  const GateReport gone = compare(two, empty, config(2));
+  EXPECT_FALSE(gone.passed());
+  EXPECT_EQ(gone.count(Status::kMissing), 2u);
+  json no_key = two;
+  no_key["model"].erase("tiss0");
+  EXPECT_FALSE(compare(two, no_key, config(2)).passed());
+  // Not for measured points.
+  EXPECT_THROW(one_metric({{"name", "points[*].issue_time_s.median"}, {"direction", "lower"}, {"rel_tol", 0.1},
+                           {"max_missing", 1}}), Error);
   // Every row absent is more than 2: all three fail.
   cand["model"]["tiss0"] = json::array();
   const GateReport none = compare(base, cand, config(2));
