@@ -18,12 +18,13 @@ BASE=${BASE:?BASE must name the commit to compare against}
 PRECISIONS=${PRECISIONS:-"fp8 bf16"}
 ROUNDS=${ROUNDS:-2}
 KSM=${KSM:-132}
+BLOCK_N=${BLOCK_N:-128}  # bf16 runs at this width (fp8 is built for 128 only)
 M_PER_EXPERT=${M_PER_EXPERT:-673,4223,3036,338,854,9006,480,463,629,238,337,243,2344,1829,175,376,230,270,167,386,241,827,1146,208,846,309,224,27828,215,324,396,841}
 source "$(dirname "$0")/lib.sh"
 start_call
 SUMMARY="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$SUMMARY"; }
-note "BASE=$BASE PRECISIONS=$PRECISIONS ROUNDS=$ROUNDS KSM=$KSM this=$(cat .xs-git-sha 2>/dev/null)"
+note "BASE=$BASE PRECISIONS=$PRECISIONS ROUNDS=$ROUNDS KSM=$KSM BLOCK_N=$BLOCK_N this=$(cat .xs-git-sha 2>/dev/null)"
 clocks start
 
 build_targets xstage_moe xs_gpu_moe_tests || { note "build failed"; exit 1; }
@@ -59,7 +60,8 @@ base_lib="$base_dir/build/lib/libxstage_moe.so"
 pair() {  # pair LABEL LIB PRECISION ROUND
   local label=$1 lib=$2 prec=$3 round=$4
   run_step "ab-$prec-$label-$round" 90 "$PY" scripts/moe_vs_grouped_mm.py --lib "$lib" --hidden 4096 \
-    --intermediate 2048 --precision "$prec" --T 6976 --P 8 --top-k 6 --ksm "$KSM" --block-n 128 \
+    --intermediate 2048 --precision "$prec" --T 6976 --P 8 --top-k 6 --ksm "$KSM" \
+    --block-n "$([[ $prec == fp8 ]] && echo 128 || echo "$BLOCK_N")" \
     --m-per-expert "$M_PER_EXPERT" --experts-per-wave 8 --launches 3 --warmup 2 --rounds 10 \
     --out "$RES/ab-$prec-$label-$round.json"
   note "ab-$prec-$label-$round rc=$STEP_RC"
