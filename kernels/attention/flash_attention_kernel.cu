@@ -35,7 +35,7 @@
 #include "attention/split_combine.cuh"
 #include "common/tensor_map.hpp"
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::attention {
 

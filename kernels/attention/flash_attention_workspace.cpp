@@ -13,7 +13,7 @@
 #include "attention/flash_attention_internal.hpp"
 #include "common/error.hpp"
 #include "common/mapped_report.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::attention {
 

@@ -3,7 +3,7 @@
 
 #include "attention/random_fill.hpp"
 #include "common/counter_hash.cuh"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::attention {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "attention/reference_attention.hpp"
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::attention {
 namespace {

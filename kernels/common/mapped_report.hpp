@@ -5,7 +5,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels {
 

@@ -7,7 +7,7 @@
 #include <cudaTypedefs.h>
 
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels {
 namespace {

@@ -3,7 +3,7 @@
 #include "moe/combine_unpack.hpp"
 
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::moe {
 namespace {

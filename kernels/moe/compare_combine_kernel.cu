@@ -12,7 +12,7 @@
 #include "moe/compare_combine.hpp"
 #include "moe/compare_rule.cuh"
 #include "moe/fp8.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::moe {
 namespace {

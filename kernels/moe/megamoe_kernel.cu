@@ -27,7 +27,7 @@
 #include "common/mapped_report.hpp"
 #include "moe/epilogue.cuh"
 #include "moe/megamoe.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::moe {
 

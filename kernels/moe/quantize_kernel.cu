@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "moe/quantize.cuh"
 #include "moe/quantize.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::moe {
 namespace {

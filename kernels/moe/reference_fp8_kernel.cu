@@ -11,7 +11,7 @@
 #include "moe/fp8.hpp"
 #include "moe/quantize.cuh"
 #include "moe/reference_tile.cuh"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::moe::reference_detail {
 namespace {

@@ -16,7 +16,7 @@
 #include "common/error.hpp"
 #include "moe/reference.hpp"
 #include "moe/reference_tile.cuh"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::moe {
 namespace {

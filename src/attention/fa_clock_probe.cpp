@@ -3,7 +3,7 @@
 
 #include "attention/fa_device.hpp"
 #include "common/clock_probe.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/stream.hpp"
 
 namespace xs::attention {

@@ -4,7 +4,7 @@
 #include "attention/random_fill.hpp"
 #include "attention/reference_attention.hpp"
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::attention {
 

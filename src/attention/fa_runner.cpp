@@ -22,7 +22,7 @@
 #include "attention/flash_attention.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "bench/rank_comm.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/rank_windows.hpp"

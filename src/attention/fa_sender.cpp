@@ -6,7 +6,7 @@
 #include "attention/fa_burst.hpp"
 #include "attention/fa_device.hpp"
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/stream.hpp"
 #include "runtime/variant_timer.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 #include "moe/random_fill.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::moe {
 

@@ -9,7 +9,7 @@
 #include "moe/combine_unpack.hpp"
 #include "moe/quantize.hpp"
 #include "moe/random_fill.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/stream.hpp"
 #include "runtime/target_cache.hpp"
 

@@ -18,7 +18,7 @@
 #include "moe/moe_variants.hpp"
 #include "moe/tile_stats.hpp"
 #include "moe/verification_gate.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/rank_windows.hpp"
 #include "runtime/stream.hpp"

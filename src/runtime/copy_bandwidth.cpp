@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/stats.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::runtime {
 namespace {

@@ -7,7 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::runtime {
 

@@ -18,7 +18,7 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "runtime/burst_timeline.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/copy_bandwidth.hpp"
 #include "runtime/gpu_backend.hpp"
 #include "runtime/gpu_backend_options.hpp"
@@ -235,7 +235,7 @@ LaunchSample GpuBackend::launch(const PointPlan& plan, const PointSpec& spec, st
                               "kernel trapped, so this process's CUDA context is unusable and later points fail",
                               rs::burst_status_flag(status), options_.barrier_timeout_ns, status,
                               cudaGetErrorName(err)));
-    throw_cuda_error(err, "cudaStreamSynchronize after burst_kernel", __FILE__, __LINE__);
+    cuda_check::throw_cuda_error(err, "cudaStreamSynchronize after burst_kernel", __FILE__, __LINE__);
   }
   LaunchTimeline t;
   t.num_bursts = n;

@@ -14,7 +14,7 @@
 #include "common/stats.hpp"
 #include "common/tensor_map.hpp"
 #include "common/units.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/verification.hpp"
 
 namespace xs::runtime {
@@ -174,7 +174,7 @@ LoadedLaunchSample LoadedRunner::launch(const PointSpec& spec, const LoadedPlan&
                   fmt::format("loaded_kernel: spin-wait on {} timed out after {} cycles (status {}, {}); the kernel "
                               "trapped, so this process's CUDA context is unusable", rs::loaded_status_flag(status),
                               args.timeout_cycles, status, cudaGetErrorName(err)));
-    throw_cuda_error(err, "cudaStreamSynchronize after loaded_kernel", __FILE__, __LINE__);
+    cuda_check::throw_cuda_error(err, "cudaStreamSynchronize after loaded_kernel", __FILE__, __LINE__);
   }
   t.tiles.resize(static_cast<std::size_t>(k) * t.tiles_per_cta);
   t.ctas.resize(k);

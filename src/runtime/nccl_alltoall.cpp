@@ -8,7 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/stats.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/nccl_plan.hpp"

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/nccl_plan.hpp"
 

@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/nccl_lsa_pointers.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/devices.hpp"
 

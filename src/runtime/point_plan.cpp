@@ -8,7 +8,7 @@
 #include "bench/sweep.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::runtime {
 namespace {

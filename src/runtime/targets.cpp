@@ -7,7 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/nccl_window.hpp"
 
 namespace xs::runtime {
@@ -85,7 +85,7 @@ void enable_peer_access(int device, int peer) {
     (void)cudaGetLastError();  // not an error here; clear it so later checks start clean
     return;
   }
-  check_cuda(err, "cudaDeviceEnablePeerAccess(peer, 0)", __FILE__, __LINE__);
+  cuda_check::check_cuda(err, "cudaDeviceEnablePeerAccess(peer, 0)", __FILE__, __LINE__);
 }
 
 TargetBuffer::TargetBuffer(const Target& target, int device, std::size_t bytes)

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/copy_bandwidth.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/nccl_alltoall.hpp"

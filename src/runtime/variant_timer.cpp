@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/stream.hpp"
 
 namespace xs::runtime {
@@ -62,7 +62,7 @@ class VariantGraph {
 
 void plain_sync(cudaStream_t stream, const char* what) {
   const cudaError_t err = cudaStreamSynchronize(stream);
-  if (err != cudaSuccess) throw_cuda_error(err, what, __FILE__, __LINE__);
+  if (err != cudaSuccess) cuda_check::throw_cuda_error(err, what, __FILE__, __LINE__);
 }
 
 }  // namespace

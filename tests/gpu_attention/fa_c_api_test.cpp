@@ -13,7 +13,7 @@
 #include "attention/fa_c_api.h"
 #include "attention/fa_device.hpp"
 #include "attention/flash_attention.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::attention {
 namespace {

@@ -8,7 +8,7 @@
 #include "attention/fa_device.hpp"
 #include "attention/fa_burst.hpp"
 #include "common/error.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 #include "runtime/stream.hpp"
 
 namespace xs::attention {

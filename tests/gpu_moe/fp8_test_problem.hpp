@@ -13,7 +13,7 @@
 #include "moe/random_fill.hpp"
 #include "moe/reference.hpp"
 #include "moe/routing.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::moe::test {
 

@@ -12,7 +12,7 @@
 #include "fp8_test_problem.hpp"
 #include "moe/megamoe.hpp"
 #include "moe/verification_gate.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::moe::test {
 namespace {

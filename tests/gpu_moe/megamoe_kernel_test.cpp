@@ -18,7 +18,7 @@
 #include "../gpu_common/sm90_environment.hpp"
 #include "common/error.hpp"
 #include "moe/megamoe.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::kernels::moe {
 namespace {

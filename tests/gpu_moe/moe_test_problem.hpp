@@ -15,7 +15,7 @@
 #include "moe/moe_device.hpp"
 #include "moe/random_fill.hpp"
 #include "moe/reference.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::moe::test {
 

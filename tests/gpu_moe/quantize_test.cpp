@@ -18,7 +18,7 @@
 #include "moe/moe_device.hpp"
 #include "moe/quantize.hpp"
 #include "moe/random_fill.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::moe::test {
 namespace {

@@ -14,7 +14,7 @@
 #include "fp8_test_problem.hpp"
 #include "moe/bf16.hpp"
 #include "moe/fp8.hpp"
-#include "runtime/check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace xs::moe::test {
 namespace {

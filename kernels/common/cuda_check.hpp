@@ -1,5 +1,6 @@
-// xstage runtime layer: the one way CUDA and NCCL failures become xs::Error (exit 3). Every runtime call
-// is wrapped; the message names the expression, file:line and the CUDA/NCCL error.
+// xstage kernels layer (lowest floor with CUDA): the one way CUDA and NCCL failures become xs::Error (exit 3).
+// Every runtime call is wrapped; the message names the expression, file:line and the CUDA/NCCL error. It lives
+// beside the kernels (which check their own launches) so that nothing below runtime/ includes runtime/.
 #pragma once
 #include <string>
 
@@ -10,7 +11,7 @@
 
 #include "common/error.hpp"
 
-namespace xs::runtime {
+namespace xs::cuda_check {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t err, const char* expr, const char* file, int line) {
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
@@ -38,10 +39,10 @@ inline void check_nccl(ncclResult_t res, const char* expr, const char* file, int
   throw Error(ExitCode::kDeviceFailure, "nccl", expr,
               std::string(file) + ":" + std::to_string(line) + ": " + expr + " failed: " + ncclGetErrorString(res));
 }
-#define XS_NCCL_CHECK(expr) ::xs::runtime::check_nccl((expr), #expr, __FILE__, __LINE__)
+#define XS_NCCL_CHECK(expr) ::xs::cuda_check::check_nccl((expr), #expr, __FILE__, __LINE__)
 #endif
 
-}  // namespace xs::runtime
+}  // namespace xs::cuda_check
 
-#define XS_CUDA_CHECK(expr) ::xs::runtime::check_cuda((expr), #expr, __FILE__, __LINE__)
-#define XS_CUDA_CHECK_LAUNCH() ::xs::runtime::check_launch(__FILE__, __LINE__)
+#define XS_CUDA_CHECK(expr) ::xs::cuda_check::check_cuda((expr), #expr, __FILE__, __LINE__)
+#define XS_CUDA_CHECK_LAUNCH() ::xs::cuda_check::check_launch(__FILE__, __LINE__)
