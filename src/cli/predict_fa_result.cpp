@@ -20,10 +20,11 @@
 #include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
-#include "report/fnv1a.hpp"
 #include "model/platform_model.hpp"
 #include "report/file_io.hpp"
+#include "report/fnv1a.hpp"
 #include "report/json_read.hpp"
+#include "report/measured_device.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
 
@@ -238,6 +239,15 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
                  "%s: its R, T_iss^0 and Q are not this path's, so the verdicts judge the data against another "
                  "path\n", o.result_path.c_str(), result_backend.get<std::string>().c_str(), o.model_path.c_str(),
                  model_backend.get<std::string>().c_str());
+  // The same for a calibration of another GPU model (an H100's R judging an H200's data).
+  const std::string model_device = report::measured_device(model_meta, o.model_path).name;
+  const std::string result_device =
+      report::measured_device(doc.contains("meta") ? doc["meta"] : json::object(), o.result_path).name;
+  if (!model_device.empty() && !result_device.empty() &&
+      report::device_key(model_device) != report::device_key(result_device))
+    std::fprintf(stderr, "xstage-predict: WARNING: %s was measured on %s but the calibration %s on %s: another GPU's "
+                 "R, T_iss^0 and Q judge these data\n", o.result_path.c_str(), result_device.c_str(),
+                 o.model_path.c_str(), model_device.c_str());
   json provenance = {
       {"model_file", o.model_path}, {"model_fnv1a64", report::fnv1a64(model_text)},
       {"model_target", model_target.empty() ? json() : json(model_target)},

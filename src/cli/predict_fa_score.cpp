@@ -22,6 +22,7 @@
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
+#include "report/measured_device.hpp"
 #include "report/result_file.hpp"
 #include "report/utc_instant.hpp"
 #include "xstage/build_info.hpp"
@@ -61,38 +62,9 @@ std::string meta_text(const json& doc, const char* key, const std::string& path)
   if (!v.is_string()) throw input_error(path, fmt::format("meta.{}: expected a string, found {}", key, v.type_name()));
   return v.get<std::string>();
 }
-// The name of the GPU the file was measured on: meta.devices[meta.device_index] (index 0 where none is
-// recorded); "" where not recorded; a name that is not a string is bad input (exit 2), named.
+// The name of the GPU the file was measured on (report::measured_device: bad input is exit 2, named).
 std::string measured_device_name(const json& doc, const std::string& path) {
-  if (!doc.contains("meta") || !doc["meta"].is_object()) return "";
-  const json& meta = doc["meta"];
-  if (!meta.contains("devices") || !meta["devices"].is_array() || meta["devices"].empty()) return "";
-  std::size_t index = 0;
-  if (meta.contains("device_index") && !meta["device_index"].is_null()) {
-    if (!meta["device_index"].is_number_integer() || meta["device_index"].get<long long>() < 0 ||
-        meta["device_index"].get<long long>() >= static_cast<long long>(meta["devices"].size()))
-      throw input_error(path, fmt::format("meta.device_index: expected an index into meta.devices (0..{}), found {}",
-                                          meta["devices"].size() - 1, meta["device_index"].dump()));
-    index = meta["device_index"].get<std::size_t>();
-  }
-  const json& d = meta["devices"][index];
-  if (!d.is_object() || !d.contains("name") || d["name"].is_null()) return "";
-  if (!d["name"].is_string())
-    throw input_error(path, fmt::format("meta.devices[{}].name: expected a string, found {}", index, d["name"].type_name()));
-  return d["name"].get<std::string>();
-}
-// A GPU name as compared: surrounding blanks dropped, inner runs of blanks as one, case-blind.
-std::string device_key(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  if (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return doc.contains("meta") ? report::measured_device(doc["meta"], path).name : "";
 }
 
 // One tally per predictor; for the model also its point errors, the directions of its misses and how wide its
@@ -240,7 +212,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           // A calibration of another GPU model predicts nothing about this one: allowed (a cross-check), said.
           // Names compared trimmed and case-blind; a name missing on either side is unknown, and such a row is
           // not a prediction either (kept out of the "predates" tally like an unknown date).
-          const std::string cal_dev = device_key(cal.device), data_dev = device_key(data_device);
+          const std::string cal_dev = report::device_key(cal.device), data_dev = report::device_key(data_device);
           const bool device_unknown = cal_dev.empty() || data_dev.empty();
           const bool other_device = !device_unknown && cal_dev != data_dev;
           num_unknown_device += device_unknown;

@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +28,26 @@ constexpr const char* kUsage = "xstage-predict interference --calibration CAL.js
 double rate_or_inf(const std::string& text, const char* flag) {
   if (text == "inf") return std::numeric_limits<double>::infinity();
   return parse_rate_bps(text, flag);
+}
+
+// A bracket in JSON as the other predictions write one: a non-finite bound (an unbounded slowdown, e.g. a tile time
+// of 0 under load) is null with a sibling "<bound>_unbounded": true, never a bare null a reader takes for "absent".
+nlohmann::json bracket_json(const model::SlowdownBracket& b) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, x] : {std::pair{"lo", b.lo}, std::pair{"mid", b.mid}, std::pair{"hi", b.hi}}) {
+    if (std::isnan(x)) throw std::logic_error(fmt::format("interference bracket {} is NaN", key));
+    if (std::isfinite(x)) {
+      j[key] = x;
+    } else {
+      j[key] = nullptr;
+      j[std::string(key) + "_unbounded"] = true;
+    }
+  }
+  return j;
+}
+
+std::string bound_text(double x, const char* fmt_spec) {
+  return std::isfinite(x) ? fmt::format(fmt::runtime(fmt_spec), x) : std::string("unbounded");
 }
 
 }  // namespace
@@ -77,7 +100,10 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
   }
   if (!o.tile_time.empty()) {
     load.tile_time_s = parse_seconds(o.tile_time, "--tile-time");
-    if (!(load.tile_time_s > 0)) throw input_error("--tile-time", "must be > 0");
+    // A mainloop tile takes microseconds; outside [1 ns, 10 s] the value is a typo (a unit left out or wrong).
+    if (!(load.tile_time_s >= 1e-9 && load.tile_time_s <= 10.0))
+      throw input_error("--tile-time", fmt::format("'{}' is out of range: a tile's time must be in [1ns, 10s], e.g. "
+                                                   "3us; usage: {}", o.tile_time, kUsage));
   }
   if (o.k_blocks) load.k_blocks_per_tile = static_cast<int>(*o.k_blocks);
   if (!o.burst_bytes.empty()) load.burst_bytes_per_sm = static_cast<double>(parse_bytes(o.burst_bytes, "--B"));
@@ -113,7 +139,7 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     std::string list;
     for (const auto& f : ignored) list += (list.empty() ? "" : ", ") + f;
     fmt::print(stderr, "xstage-predict interference: note: {} not used by this calibration's term ({}: s = 1 + a(K) "
-               "B / T0 needs only --K, --B and --tile-time; values given are not checked)\n", list, term.form);
+               "B / T0 needs only --K, --B and --tile-time; the values given change nothing)\n", list, term.form);
     out["ignored"] = ignored;
   }
   if (term.status == model::InterferenceStatus::kIdentified) {
@@ -129,9 +155,14 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     }
     const model::SlowdownBracket s = term.slowdown(load);
     const model::SlowdownBracket u = epilogue ? model::SlowdownBracket{0, 0, 0} : term.full_fraction(load);
-    out["slowdown"] = {{"lo", s.lo}, {"mid", s.mid}, {"hi", s.hi}};
-    if (!epilogue) out["full_fraction"] = {{"lo", u.lo}, {"mid", u.mid}, {"hi", u.hi}};
-    out["drain_rate_Bps"] = load.drain_rate_bps;
+    out["slowdown"] = bracket_json(s);
+    if (!epilogue) out["full_fraction"] = bracket_json(u);
+    if (std::isfinite(load.drain_rate_bps)) {
+      out["drain_rate_Bps"] = load.drain_rate_bps;
+    } else {
+      out["drain_rate_Bps"] = nullptr;
+      out["drain_rate_Bps_unbounded"] = true;
+    }
     out["outside_calibration"] = term.outside_calibration(load);
   }
   if (o.json) {
@@ -143,11 +174,13 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     return;
   }
   fmt::print("status               identified ({})\n", term.form);
-  fmt::print("slowdown             {:.4g}  [{:.4g}, {:.4g}]  (tile time under load / without stores)\n",
-             out["slowdown"]["mid"].get<double>(), out["slowdown"]["lo"].get<double>(), out["slowdown"]["hi"].get<double>());
+  const model::SlowdownBracket s = term.slowdown(load);
+  fmt::print("slowdown             {}  [{}, {}]  (tile time under load / without stores)\n", bound_text(s.mid, "{:.4g}"),
+             bound_text(s.lo, "{:.4g}"), bound_text(s.hi, "{:.4g}"));
   if (!epilogue) {
-    fmt::print("full fraction u      {:.3g}  [{:.3g}, {:.3g}]\n", out["full_fraction"]["mid"].get<double>(),
-               out["full_fraction"]["lo"].get<double>(), out["full_fraction"]["hi"].get<double>());
+    const model::SlowdownBracket u = term.full_fraction(load);
+    fmt::print("full fraction u      {}  [{}, {}]\n", bound_text(u.mid, "{:.3g}"), bound_text(u.lo, "{:.3g}"),
+               bound_text(u.hi, "{:.3g}"));
     fmt::print("drain rate R         {}\n", format_rate(load.drain_rate_bps));
   } else {
     const auto& a = term.parameter("cost_s_per_byte_at_kref");

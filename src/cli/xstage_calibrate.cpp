@@ -295,7 +295,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
   if (outcome.interrupted) {
     if (root)
       std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
-                   "  run the same command with --resume to continue\n", outcome.records.size(), points.size(),
+                   "  run the same command with --resume to continue (--resume-any-build once the tools were rebuilt)\n", outcome.records.size(), points.size(),
                    xs::report::journal_path_for(out).c_str());
     return xs::bench::kInterruptedExitCode;
   }

@@ -59,6 +59,9 @@ int run_gate(const GateOptions& options) {
     std::fputs("xstage-gate: WARNING: the files may not be comparable; the verdict below still decides the exit "
                "code\n", stderr);
   }
+  if (report.identical_inputs)
+    std::fputs("xstage-gate: note: --baseline and --candidate hold the same bytes: every row is SAME by "
+               "construction, so a PASS here checks the files and the config, not a new measurement\n", stderr);
   // Files first: an unwritable path is exit 2 before anything claims a verdict on stdout.
   for (const NamedPath& out : outputs)  // folders, once the comparison stands
     if (!out.path.empty()) xs::report::prepare_output_path(out.path, out.what, OutputKind::kFileOrStream);

@@ -150,7 +150,9 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
   std::set<double> vs, slowed_v;
   int k_max = 0, k_min = 1 << 30;
   double v_min = kInf, v_max = 0;
+  double x_min = kInf, x_max = 0;  // the law's regressor B / T0 (bytes stored per second of tile time, per CTA)
   for (const auto& p : pts) {
+    x_min = std::min(x_min, p.v / p.t0), x_max = std::max(x_max, p.v / p.t0);
     ks.insert(p.k);
     vs.insert(p.v);
     if (p.t / p.t0 - 1 > options.min_effect) slowed_v.insert(p.v);
@@ -285,6 +287,8 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
       param("k_max", k_max, k_max, k_max, true),
       param("v_min", v_min, v_min, v_min, true),
       param("v_max", v_max, v_max, v_max, true),
+      param("store_load_min_Bps", x_min, x_min, x_min, true, "smallest B / T0 calibrated (per CTA)"),
+      param("store_load_max_Bps", x_max, x_max, x_max, true, "largest B / T0 calibrated (per CTA)"),
   };
   const double held = std::max(std::isfinite(out.held_out_k_median_abs_error) ? out.held_out_k_median_abs_error : 0.0,
                                std::isfinite(out.held_out_v_median_abs_error) ? out.held_out_v_median_abs_error : 0.0);

@@ -413,8 +413,9 @@ GateReport compare_files(const std::string& baseline_path, const std::string& ca
   } catch (const Error& e) {
     throw Error(e.code(), e.domain(), e.field(), "gate config vs baseline " + baseline_path + ": " + e.what());
   }
-  report.warnings = provenance_warnings(provenance_of(report::parse_json_text(baseline_text, baseline_path), baseline),
-                                        provenance_of(report::parse_json_text(candidate_text, candidate_path), candidate));
+  report.warnings = provenance_warnings(provenance_of(report::parse_json_text(baseline_text, baseline_path), baseline, baseline_path),
+                                        provenance_of(report::parse_json_text(candidate_text, candidate_path), candidate, candidate_path));
+  report.identical_inputs = baseline_text == candidate_text;
   return report;
 }
 

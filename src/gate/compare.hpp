@@ -53,6 +53,8 @@ struct GateReport {
   // Baseline and candidate come from different backends, targets, devices or schema versions: the
   // comparison still runs (exit code unchanged) but is probably not like with like.
   std::vector<std::string> warnings;
+  // The two files hold the same bytes: every row is SAME by construction, and a PASS says nothing.
+  bool identical_inputs = false;
   std::size_t count(Status status) const;
   bool passed() const;
 };

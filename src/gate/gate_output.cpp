@@ -226,7 +226,8 @@ json report_to_json(const GateReport& report, const GateConfig& config) {
                     {"ci95_overlap", c.evidence == Evidence::kCi95 ? json(c.ci95_overlap) : json(nullptr)},
                     {"status", status_name(c.status)}, {"note", c.note}});
   }
-  return {{"passed", report.passed()}, {"warnings", report.warnings}, {"alpha", config.alpha},
+  return {{"passed", report.passed()}, {"warnings", report.warnings}, {"identical_inputs", report.identical_inputs},
+          {"alpha", config.alpha},
           {"min_samples", config.min_samples}, {"counts", counts}, {"rows", rows}};
 }
 

@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "report/measured_device.hpp"
+
 namespace xs::gate {
 using nlohmann::json;
 
@@ -20,7 +22,7 @@ std::string major_of(const std::string& version) { return version.substr(0, vers
 
 }  // namespace
 
-Provenance provenance_of(const json& raw, const json& canonical) {
+Provenance provenance_of(const json& raw, const json& canonical, const std::string& path) {
   Provenance p;
   const json meta = canonical.value("meta", json::object());
   p.backend = string_at(meta, "backend");
@@ -33,14 +35,9 @@ Provenance provenance_of(const json& raw, const json& canonical) {
     }
     for (const std::string& t : targets) p.target += (p.target.empty() ? "" : ",") + t;
   }
-  const auto devices = meta.find("devices");
-  if (devices != meta.end() && devices->is_array() && !devices->empty()) {
-    std::size_t index = 0;
-    if (const auto di = meta.find("device_index"); di != meta.end() && di->is_number_unsigned()) index = di->get<std::size_t>();
-    const json& device = index < devices->size() ? (*devices)[index] : (*devices)[0];
-    p.device_name = string_at(device, "name");
-    p.device_uuid = string_at(device, "uuid");
-  }
+  const report::MeasuredDevice device = report::measured_device(meta, path);
+  p.device_name = device.name;
+  p.device_uuid = device.uuid;
   p.schema_version = string_at(raw.value("schema", json::object()), "version");
   return p;
 }

@@ -17,8 +17,9 @@ struct Provenance {
 };
 
 // `raw` is the file as parsed (for its schema version: the canonical form always says the reader's);
-// `canonical` is report::to_json of the strictly read file. Absent fields stay empty.
-Provenance provenance_of(const nlohmann::json& raw, const nlohmann::json& canonical);
+// `canonical` is report::to_json of the strictly read file. Absent fields stay empty; a meta.device_index that is
+// not an index into meta.devices is bad input (input_error naming `path`).
+Provenance provenance_of(const nlohmann::json& raw, const nlohmann::json& canonical, const std::string& path);
 
 // One line per field that differs, e.g. "device UUID differs: baseline GPU-a8aa..., candidate GPU-77c1...".
 // A field empty on both sides is not compared; empty on one side counts as a difference ("(none)").

@@ -149,6 +149,11 @@ TEST(InterferenceCli, BadInputIsExit2) {
   xs::test::expect_refused(s, "xstage-predict", "interference --calibration missing.json --K 132 --rate 60GB/s", 2,
                            {"missing.json"});
   xs::test::expect_refused(s, "xstage-predict", "interference --K 132 --rate 60GB/s", 2, {"--calibration"});
+  // A tile time of 1e-300 s once gave a slowdown of 1e294, "inside" the calibration; 1e300 s gave 1.0.
+  xs::test::expect_refused(s, "xstage-predict", base + " --K 132 --rate 60GB/s --tile-time 1e-300s", 2,
+                           {"--tile-time", "[1ns, 10s]"});
+  xs::test::expect_refused(s, "xstage-predict", base + " --K 132 --rate 60GB/s --tile-time 1e300s", 2,
+                           {"--tile-time", "[1ns, 10s]"});
 }
 
 }  // namespace
@@ -183,6 +188,12 @@ TEST(InterferenceSimEpilogue, CalibrationGivesTheEpilogueTermAndPredictReadsIt) 
     EXPECT_NE(q.err.find("not used by this calibration's term"), std::string::npos) << q.err;
     EXPECT_EQ(with.at("slowdown"), out.at("slowdown"));
     EXPECT_FALSE(out.contains("ignored"));
+    // The law's regressor B / T0 has a calibrated range: far outside it the answer says it extrapolates.
+    EXPECT_EQ(out.at("outside_calibration"), "") << p.out;
+    const auto far = s.run("xstage-predict", "interference --calibration cal.json --json --K 132 --B 8KiB --tile-time 2ns");
+    ASSERT_EQ(far.rc, 0) << far.err;
+    EXPECT_NE(json::parse(far.out).at("outside_calibration").get<std::string>().find("B / T0"), std::string::npos)
+        << far.out;
   } else {
     EXPECT_FALSE(out.at("why").get<std::string>().empty());
   }

@@ -77,6 +77,20 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   EXPECT_TRUE(report["points"][0]["E_res_pred_s"].is_array());
   EXPECT_TRUE(report["points"][0]["previous_agreement"].is_string());
   EXPECT_TRUE(report["tally"]["model"].contains("not_decided"));
+  // Same GPU model on both sides: no device warning.
+  EXPECT_FALSE(contains(r.err, "another GPU's")) << r.err;
+}
+
+// An H100 calibration judging H200 data: judged, but loudly (the hostile-user review of 2026-12-06).
+TEST(PredictFaResult, WarnsWhenTheCalibrationIsOfAnotherGpu) {
+  Scratch s;
+  const std::string h100 = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-6c3d35e/calibration-host-fa.json";
+  const auto r = s.run(kTool, "fa-result " + kResult + " --model " + h100 + " --out new.json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "WARNING")) << r.err;
+  EXPECT_TRUE(contains(r.err, "another GPU's")) << r.err;
+  EXPECT_TRUE(contains(r.err, "H100")) << r.err;
+  EXPECT_TRUE(contains(r.err, "H200")) << r.err;
 }
 
 TEST(PredictFaResult, APointOfAnotherTargetLosesTheOldCalibrationsPrediction) {

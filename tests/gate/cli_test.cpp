@@ -133,9 +133,14 @@ TEST_F(GateCliOutput, ProvenanceMismatchWarnsButDoesNotFail) {
   EXPECT_NE(r.err.find("WARNING: device name differs"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("PASS ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3 WARNINGS"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("same bytes"), std::string::npos) << r.err;
+  // A file against itself: no provenance warning, but a note that the PASS is by construction.
   const GateRun quiet = run(files("baseline.json", "baseline.json", "gate.json"));
-  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(quiet.err.find("WARNING"), std::string::npos) << quiet.err;
+  EXPECT_NE(quiet.err.find("hold the same bytes"), std::string::npos) << quiet.err;
   EXPECT_EQ(quiet.out.find("WARNING"), std::string::npos);
+  const GateRun quiet_json = run(files("baseline.json", "baseline.json", "gate.json") + " --json");
+  EXPECT_NE(quiet_json.out.find("\"identical_inputs\": true"), std::string::npos) << quiet_json.out;
 }
 
 TEST_F(GateCli, UnwritableJUnitIsBadInput) {

@@ -110,8 +110,8 @@ TEST(Output, JsonCarriesPValuesWarningsAndUnits) {
 TEST(Provenance, DifferencesAreNamed) {
   const json raw_b = report::read_json_file(XS_TEST_DATA_DIR "/gate/baseline.json");
   const json raw_c = report::read_json_file(XS_TEST_DATA_DIR "/gate/candidate_other_device.json");
-  const Provenance b = provenance_of(raw_b, report::to_json(report::result_from_json(raw_b)));
-  const Provenance c = provenance_of(raw_c, report::to_json(report::result_from_json(raw_c)));
+  const Provenance b = provenance_of(raw_b, report::to_json(report::result_from_json(raw_b)), "b.json");
+  const Provenance c = provenance_of(raw_c, report::to_json(report::result_from_json(raw_c)), "c.json");
   EXPECT_EQ(b.backend, "gpu");
   EXPECT_EQ(b.target, "peer:1");
   EXPECT_EQ(b.device_name, "NVIDIA H200");

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "report/fnv1a.hpp"
+#include "report/measured_device.hpp"
 #include "report/result_file.hpp"
 
 namespace xs::attention::judge {
@@ -64,13 +65,7 @@ FaCalibration load_fa_calibration(std::string_view text, const std::string& path
   c.git_sha = text_at(file.meta, "git_sha");
   c.date_utc = text_at(file.meta, "date_utc");
   c.backend = text_at(file.meta, "backend");
-  if (auto d = file.meta.find("devices"); d != file.meta.end() && d->is_array() && !d->empty()) {
-    std::size_t index = 0;  // the GPU measured: meta.device_index (0 where not recorded)
-    if (auto i = file.meta.find("device_index"); i != file.meta.end() && i->is_number_integer() && i->get<long long>() >= 0 &&
-                                                 i->get<long long>() < static_cast<long long>(d->size()))
-      index = i->get<std::size_t>();
-    if (d->at(index).is_object()) c.device = text_at(d->at(index), "name");
-  }
+  c.device = report::measured_device(file.meta, path).name;  // the GPU measured: meta.devices[meta.device_index]
   read_rows(file.model, c);
   for (const PointRecord& p : file.points) {
     if (p.skipped || p.clock_flagged || p.spec.suite == Suite::kLocalControl) continue;

@@ -84,7 +84,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
   auto outcome = bench::run_sweep(*backend, points, {out, c.resume, c.progress, c.resume_any_build}, comm);
   if (outcome.interrupted) {
     if (root)
-      std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume\n",
+      std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume (--resume-any-build once the tools were rebuilt)\n",
                    report::journal_path_for(out).c_str());
     return bench::kInterruptedExitCode;
   }
