@@ -248,6 +248,10 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
     std::fprintf(stderr, "xstage-predict: WARNING: %s was measured on %s but the calibration %s on %s: another GPU's "
                  "R, T_iss^0 and Q judge these data\n", o.result_path.c_str(), result_device.c_str(),
                  o.model_path.c_str(), model_device.c_str());
+  else if (model_device.empty() != result_device.empty())
+    std::fprintf(stderr, "xstage-predict: note: %s records no GPU name (meta.devices[meta.device_index].name): whether "
+                 "the calibration is of the same GPU model as the data is not checked\n",
+                 (model_device.empty() ? o.model_path : o.result_path).c_str());
   json provenance = {
       {"model_file", o.model_path}, {"model_fnv1a64", report::fnv1a64(model_text)},
       {"model_target", model_target.empty() ? json() : json(model_target)},

@@ -68,7 +68,7 @@ void add_predict_interference(CLI::App& app, PredictInterferenceOptions& o) {
   cmd->add_option("--R", o.drain_rate, "drain rate R of the path (default: the term's drain_rate_Bps)");
   cmd->add_option("--outstanding", o.outstanding, "q: outstanding bytes (with --Q: q >= Q means a full path)");
   cmd->add_option("--Q", o.capacity, "Q(K): X-Stage capacity, bytes");
-  cmd->add_option("--tile-time", o.tile_time, "T0: the tile's time without stores (default: the calibration's)");
+  cmd->add_option("--tile-time", o.tile_time, "T0: the tile's time without stores, in [1ns, 10s] (epilogue_per_byte: required; full_path_wait: default the calibration's)");
   cmd->add_option("--k-blocks", o.k_blocks, "64-wide k-blocks per tile (default: as calibrated)");
   cmd->add_option("--B", o.burst_bytes, "bytes per storing CTA and burst (checked against the calibration)");
   cmd->add_option("--working-set", o.working_set, "operands resident in l2 or streamed from hbm");

@@ -91,6 +91,14 @@ TEST(PredictFaResult, WarnsWhenTheCalibrationIsOfAnotherGpu) {
   EXPECT_TRUE(contains(r.err, "another GPU's")) << r.err;
   EXPECT_TRUE(contains(r.err, "H100")) << r.err;
   EXPECT_TRUE(contains(r.err, "H200")) << r.err;
+  // A calibration that records no GPU name: said, not silently taken for the same GPU.
+  json cal = json::parse(xs::test::read_file(h100));
+  cal["meta"]["devices"][0].erase("name");
+  xs::test::write_file(s.path("noname.json"), cal.dump());
+  const auto u = s.run(kTool, "fa-result " + kResult + " --model noname.json --out new2.json");
+  ASSERT_EQ(u.rc, 0) << u.err;
+  EXPECT_TRUE(contains(u.err, "records no GPU name")) << u.err;
+  EXPECT_FALSE(contains(u.err, "another GPU's")) << u.err;
 }
 
 TEST(PredictFaResult, APointOfAnotherTargetLosesTheOldCalibrationsPrediction) {
