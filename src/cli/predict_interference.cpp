@@ -142,6 +142,7 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
                "B / T0 needs only --K, --B and --tile-time; the values given change nothing)\n", list, term.form);
     out["ignored"] = ignored;
   }
+  model::SlowdownBracket s, u{0, 0, 0};  // computed once, for the JSON and the table
   if (term.status == model::InterferenceStatus::kIdentified) {
     if (epilogue) {
       // The term does not use R's value (the replay's queue times the drain); any remote path is > 0.
@@ -153,8 +154,8 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     } else {
       load.drain_rate_bps = term.parameter("drain_rate_Bps").value;
     }
-    const model::SlowdownBracket s = term.slowdown(load);
-    const model::SlowdownBracket u = epilogue ? model::SlowdownBracket{0, 0, 0} : term.full_fraction(load);
+    s = term.slowdown(load);
+    if (!epilogue) u = term.full_fraction(load);
     out["slowdown"] = bracket_json(s);
     if (!epilogue) out["full_fraction"] = bracket_json(u);
     if (std::isfinite(load.drain_rate_bps)) {
@@ -174,11 +175,9 @@ void run_predict_interference(const PredictInterferenceOptions& o) {
     return;
   }
   fmt::print("status               identified ({})\n", term.form);
-  const model::SlowdownBracket s = term.slowdown(load);
   fmt::print("slowdown             {}  [{}, {}]  (tile time under load / without stores)\n", bound_text(s.mid, "{:.4g}"),
              bound_text(s.lo, "{:.4g}"), bound_text(s.hi, "{:.4g}"));
   if (!epilogue) {
-    const model::SlowdownBracket u = term.full_fraction(load);
     fmt::print("full fraction u      {}  [{}, {}]\n", bound_text(u.mid, "{:.3g}"), bound_text(u.lo, "{:.3g}"),
                bound_text(u.hi, "{:.3g}"));
     fmt::print("drain rate R         {}\n", format_rate(load.drain_rate_bps));
