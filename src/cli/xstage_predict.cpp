@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,32 +38,84 @@ using xs::cli::Sign;
 // `"<key>": null` with a sibling `"<key>_unbounded": true` (table: "unbounded"); NaN is an input error.
 class Report {
  public:
-  void seconds(const std::string& key, double s, const std::string& note) {
-    if (finite_or_unbounded(key, s, note)) add(key, s, xs::format_seconds(s), note);
-  }
-  void bytes(const std::string& key, double b, const std::string& note) {
-    if (finite_or_unbounded(key, b, note)) add(key, b, xs::format_bytes(b), note);
-  }
-  void rate(const std::string& key, double bps, const std::string& note) {
-    if (finite_or_unbounded(key, bps, note)) add(key, bps, xs::format_rate(bps), note);
-  }
-  void number(const std::string& key, double x, const std::string& note) {
-    if (finite_or_unbounded(key, x, note)) add(key, x, fmt::format("{:.4g}", x), note);
-  }
+  void seconds(const std::string& key, double s, const std::string& note) { add_number(key, s, Kind::kSeconds, note); }
+  void bytes(const std::string& key, double b, const std::string& note) { add_number(key, b, Kind::kBytes, note); }
+  void rate(const std::string& key, double bps, const std::string& note) { add_number(key, bps, Kind::kRate, note); }
+  void number(const std::string& key, double x, const std::string& note) { add_number(key, x, Kind::kNumber, note); }
   // A whole number computed in double precision: beyond int64 it is unbounded, never a wrapped value.
-  void integer(const std::string& key, double x, const std::string& note) {
-    if (!finite_or_unbounded(key, x, note)) return;
-    if (std::fabs(x) >= 9.2e18) {
-      add_unbounded(key, note);
-      return;
-    }
-    const auto value = static_cast<long long>(x);
-    add(key, value, std::to_string(value), note);
-  }
+  void integer(const std::string& key, double x, const std::string& note) { add_number(key, x, Kind::kInteger, note); }
   void flag(const std::string& key, bool x, const std::string& note) {
-    add(key, x, x ? "true" : "false", note);
+    add(Row{key, x, x ? "true" : "false", note});
   }
-  void text(const std::string& key, const std::string& x, const std::string& note) { add(key, x, x, note); }
+  void text(const std::string& key, const std::string& x, const std::string& note) { add(Row{key, x, x, note}); }
+
+  // A corner evaluation (one end of each bracketed parameter): a NaN, e.g. R T_iss^0 at R = +inf and
+  // T_iss^0 = 0, is left undetermined instead of refused, and merge() says "not decided" for that row.
+  void set_corner() { corner_ = true; }
+
+  // One report from the corner evaluations: a row equal at every corner is shown as it is; a number that
+  // differs becomes a bracket (value null, "<key>_bracket": [lo, hi], hi null with
+  // "<key>_bracket_hi_unbounded" when a corner is unbounded); a flag or text that differs, or a number that
+  // is undetermined at some corner, is "not decided" (value null, "<key>_not_decided": true).
+  static Report merge(const std::vector<Report>& corners) {
+    std::vector<std::string> keys;
+    for (const Report& c : corners)
+      for (const Row& row : c.rows_)
+        if (!row.sibling && std::find(keys.begin(), keys.end(), row.key) == keys.end()) keys.push_back(row.key);
+    Report out;
+    for (const std::string& key : keys) {
+      std::vector<const Row*> rows;
+      for (const Report& c : corners)
+        for (const Row& row : c.rows_)
+          if (row.key == key) rows.push_back(&row);
+      const bool same = rows.size() == corners.size() &&
+                        std::all_of(rows.begin(), rows.end(), [&](const Row* r) {
+                          return r->value == rows.front()->value && r->unbounded == rows.front()->unbounded &&
+                                 !r->undetermined;
+                        });
+      if (same) {
+        out.add(*rows.front());
+        if (rows.front()->unbounded) out.add(unbounded_sibling(key));
+        continue;
+      }
+      const bool numeric = rows.size() == corners.size() &&
+                           std::all_of(rows.begin(), rows.end(), [](const Row* r) { return r->kind != Kind::kOther; });
+      const bool undetermined =
+          std::any_of(rows.begin(), rows.end(), [](const Row* r) { return r->undetermined; });
+      const std::string why = " (not decided over the brackets of the calibration's non-point parameters)";
+      const std::string note = rows.front()->base_note.empty() ? rows.front()->note : rows.front()->base_note;
+      if (!numeric || undetermined) {
+        out.add(Row{key, nullptr, "not decided", note + why});
+        Row flag{key + "_not_decided", true, "true", key + " differs between the bracket ends: null in JSON"};
+        flag.json_only = true;
+        out.add(std::move(flag));
+        continue;
+      }
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (const Row* r : rows) {
+        lo = std::min(lo, r->unbounded ? std::numeric_limits<double>::infinity() : r->num);
+        hi = std::max(hi, r->unbounded ? std::numeric_limits<double>::infinity() : r->num);
+      }
+      const Kind kind = rows.front()->kind;
+      const std::string shown = fmt::format("[{}, {}]", show(kind, lo), show(kind, hi));
+      nlohmann::ordered_json bracket = {std::isfinite(lo) ? nlohmann::ordered_json(lo) : nullptr,
+                                        std::isfinite(hi) ? nlohmann::ordered_json(hi) : nullptr};
+      out.add(Row{key, nullptr, shown, note + " (bracket over the calibration's non-point parameters)"});
+      Row bracket_row{key + "_bracket", bracket, shown, key + " lies in [lo, hi]: its value is null in JSON"};
+      bracket_row.json_only = true;
+      out.add(std::move(bracket_row));
+      if (!std::isfinite(hi)) {
+        Row flag{key + "_bracket_hi_unbounded", true, "true", "the upper end is unbounded"};
+        flag.json_only = true;
+        out.add(std::move(flag));
+      }
+    }
+    return out;
+  }
+
+  void append(const Report& other) {
+    for (const Row& row : other.rows_) add(row);
+  }
 
   void print(bool as_json) const {
     if (as_json) {
@@ -75,36 +128,75 @@ class Report {
     constexpr std::size_t kMaxAlignedWidth = 32;
     std::size_t key_w = 0, shown_w = 0;
     for (const auto& row : rows_) {
+      if (row.json_only) continue;
       key_w = std::max(key_w, row.key.size());
       if (row.shown.size() <= kMaxAlignedWidth) shown_w = std::max(shown_w, row.shown.size());
     }
     for (const auto& row : rows_)
-      std::printf("%s\n",
-                  fmt::format("{:<{}}  {:>{}}  {}", row.key, key_w, row.shown, shown_w, row.note).c_str());
+      if (!row.json_only)
+        std::printf("%s\n",
+                    fmt::format("{:<{}}  {:>{}}  {}", row.key, key_w, row.shown, shown_w, row.note).c_str());
   }
 
  private:
-  // False (after writing the unbounded form) for +-inf; NaN has no meaning to report.
-  bool finite_or_unbounded(const std::string& key, double x, const std::string& note) {
-    if (std::isnan(x))
-      throw xs::input_error(key, "undefined (NaN) for these inputs; check their magnitudes");
-    if (std::isfinite(x)) return true;
-    add_unbounded(key, note);
-    return false;
-  }
-  void add_unbounded(const std::string& key, const std::string& note) {
-    add(key, nullptr, "unbounded", note + " (beyond the number range for these inputs)");
-    add(key + "_unbounded", true, "true", key + " is unbounded: its value is null in JSON");
-  }
+  enum class Kind { kOther, kSeconds, kBytes, kRate, kNumber, kInteger };
   struct Row {
     std::string key;
     nlohmann::ordered_json value;
     std::string shown, note;
+    Kind kind = Kind::kOther;
+    double num = 0;             // the number (numeric kinds)
+    bool unbounded = false;     // +-inf
+    bool undetermined = false;  // NaN at a corner
+    bool sibling = false;       // "<key>_unbounded", written with its key
+    bool json_only = false;     // "<key>_bracket": the table shows the bracket on the key's own row
+    std::string base_note;      // the note as the caller gave it (note may add "beyond the number range")
   };
-  void add(const std::string& key, nlohmann::ordered_json value, std::string shown, const std::string& note) {
-    rows_.push_back({key, std::move(value), std::move(shown), note});
+  static std::string show(Kind kind, double x) {
+    if (!std::isfinite(x)) return "unbounded";
+    switch (kind) {
+      case Kind::kSeconds: return xs::format_seconds(x);
+      case Kind::kBytes: return xs::format_bytes(x);
+      case Kind::kRate: return xs::format_rate(x);
+      case Kind::kInteger: return std::to_string(static_cast<long long>(x));
+      default: return fmt::format("{:.4g}", x);
+    }
   }
+  void add_number(const std::string& key, double x, Kind kind, const std::string& note) {
+    if (std::isnan(x)) {
+      if (!corner_) throw xs::input_error(key, "undefined (NaN) for these inputs; check their magnitudes");
+      Row row{key, nullptr, "not decided", note};
+      row.kind = kind;
+      row.undetermined = true;
+      row.base_note = note;
+      add(std::move(row));
+      return;
+    }
+    // A value beyond the range of a double, or an integer beyond int64, is unbounded.
+    if (!std::isfinite(x) || (kind == Kind::kInteger && std::fabs(x) >= 9.2e18)) {
+      Row row{key, nullptr, "unbounded", note + " (beyond the number range for these inputs)"};
+      row.kind = kind;
+      row.unbounded = true;
+      row.base_note = note;
+      add(std::move(row));
+      add(unbounded_sibling(key));
+      return;
+    }
+    Row row{key, kind == Kind::kInteger ? nlohmann::ordered_json(static_cast<long long>(x)) : nlohmann::ordered_json(x),
+            show(kind, x), note};
+    row.kind = kind;
+    row.base_note = note;
+    row.num = kind == Kind::kInteger ? static_cast<double>(static_cast<long long>(x)) : x;
+    add(std::move(row));
+  }
+  static Row unbounded_sibling(const std::string& key) {
+    Row row{key + "_unbounded", true, "true", key + " is unbounded: its value is null in JSON"};
+    row.sibling = true;
+    return row;
+  }
+  void add(Row row) { rows_.push_back(std::move(row)); }
   std::vector<Row> rows_;
+  bool corner_ = false;
 };
 
 using xs::cli::help_text;
@@ -117,6 +209,34 @@ using xs::cli::PlatformFlags;
 void report_platform(Report& r, const Platform& p) {
   r.rate("R_Bps", p.drain_rate_bps, "R, effective drain rate");
   r.seconds("tiss0_s", p.tiss0_s, "T_iss^0, backpressure-free issue time");
+}
+
+// A prediction from a calibration that gives R, T_iss^0 and Q as points: build(out, p) once. Where one of them
+// is not a point (an unconstrained fit, a bound, an extrapolation, a flagged R; issue 27), build runs at every
+// end of their brackets and the report gives each output that differs as a bracket, and a verdict that differs
+// as "not decided"; where one has no bracket, the prediction is not decided, naming the parameter and why.
+template <class Build>
+Report predict_over(const Platform& p, Build&& build) {
+  Report out;
+  if (p.point()) {
+    build(out, p);
+    return out;
+  }
+  out.flag("point_prediction", false, "the calibration gives a parameter only as a bound or a bracket");
+  out.text("not_point", p.not_point_text(), "the parameters no prediction reads as a point value");
+  if (!p.bracketed()) {
+    out.text("prediction", "not decided", "a non-point parameter has no bracket: give it as a flag to test one");
+    return out;
+  }
+  std::vector<Report> corners;
+  for (const Platform& c : xs::cli::platform_corners(p)) {
+    Report r;
+    r.set_corner();
+    build(r, c);
+    corners.push_back(std::move(r));
+  }
+  out.append(Report::merge(corners));
+  return out;
 }
 
 void report_capacity_flags(Report& r, const Platform& p) {
@@ -162,32 +282,31 @@ Report run_burst(const BurstOptions& o) {
   const double b = require(o.bytes_per_producer, "--B", "bytes per producer such as 32KiB");
   const double g = require(o.gap_s, "--G", "the producer-side gap such as 2us");
   const double v = static_cast<double>(k) * b;
-  const Platform p = xs::cli::resolve_platform(o.platform, k, v, true);
-  const double r = p.drain_rate_bps, t0 = p.tiss0_s, q = *p.capacity_bytes;
-  const m::DesignTest test = m::design_test(t0, v, r, q, g);
+  return predict_over(xs::cli::resolve_platform(o.platform, k, v, true), [&](Report& out, const Platform& p) {
+    const double r = p.drain_rate_bps, t0 = p.tiss0_s, q = *p.capacity_bytes;
+    const m::DesignTest test = m::design_test(t0, v, r, q, g);
 
-  Report out;
-  report_platform(out, p);
-  out.bytes("Q_bytes", q, "Q(K), effective outstanding capacity");
-  out.integer("K", static_cast<double>(k), "concurrent producers");
-  out.bytes("B_bytes", b, "bytes per producer per burst");
-  out.seconds("G_s", g, "producer-side gap");
-  out.bytes("V_bytes", v, "V = K B, aggregate burst volume");
-  out.seconds("drain_horizon_s", m::drain_period_s(v, r), "V/R, drain-limited period (eq. 1)");
-  out.seconds("T_iss_s", m::issue_time_s(t0, v, r, g), "T_iss = max(T_iss^0, V/R - G) (eq. 3)");
-  out.seconds("dT_iss_s", m::issue_overhead_s(t0, v, r, g), "dT_iss = [V/R - G - T_iss^0]+ (eq. 4)");
-  out.seconds("T_period_s", m::period_s(t0, v, r, g), "T_period = max(T_iss^0 + G, V/R) (eq. 2)");
-  out.seconds("T_period_cc_s", m::completion_coupled_period_s(v, r, g), "completion-coupled G + V/R");
-  out.seconds("G_star_s", m::recovery_gap_s(t0, v, r), "G* = [V/R - T_iss^0]+, recovery gap (eq. 5)");
-  out.bytes("q_peak_bytes", test.peak_outstanding_bytes, "q_peak = [V - R T_iss^0]+ (eq. 6)");
-  out.seconds("T_iss_isolated_s", m::isolated_issue_time_s(t0, v, r, q), "max(T_iss^0, (V - Q)/R) (eq. 7)");
-  out.rate("injection_rate_Bps", test.injection_rate_bps, "V / (T_iss^0 + G) (eq. 10)");
-  out.flag("rate_bound_ok", test.rate_bound_ok, "V / (T_iss^0 + G) <= R (eq. 10)");
-  out.flag("capacity_bound_ok", test.capacity_bound_ok, "q_peak <= Q (eq. 10)");
-  out.text("action", m::action_name(test.action), "piggyback iff both bounds hold, else reshape (4.1)");
-  out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
-  report_capacity_flags(out, p);
-  return out;
+    report_platform(out, p);
+    out.bytes("Q_bytes", q, "Q(K), effective outstanding capacity");
+    out.integer("K", static_cast<double>(k), "concurrent producers");
+    out.bytes("B_bytes", b, "bytes per producer per burst");
+    out.seconds("G_s", g, "producer-side gap");
+    out.bytes("V_bytes", v, "V = K B, aggregate burst volume");
+    out.seconds("drain_horizon_s", m::drain_period_s(v, r), "V/R, drain-limited period (eq. 1)");
+    out.seconds("T_iss_s", m::issue_time_s(t0, v, r, g), "T_iss = max(T_iss^0, V/R - G) (eq. 3)");
+    out.seconds("dT_iss_s", m::issue_overhead_s(t0, v, r, g), "dT_iss = [V/R - G - T_iss^0]+ (eq. 4)");
+    out.seconds("T_period_s", m::period_s(t0, v, r, g), "T_period = max(T_iss^0 + G, V/R) (eq. 2)");
+    out.seconds("T_period_cc_s", m::completion_coupled_period_s(v, r, g), "completion-coupled G + V/R");
+    out.seconds("G_star_s", m::recovery_gap_s(t0, v, r), "G* = [V/R - T_iss^0]+, recovery gap (eq. 5)");
+    out.bytes("q_peak_bytes", test.peak_outstanding_bytes, "q_peak = [V - R T_iss^0]+ (eq. 6)");
+    out.seconds("T_iss_isolated_s", m::isolated_issue_time_s(t0, v, r, q), "max(T_iss^0, (V - Q)/R) (eq. 7)");
+    out.rate("injection_rate_Bps", test.injection_rate_bps, "V / (T_iss^0 + G) (eq. 10)");
+    out.flag("rate_bound_ok", test.rate_bound_ok, "V / (T_iss^0 + G) <= R (eq. 10)");
+    out.flag("capacity_bound_ok", test.capacity_bound_ok, "q_peak <= Q (eq. 10)");
+    out.text("action", m::action_name(test.action), "piggyback iff both bounds hold, else reshape (4.1)");
+    out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
+    report_capacity_flags(out, p);
+  });
 }
 
 // ---- fa: FlashAttention-A2A audit, eqs. 17-20
@@ -256,52 +375,51 @@ Report run_fa(const FaOptions& o) {
     xs::cli::throw_missing("--M", "--num-bursts needs --M (for E_drain_s) or --t-lat/--t-cover (for E_cc_s)");
   const double bt = m::fa_tile_bytes(int(bm), int(d), int(s_out));
   const double v = static_cast<double>(k) * bt;
-  const Platform p = xs::cli::resolve_platform(o.platform, k, v, false);
-  const double r = p.drain_rate_bps, t0 = p.tiss0_s;
-  const double g_star = m::recovery_gap_s(t0, v, r);
+  return predict_over(xs::cli::resolve_platform(o.platform, k, v, false), [&](Report& out, const Platform& p) {
+    const double r = p.drain_rate_bps, t0 = p.tiss0_s;
+    const double g_star = m::recovery_gap_s(t0, v, r);
 
-  Report out;
-  report_platform(out, p);
-  out.integer("K", static_cast<double>(k), "aligned producers");
-  out.bytes("B_t_bytes", bt, "B_t = b_m d s_out, bytes per producer per tile");
-  out.bytes("V_bytes", v, "V = K B_t, worst aligned burst");
-  out.seconds("drain_horizon_s", m::drain_period_s(v, r), "V/R");
-  out.seconds("G_star_s", g_star, "G* = [V/R - T_iss^0]+ (eq. 5)");
-  out.integer("M_ub_tokens", m::sequence_length_bound_tokens(int(bn), g_star, sigma),
-              "M_ub* = b_n ceil(G*/sigma) (eq. 20)");
-  out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
-  if (p.capacity_bytes) {
-    const double q_peak = m::peak_outstanding_bytes(t0, v, r);
-    out.bytes("Q_bytes", *p.capacity_bytes, "Q(K)");
-    out.bytes("q_peak_bytes", q_peak, "[V - R T_iss^0]+ (eq. 6)");
-    out.flag("capacity_bound_ok", q_peak <= *p.capacity_bytes, "q_peak <= Q (eq. 10)");
-    report_capacity_flags(out, p);
-  }
-  if (!p.capacity_unavailable.empty()) out.text("capacity_bound", "not decided", p.capacity_unavailable);
-  const double qk = o.qk_cover_s.value_or(0.0);
-  double dt_s = 0;
-  if (o.seq_len) {
-    const double g_qloop = m::qloop_gap_s(double(*o.seq_len), int(bn), sigma);
-    dt_s = m::fa_drain_stall_s(v, r, g_qloop, t0);
-    out.integer("M_tokens", static_cast<double>(*o.seq_len), "sequence length");
-    out.seconds("G_qloop_s", g_qloop, "G_Qloop >= sigma M / b_n");
-    out.seconds("dt_s", dt_s, "dt = [V/R - G_Qloop - T_iss^0]+ (eq. 18)");
-    out.flag("rate_bound_ok", g_qloop >= g_star, "G_Qloop >= G* (eq. 10)");
-    if (o.qk_cover_s)
-      out.seconds("dt_prime_s", m::fa_critical_stall_s(dt_s, qk), "dt' = [dt - G_QK]+ (eq. 19)");
-  }
-  const bool coupled = o.latency_s || o.cover_s;
-  const double dt_cc =
-      m::completion_coupled_exposure_s(v, r, o.latency_s.value_or(0.0), o.cover_s.value_or(0.0));
-  if (coupled) out.seconds("dt_cc_s", dt_cc, "dt_cc = [V/R + T_lat - T_cover]+ (eq. 17)");
-  if (o.num_bursts) {
-    out.number("num_bursts", *o.num_bursts, "N_t, output-burst waves");
-    if (o.seq_len)
-      out.seconds("E_drain_s", m::total_exposure_s(*o.num_bursts, m::fa_critical_stall_s(dt_s, qk)),
-                  "E_drain = N_t [dt - G_QK]+");
-    if (coupled) out.seconds("E_cc_s", m::total_exposure_s(*o.num_bursts, dt_cc), "E_cc = N_t dt_cc");
-  }
-  return out;
+    report_platform(out, p);
+    out.integer("K", static_cast<double>(k), "aligned producers");
+    out.bytes("B_t_bytes", bt, "B_t = b_m d s_out, bytes per producer per tile");
+    out.bytes("V_bytes", v, "V = K B_t, worst aligned burst");
+    out.seconds("drain_horizon_s", m::drain_period_s(v, r), "V/R");
+    out.seconds("G_star_s", g_star, "G* = [V/R - T_iss^0]+ (eq. 5)");
+    out.integer("M_ub_tokens", m::sequence_length_bound_tokens(int(bn), g_star, sigma),
+                "M_ub* = b_n ceil(G*/sigma) (eq. 20)");
+    out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
+    if (p.capacity_bytes) {
+      const double q_peak = m::peak_outstanding_bytes(t0, v, r);
+      out.bytes("Q_bytes", *p.capacity_bytes, "Q(K)");
+      out.bytes("q_peak_bytes", q_peak, "[V - R T_iss^0]+ (eq. 6)");
+      out.flag("capacity_bound_ok", q_peak <= *p.capacity_bytes, "q_peak <= Q (eq. 10)");
+      report_capacity_flags(out, p);
+    }
+    if (!p.capacity_unavailable.empty()) out.text("capacity_bound", "not decided", p.capacity_unavailable);
+    const double qk = o.qk_cover_s.value_or(0.0);
+    double dt_s = 0;
+    if (o.seq_len) {
+      const double g_qloop = m::qloop_gap_s(double(*o.seq_len), int(bn), sigma);
+      dt_s = m::fa_drain_stall_s(v, r, g_qloop, t0);
+      out.integer("M_tokens", static_cast<double>(*o.seq_len), "sequence length");
+      out.seconds("G_qloop_s", g_qloop, "G_Qloop >= sigma M / b_n");
+      out.seconds("dt_s", dt_s, "dt = [V/R - G_Qloop - T_iss^0]+ (eq. 18)");
+      out.flag("rate_bound_ok", g_qloop >= g_star, "G_Qloop >= G* (eq. 10)");
+      if (o.qk_cover_s)
+        out.seconds("dt_prime_s", m::fa_critical_stall_s(dt_s, qk), "dt' = [dt - G_QK]+ (eq. 19)");
+    }
+    const bool coupled = o.latency_s || o.cover_s;
+    const double dt_cc =
+        m::completion_coupled_exposure_s(v, r, o.latency_s.value_or(0.0), o.cover_s.value_or(0.0));
+    if (coupled) out.seconds("dt_cc_s", dt_cc, "dt_cc = [V/R + T_lat - T_cover]+ (eq. 17)");
+    if (o.num_bursts) {
+      out.number("num_bursts", *o.num_bursts, "N_t, output-burst waves");
+      if (o.seq_len)
+        out.seconds("E_drain_s", m::total_exposure_s(*o.num_bursts, m::fa_critical_stall_s(dt_s, qk)),
+                    "E_drain = N_t [dt - G_QK]+");
+      if (coupled) out.seconds("E_cc_s", m::total_exposure_s(*o.num_bursts, dt_cc), "E_cc = N_t dt_cc");
+    }
+  });
 }
 
 // ---- stall, hiding: eqs. 15 and 21
@@ -433,28 +551,28 @@ Report run_interleave(const InterleaveOptions& o) {
                            : !o.num_sms ? "--num-sms"
                                         : "--h-inter",
                            "D_knee (eq. 16) needs all of --b-n, --num-sms and --h-inter");
-  const Platform p = xs::cli::resolve_platform(o.platform, o.num_producers, v, false);
-  const double r = p.drain_rate_bps, t0 = p.tiss0_s;
-  const double dt_wave = m::issue_overhead_s(t0, v, r, g_wave);
+  return predict_over(
+      xs::cli::resolve_platform(o.platform, o.num_producers, v, false), [&](Report& out, const Platform& p) {
+    const double r = p.drain_rate_bps, t0 = p.tiss0_s;
+    const double dt_wave = m::issue_overhead_s(t0, v, r, g_wave);
 
-  Report out;
-  report_platform(out, p);
-  out.bytes("V_bytes", v, "V = K_act V_t");
-  out.seconds("G_wave_s", g_wave, "G_wave ~ T_L2^mma");
-  out.seconds("G_star_s", m::recovery_gap_s(t0, v, r), "G* = [V/R - T_iss^0]+ (eq. 5)");
-  out.seconds("dT_wave_s", dt_wave, "[V/R - G_wave - T_iss^0]+ (eq. 9)");
-  out.seconds("dT_int_s", m::interleaved_issue_overhead_s(dt_wave, n1, n2, t_l1),
-              "[dT_wave - (n1/n2) T_L1]+ (eq. 13)");
-  out.seconds("G_int_s", m::interleaved_gap_s(t_l2, n1, n2, t_l1), "T_L2 + (n1/n2) T_L1 (eq. 14)");
-  out.rate("injection_rate_Bps", m::interleaved_injection_rate_bps(v, t0, t_l2, t_l1, n1, n2),
-           "n2 V / (n2 T_iss^0 + n2 T_L2 + n1 T_L1) (eq. 14)");
-  out.flag("sufficient", m::interleaving_sufficient(v, t0, r, t_l2, t_l1, n1, n2), "eq. 14 rate <= R");
-  out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
-  if (knee_flags == 3)
-    out.number("D_knee",
-               m::lead_knee_rows(double(*o.tile_n), double(*o.num_sms), double(*o.intermediate_dim)),
-               "b_n K_SM / (2 h_inter), scheduler rows (eq. 16)");
-  return out;
+    report_platform(out, p);
+    out.bytes("V_bytes", v, "V = K_act V_t");
+    out.seconds("G_wave_s", g_wave, "G_wave ~ T_L2^mma");
+    out.seconds("G_star_s", m::recovery_gap_s(t0, v, r), "G* = [V/R - T_iss^0]+ (eq. 5)");
+    out.seconds("dT_wave_s", dt_wave, "[V/R - G_wave - T_iss^0]+ (eq. 9)");
+    out.seconds("dT_int_s", m::interleaved_issue_overhead_s(dt_wave, n1, n2, t_l1),
+                "[dT_wave - (n1/n2) T_L1]+ (eq. 13)");
+    out.seconds("G_int_s", m::interleaved_gap_s(t_l2, n1, n2, t_l1), "T_L2 + (n1/n2) T_L1 (eq. 14)");
+    out.rate("injection_rate_Bps", m::interleaved_injection_rate_bps(v, t0, t_l2, t_l1, n1, n2),
+             "n2 V / (n2 T_iss^0 + n2 T_L2 + n1 T_L1) (eq. 14)");
+    out.flag("sufficient", m::interleaving_sufficient(v, t0, r, t_l2, t_l1, n1, n2), "eq. 14 rate <= R");
+    out.flag("tiss0_extrapolated", p.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
+    if (knee_flags == 3)
+      out.number("D_knee",
+                 m::lead_knee_rows(double(*o.tile_n), double(*o.num_sms), double(*o.intermediate_dim)),
+                 "b_n K_SM / (2 h_inter), scheduler rows (eq. 16)");
+  });
 }
 
 // ---- moe: the MegaMoE schedule advisor (cli/predict_moe.cpp, moe/moe_advisor.hpp) ----------------------
@@ -483,7 +601,11 @@ int main(int argc, char** argv) {
         "xstage-predict: the X-Stage Burst-Gap model (paper sections 3-4). Sizes take B, KB, KiB, MB, "
         "MiB, GB, GiB; times ns, us, ms, s; rates GB/s, GiB/s. Output in SI units with --json.\n"
         "A result beyond the number range (e.g. V/R with R near 0) is printed \"unbounded\"; in JSON it is\n"
-        "null with a sibling \"<key>_unbounded\": true. Exit codes: 0 ok, 2 bad usage or input.",
+        "null with a sibling \"<key>_unbounded\": true. Where --model gives R, T_iss^0 or Q only as a bound, an\n"
+        "extrapolation or an unconstrained fit, burst/fa/interleave say point_prediction false and why (not_point),\n"
+        "and give each output that depends on it as a bracket (null, \"<key>_bracket\": [lo, hi]) or, where the\n"
+        "ends disagree, \"not decided\" (null, \"<key>_not_decided\": true); with no bracket, prediction \"not decided\".\n"
+        "Exit codes: 0 ok, 2 bad usage or input.",
         "xstage-predict"};
     xs::cli::add_version_flag(app, "xstage-predict");
     app.require_subcommand(1);

@@ -80,8 +80,14 @@ TEST(ModelReader, FitterOutputWithNullIntervalsAndBoundsIsRead) {
   const ToolRun r = s.run("xstage-predict", "burst --model m.json --json" + kShape);
   ASSERT_EQ(r.rc, 0) << r.err;
   const json out = json::parse(r.out);
-  EXPECT_EQ(out["R_Bps"], 717e9);
-  EXPECT_EQ(out["Q_bytes"], 4456296);
+  // R is only a lower bound: no prediction reads it as a point (issue 27); it is the bracket [717 GB/s, +inf).
+  EXPECT_EQ(out["point_prediction"], false) << r.out;
+  EXPECT_NE(out["not_point"].get<std::string>().find("R is a lower bound"), std::string::npos) << r.out;
+  EXPECT_TRUE(out["R_Bps"].is_null()) << r.out;
+  EXPECT_EQ(out["R_Bps_bracket"][0], 717e9) << r.out;
+  EXPECT_TRUE(out["R_Bps_bracket"][1].is_null()) << r.out;
+  EXPECT_EQ(out["R_Bps_bracket_hi_unbounded"], true) << r.out;
+  EXPECT_EQ(out["Q_bytes"], 4456296) << r.out;
 }
 
 TEST(ModelReader, QRowsNotIdentifiedAreLeftOutOfInterpolation) {
@@ -93,7 +99,9 @@ TEST(ModelReader, QRowsNotIdentifiedAreLeftOutOfInterpolation) {
   ToolRun r = s.run("xstage-predict", "burst --model m.json --json" + kShape);
   ASSERT_EQ(r.rc, 0) << r.err;
   json out = json::parse(r.out);
-  EXPECT_EQ(out["Q_bytes"], 1048576);
+  // A lower bound, extrapolated to K = 148: a bracket from it, never the point 1 MiB (issue 27).
+  EXPECT_TRUE(out["Q_bytes"].is_null()) << r.out;
+  EXPECT_EQ(out["Q_bytes_bracket"][0], 1048576) << r.out;
   EXPECT_EQ(out["Q_extrapolated"], true);
   EXPECT_EQ(out["Q_is_lower_bound"], true);
   // No Q identified at all: burst needs Q, so it asks for --Q.

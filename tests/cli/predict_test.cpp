@@ -154,10 +154,27 @@ TEST(Predict, ModelFileReplacesPlatformFlags) {
       EXPECT_EQ(value, from_flags.at(key)) << key;
   }
   EXPECT_FALSE(from_model["tiss0_extrapolated"].get<bool>());
+  // Lookups that are not point values (issue 27 item 4): outside the measured V of K = 8, T_iss^0 is the
+  // bracket [0, 400 ns] and Q(8), a lower bound, [1 MiB, 4.29 MiB]; every output that depends on them is a
+  // bracket, and the design test is decided only where it is the same at every end.
   const json small = run_json("burst --model " + kData + "calibration_ok.json --K 8 --B 4KiB --G 0");
+  EXPECT_FALSE(small["point_prediction"].get<bool>());
   EXPECT_TRUE(small["Q_is_lower_bound"].get<bool>());
+  EXPECT_TRUE(small["tiss0_s"].is_null());
+  EXPECT_EQ(small["tiss0_s_bracket"], json::array({0.0, 4e-7}));
+  EXPECT_EQ(small["Q_bytes_bracket"][0], 1048576);
+  EXPECT_TRUE(small["T_iss_s"].is_null());
+  // At T_iss^0 = 0 the injection rate is unbounded (> R), at 400 ns it is 82 GB/s (< R): the action differs.
+  EXPECT_TRUE(small["injection_rate_Bps_bracket"][1].is_null());
+  EXPECT_TRUE(small["action"].is_null());
+  EXPECT_TRUE(small["action_not_decided"].get<bool>());
+  EXPECT_TRUE(small["capacity_bound_ok"].get<bool>());  // true at every end: decided
+  // Beyond the measured K, T_iss^0 has no bracket: not decided, naming the parameter.
   const json over = run_json("burst --model " + kData + "calibration_ok.json --K 200 --B 32KiB --G 0");
-  EXPECT_TRUE(over["tiss0_extrapolated"].get<bool>());
+  EXPECT_EQ(over["prediction"], "not decided");
+  EXPECT_NE(over["not_point"].get<std::string>().find("T_iss^0(K=200"), std::string::npos);
+  EXPECT_NE(over["not_point"].get<std::string>().find("no bracket"), std::string::npos);
+  EXPECT_FALSE(over.contains("action"));
   // An explicit flag overrides the file.
   EXPECT_EQ(
       run_json("burst --model " + kData + "calibration_ok.json --R 1TB/s" + shape)["R_Bps"].get<double>(),

@@ -1,6 +1,10 @@
 // xstage cli layer: unit-aware CLI11 options (see options.hpp).
 #include "cli/common/options.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "bench/calibration.hpp"
@@ -115,7 +119,19 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
     return p;
   }
   const model::PlatformModel calibrated = model::PlatformModel::load(f.model_path);
-  p.drain_rate_bps = f.drain_rate_bps.value_or(calibrated.drain_rate_bps());
+  const auto note_not_point = [&p](const char* name, const model::Lookup& l) {
+    if (l.usable_as_point) return;
+    Platform::NotPoint n{name, l.not_point_reason, l.has_bracket(), l.bracket_lo, l.bracket_hi};
+    if (!n.has_bracket) n.lo = n.hi = 0;
+    p.not_point.push_back(std::move(n));
+  };
+  if (f.drain_rate_bps) {
+    p.drain_rate_bps = *f.drain_rate_bps;
+  } else {
+    const model::Lookup r = calibrated.drain_rate();
+    p.drain_rate_bps = r.value;
+    note_not_point("R", r);
+  }
   if (f.tiss0_s) {
     p.tiss0_s = *f.tiss0_s;
   } else if (calibrated.tiss0_table().empty()) {
@@ -126,6 +142,7 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
     const model::Lookup t = calibrated.tiss0_s(k, volume_bytes);
     p.tiss0_s = t.value;
     p.tiss0_extrapolated = t.extrapolated;
+    note_not_point("T_iss^0", t);
   }
   if (f.capacity_bytes) {
     p.capacity_bytes = f.capacity_bytes;
@@ -140,6 +157,7 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
       p.capacity_bytes = q.value;
       p.capacity_extrapolated = q.extrapolated;
       p.capacity_is_lower_bound = q.is_lower_bound;
+      note_not_point("Q", q);
     }
   }
   if (!p.capacity_bytes && p.capacity_unavailable.empty() && !calibrated.unidentified_capacity_k().empty()) {
@@ -153,6 +171,48 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
                              ? "the --model file has no Q(K) entries; give a size such as 4.25MiB"
                              : p.capacity_unavailable + " (a size such as 4.25MiB)");
   return p;
+}
+
+bool Platform::bracketed() const {
+  return std::all_of(not_point.begin(), not_point.end(), [](const NotPoint& n) { return n.has_bracket; });
+}
+
+std::string Platform::not_point_text() const {
+  std::string text;
+  for (const NotPoint& n : not_point) {
+    text += (text.empty() ? "" : "; ") + n.name + ": " + n.reason;
+    if (!n.has_bracket) {
+      text += " (no bracket)";
+      continue;
+    }
+    const auto shown = [&n](double x) {
+      if (!std::isfinite(x)) return std::string("+inf");
+      if (n.name == "R") return format_rate(x);
+      if (n.name == "Q") return format_bytes(x);
+      return format_seconds(x);
+    };
+    text += fmt::format(" (bracket [{}, {}])", shown(n.lo), shown(n.hi));
+  }
+  return text;
+}
+
+std::vector<Platform> platform_corners(const Platform& p) {
+  if (!p.bracketed()) throw std::logic_error("platform_corners: a non-point parameter has no bracket");
+  std::vector<Platform> corners;
+  const std::size_t n = p.not_point.size();
+  for (std::size_t mask = 0; mask < (std::size_t{1} << n); ++mask) {
+    Platform c = p;
+    c.not_point.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const Platform::NotPoint& np = p.not_point[i];
+      const double x = (mask >> i) & 1 ? np.hi : np.lo;
+      if (np.name == "R") c.drain_rate_bps = x;
+      else if (np.name == "T_iss^0") c.tiss0_s = x;
+      else c.capacity_bytes = x;
+    }
+    corners.push_back(std::move(c));
+  }
+  return corners;
 }
 
 std::string calibration_target(const std::string& path) {

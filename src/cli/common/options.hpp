@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
@@ -59,7 +60,24 @@ struct Platform {
   bool tiss0_extrapolated = false, capacity_extrapolated = false, capacity_is_lower_bound = false;
   // Why Q(K) is absent although a model was given (its Q rows are "not_identified"); empty otherwise.
   std::string capacity_unavailable;
+  // Parameters the calibration does not give as a point value (model::Lookup::usable_as_point false: an
+  // unconstrained fit, a bound, an extrapolation, a flagged R): a prediction is then evaluated at the ends of
+  // their brackets (platform_corners) or, where one has no bracket, not decided. The point fields above hold
+  // the lookup's value, which no prediction reads as a point while this list is non-empty.
+  struct NotPoint {
+    std::string name;    // "R", "T_iss^0" or "Q"
+    std::string reason;  // the lookup's not_point_reason
+    bool has_bracket = false;
+    double lo = 0, hi = 0;  // the bracket (hi may be +inf)
+  };
+  std::vector<NotPoint> not_point;
+  bool point() const { return not_point.empty(); }
+  bool bracketed() const;  // every non-point parameter has a bracket
+  std::string not_point_text() const;  // "T_iss^0: <reason> [bracket ...]; Q: ..."
 };
+// Every combination of the non-point parameters at their bracket ends (2^n platforms, n <= 3), each a point
+// platform (not_point empty); requires bracketed().
+std::vector<Platform> platform_corners(const Platform& p);
 // Adds --model, --R, --tiss0 and (with_capacity) --Q.
 void add_platform_flags(CLI::App& cmd, PlatformFlags& flags, bool with_capacity, bool capacity_required);
 // Without --model, --R and --tiss0 (and --Q if need_capacity) are required. With it, T_iss^0 needs K
