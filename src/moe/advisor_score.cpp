@@ -111,7 +111,7 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
   s.num_configs = static_cast<int>(configs.size());
   std::set<std::string> choices, options;
   std::vector<double> regrets, pred, meas, errors, pred_own, meas_own;
-  int covered = 0;
+  int covered = 0, num_interval = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const JudgedConfig& c = configs[i];
     const PolicyAnswer& a = answers[i];
@@ -160,14 +160,21 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
       if (ps.predicted && ps.predicted->decided) {
         const SpeedupPrediction& p = *ps.predicted;
         ps.outcome = (p.low <= m.speedup_p90 && p.high >= m.speedup_p10) ? Outcome::kAgrees : Outcome::kDisagrees;
-        pred.push_back(p.value);
-        meas.push_back(m.speedup_median);
-        errors.push_back(std::fabs(p.value / m.speedup_median - 1.0));
-        if (a.own_lead_rows > 0 && m.lead_rows == a.own_lead_rows) {
-          pred_own.push_back(p.value);
-          meas_own.push_back(m.speedup_median);
-        }
+        ++num_interval;
         if (m.speedup_median >= p.low && m.speedup_median <= p.high) ++covered;
+        // A prediction resting on a flagged input has no point value (NaN): it is judged by its interval
+        // alone and enters neither the rank correlation nor the error of the point.
+        if (std::isfinite(p.value)) {
+          pred.push_back(p.value);
+          meas.push_back(m.speedup_median);
+          errors.push_back(std::fabs(p.value / m.speedup_median - 1.0));
+          if (a.own_lead_rows > 0 && m.lead_rows == a.own_lead_rows) {
+            pred_own.push_back(p.value);
+            meas_own.push_back(m.speedup_median);
+          }
+        } else {
+          ++s.num_pairs_no_point;
+        }
       }
       if (ps.outcome == Outcome::kAgrees) ++s.pair_agrees;
       else if (ps.outcome == Outcome::kDisagrees) ++s.pair_disagrees;
@@ -183,8 +190,8 @@ PolicyScore score_policy(const std::string& name, const std::vector<JudgedConfig
     s.num_pairs_own_d = static_cast<int>(pred_own.size());
     s.error_median = quantile(errors, 0.5);
     s.error_p90 = quantile(errors, 0.9);
-    s.coverage = double(covered) / double(errors.size());
   }
+  if (num_interval > 0) s.coverage = double(covered) / double(num_interval);
   s.distinct_choices.assign(choices.begin(), choices.end());
   s.distinct_options.assign(options.begin(), options.end());
   return s;

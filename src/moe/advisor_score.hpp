@@ -99,6 +99,7 @@ struct PolicyScore {
   std::optional<double> spearman;                  // predicted value vs measured median, pooled over every D
   std::optional<double> spearman_own_d;            // the same on the pairs at the policy's own D only
   int num_pairs_own_d = 0;
+  int num_pairs_no_point = 0;  // decided pairs whose prediction has no point value (a flagged input): no rank, no error
   // Regret on the configurations where every scored policy was charged a measured option (set by
   // common_regret: means over different configuration sets are not comparable).
   int num_common = 0;

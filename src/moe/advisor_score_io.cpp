@@ -239,6 +239,10 @@ json score_to_json(const PolicyScore& s) {
                       {"spearman_note", "pooled over every measured pair (every D)"},
                       {"spearman_own_d", opt(s.spearman_own_d)}, {"pairs_own_d", s.num_pairs_own_d},
                       {"abs_error_median", opt(s.error_median)}, {"abs_error_p90", opt(s.error_p90)},
+                      {"pairs_without_point", s.num_pairs_no_point},
+                      {"pairs_without_point_note",
+                       "decided pairs whose prediction rests on a flagged input (an extrapolated T_iss^0, a bound): "
+                       "judged by their interval only, outside the Spearman and the abs errors"},
                       {"coverage", opt(s.coverage)}}}};
 }
 
@@ -369,7 +373,8 @@ json score_json(const ScoreInputs& inputs, const ScoreResult& r, const json& pro
                  {"measured", {{"median", ps.measured}, {"p10", ps.measured_p10}, {"p90", ps.measured_p90}}},
                  {"outcome", outcome_name(ps.outcome)}};
       if (ps.predicted)
-        pj["predicted"] = {{"value", ps.predicted->value}, {"low", ps.predicted->low}, {"high", ps.predicted->high}};
+        pj["predicted"] = {{"value", std::isfinite(ps.predicted->value) ? json(ps.predicted->value) : json(nullptr)},
+                           {"low", ps.predicted->low}, {"high", ps.predicted->high}};
       pairs.push_back(pj);
     }
     configs.push_back({{"config", in.judged.label},
@@ -444,6 +449,12 @@ std::string score_markdown(const ScoreResult& r, const json& provenance) {
                       s.num_pairs ? fmt_opt(s.error_median) : "-", s.num_pairs ? fmt_opt(s.error_p90) : "-",
                       s.num_pairs ? fmt_opt(s.coverage, "{:.2f}") : "-");
   md += "\n";
+  for (const PolicyScore& s : r.policies)
+    if (s.num_pairs_no_point > 0)
+      md += fmt::format("- {}: {} of {} predicted speedups rest on a flagged input and have no point value (only an "
+                        "interval): they are left out of its Spearman and abs errors{}.\n",
+                        s.policy, s.num_pairs_no_point, s.num_pairs,
+                        s.spearman ? "" : ", which are therefore not computed");
   for (const std::string& s : r.statements) md += "- " + s + "\n";
   if (!r.not_scored.empty()) md += fmt::format("- {} configurations not scored (no compute-only input).\n", r.not_scored.size());
   md += "\nRegret: measured time of the option charged over the best measured option of the configuration. The "

@@ -254,8 +254,10 @@ std::optional<SpeedupPrediction> FrozenPrediction::speedup(int lead_rows, int ex
   const auto& w = corner_times_s[static_cast<std::size_t>(wi)];
   const auto& in = corner_times_s[static_cast<std::size_t>(ii)];
   SpeedupPrediction s;
-  s.value = w[0] / in[0];
-  s.low = s.high = s.value;
+  s.low = s.high = w[0] / in[0];
+  // A flagged input (an extrapolation, a bound, an unconstrained row) is never read as a point (issue 27 item 4):
+  // the speedup is then the bracket [low, high] alone, and its value NaN (null in JSON).
+  s.value = point_values() ? w[0] / in[0] : std::numeric_limits<double>::quiet_NaN();
   for (std::size_t c = 1; c < w.size(); ++c) {
     s.low = std::min(s.low, w[c] / in[c]);
     s.high = std::max(s.high, w[c] / in[c]);
@@ -335,33 +337,74 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
   }
   for (std::size_t i = 0; i < fp.options.size(); ++i) {
     const auto& t = fp.corner_times_s[i];
-    fp.options[i].time_s = t.front();
+    fp.options[i].time_s = fp.point_values() ? t.front() : std::numeric_limits<double>::quiet_NaN();
     fp.options[i].low_s = *std::min_element(t.begin(), t.end());
     fp.options[i].high_s = *std::max_element(t.begin(), t.end());
   }
 
   PolicyAnswer& a = fp.answer;
+  // With a flagged input the advisor's answer (schedule and D) is one only if it is the same at every end of
+  // the flagged inputs' brackets; otherwise it is not decided (the point answer is kept as recommended anyway).
+  std::string differs;
+  if (!fp.point_values()) {
+    for (double r : {cal.drain_rate_bps.low, cal.drain_rate_bps.high})
+      for (double t0 : {cal.tiss0_s.low, cal.tiss0_s.high}) {
+        AdvisorPlatform corner = platform;
+        corner.drain_rate_bps = r;
+        corner.tiss0_s = t0;
+        const Advice other = advise(config, corner, throughput, problem);
+        if (differs.empty() && (other.schedule != advice.schedule || other.lead_rows != advice.lead_rows))
+          differs = fmt::format("at R {:.4g} GB/s, T_iss^0 {:.4g} us the advisor says {} D={} (at the flagged point "
+                                "values: {} D={})",
+                                r / 1e9, t0 * 1e6, other.schedule, other.lead_rows, advice.schedule, advice.lead_rows);
+      }
+  }
   if (advice.schedule == "either") {
     a.decision = Decision::kEither;
     a.either = {interleaved_at(fp.advisor_lead_rows), expert_wave_with(1)};
     a.why = "the advisor says " + advice.reason.substr(0, advice.reason.find(';'));
+    if (!differs.empty()) {
+      a.decision = Decision::kNotDecided;
+      a.fallback = a.either.front();
+      a.why = "the flagged inputs' brackets do not decide the answer: " + differs + " (" + fp.flagged.front() + ")";
+    }
     return fp;
   }
   if (advice.schedule == "interleaved") {
     a.choice = interleaved_at(fp.advisor_lead_rows);
   } else {
-    const PredictedOption* best = nullptr;  // the expert-wave width the replay finds fastest
-    for (const PredictedOption& o : fp.options)
-      if (o.option.schedule == "expert_wave" && (best == nullptr || o.time_s < best->time_s)) best = &o;
+    // The expert-wave width the replay finds fastest, at every corner (the first corner is the point values).
+    const auto best_at = [&fp](std::size_t corner) {
+      const PredictedOption* best = nullptr;
+      double best_s = 0;
+      for (std::size_t i = 0; i < fp.options.size(); ++i)
+        if (fp.options[i].option.schedule == "expert_wave" &&
+            (best == nullptr || fp.corner_times_s[i][corner] < best_s)) {
+          best = &fp.options[i];
+          best_s = fp.corner_times_s[i][corner];
+        }
+      return best;
+    };
+    const PredictedOption* best = best_at(0);
+    for (std::size_t c = 1; c < fp.corners.size() && differs.empty() && !fp.point_values(); ++c)
+      if (best_at(c) != best)
+        differs = fmt::format("the fastest expert-wave width is {} at one end and {} at another",
+                              best->option.key(), best_at(c)->option.key());
     a.choice = best->option;
+  }
+  if (!differs.empty()) {
+    a.decision = Decision::kNotDecided;
+    a.fallback = a.choice;
+    a.why = "the flagged inputs' brackets do not decide the answer: " + differs + " (" + fp.flagged.front() + ")";
+    return fp;
   }
   const std::optional<SpeedupPrediction> s = fp.speedup(fp.advisor_lead_rows, 1);
   if (s && s->low < 1.0 && s->high > 1.0) {
     a.decision = Decision::kNotDecided;
     a.fallback = a.choice;
-    a.why = fmt::format("the predicted speedup {:.3f} lies in [{:.3f}, {:.3f}], which contains 1: the inputs' ranges "
+    a.why = fmt::format("the predicted speedup lies in [{:.3f}, {:.3f}], which contains 1: the inputs' ranges "
                         "do not decide which schedule is faster ({})",
-                        s->value, s->low, s->high, s->why);
+                        s->low, s->high, s->why);
   }
   return fp;
 }
@@ -389,7 +432,8 @@ json to_json(const FrozenPrediction& p, const JudgedConfig& judged) {
   json options = json::array();
   for (const PredictedOption& o : p.options) {
     if (o.option.schedule == "interleaved" && !leads.count(o.option.lead_rows)) continue;
-    options.push_back({{"option", o.option.key()}, {"time_s", o.time_s}, {"low_s", o.low_s}, {"high_s", o.high_s}});
+    options.push_back(
+        {{"option", o.option.key()}, {"time_s", number_or_null(o.time_s)}, {"low_s", o.low_s}, {"high_s", o.high_s}});
   }
   json answer = {{"decision", p.answer.decision == Decision::kChoice   ? "choice"
                               : p.answer.decision == Decision::kEither ? "either"
@@ -400,7 +444,7 @@ json to_json(const FrozenPrediction& p, const JudgedConfig& judged) {
   json headline = nullptr;
   if (const auto s = p.speedup(p.advisor_lead_rows, 1))
     headline = {{"at", fmt::format("expert_wave w=1 / interleaved D={}", p.advisor_lead_rows)},
-                {"value", s->value}, {"low", s->low}, {"high", s->high}};
+                {"value", number_or_null(s->value)}, {"low", s->low}, {"high", s->high}};
   const auto triple = [](const InputBracket& b) {
     return json::array({number_or_null(b.value), number_or_null(b.low), number_or_null(b.high)});
   };

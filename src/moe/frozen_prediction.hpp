@@ -79,6 +79,10 @@ struct FrozenPrediction {
   // Per option, its time at every corner.
   std::vector<std::vector<double>> corner_times_s;
 
+  // No flagged input: the options' times and the speedups have point values. Otherwise only their brackets
+  // (time_s and SpeedupPrediction::value are NaN, null in JSON), and an answer the brackets do not decide is
+  // "not decided" (issue 27 item 4).
+  bool point_values() const { return flagged.empty(); }
   const PredictedOption* find(const ScheduleOption& o) const;
   // Expert-wave (w) over interleaved (D), its value and [min, max] over the corners, `why` naming how far each
   // input alone moves it (and the flagged inputs); nullopt when either option was not predicted.
