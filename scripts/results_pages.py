@@ -321,6 +321,17 @@ def q_cell(q):
     return str(q.get("bound", "–")).replace("_", " ")
 
 
+def speedup_rank_text(policy):
+    """The advisor's speedup predictions in one clause: their rank correlation, or why there is none."""
+    sp = policy.get("speedup") if isinstance(policy.get("speedup"), dict) else {}
+    if sp.get("spearman") is not None:
+        return (f"its predicted speedups rank the measured ones with Spearman {num(sp.get('spearman'), '.2f')} "
+                f"pooled over D, {num(sp.get('spearman_own_d'), '.2f')} at its own D.")
+    return (f"its predicted speedups have no point value ({sp.get('pairs_without_point', '–')} of "
+            f"{sp.get('pairs', '–')} rest on a flagged input, an extrapolated T_iss⁰), so no rank correlation is "
+            f"computed; as intervals they hold the measured speedup at {apct(sp.get('coverage'))} of the pairs.")
+
+
 def render_calibration(inputs):
     runs = [(name, inputs.json(rel), rel) for name, rel in CAL_RUNS]
     driver = driver_of(inputs.text(f"{H200}/calibration/env.txt"))
@@ -790,9 +801,7 @@ def render_headline(inputs):
                 f"{num(get(best, 'regret', 'common', 'mean'), '.3f')}; it does beat always interleaved at eq. 16's D "
                 f"({num(get(eq16, 'regret', 'common', 'mean'), '.3f')}), "
                 f"over the {get(adv_p, 'regret', 'common', 'n')} of {adv_p.get('configs', '–')} host configurations "
-                f"where every policy was measured; its predicted speedups rank the measured ones with Spearman "
-                f"{num(get(adv_p, 'speedup', 'spearman'), '.2f')} pooled over D, "
-                f"{num(get(adv_p, 'speedup', 'spearman_own_d'), '.2f')} at its own D."]
+                f"where every policy was measured; " + speedup_rank_text(adv_p)]
         later = inputs.json(f"{H200}/megamoe/b7f0e7b-canlose/advisor-score.json", optional=True)
         if later:
             lp = {p.get("policy"): p for p in later.get("policies") or []}
