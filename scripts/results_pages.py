@@ -202,7 +202,10 @@ def interval_score_text(t):
 def interval_score_lines(data, names):
     """Rule v5's ranking: the median interval score per predictor (lower is better), for every tally that has it."""
     out = []
-    for label, key in (("all points", "tally"), ("calibration measured before the data", "tally_calibration_predates_data"),
+    later = int(data.get("rows_whose_calibration_postdates_the_data") or 0)
+    for label, key in ((f"all points, {later} judged with a calibration made after the data included (not "
+                        "predictions)" if later else "all points", "tally"),
+                       ("calibration measured before the data", "tally_calibration_predates_data"),
                        ("measured after the rule was written", "tally_out_of_sample")):
         t = data.get(key) or {}
         cells = [(n, interval_score_text(t.get(n)), (t.get(n) or {}).get("interval_score_rows", 0)) for n in names]
@@ -240,15 +243,22 @@ def fa_score_section(inputs, rel, title):
     out += [""]
     names = [k for k in ("model", "zero", "unhidden") if k in (data.get("tally") or {})]
     rows = []
-    for label, key in (("all points", "tally"), ("of them, measured after the rule was written", "tally_out_of_sample")):
+    # Only rows whose calibration was measured before the data are predictions (issue 27): a later calibration's
+    # rows are shown per calibration, marked, and left out of the first row.
+    later = int(data.get("rows_whose_calibration_postdates_the_data") or 0)
+    first = (("calibration measured before the data", "tally_calibration_predates_data")
+             if later and data.get("tally_calibration_predates_data") else ("all points", "tally"))
+    for label, key in (first, ("of them, measured after the rule was written", "tally_out_of_sample")):
         t = data.get(key) or {}
         if any(isinstance(t.get(n), dict) and sum(t[n].get(k, 0) for k in OUTCOMES) for n in names):
             rows.append([label] + [tally_cell(t.get(n)) for n in names])
+    postdates = {r.get("calibration") for r in data.get("rows") or [] if r.get("calibration_predates_data") is False}
     for cal, t in sorted((data.get("by_calibration") or {}).items()):
         short = (os.path.basename(os.path.dirname(os.path.dirname(cal))) + "/" if "/results/" in cal else "") \
             + os.path.basename(cal)
         # a path recorded on the device (absolute) is not a file of this repository: named, not linked
-        rows.append([f"calibration {link(cal, short) if not os.path.isabs(cal) else '`' + short + '` (device path)'}"]
+        rows.append([f"calibration {link(cal, short) if not os.path.isabs(cal) else '`' + short + '` (device path)'}"
+                     + (" (measured after the data: not a prediction)" if cal in postdates else "")]
                     + [tally_cell(t.get(n)) for n in names])
     decisive = any("measurement_not_decisive" in (t or {}) for t in (data.get("tally") or {}).values()
                    if isinstance(t, dict))
