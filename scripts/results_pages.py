@@ -734,7 +734,9 @@ def render_headline(inputs):
                 f"{n('model', 'agrees')}, disagree at {n('model', 'disagrees')} and decide nothing at "
                 f"{n('model', 'not_decided')}{dec}, of {total} H200 points (the host files × every calibration measured "
                 f"before them{f'; {post} rows judged with a later calibration are left out' if pre and post else ''}); "
-                f"the constant \"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}."]
+                f"the constant \"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}"
+                + ("; on agreements the model loses to that constant." if n('model', 'agrees') < n('zero', 'agrees')
+                   else ".")]
         later = inputs.json(f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json", optional=True)
         if later:
             lt = later.get("tally") or {}
@@ -787,17 +789,6 @@ def render_headline(inputs):
     b = get(adv, "advisor", "before_run") or {}
     out += ["**MegaMoE** ([page](docs/results/megamoe.md)): interleaved over expert-wave schedule, same-round "
             "paired medians; `local` (HBM) is the control where nothing drains.", ""]
-    out += table(["", "host", "local (control)"],
-                 [["DSv4-Flash, bf16, b_n 128, K_SM 66, T 6976", dsv4("host", 66, "bf16"), dsv4("local", 66, "bf16")],
-                  ["DSv4-Flash, bf16, b_n 128, K_SM 132", dsv4("host", 132, "bf16"), dsv4("local", 132, "bf16")],
-                  [f"matrix at the advisor's D, geomean over {get(adv, 'speedup', 'host66', 'all', 'n')} "
-                   "configurations (K_SM 66)",
-                   num(get(adv, "speedup", "host66", "all", "geomean"), ".3f") + "×",
-                   num(get(adv, "speedup", "local66", "all", "geomean"), ".3f") + "×"],
-                  ] + eq16_rows(inputs)) + [""]
-    out += ["Each host row is one device call, except DSv4-Flash K_SM 66, measured again in a later call "
-            f"({dsv4_again(inputs)}); calls of one configuration have differed by more than their in-call "
-            "p10–p90 (see the page).", ""]
     score = inputs.json(f"{H200}/megamoe/advisor-score.json", optional=True)
     if score:
         pol = {p.get("policy"): p for p in score.get("policies") or []}
@@ -824,6 +815,25 @@ def render_headline(inputs):
                         f"was measured on, predicted speedup inside its interval at "
                         f"{get(la, 'speedup', 'agrees')} of {get(la, 'speedup', 'pairs')} pairs.")
         out += [""]
+        prow = []
+        for p in score.get("policies") or []:
+            c, r = p.get("choice") or {}, p.get("regret") or {}
+            com = r.get("common") or {}
+            prow.append([p.get("policy", "?"), tally_cell(c), num(com.get("mean"), ".3f"), num(com.get("worst"), ".3f")])
+        out += table(["policy (H200 host matrix and D sweeps)", "choice: agrees / disagrees / not decided",
+                      f"mean regret ({get(adv_p, 'regret', 'common', 'n')} common configurations)", "worst regret"],
+                     prow) + [""]
+    out += table(["", "host", "local (control)"],
+                 [["DSv4-Flash, bf16, b_n 128, K_SM 66, T 6976", dsv4("host", 66, "bf16"), dsv4("local", 66, "bf16")],
+                  ["DSv4-Flash, bf16, b_n 128, K_SM 132", dsv4("host", 132, "bf16"), dsv4("local", 132, "bf16")],
+                  [f"matrix at the advisor's D (its D rule written after these data: in-sample), geomean over "
+                   f"{get(adv, 'speedup', 'host66', 'all', 'n')} configurations (K_SM 66)",
+                   num(get(adv, "speedup", "host66", "all", "geomean"), ".3f") + "×",
+                   num(get(adv, "speedup", "local66", "all", "geomean"), ".3f") + "×"],
+                  ] + eq16_rows(inputs)) + [""]
+    out += ["Each host row is one device call, except DSv4-Flash K_SM 66, measured again in a later call "
+            f"({dsv4_again(inputs)}); calls of one configuration have differed by more than their in-call "
+            "p10–p90 (see the page).", ""]
     whole = moe_whole_lines(inputs, readme=True)
     if whole:
         out += [whole, ""]
