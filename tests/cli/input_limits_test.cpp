@@ -61,7 +61,10 @@ TEST(InputLimits, UnboundedOrWrappedValuesAreRefused) {
   Scratch s;
   expect_refused(s, "xstage-bench", "remote_store.periodic --backend sim --K 1 --B 16KiB --G 1e300s --out r.json", 2,
                  {"over the 1 s limit"});
-  expect_refused(s, "xstage-bench", kBench + " --K 1 --seed -1 --out r.json", 2, {"--seed"});
+  expect_refused(s, "xstage-bench", kBench + " --K 1 --seed -1 --out r.json", 2,
+                 {"--seed", "'-1' is not a seed: give an integer from 0 to 18446744073709551615"});
+  expect_refused(s, "xstage-bench", kBench + " --K 1 --seed 18446744073709551616 --out r.json", 2, {"--seed", "not a seed"});
+  expect_refused(s, "xstage-bench", kBench + " --K 1 --seed 1.5 --out r.json", 2, {"--seed", "not a seed"});
   expect_refused(s, "xstage-bench", "remote_store.periodic --backend sim --K 1 --B 16.5B --G 0 --out r.json", 2,
                  {"16.5B", "not a whole number of bytes"});
   expect_refused(s, "xstage-predict", "burst --R 717GB/s --tiss0 0.76us --Q 4MiB --K 132 --B 0.3KiB --G 0", 2,

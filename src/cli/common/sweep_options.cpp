@@ -37,7 +37,13 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--sim-tile-time", o.sim_tile_time, "sim: planted mainloop time per tile without stores (suite loaded)")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "sim: random seed (an integer >= 0)")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);  // CLI11 would store -1 as 2^64 - 1
+      ->check(CLI::Validator(  // CLI11 would store -1 as 2^64 - 1; its own range check prints 309 digits
+          [](std::string& text) -> std::string {
+            const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && (text.size() < 20 || (text.size() == 20 && text <= "18446744073709551615"))) return "";
+            return "'" + text + "' is not a seed: give an integer from 0 to 18446744073709551615";
+          },
+          "UINT64"));
 }
 
 int count_local_gpus() {
