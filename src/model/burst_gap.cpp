@@ -98,6 +98,10 @@ double lead_knee_rows(double tile_n, double num_sms, double intermediate_dim) {
   return tile_n * num_sms / (2.0 * intermediate_dim);  // eq. 16
 }
 
+int knee_lead_rows(double lead_knee_rows) {
+  return std::max(1, static_cast<int>(std::ceil(lead_knee_rows)));
+}
+
 // ---- Section 4.3 -------------------------------------------------------------------------------------
 
 double fa_tile_bytes(int tile_m, int head_dim, int elem_bytes) {

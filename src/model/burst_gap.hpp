@@ -54,6 +54,8 @@ bool interleaving_sufficient(double volume_bytes, double tiss0_s, double drain_r
 double critical_path_stall_s(double span_s, double cover_s);
 // Eq. 16: anti-starvation lead D_knee = b_n K_SM / (2 h_inter), in scheduler rows.
 double lead_knee_rows(double tile_n, double num_sms, double intermediate_dim);
+// The whole-row lead a schedule runs at eq. 16's knee: max(1, ceil(D_knee)) ("auto D", D = 0 on the command line).
+int knee_lead_rows(double lead_knee_rows);
 
 // ---- Section 4.3: FlashAttention-A2A (eqs. 17-20) --------------------------------------------------
 // Per-producer output tile bytes B_t = b_m d s_out; aggregate aligned burst V = K B_t.

@@ -186,7 +186,7 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
     a.tile = predict(in);
   }
   const MoePrediction& p = a.tile;
-  a.knee_lead_rows = std::max(1, static_cast<int>(std::ceil(p.lead_knee_rows)));
+  a.knee_lead_rows = m::knee_lead_rows(p.lead_knee_rows);
 
   // The emulated rank (the most loaded) of this routing, and its expert waves under ExpertWave{1}.
   if (problem.hidden != c.shape.hidden || problem.intermediate != c.shape.intermediate ||

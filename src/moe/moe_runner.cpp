@@ -14,6 +14,7 @@
 #include "bench/rank_comm.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
+#include "model/burst_gap.hpp"
 #include "moe/moe_point_device.hpp"
 #include "moe/moe_variants.hpp"
 #include "moe/tile_stats.hpp"
@@ -112,8 +113,8 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
   r.remote_bytes = static_cast<double>(prob.num_remote_pairs) * h * 2;
   r.flops = static_cast<double>(prob.num_received_pairs) * 6.0 * h * inter;
   r.num_ctas = spec.num_ctas;
-  const double d_knee = static_cast<double>(spec.block_n) * spec.num_ctas / (2.0 * inter);  // eq. 16
-  r.lead_rows = spec.lead_rows > 0 ? spec.lead_rows : std::max(1, static_cast<int>(std::ceil(d_knee)));
+  r.lead_rows = spec.lead_rows > 0 ? spec.lead_rows
+                                   : model::knee_lead_rows(model::lead_knee_rows(spec.block_n, spec.num_ctas, inter));
   r.experts_per_wave = expert_wave_widths(spec.experts_per_wave, prob.num_local_experts);
   const std::vector<MoeVariantPlan> plans =
       plan_variants(spec.variants, r.experts_per_wave, r.lead_rows, spec.fault_skip_l2_wait_variant);
