@@ -395,7 +395,10 @@ Report run_fa(const FaOptions& o) {
       out.flag("capacity_bound_ok", q_peak <= *p.capacity_bytes, "q_peak <= Q (eq. 10)");
       report_capacity_flags(out, p);
     }
-    if (!p.capacity_unavailable.empty()) out.text("capacity_bound", "not decided", p.capacity_unavailable);
+    if (!p.capacity_unavailable.empty()) {
+      out.text("capacity_bound", "not decided", "the capacity bound (eq. 10) is not decided");
+      out.text("capacity_bound_reason", p.capacity_unavailable, "why");
+    }
     const double qk = o.qk_cover_s.value_or(0.0);
     double dt_s = 0;
     if (o.seq_len) {
@@ -551,8 +554,12 @@ Report run_interleave(const InterleaveOptions& o) {
                            : !o.num_sms ? "--num-sms"
                                         : "--h-inter",
                            "D_knee (eq. 16) needs all of --b-n, --num-sms and --h-inter");
-  return predict_over(
-      xs::cli::resolve_platform(o.platform, o.num_producers, v, false), [&](Report& out, const Platform& p) {
+  Platform platform = xs::cli::resolve_platform(o.platform, o.num_producers, v, false);
+  // Eqs. 13-16 read no Q: a flagged or missing Q of the calibration does not touch this prediction.
+  std::erase_if(platform.not_point, [](const Platform::NotPoint& n) { return n.name == "Q"; });
+  platform.capacity_bytes.reset();
+  platform.capacity_unavailable.clear();
+  return predict_over(platform, [&](Report& out, const Platform& p) {
     const double r = p.drain_rate_bps, t0 = p.tiss0_s;
     const double dt_wave = m::issue_overhead_s(t0, v, r, g_wave);
 

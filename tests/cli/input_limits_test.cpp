@@ -65,6 +65,10 @@ TEST(InputLimits, UnboundedOrWrappedValuesAreRefused) {
                  {"--seed", "'-1' is not a seed: give an integer from 0 to 18446744073709551615"});
   expect_refused(s, "xstage-bench", kBench + " --K 1 --seed 18446744073709551616 --out r.json", 2, {"--seed", "not a seed"});
   expect_refused(s, "xstage-bench", kBench + " --K 1 --seed 1.5 --out r.json", 2, {"--seed", "not a seed"});
+  // Decimal always: CLI11 alone reads a leading 0 as octal (010 -> 8).
+  const ToolRun octal = s.run("xstage-bench", kBench + " --K 1 --seed 010 --out seed.json");
+  ASSERT_EQ(octal.rc, 0) << octal.err;
+  EXPECT_TRUE(contains(read_file(s.path("seed.json")), "\"seed\": 10,")) << "--seed 010 is not 10";
   expect_refused(s, "xstage-bench", "remote_store.periodic --backend sim --K 1 --B 16.5B --G 0 --out r.json", 2,
                  {"16.5B", "not a whole number of bytes"});
   expect_refused(s, "xstage-predict", "burst --R 717GB/s --tiss0 0.76us --Q 4MiB --K 132 --B 0.3KiB --G 0", 2,

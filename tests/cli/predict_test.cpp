@@ -175,6 +175,17 @@ TEST(Predict, ModelFileReplacesPlatformFlags) {
   EXPECT_NE(over["not_point"].get<std::string>().find("T_iss^0(K=200"), std::string::npos);
   EXPECT_NE(over["not_point"].get<std::string>().find("no bracket"), std::string::npos);
   EXPECT_FALSE(over.contains("action"));
+  // interleave reads no Q (eqs. 13-16): Q(8), a lower bound, does not make it a bracket; T_iss^0 outside the
+  // measured V does.
+  const json inter = run_json("interleave --model " + kData +
+                              "calibration_ok.json --K 8 --V 32KiB --t-l1 2us --t-l2 1us --n1 2 --n2 1");
+  EXPECT_FALSE(inter["point_prediction"].get<bool>());
+  EXPECT_EQ(inter["not_point"].get<std::string>().find("Q("), std::string::npos) << inter.dump();
+  EXPECT_EQ(inter["tiss0_s_bracket"], json::array({0.0, 4e-7}));
+  const json inter_point = run_json("interleave --model " + kData +
+                                    "calibration_ok.json --K 148 --V 4736KiB --t-l1 2us --t-l2 1us --n1 2 --n2 1");
+  EXPECT_FALSE(inter_point.contains("point_prediction")) << inter_point.dump();
+  EXPECT_NEAR(inter_point["tiss0_s"].get<double>(), 0.76e-6, 1e-15);
   // An explicit flag overrides the file.
   EXPECT_EQ(
       run_json("burst --model " + kData + "calibration_ok.json --R 1TB/s" + shape)["R_Bps"].get<double>(),

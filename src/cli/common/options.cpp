@@ -157,7 +157,13 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
       p.capacity_bytes = q.value;
       p.capacity_extrapolated = q.extrapolated;
       p.capacity_is_lower_bound = q.is_lower_bound;
-      note_not_point("Q", q);
+      if (!q.usable_as_point && !q.has_bracket() && !need_capacity) {
+        // A prediction that can go without Q (fa) leaves its capacity bound undecided instead of deciding nothing.
+        p.capacity_bytes.reset();
+        p.capacity_unavailable = q.not_point_reason + ": the capacity bound is not decided; give --Q to test one";
+      } else {
+        note_not_point("Q", q);
+      }
     }
   }
   if (!p.capacity_bytes && p.capacity_unavailable.empty() && !calibrated.unidentified_capacity_k().empty()) {
@@ -180,13 +186,15 @@ bool Platform::bracketed() const {
 std::string Platform::not_point_text() const {
   std::string text;
   for (const NotPoint& n : not_point) {
-    text += (text.empty() ? "" : "; ") + n.name + ": " + n.reason;
+    // The lookups' reasons mostly name their parameter already ("R is a lower bound", "T_iss^0(K=..."): no prefix then.
+    const bool named = n.reason.rfind(n.name, 0) == 0;
+    text += (text.empty() ? "" : "; ") + (named ? "" : n.name + ": ") + n.reason;
     if (!n.has_bracket) {
-      text += " (no bracket)";
+      if (n.reason.find("no bracket") == std::string::npos) text += " (no bracket)";
       continue;
     }
     const auto shown = [&n](double x) {
-      if (!std::isfinite(x)) return std::string("+inf");
+      if (!std::isfinite(x)) return std::string("unbounded");
       if (n.name == "R") return format_rate(x);
       if (n.name == "Q") return format_bytes(x);
       return format_seconds(x);

@@ -37,9 +37,11 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--sim-tile-time", o.sim_tile_time, "sim: planted mainloop time per tile without stores (suite loaded)")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "sim: random seed (an integer >= 0)")->capture_default_str()
-      ->check(CLI::Validator(  // CLI11 would store -1 as 2^64 - 1; its own range check prints 309 digits
+      ->transform(CLI::Validator(  // CLI11 would store -1 as 2^64 - 1; its own range check prints 309 digits
           [](std::string& text) -> std::string {
             const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+            // Decimal always: CLI11 would read a leading 0 as octal (010 -> 8).
+            if (digits) text.erase(0, std::min(text.find_first_not_of('0'), text.size() - 1));
             if (digits && (text.size() < 20 || (text.size() == 20 && text <= "18446744073709551615"))) return "";
             return "'" + text + "' is not a seed: give an integer from 0 to 18446744073709551615";
           },
