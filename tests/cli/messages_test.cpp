@@ -91,7 +91,8 @@ TEST(Messages, TrivialBoundsAreNotPrintedAsValuesAndFaResultWarnsAboutAnotherBac
   const ToolRun fa = s.run("xstage-predict", "fa --model sim-cal.json --K 16 --b-m 128 --b-n 128 --d 128 "
                                              "--elem-bytes 2 --sigma 0.79us");
   ASSERT_EQ(fa.rc, 0) << fa.err;
-  EXPECT_TRUE(contains(fa.out, "not decided  Q(K=16) is not bounded")) << fa.out;
+  EXPECT_TRUE(contains(fa.out, "capacity_bound         not decided")) << fa.out;
+  EXPECT_TRUE(contains(fa.out, "capacity_bound_reason  Q(K=16) is not bounded")) << fa.out;
   const ToolRun r = s.run("xstage-predict", "fa-result " + dir + "fa-a2a-host-small-k.json --model sim-cal.json "
                                             "--out new.json");
   ASSERT_EQ(r.rc, 0) << r.err;
