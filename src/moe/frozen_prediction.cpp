@@ -187,6 +187,15 @@ CalibrationInputs calibration_inputs(const json& doc, const model::PlatformModel
   } else if (r.low == r.high) {
     r.flag = "R has no ci95 in the calibration: no interval";
   }
+  // The model's own reading of R (model::PlatformModel::drain_rate): an unconstrained R, or one the fitter
+  // flagged (above the copy-engine rate: absorption), is not a point either, as for xstage-predict burst.
+  if (const model::Lookup lr = model.drain_rate(); !lr.usable_as_point && r.flag.empty()) {
+    r.flag = lr.not_point_reason;
+    if (lr.has_bracket()) {
+      r.low = std::min(r.low, lr.bracket_lo);
+      r.high = std::max(r.high, lr.bracket_hi);
+    }
+  }
 
   const double volume = double(num_sms) * 128.0 * block_n * 2;  // K_SM V_t, the issued burst
   const std::vector<Tiss0Row> rows = tiss0_rows_at(m, num_sms);
@@ -199,6 +208,17 @@ CalibrationInputs calibration_inputs(const json& doc, const model::PlatformModel
     c.tiss0_s.flag = fmt::format("K={} not in the T_iss^0 table: bracket [0, the looked-up value]", num_sms);
   }
   c.tiss0_s.value = c.platform.tiss0_s;
+  // The model's lookup of the same T_iss^0 reads the fitter's notes too (an "upper bound" row, an extrapolation):
+  // where it refuses a point, so does this prediction, with the wider of the two brackets.
+  if (const model::Lookup lt = model.tiss0_s(num_sms, volume); !lt.usable_as_point) {
+    if (c.tiss0_s.flag.empty()) c.tiss0_s.flag = lt.not_point_reason;
+    if (lt.has_bracket()) {
+      c.tiss0_s.low = std::min(c.tiss0_s.low, lt.bracket_lo);
+      // Past the table the model gives no upper end (it does not assume T_iss^0 / V nonincreasing); the replay
+      // keeps its own end (the last row x V / V_last, named in the flag) rather than an infinite time.
+      if (std::isfinite(lt.bracket_hi)) c.tiss0_s.high = std::max(c.tiss0_s.high, lt.bracket_hi);
+    }
+  }
   c.tiss0_s.low = std::min(c.tiss0_s.low, c.tiss0_s.value);  // the bracket holds the value the advisor uses
   c.tiss0_s.high = std::max(c.tiss0_s.high, c.tiss0_s.value);
   c.capacity = capacity_text(m, num_sms) +

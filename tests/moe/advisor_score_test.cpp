@@ -322,6 +322,43 @@ TEST(AdvisorScore, CommittedFileNoMeasuredFieldOfTheJudgedLaunchesMovesAPredicti
   EXPECT_TRUE(measured_moved);
 }
 
+// Issue 27 item 4 on a committed file: the calibration's T_iss^0 at K_SM V_t is an extrapolation, so no
+// prediction has a point value: options' times and the speedups are null (their brackets stay), and the scorer
+// leaves every such pair out of the Spearman and the abs errors. With R marked unconstrained by the fitter
+// (above the copy-engine rate), R is flagged as well, as xstage-predict burst flags it.
+TEST(AdvisorScore, FlaggedInputsGiveNoPointValueAndNoRankCorrelation) {
+  const json base = read_committed("results/h200/megamoe/matrix/megamoe-bf16-2048.json");
+  json cal = read_committed("results/h200/megamoe/calibration-moe-pattern.json");
+  std::vector<std::pair<std::string, json>> docs = {{"megamoe-bf16-2048.json", base}};
+  const ScoreInputs in = read_score_inputs(docs, "host");
+  const ScoreResult r = score_advisor(in, {"calibration-moe-pattern.json", "fnv1a64:0", cal});
+  ASSERT_GE(r.predictions.size(), 10u);
+  for (std::size_t k = 0; k < r.predictions.size(); ++k) {
+    const FrozenPrediction& p = r.predictions[k];
+    ASSERT_FALSE(p.point_values()) << p.label;
+    const json j = to_json(p, in.configs[r.scored[k]].judged);
+    for (const json& o : j["options"]) {
+      EXPECT_TRUE(o["time_s"].is_null()) << p.label;
+      EXPECT_LE(o["low_s"].get<double>(), o["high_s"].get<double>());
+    }
+    if (!j["speedup"].is_null()) EXPECT_TRUE(j["speedup"]["value"].is_null()) << p.label;
+    EXPECT_EQ(j["inputs"]["flagged"], json::array({"T_iss^0"})) << p.label;
+  }
+  const PolicyScore& advisor = r.policies[0];
+  EXPECT_GT(advisor.num_pairs, 0);
+  EXPECT_EQ(advisor.num_pairs_no_point, advisor.pair_agrees + advisor.pair_disagrees);
+  EXPECT_FALSE(advisor.spearman.has_value());
+  EXPECT_FALSE(advisor.error_median.has_value());
+  EXPECT_TRUE(advisor.coverage.has_value());  // intervals are still judged
+
+  cal["model"]["R_constrained"] = false;
+  cal["model"]["R_caveat"] = "R = 5.2e10 B/s exceeds the copy-engine rate 4e10 B/s of the same path: absorption, not R";
+  const ScoreResult flagged_r = score_advisor(in, {"calibration-moe-pattern.json", "fnv1a64:0", cal});
+  ASSERT_FALSE(flagged_r.predictions.empty());
+  const json j = to_json(flagged_r.predictions[0], in.configs[flagged_r.scored[0]].judged);
+  EXPECT_EQ(j["inputs"]["flagged"], json::array({"R", "T_iss^0"})) << j["inputs"].dump();
+}
+
 // Mutation of a committed file's calibration: the K_SM 132 dit_moe bf16 balanced pair (expert-wave over
 // interleaved at eq. 16's D = 2, measured 0.625 in [0.624, 0.633]) agrees with its predicted interval; with R
 // halved (R_Bps and R_ci95 x 0.5) the same launches disagree.
