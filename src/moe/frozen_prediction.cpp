@@ -147,7 +147,18 @@ std::vector<InputCorner> corners_of(const CalibrationInputs& cal, const TileTime
   std::vector<InputCorner> out{{cal.drain_rate_bps.value, cal.tiss0_s.value, t.l1_s.value, t.l2_s.value}};
   std::set<InputCorner, decltype(&corner_less)> seen(&corner_less);
   seen.insert(out.front());
-  for (double r : {cal.drain_rate_bps.low, cal.drain_rate_bps.high})
+  // The options' times are monotone in each input, so the ends bound them; their ratio (the speedup) is not
+  // monotone in R. Where R is flagged (a bound, an unconstrained fit) its bracket is wide: R is also taken at
+  // 32 points spaced evenly in log between the ends (the upper end capped at 64 x the lower for the spacing:
+  // 13% apart). The speedup's bracket is then a sampled one, not a proven bound (the lab note of 2026-12-06
+  // night shows a ratio peaking between samples).
+  std::vector<double> rates = {cal.drain_rate_bps.low, cal.drain_rate_bps.high};
+  if (!cal.drain_rate_bps.flag.empty() && cal.drain_rate_bps.low > 0 &&
+      cal.drain_rate_bps.high > 1.01 * cal.drain_rate_bps.low) {
+    const double lo = cal.drain_rate_bps.low, hi = std::min(cal.drain_rate_bps.high, 64 * lo);
+    for (int i = 1; i <= 32; ++i) rates.push_back(lo * std::pow(hi / lo, i / 33.0));
+  }
+  for (double r : rates)
     for (double q : {cal.tiss0_s.low, cal.tiss0_s.high})
       for (double a : {t.l1_s.low, t.l1_s.high})
         for (double b : {t.l2_s.low, t.l2_s.high})
@@ -367,7 +378,9 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
   // the flagged inputs' brackets; otherwise it is not decided (the point answer is kept as recommended anyway).
   std::string differs;
   if (!fp.point_values()) {
-    for (double r : {cal.drain_rate_bps.low, cal.drain_rate_bps.high})
+    std::set<double> rates;  // the R values the corners take (the ends, and interior points where R is flagged)
+    for (const InputCorner& c : fp.corners) rates.insert(c.rate_bps);
+    for (double r : rates)
       for (double t0 : {cal.tiss0_s.low, cal.tiss0_s.high}) {
         AdvisorPlatform corner = platform;
         corner.drain_rate_bps = r;

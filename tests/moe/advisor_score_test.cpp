@@ -359,6 +359,32 @@ TEST(AdvisorScore, FlaggedInputsGiveNoPointValueAndNoRankCorrelation) {
   EXPECT_EQ(j["inputs"]["flagged"], json::array({"R", "T_iss^0"})) << j["inputs"].dump();
 }
 
+// A flagged R (a lower bound, 15 GB/s): the speedup, a ratio of two monotone times, is not monotone in R, so the
+// bracket samples R inside its bracket. At R = 19.19 GB/s (inside [15 GB/s, unbounded)) the same configuration's
+// speedup is about 0.64; with the ends alone the bracket stopped at 0.48 (found by the end-of-session review).
+TEST(AdvisorScore, FlaggedRateBracketSamplesTheInteriorOfTheRatio) {
+  const json base = read_committed("results/h200/megamoe/matrix/megamoe-bf16-2048.json");
+  json cal = read_committed("results/h200/megamoe/calibration-moe-pattern.json");
+  std::vector<std::pair<std::string, json>> docs = {{"megamoe-bf16-2048.json", base}};
+  const ScoreInputs in = read_score_inputs(docs, "host");
+  const auto pair_of = [&](const json& c) {
+    const ScoreResult r = score_advisor(in, {"calibration-moe-pattern.json", "fnv1a64:0", c});
+    for (const PairScore& p : r.policies[0].pairs)
+      if (p.label.rfind("host K66 dit_moe bf16 balanced T2048", 0) == 0 && p.lead_rows == 1 && p.predicted) return *p.predicted;
+    throw std::runtime_error("no dit_moe balanced T2048 pair at D = 1");
+  };
+  cal["model"]["R_Bps"] = 19.19e9;
+  cal["model"]["R_ci95"] = {19.1e9, 19.3e9};
+  const SpeedupPrediction inside = pair_of(cal);
+  cal["model"]["R_Bps"] = 15e9;
+  cal["model"]["R_bound"] = "lower";
+  cal["model"]["R_ci95"] = nullptr;
+  const SpeedupPrediction flagged = pair_of(cal);
+  EXPECT_TRUE(std::isnan(flagged.value));
+  EXPECT_LE(flagged.low, inside.low);
+  EXPECT_GE(flagged.high, 0.99 * inside.low) << "[" << flagged.low << ", " << flagged.high << "] misses " << inside.low;
+}
+
 // Mutation of a committed file's calibration: the K_SM 132 dit_moe bf16 balanced pair (expert-wave over
 // interleaved at eq. 16's D = 2, measured 0.625 in [0.624, 0.633]) agrees with its predicted interval; with R
 // halved (R_Bps and R_ci95 x 0.5) the same launches disagree.
