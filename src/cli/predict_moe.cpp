@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "common/error.hpp"
@@ -174,7 +175,44 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
     t.run = moe::load_run_point(o.from_run, q);
   }
   try {
-    return moe::advise(c, p, t).rows;
+    moe::Advice advice = moe::advise(c, p, t);
+    if (platform.point()) return advice.rows;
+    // A flagged R or T_iss^0 (issue 27 item 4): the rows are computed at the looked-up values, which no answer may
+    // rest on alone. The recommendation stands only where it is the same at every end of their brackets.
+    using moe::AdvisorRow;
+    using moe::RowKind;
+    std::vector<AdvisorRow> rows;
+    rows.push_back({"point_prediction", RowKind::kFlag, 0, false, "",
+                    "the calibration gives R or T_iss^0 only as a bound or a bracket: the rows below are at its "
+                    "looked-up values, not a point prediction"});
+    rows.push_back({"not_point", RowKind::kText, 0, false, platform.not_point_text(), "why"});
+    std::string verdict = "decided";
+    std::string why = "the same schedule and D at every end of the brackets";
+    if (!platform.bracketed()) {
+      verdict = "not decided";
+      why = "a non-point parameter has no bracket";
+    } else {
+      for (const Platform& corner : platform_corners(platform)) {
+        moe::AdvisorPlatform cp = p;
+        cp.drain_rate_bps = corner.drain_rate_bps;
+        cp.tiss0_s = corner.tiss0_s;
+        if (!(std::isfinite(cp.drain_rate_bps) && std::isfinite(cp.tiss0_s))) {
+          verdict = "not decided";
+          why = "a bracket end is unbounded";
+          break;
+        }
+        const moe::Advice other = moe::advise(c, cp, t);
+        if (other.schedule != advice.schedule || other.lead_rows != advice.lead_rows) {
+          verdict = "not decided";
+          why = fmt::format("at R {:.4g} GB/s, T_iss^0 {:.4g} us the advisor says {} D={}", corner.drain_rate_bps / 1e9,
+                            corner.tiss0_s * 1e6, other.schedule, other.lead_rows);
+          break;
+        }
+      }
+    }
+    rows.push_back({"recommendation", RowKind::kText, 0, false, verdict, why});
+    rows.insert(rows.end(), advice.rows.begin(), advice.rows.end());
+    return rows;
   } catch (const Error& e) {
     // The advisor names its fields (block_n, precision, ...); point at the flag that sets them.
     static const std::pair<const char*, const char*> kFlags[] = {

@@ -291,6 +291,11 @@ const std::string kMoeRun = kRepo + "results/h200/megamoe/megamoe-dsv4_flash-bn1
 
 TEST(PredictMoe, JsonHasContractKeysAndQIsNotDecided) {
   const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600");
+  // T_iss^0 at K_SM 66 sits on an unconstrained row (an upper bound): the rows are at the looked-up value, said
+  // so, and the recommendation is checked at both ends of its bracket (issue 27 item 4).
+  EXPECT_FALSE(j["point_prediction"].get<bool>());
+  EXPECT_NE(j["not_point"].get<std::string>().find("T_iss^0(K=66"), std::string::npos);
+  EXPECT_EQ(j["recommendation"], "decided");
   expect_numbers(j, {"hidden", "intermediate", "experts", "top_k", "T", "P", "K_SM", "block_n", "R_Bps", "tiss0_s",
                      "tiss0_V_bytes", "tensor_flops_per_s", "T_L1_s", "T_L2_s", "n1_per_n2", "V_t_bytes", "V_bytes",
                      "drain_time_s", "G_wave_s", "G_star_s", "wave_injection_rate_Bps", "q_peak_bytes", "dT_wave_s",
