@@ -109,11 +109,14 @@ struct Scenario {
   LowerBar bar;
 };
 
-// The known shortfall at per-point offsets >= 7% (measured on 200 seeds, results/cpu/coverage/): R's
-// zero-gap points are selected by drain dominance (T_period >= 1.25 T_ref) and the fill condition, both read
-// from the same medians the offsets move, so a point whose offset raises its rate is likelier to drop out and
-// R comes out low by 1-3%: R covers 0.895 at 7%, 0.82 at 10%, 0.87 on the host-like path. Not fixed here.
-const char* kSelectionBias = "R's zero-gap point selection is biased by the offsets it reads (see kSelectionBias)";
+// The known shortfall of R at per-point offsets >= 7% (measured on 200 seeds, results/cpu/coverage/): at 10% R
+// comes out high by 1.4% on average (median 0.7%: R = sum x^2 / sum x over the cluster weights fast points up,
+// and the offsets are log-symmetric), and its between-dataset spread (sd 4.1%) is about 1.4x what the expanded
+// percentile interval implies (median half-width 6.0%, i.e. 3.1% at 1.96): R covers 0.895 at 7%, 0.82 at 10%,
+// 0.87 on the host-like path. Not the zero-gap selection: testing drain dominance on the predicted period V / R
+// instead of each point's own median (so that an offset cannot drop its point) changed neither the bias nor the
+// coverage (2026-12-07). Not fixed here.
+const char* kSelectionBias = "R: biased high and its interval too narrow under offsets >= 7% (see kSelectionBias)";
 
 struct Result {
   Scenario scenario;
@@ -153,8 +156,7 @@ const std::vector<Scenario>& scenarios() {
     v.push_back({"offsets_7pct", "7% between-run per-point offsets (the H200 spread), 2% jitter", base, {0.07, 0.02}, {},
                  3.0, 5, {0.9, 0.75, 0.9}, {0.85, kCoverageBar, kSelectionBias}});
     v.push_back({"offsets_10pct", "10% between-run per-point offsets, 2% jitter", base, {0.10, 0.02}, {}, 3.0, 5,
-                 {0.9, 0.6, 0.85},
-                 {0.78, 0.85, std::string(kSelectionBias) + "; Q carries R's bias into V - R T (Q 0.899 on 200 seeds)"}});
+                 {0.9, 0.6, 0.85}, {0.78, kCoverageBar, kSelectionBias}});
     {
       Breakage b;
       b.isolated_prefix_bytes = 0.5 * kMiB;
@@ -184,11 +186,11 @@ const std::vector<Scenario>& scenarios() {
     {
       Breakage b;
       b.soft_knee_order = 4;
-      // Known miss (capacity.cpp, "Not caught"): the soft knee's excess fades within a sweep step and mimics a
-      // sharp knee at a smaller Q within every point's noise; Q covers 0.835 on 200 seeds.
+      // The soft knee's excess fades within a sweep step or two and mimics a sharp knee at a smaller Q within
+      // every point's noise (capacity.cpp, "Not caught"); Q's interval spans the fits without the branch's first
+      // one and two points (calibration.cpp, knee-shape misfit): 0.935 on 200 seeds (0.835 without).
       v.push_back({"soft_knee", "isolated knee softened to (T0^4 + D^4)^(1/4), 1% offsets: Q may come back not "
-                                "identified", base, {0.01, 0.02}, b, 3.0, 5, {0.9, 0.0, 0.9},
-                   {kCoverageBar, 0.80, "Q: a soft knee within the points' noise is not detected (capacity.cpp)"}});
+                                "identified", base, {0.01, 0.02}, b, 3.0, 5, {0.9, 0.0, 0.9}});
     }
     v.push_back({"gap_sweep_short", "both gap sweeps stop at 0.3 V/R (still drain-limited), 1% offsets: their "
                                     "T_iss^0 rows must come back as upper bounds", base, {0.01, 0.02}, {}, 0.3, 5,
