@@ -171,14 +171,19 @@ def device_line(meta, driver):
 
 # ---------- prediction scores (frozen predictions beside the constant predictors; issue 27) ----------
 
-OUTCOMES = ("agrees", "disagrees", "not_decided", "measurement_not_decisive", "not_measured")
+OUTCOMES = ("agrees", "disagrees", "not_decided", "not_measured")
 
 
 def tally_cell(t):
+    """agrees / disagrees / not decided (rule v6: no other outcome), with the agreements on a wide measurement."""
     if not isinstance(t, dict):
         return "–"
-    keys = OUTCOMES[:4] if "measurement_not_decisive" in t else OUTCOMES[:3]
-    return " / ".join(str(t.get(k, 0)) for k in keys) + (
+    if "measurement_not_decisive" in t:
+        raise ValueError("a tally with v4's fourth outcome (measurement_not_decisive): re-judge the file "
+                         "(scripts/rejudge_fa_committed.sh) before the pages are made")
+    wide = t.get("agrees_on_a_wide_measurement") or 0
+    return " / ".join(str(t.get(k, 0)) for k in OUTCOMES[:3]) + (
+        f" ({wide} of the agreements on a wide measurement)" if wide else "") + (
         f" (+{t['not_measured']} not measured)" if t.get("not_measured") else "")
 
 
@@ -214,7 +219,7 @@ def interval_score_lines(data, names):
             continue
         best = min(cells, key=lambda c: float("inf") if c[1] == "unbounded" else float(c[1].split()[0]))
         out.append(f"- {label}: " + ", ".join(f"{n} {v}" for n, v, _ in cells)
-                   + f" over {cells[0][2]} rows with a decisive measurement; best: **{best[0]}**")
+                   + f" over the same {cells[0][2]} measured rows; best: **{best[0]}**")
     if not out:
         return []
     return ["Ranking (rule `fa_frozen_interval_score` on): the median interval score IS = (hi − lo) + 40·(lo − y)₊ + "
@@ -227,8 +232,9 @@ def fa_score_section(inputs, rel, title):
     if data is None:
         return [f"### {title}", "", f"Not yet scored: `{rel}` is absent.", ""]
     preds = data.get("predictors") or {}
-    out = [f"### {title}", "", f"From {link(rel)}. Outcomes agrees / disagrees / not decided (/ measurement not "
-           "decisive, from rule `fa_frozen_decisive_measurement` on), on wall time against "
+    out = [f"### {title}", "", f"From {link(rel)}. Outcomes agrees / disagrees / not decided, nothing else (rule "
+           "`fa_frozen_three_outcomes` on; an agreement on a measured interval wider than the tolerance, max(20% of "
+           "the median, 1% of T_FA), is counted apart), on wall time against "
            "the bootstrap interval of the measured median. Predictors: "
            + "; ".join(f"**{k}**: {v}" for k, v in preds.items()) + ".", ""]
     out += rules_lines(data)
@@ -260,9 +266,7 @@ def fa_score_section(inputs, rel, title):
         rows.append([f"calibration {link(cal, short) if not os.path.isabs(cal) else '`' + short + '` (device path)'}"
                      + (" (measured after the data: not a prediction)" if cal in postdates else "")]
                     + [tally_cell(t.get(n)) for n in names])
-    decisive = any("measurement_not_decisive" in (t or {}) for t in (data.get("tally") or {}).values()
-                   if isinstance(t, dict))
-    head = "agrees / disagrees / not decided" + (" / not decisive" if decisive else "")
+    head = "agrees / disagrees / not decided"
     out += table(["points", *[f"{n}: {head}" for n in names]], rows) + [""]
     out += interval_score_lines(data, names)
     sens = get(data, "sensitivity", "mutations") or []
@@ -727,24 +731,27 @@ def render_headline(inputs):
         t = score.get("tally_calibration_predates_data" if pre else "tally") or {}
         n = lambda k, o: (t.get(k) or {}).get(o, 0)  # noqa: E731
         total = sum(n("model", o) for o in OUTCOMES)
-        dec = (f", and at {n('model', 'measurement_not_decisive')} the measurement was too wide to decide"
-               if "measurement_not_decisive" in (t.get("model") or {}) else "")
+        wide = n("model", "agrees_on_a_wide_measurement")
+        dec = (f" ({wide} of the agreements on a measurement too wide to refute a near miss)" if wide else "")
         post = score.get("rows_whose_calibration_postdates_the_data") or 0
         out += [f"*Where the model stands:* its frozen E_res predictions (rule `{get(score, 'rule', 'id')}`) agree at "
                 f"{n('model', 'agrees')}, disagree at {n('model', 'disagrees')} and decide nothing at "
                 f"{n('model', 'not_decided')}{dec}, of {total} H200 points (the host files × every calibration measured "
                 f"before them{f'; {post} rows judged with a later calibration are left out' if pre and post else ''}); "
                 f"the constant \"the stores always hide\" (E_res = 0) agrees at {n('zero', 'agrees')}"
+                + (f" ({n('zero', 'agrees_on_a_wide_measurement')} of them on a measurement too wide to refute a near "
+                   "miss)" if n('zero', 'agrees_on_a_wide_measurement') else "")
                 + ("; on agreements the model loses to that constant." if n('model', 'agrees') < n('zero', 'agrees')
                    else ".")]
         later = inputs.json(f"{H200}/fa_a2a/b7f0e7b-predictions/prediction-score-host-refutable.json", optional=True)
         if later:
             lt = later.get("tally") or {}
             m = lambda k, o: (lt.get(k) or {}).get(o, 0)  # noqa: E731
-            ks = [o for o in OUTCOMES[:4] if o in (lt.get("model") or {})]
-            names = " / ".join(o.replace("_", " ").replace("measurement not decisive", "not decisive") for o in ks)
+            ks = OUTCOMES[:3]
+            names = " / ".join(o.replace("_", " ") for o in ks)
             out[-1] += (f" On a calibration and run made after rule `fa_frozen_aligned_refutable` was written (out of "
-                        f"sample for it; the decisiveness of `{get(later, 'rule', 'id')}` was written after these data): model {' / '.join(str(m('model', o)) for o in ks)}, E_res = 0 "
+                        f"sample for its refutations; `{get(later, 'rule', 'id')}` was written after these data): model "
+                        f"{' / '.join(str(m('model', o)) for o in ks)}, E_res = 0 "
                         f"{' / '.join(str(m('zero', o)) for o in ks)} ({names}).")
         def ranking(tally):
             cells = [(k, interval_score_text((tally or {}).get(k))) for k in ("model", "zero", "unhidden")]

@@ -181,8 +181,8 @@ void print_rows(const std::vector<PointRow>& rows, const PredictFaResultOptions&
                r.note.empty() ? "" : "  (" + r.note + ")");
   }
   auto line = [](const attention::judge::Tally& t) {
-    return fmt::format("{} agree, {} disagree, {} not decided, {} measurement not decisive", t.agrees, t.disagrees,
-                       t.not_decided, t.not_decisive);
+    return fmt::format("{} agree ({} on a wide measurement), {} disagree, {} not decided", t.agrees,
+                       t.agrees_wide_measurement, t.disagrees, t.not_decided);
   };
   fmt::print("model: {}; zero: {}; unhidden: {}\n", line(model), line(zero), line(unhidden));
   fmt::print("wrote {} ({} of {} fa_a2a points re-judged)\n", o.out_path, num_rejudged, rows.size());

@@ -107,9 +107,10 @@ void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
       "was measured before the rule was written (in-sample), and for every rule so far which files it saw.\n"
       "Outcomes: disagrees where the predicted interval and the measured median's 95% interval are disjoint (at\n"
       "any width); agrees where they meet and the prediction is decided (sharp); not decided where they meet and\n"
-      "it is not; measurement not decisive where they meet but the measured interval's half-width exceeds\n"
-      "max(20% of the median, 1% of T_FA) (rule v4, every predictor alike). Rule v5: E_res >= 0, so the measured\n"
-      "interval is judged as [max(lo, 0), max(hi, 0)], its upper end raised to at least that tolerance where lo < 0.\n"
+      "it is not (rule v6: no other outcome). A measured interval whose half-width exceeds max(20% of the median,\n"
+      "1% of T_FA) is a wide measurement: said with the row, its agreements counted apart (agrees_on_a_wide_\n"
+      "measurement), every predictor alike. Rule v5: E_res >= 0, so the measured interval is judged as\n"
+      "[max(lo, 0), max(hi, 0)], its upper end raised to at least that tolerance where lo < 0.\n"
       "Ranking (rule v5): agreements are not a ranking; each measured row gets the interval score\n"
       "IS = (hi - lo) + 40 (lo - y)+ + 40 (y - hi)+ at y = max(measured median, 0), and the tallies give its median\n"
       "per predictor over the same rows (lower is better; inf where an interval is unbounded or absent).\n"
@@ -296,9 +297,9 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   report::write_json_atomic(o.out_path, out, 1);
   auto line = [](const char* name, const judge::Tally& t) {
     const double is = t.median_interval_score_s();
-    fmt::print("  {:<9} {:>4} agree  {:>4} disagree ({} with a wide interval)  {:>4} not decided  {:>4} measurement "
-               "not decisive; median interval score {} over {} rows\n", name, t.agrees, t.disagrees, t.disagrees_wide,
-               t.not_decided, t.not_decisive,
+    fmt::print("  {:<9} {:>4} agree ({} on a wide measurement)  {:>4} disagree ({} with a wide interval)  {:>4} not "
+               "decided; median interval score {} over {} rows\n", name, t.agrees, t.agrees_wide_measurement,
+               t.disagrees, t.disagrees_wide, t.not_decided,
                std::isnan(is) ? std::string("-") : (std::isinf(is) ? std::string("inf") : fmt::format("{:.1f} us", is * 1e6)),
                t.interval_scores_s.size());
   };
@@ -316,10 +317,10 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
     const json& is = t["interval_score_median_s"];
     const std::string is_text = is.is_number() ? fmt::format("{:.1f} us", is.get<double>() * 1e6)
                                                : (is.is_string() ? is.get<std::string>() : std::string("-"));
-    fmt::print("  model with {:<12} {:>4} agree  {:>4} disagree  {:>4} not decided  {:>4} measurement not decisive; "
+    fmt::print("  model with {:<12} {:>4} agree  {:>4} disagree  {:>4} not decided; "
                "median interval score {} (a wrong calibration: {} agreements lost, {} gained{})\n",
                m["mutation"].get<std::string>() + ":", t["agrees"].get<int>(), t["disagrees"].get<int>(),
-               t["not_decided"].get<int>(), t["measurement_not_decisive"].get<int>(), is_text,
+               t["not_decided"].get<int>(), is_text,
                m["agreements_lost"].get<int>(), m["agreements_gained"].get<int>(),
                m["ranks_better_than_the_calibration_as_measured"] == json(true)
                    ? "; it RANKS BETTER than the calibration as measured: these data cannot tell them apart"

@@ -260,28 +260,37 @@ TEST(FaJudge, TheScorerAgreesDisagreesAndSaysWhichWay) {
   EXPECT_EQ(again.median_ci95.hi, m.median_ci95.hi);
 }
 
-TEST(FaJudge, AMeasurementTooWideToRefuteANearMissDecidesNothingForEveryPredictor) {
-  // Rule v4: rounds scattered 0..400 us around a 200 us median: the median's 95% interval is far wider than
-  // 20% of it. With T_FA = 1 ms (1% = 10 us) the measurement is not decisive.
+TEST(FaJudge, AWideMeasurementIsSaidAndCountedApartButGivesOnlyTheThreeOutcomes) {
+  // Rule v6 (v4's precision test kept as a label): rounds scattered 0..400 us around a 200 us median: the
+  // median's 95% interval is far wider than 20% of it. With T_FA = 1 ms (1% = 10 us) the measurement is wide.
   MeasuredResidual m = measured_residual({0, 50e-6, 100e-6, 200e-6, 300e-6, 350e-6, 400e-6}, "sender_side");
   ASSERT_TRUE(m.measured);
   set_decisiveness(m, 1e-3);
   EXPECT_FALSE(m.decisive);
   EXPECT_NEAR(m.tolerance_s, 0.2 * m.median_s, 1e-12);
-  // A sharp prediction and the constant zero that meet it: neither agrees.
+  // A sharp prediction that meets it agrees, and says the measurement was wide.
   const Outcome sharp = score({150e-6, 180e-6}, 165e-6, true, "", m);
-  EXPECT_EQ(sharp.result, "measurement not decisive");
+  EXPECT_EQ(sharp.result, "agrees");
+  EXPECT_TRUE(sharp.on_a_wide_measurement);
   EXPECT_NE(sharp.reason.find("could not have refuted"), std::string::npos) << sharp.reason;
-  EXPECT_EQ(score({0, 0}, 0, true, "", m).result, m.median_ci95.lo <= 0 ? "measurement not decisive" : "disagrees");
-  // A wide prediction that meets it is not "not decided" either: the measurement is the limit.
-  EXPECT_EQ(score({1e-6, 1e-3}, NAN, false, "too wide", m).result, "measurement not decisive");
+  // The constant zero is judged alike: it agrees where the wide measurement reaches zero, else it is refuted.
+  const Outcome zero = score({0, 0}, 0, true, "", m);
+  EXPECT_EQ(zero.result, m.median_ci95.lo <= 0 ? "agrees" : "disagrees");
+  // A wide prediction that meets it is the model deciding nothing, whatever the measurement.
+  EXPECT_EQ(score({1e-6, 1e-3}, NAN, false, "too wide", m).result, "not decided");
   // Disjoint intervals still refute: a refutation needs no precision.
-  EXPECT_EQ(score({2e-3, 3e-3}, NAN, true, "", m).result, "disagrees");
+  const Outcome refuted = score({2e-3, 3e-3}, NAN, true, "", m);
+  EXPECT_EQ(refuted.result, "disagrees");
   Tally t;
   t.add(sharp);
-  EXPECT_EQ(t.not_decisive, 1);
-  EXPECT_EQ(t.agrees, 0);
-  EXPECT_EQ(t.to_json().at("measurement_not_decisive"), 1);
+  t.add(refuted);
+  EXPECT_EQ(t.agrees, 1);
+  EXPECT_EQ(t.agrees_wide_measurement, 1);
+  EXPECT_EQ(t.disagrees, 1);
+  const nlohmann::json tj = t.to_json();
+  EXPECT_EQ(tj.at("agrees_on_a_wide_measurement"), 1);
+  EXPECT_FALSE(tj.contains("measurement_not_decisive"));
+  EXPECT_EQ(to_json(sharp).at("on_a_wide_measurement"), true);
   // The same rounds against a long kernel (T_FA = 100 ms: 1% = 1 ms) are decisive: the bar is that coarse.
   MeasuredResidual coarse = measured_residual({0, 50e-6, 100e-6, 200e-6, 300e-6, 350e-6, 400e-6}, "sender_side");
   set_decisiveness(coarse, 100e-3);
@@ -339,7 +348,7 @@ TEST(FaJudge, TheIntervalScoreRanksASharpRightIntervalAboveAWideOrAWrongOne) {
   t.add(score({190e-6, 210e-6}, NAN, true, "", tight));
   t.add(score({0, INFINITY}, NAN, false, "unbounded", tight));
   t.add(score({190e-6, 210e-6}, NAN, true, "", tight));
-  t.add(score({190e-6, 210e-6}, NAN, true, "", wide));  // not decisive: ranked all the same
+  t.add(score({190e-6, 210e-6}, NAN, true, "", wide));  // a wide measurement: ranked all the same
   t.add(score({NAN, NAN}, NAN, false, "no interval", tight));  // no interval: inf
   ASSERT_EQ(t.interval_scores_s.size(), 5u);
   EXPECT_NEAR(t.median_interval_score_s(), 20e-6, 1e-12);

@@ -61,8 +61,7 @@ TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSai
   EXPECT_EQ(out.at("rows_whose_calibration_is_from_another_device"), out.at("rows").size());
   EXPECT_EQ(out.at("rows").at(0).at("calibration_from_another_device"), true);
   const nlohmann::json& t = out.at("tally_calibration_predates_data").at("model");
-  EXPECT_EQ(t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>() +
-                t.at("measurement_not_decisive").get<int>(), 0);
+  EXPECT_EQ(t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>(), 0);
   // A file without a device name: unknown, not "the same device": kept out of the "predates" tally too.
   nlohmann::json doc = nlohmann::json::parse(read_file(kFa));
   doc["meta"].erase("devices");
@@ -73,8 +72,7 @@ TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSai
   EXPECT_EQ(us.at("rows_whose_device_is_unknown"), us.at("rows").size());
   EXPECT_TRUE(us.at("rows").at(0).at("calibration_from_another_device").is_null());
   const nlohmann::json& tu = us.at("tally_calibration_predates_data").at("model");
-  EXPECT_EQ(tu.at("agrees").get<int>() + tu.at("disagrees").get<int>() + tu.at("not_decided").get<int>() +
-                tu.at("measurement_not_decisive").get<int>(), 0);
+  EXPECT_EQ(tu.at("agrees").get<int>() + tu.at("disagrees").get<int>() + tu.at("not_decided").get<int>(), 0);
   // Metadata of the wrong type is bad input (exit 2, the field named), not a library error (it was exit 3).
   nlohmann::json badname = nlohmann::json::parse(read_file(kFa));
   badname["meta"]["devices"][0]["name"] = nullptr;
@@ -134,8 +132,7 @@ namespace {
 
 int counted(const nlohmann::json& tally) {
   const nlohmann::json& t = tally.at("model");
-  return t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>() +
-         t.at("measurement_not_decisive").get<int>();
+  return t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>();
 }
 
 // Out of sample means the calibration the run froze its predictions with (same bytes): the H100 call made after

@@ -125,14 +125,22 @@ class ScoreSection(unittest.TestCase):
         self.assertIn("- rule `r1`, written 2026-12-05T09:25:00Z", lines)
         self.assertTrue(any("12.5%" in x for x in lines))
 
-    def test_fa_tallies_show_the_measurement_not_decisive_count_where_the_rule_gives_it(self):
-        t = {"model": {"agrees": 1, "disagrees": 2, "not_decided": 3, "measurement_not_decisive": 4},
-             "zero": {"agrees": 0, "disagrees": 6, "not_decided": 0, "measurement_not_decisive": 4}}
-        self.write(self.rel, {"tally": t, "rule": {"id": "r4", "written_utc": "2026-12-05T21:50:00Z"},
+    def test_fa_tallies_have_three_outcomes_and_say_the_agreements_on_a_wide_measurement(self):
+        t = {"model": {"agrees": 5, "disagrees": 2, "not_decided": 3, "agrees_on_a_wide_measurement": 4},
+             "zero": {"agrees": 0, "disagrees": 6, "not_decided": 0, "agrees_on_a_wide_measurement": 0}}
+        self.write(self.rel, {"tally": t, "rule": {"id": "r6", "written_utc": "2026-12-07T01:10:00Z"},
                               "predictors": {"model": "m", "zero": "E_res = 0"}})
         lines = results_pages.fa_score_section(self.inputs, self.rel, "t")
-        self.assertIn("| all points | 1 / 2 / 3 / 4 | 0 / 6 / 0 / 4 |", lines)
-        self.assertTrue(any("agrees / disagrees / not decided / not decisive" in x for x in lines))
+        self.assertIn("| all points | 5 / 2 / 3 (4 of the agreements on a wide measurement) | 0 / 6 / 0 |", lines)
+        self.assertTrue(any("agrees / disagrees / not decided" in x for x in lines))
+        self.assertFalse(any("not decisive" in x for x in lines))
+
+    def test_a_tally_with_the_fourth_outcome_is_refused(self):
+        t = {"model": {"agrees": 1, "disagrees": 2, "not_decided": 3, "measurement_not_decisive": 4}}
+        self.write(self.rel, {"tally": t, "rule": {"id": "r4", "written_utc": "2026-12-05T21:50:00Z"},
+                              "predictors": {"model": "m"}})
+        with self.assertRaises(ValueError):
+            results_pages.fa_score_section(self.inputs, self.rel, "t")
 
     def test_moe_policies_render_one_row_each(self):
         self.write(self.moe, {"policies": [

@@ -243,9 +243,9 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
                            "the calibration and the interference term: nothing of the judged fused launches"},
             {"outcome", "fa_score: agrees where the predicted interval meets the bootstrap ci95 of the measured median "
                         "(paired rounds, wall time); not decided only where the model's interval is unbounded or not "
-                        "sharp (rule v2's sharpness); measurement not decisive where the intervals meet but the "
-                        "measured ci95's half-width exceeds max(20% of the median, 1% of T_FA) (rule v4), for every "
-                        "predictor alike"},
+                        "sharp (rule v2's sharpness); no other outcome (rule v6): a measured ci95 whose half-width exceeds "
+                        "max(20% of the median, 1% of T_FA) is a wide measurement, said with the row and its "
+                        "agreements counted apart, for every predictor alike"},
             {"bar", "issue 28: |point - measured median| <= max(20% of measured, 1% of T_FA) at every M in [8192, "
                     "65536]; trend: consecutive M move the same way (measured steps within their ci95 are flat)"},
             {"reference", "knee term s = 1 + a [offered/R - b]+ fitted on the other M's completion residuals "

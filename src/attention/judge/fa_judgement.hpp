@@ -52,6 +52,14 @@ inline constexpr FaRule kFaRules[] = {
      "over every measured row, not by agreements. Written after a review showed a constant interval [110, 220] us "
      "that ignores M collecting more agreements than the model, and negative measurements at 48K-64K counted as "
      "refutations of E_res = 0: in-sample for every file committed before it"},
+    {"fa_frozen_three_outcomes", "2026-12-07T01:10:00Z",
+     "as fa_frozen_interval_score, without v4's fourth outcome: an outcome is agrees, disagrees or not decided. "
+     "Intervals that meet agree where the prediction is decided and are not decided where it is not, whatever the "
+     "measured width; a measured interval wider than the tolerance (half-width above max(20% of |median|, 1% of "
+     "T_FA)) is said with the row (on_a_wide_measurement) and its agreements counted beside the tallies "
+     "(agrees_on_a_wide_measurement: the measurement admits every predictor that meets it alike); the median "
+     "interval score stays the ranking. Written because issue 27 allows three outcomes only; it changes no "
+     "refutation and no interval score: in-sample for every file committed before it"},
 };
 inline constexpr const FaRule& kFaRule = kFaRules[std::size(kFaRules) - 1];
 inline constexpr const char* kFaRuleId = kFaRule.id;

@@ -122,26 +122,25 @@ Outcome score(const Interval& pred, double point_s, bool decided, const std::str
   if (!meets) {
     o.result = "disagrees";
     o.direction = pred.hi < e.lo ? "under" : "over";
-  } else if (!m.decisive) {
-    o.result = "measurement not decisive";
   } else {
     o.result = decided ? "agrees" : "not decided";
   }
+  o.on_a_wide_measurement = !m.decisive;
   const std::string predicted = fmt::format("predicted {} .. {}{}", us(pred.lo), us(pred.hi),
                                             std::isfinite(point_s) ? fmt::format(" (point {})", us(point_s)) : std::string());
   const std::string verdict = meets ? "the intervals meet"
                                     : (o.direction == "under" ? "predicted below the measurement"
                                                               : "predicted above the measurement");
-  if (meets && !m.decisive)
-    o.reason = fmt::format("{}; {}: the intervals meet, but the measured interval's half-width {} exceeds the "
-                           "tolerance {} (max of 20% of the median and 1% of T_FA): it could not have refuted a "
-                           "near miss", predicted, measured, us(0.5 * (m.median_ci95.hi - m.median_ci95.lo)),
-                           us(m.tolerance_s));
-  else if (decided)
-    o.reason = fmt::format("{}; {}: {}", predicted, measured, verdict);
+  const std::string wide = !m.decisive
+      ? fmt::format(" (a wide measurement: its half-width {} exceeds the tolerance {}, the max of 20% of the median "
+                    "and 1% of T_FA, so it could not have refuted a near miss)",
+                    us(0.5 * (m.median_ci95.hi - m.median_ci95.lo)), us(m.tolerance_s))
+      : std::string();
+  if (decided)
+    o.reason = fmt::format("{}; {}: {}{}", predicted, measured, verdict, meets ? wide : std::string());
   else if (meets)
-    o.reason = fmt::format("the model decides nothing here: {}; {}; {}: the intervals meet", why_not_decided,
-                           predicted, measured);
+    o.reason = fmt::format("the model decides nothing here: {}; {}; {}: the intervals meet{}", why_not_decided,
+                           predicted, measured, wide);
   else
     o.reason = fmt::format("{}, an interval too wide to agree ({}), yet {}; {}: the measurement refutes it",
                            predicted, why_not_decided, verdict, measured);
@@ -158,19 +157,20 @@ double Tally::median_interval_score_s() const {
 
 void Tally::add(const Outcome& o) {
   if (o.ranked) interval_scores_s.push_back(o.interval_score_s);
-  if (o.result == "agrees") ++agrees;
-  else if (o.result == "disagrees") {
+  if (o.result == "agrees") {
+    ++agrees;
+    agrees_wide_measurement += o.on_a_wide_measurement;
+  } else if (o.result == "disagrees") {
     ++disagrees;
     disagrees_wide += !o.interval_decided;
   }
   else if (o.result == "not decided") ++not_decided;
-  else if (o.result == "measurement not decisive") ++not_decisive;
   else ++not_measured;
 }
 
 json Tally::to_json() const {
-  return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided},
-          {"measurement_not_decisive", not_decisive}, {"not_measured", not_measured},
+  return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided}, {"not_measured", not_measured},
+          {"agrees_on_a_wide_measurement", agrees_wide_measurement},
           {"disagrees_with_a_wide_interval", disagrees_wide},
           {"interval_score_median_s",
            std::isinf(median_interval_score_s()) ? json("inf") : number(median_interval_score_s())},
@@ -197,7 +197,8 @@ json to_json(const Outcome& o) {
           {"point_error_s", number(o.point_error_s)}, {"relative_error", number(o.relative_error)},
           {"interval_decided", o.result.empty() ? json() : json(o.interval_decided)},
           {"interval_score_s", std::isinf(o.interval_score_s) ? json("inf") : number(o.interval_score_s)},
-          {"interval_score_ranked", o.result.empty() ? json() : json(o.ranked)}};
+          {"interval_score_ranked", o.result.empty() ? json() : json(o.ranked)},
+          {"on_a_wide_measurement", o.result.empty() ? json() : json(o.on_a_wide_measurement)}};
 }
 
 }  // namespace xs::attention::judge

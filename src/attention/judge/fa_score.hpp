@@ -27,6 +27,13 @@
 //     every miss, so a wide interval, a narrow wrong one and an unbounded one (IS = inf) all lose to a sharp
 //     right one. A predictor with no interval at a row scores inf there (abstaining is not rewarded). Tallies
 //     rank the predictors by the median IS over every measured row, decisive or not: the same rows for all.
+// Rule v6 (fa_frozen_three_outcomes) keeps v5 and drops v4's fourth outcome: an outcome is agrees, disagrees or
+// not decided, and nothing else (issue 27). Intervals that meet give "agrees" where the prediction is decided and
+// "not decided" where it is not, whatever the measured width. A measured interval wider than the tolerance
+// (half-width > max(20% of |median|, 1% of T_FA)) is said with the row (`on_a_wide_measurement`) and counted
+// beside the tallies (`agrees_on_a_wide_measurement`): there it is the measurement that admits the prediction, and
+// every predictor whose interval meets it agrees alike. The median interval score (v5) stays the ranking, which
+// charges a predictor's width whatever the measurement's.
 // There is no "explained": a decomposition of what happened is a diagnostic (fa_diagnostics.hpp). The same
 // scorer judges the trivial predictors beside the model:
 //   zero      E_res = 0: the stores always hide;
@@ -52,8 +59,9 @@ struct MeasuredResidual {
   double median_s = 0;
   Interval median_ci95;       // bootstrap over rounds
   std::string why_not;        // where not measured
-  // Rule v4: decisive where the interval's half-width <= tolerance_s = max(20% |median|, 1% T_FA). A residual
-  // whose T_FA is not known (tolerance_s 0) is judged on 20% of |median| alone.
+  // Rule v4's precision test, said but no longer an outcome (v6): decisive where the interval's half-width <=
+  // tolerance_s = max(20% |median|, 1% T_FA). A residual whose T_FA is not known (tolerance_s 0) is tested on
+  // 20% of |median| alone.
   bool decisive = true;
   double tolerance_s = 0;
   bool below_zero = false;    // rule v5: the whole measured interval < 0 (said; judged as e_res_ci95)
@@ -70,7 +78,7 @@ MeasuredResidual measured_residual(const FaA2aPointResult& result);
 MeasuredResidual measured_residual(const std::vector<double>& rounds_s, const std::string& boundary);
 
 struct Outcome {
-  std::string result;     // "agrees" | "disagrees" | "not decided" | "measurement not decisive" | "" (not measured)
+  std::string result;     // "agrees" | "disagrees" | "not decided" | "" (not measured)
   std::string direction;  // disagrees: "under" (predicted below measured) | "over"
   std::string reason;
   double point_error_s = NAN;      // predicted point - measured median, where a point exists
@@ -78,6 +86,7 @@ struct Outcome {
   bool interval_decided = false;   // the prediction was sharp enough to agree (a disagreement needs no sharpness)
   double interval_score_s = NAN;   // rule v5: IS at the measured median (inf: unbounded; NaN: no interval)
   bool ranked = false;             // IS counts in the ranking: every measured row (inf where no interval)
+  bool on_a_wide_measurement = false;  // rule v6: the measured interval is wider than the tolerance (said, not an outcome)
 };
 // The interval score of [lo, hi] at y for a central (1 - alpha) interval; inf where hi is not finite.
 inline constexpr double kIntervalScoreAlpha = 0.05;
@@ -86,7 +95,8 @@ Outcome score(const Interval& predicted, double predicted_point_s, bool decided,
               const MeasuredResidual& measured);
 
 struct Tally {
-  int agrees = 0, disagrees = 0, not_decided = 0, not_decisive = 0, not_measured = 0;
+  int agrees = 0, disagrees = 0, not_decided = 0, not_measured = 0;
+  int agrees_wide_measurement = 0;  // of the agreements, those on a measurement wider than the tolerance (v6)
   int disagrees_wide = 0;  // of the disagreements, those whose interval was not decided (refuted though wide)
   std::vector<double> interval_scores_s;  // of the ranked rows (inf included)
   void add(const Outcome& o);
