@@ -5,7 +5,7 @@
 # installed, and a missing one is named. XS_WITH_FUZZ=1 also wants clang++ with libFuzzer (for
 # scripts/fuzz.sh); it is optional: where it cannot be installed the fuzz run is skipped. XS_WITH_MPI=1 also
 # wants OpenMPI (mpicxx, mpirun: Debian's libopenmpi-dev and openmpi-bin) for the -DXS_WITH_MPI=ON build and the
-# mpirun tests; optional too: where it cannot be installed the build goes without MPI and says so.
+# mpirun tests: scripts/test.sh stops without it unless XS_ALLOW_NO_MPI=1; setup.sh itself only says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,14 +56,25 @@ fuzzer_links() {
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]] && have sudo; then SUDO="sudo -n"; fi
-apt_install() {  # true if apt-get installed every package given
+# apt-get that never asks (CI has no terminal and no stdin): DEBIAN_FRONTEND goes through env, since sudo drops
+# the caller's environment.
+apt_get() { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -y -q "$@" </dev/null; }
+apt_install() {  # true if apt-get installed every package given; on failure apt's last lines go to stderr
   have apt-get || return 1
   [[ $(id -u) -eq 0 || -n "$SUDO" ]] || return 1
-  export DEBIAN_FRONTEND=noninteractive
   echo "setup: installing $*"
-  $SUDO apt-get install -y -q --no-install-recommends "$@" >/dev/null 2>&1 && return 0
-  # Without network apt-get update can hang on DNS; bound it.
-  { timeout 300 $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends "$@"; } >/dev/null 2>&1
+  local log
+  log=$(mktemp)
+  # The package lists first where there are none yet (a fresh machine); otherwise try the ones there, then
+  # update and try again. Without network apt-get update can hang on DNS; bound it.
+  if ! apt_get install --no-install-recommends "$@" >"$log" 2>&1 &&
+     ! { timeout 300 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -q update </dev/null &&
+         apt_get install --no-install-recommends "$@"; } >"$log" 2>&1; then
+    { echo "setup: apt-get could not install $*; its last lines:"; tail -n 5 "$log" | sed 's/^/  /'; } >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
 }
 
 # 1. Tools: cmake, a C++ compiler (what CMake will pick: $CXX, else c++/g++/clang++), a build tool.
@@ -124,7 +135,9 @@ fi
 
 if [[ "${XS_WITH_MPI:-0}" == "1" ]] && ! { have mpicxx && have mpirun; }; then
   apt_install libopenmpi-dev openmpi-bin || true
-  { have mpicxx && have mpirun; } || notes+=("OpenMPI (mpicxx, mpirun) unavailable: the build goes without -DXS_WITH_MPI=ON")
+  { have mpicxx && have mpirun; } ||
+    notes+=("OpenMPI (mpicxx, mpirun: Debian's libopenmpi-dev, openmpi-bin) unavailable: scripts/test.sh stops \
+unless XS_ALLOW_NO_MPI=1, which builds without -DXS_WITH_MPI=ON")
 fi
 
 if [[ ${#notes[@]} -eq 0 ]]; then

@@ -19,6 +19,7 @@
 #include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
 #include "report/result_file.hpp"
@@ -139,8 +140,8 @@ std::map<std::string, report::AppPoint> open_journal_on_root(const AppBenchPlan&
       const std::string key = report::app_point_key(p.id, p.axes);
       if (run_keys.count(key)) finished.emplace(key, std::move(p));  // first line of a point wins
     }
-    std::fprintf(stderr, "xstage: resuming %zu/%zu points from %s\n", finished.size(), plan.points.size(),
-                 journal_path.c_str());
+    std::fprintf(stderr, "%s: resuming %zu/%zu points from %s\n", xs::program_name(), finished.size(),
+                 plan.points.size(), journal_path.c_str());
   }
   return finished;
 }
@@ -154,8 +155,8 @@ std::uint64_t draw_seed() {
 void report_failed_verification(const AppBenchPlan& plan, const AppPointSpec& spec, const report::AppPoint& point) {
   std::string why = point.status == "failed" ? point.reason : point.verification.detail;
   if (why.empty()) why = "no detail given";
-  std::fprintf(stderr, "\nxstage-bench: %s %s FAILED verification: %s\n", plan.suite.c_str(), spec.label.c_str(),
-               why.c_str());
+  std::fprintf(stderr, "\n%s: %s %s FAILED verification: %s\n", xs::program_name(), plan.suite.c_str(),
+               spec.label.c_str(), why.c_str());
 }
 
 void check_returned_point(const AppBenchPlan& plan, std::size_t i, const AppPointSpec& spec,
@@ -264,8 +265,8 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, RankComm& comm, const R
                                 static_cast<int>(e.code()) == kInterruptedExitCode);
         if (!abandoned) throw;
         if (root)
-          std::fprintf(stderr, "\nxstage: point %zu/%zu (%s) abandoned: it was still running %.0f s after the stop "
-                       "request\n", i + 1, plan.points.size(), spec.label.c_str(), kStopGraceS);
+          std::fprintf(stderr, "\n%s: point %zu/%zu (%s) abandoned: it was still running %.0f s after the stop "
+                       "request\n", xs::program_name(), i + 1, plan.points.size(), spec.label.c_str(), kStopGraceS);
         stopped = true;
         break;
       }
@@ -284,8 +285,8 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, RankComm& comm, const R
 int write_app_result(const AppBenchPlan& plan, const AppBenchOutcome& outcome, AppResultSections sections) {
   if (!outcome.writes_output) return outcome.interrupted ? kInterruptedExitCode : outcome.num_failed > 0 ? 1 : 0;
   if (outcome.interrupted) {
-    std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume (--resume-any-build once the tools were rebuilt)\n",
-                 report::journal_path_for(plan.output_path).c_str());
+    std::fprintf(stderr, "%s: interrupted; finished points are in %s; rerun with --resume (--resume-any-build once the "
+                 "tools were rebuilt)\n", xs::program_name(), report::journal_path_for(plan.output_path).c_str());
     return kInterruptedExitCode;
   }
   report::ResultFile file;

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "bench/backend.hpp"
+#include "common/program_name.hpp"
 
 namespace xs::bench {
 namespace {
@@ -31,8 +32,9 @@ char* put_number(char* out, std::size_t n) {
   return out;
 }
 
-char* put_text(char* out, const char* text) {
-  while (*text) *out++ = *text++;
+// Copies at most `max_bytes` of `text` (the messages below fit their buffers with a 63-byte tool name).
+char* put_text(char* out, const char* text, std::size_t max_bytes = 128) {
+  while (*text && max_bytes-- > 0) *out++ = *text++;
   return out;
 }
 
@@ -41,7 +43,9 @@ extern "C" void on_stop_signal(int sig) {
   if (g_num_signals.fetch_add(1) == 0) {
     g_stop_requested_ns.store(monotonic_ns());
     char message[256];
-    char* p = put_text(message, "\nxstage: stopping: finishing point ");
+    char* p = put_text(message, "\n");
+    p = put_text(p, program_name(), 63);
+    p = put_text(p, ": stopping: finishing point ");
     p = put_number(p, g_point_number.load());
     p = put_text(p, "/");
     p = put_number(p, g_num_points.load());
@@ -49,8 +53,11 @@ extern "C" void on_stop_signal(int sig) {
     p = put_text(p, ", Ctrl-C again to abort\n");
     (void)!::write(STDERR_FILENO, message, static_cast<std::size_t>(p - message));
   } else {
-    static const char kAbort[] = "\nxstage: aborted; finished points are in the journal\n";
-    (void)!::write(STDERR_FILENO, kAbort, sizeof kAbort - 1);
+    char message[128];
+    char* p = put_text(message, "\n");
+    p = put_text(p, program_name(), 63);
+    p = put_text(p, ": aborted; finished points are in the journal\n");
+    (void)!::write(STDERR_FILENO, message, static_cast<std::size_t>(p - message));
     std::signal(sig, SIG_DFL);  // die of the signal, as the shell expects (130/143)
     std::raise(sig);
   }

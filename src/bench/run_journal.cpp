@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "report/file_io.hpp"
 
 namespace xs::bench {
@@ -83,8 +84,8 @@ std::shared_ptr<report::Journal> open_run_journal(
   const JournalState state = read_or_explain(journal_path, resume, [&] { return read_existing(*journal); });
   if (!resume) {
     check_restartable(journal_path, output_path, state);
-    std::fprintf(stderr, "xstage: starting over: %s holds the finished run that wrote %s\n", journal_path.c_str(),
-                 output_path.c_str());
+    std::fprintf(stderr, "%s: starting over: %s holds the finished run that wrote %s\n", xs::program_name(),
+                 journal_path.c_str(), output_path.c_str());
     journal->restart(header);
     return journal;
   }
@@ -110,9 +111,9 @@ std::shared_ptr<report::Journal> open_run_journal(
                                     "digits or \"unknown\", optionally with \"+dirty\"): the result could not say "
                                     "which build measured its points; remove the journal to start over",
                                     journal_path));
-    std::fprintf(stderr, "xstage: --resume-any-build: %s was written by build %s; this build is %s. Its finished "
+    std::fprintf(stderr, "%s: --resume-any-build: %s was written by build %s; this build is %s. Its finished "
                  "points are kept as that build measured them; meta.resumed_from_build records it\n",
-                 journal_path.c_str(), state.header.git_sha.c_str(), header.git_sha.c_str());
+                 xs::program_name(), journal_path.c_str(), state.header.git_sha.c_str(), header.git_sha.c_str());
     if (resumed_from_build) *resumed_from_build = state.header.git_sha;
   }
   journal->drop_partial_tail();

@@ -14,6 +14,7 @@
 #include "bench/run_control.hpp"
 #include "bench/run_journal.hpp"
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "common/units.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
@@ -152,7 +153,8 @@ SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& point
     if (!options.resume) return;
     std::size_t have = 0;
     for (const auto& p : points) have += finished.count(point_key(p.spec));
-    std::fprintf(stderr, "xstage: resuming %zu/%zu points from %s\n", have, points.size(), journal_path.c_str());
+    std::fprintf(stderr, "%s: resuming %zu/%zu points from %s\n", xs::program_name(), have, points.size(),
+                 journal_path.c_str());
   };
   if (!several) {
     check_outputs(options);
@@ -237,8 +239,8 @@ SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& point
                               static_cast<int>(e.code()) == kInterruptedExitCode);
       if (!abandoned) throw;
       if (root)
-        std::fprintf(stderr, "xstage: point %zu/%zu (%s) abandoned: it was still running %.0f s after the stop "
-                     "request\n", i + 1, points.size(), describe_point(spec).c_str(), kStopGraceS);
+        std::fprintf(stderr, "%s: point %zu/%zu (%s) abandoned: it was still running %.0f s after the stop "
+                     "request\n", xs::program_name(), i + 1, points.size(), describe_point(spec).c_str(), kStopGraceS);
       stopped = true;
       break;
     }
@@ -249,8 +251,9 @@ SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& point
       ++measured;
     }
     if (root && record.verification.wrong > 0)
-      std::fprintf(stderr, "\nxstage: VERIFICATION FAILED at %s: %llu wrong words of %llu bytes checked\n",
-                   describe_point(spec).c_str(), static_cast<unsigned long long>(record.verification.wrong),
+      std::fprintf(stderr, "\n%s: VERIFICATION FAILED at %s: %llu wrong words of %llu bytes checked\n",
+                   xs::program_name(), describe_point(spec).c_str(),
+                   static_cast<unsigned long long>(record.verification.wrong),
                    static_cast<unsigned long long>(record.verification.bytes_checked));
     outcome.records.push_back(std::move(record));
   }

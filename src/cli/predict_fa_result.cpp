@@ -203,7 +203,7 @@ void add_predict_fa_result(CLI::App& app, PredictFaResultOptions& o) {
       "calibration (path, fnv1a64 of its bytes, its git sha and date), where the input keeps the previous\n"
       "agreement, the rule applied and every earlier rule (id, when written, what it says),\n"
       "and this tool's version. Other points, measurements and meta are left as they were; extra.model_from\n"
-      "names the new calibration. NEW.json is written atomically and must not be RESULT.json.\n"
+      "names the new calibration. NEW.json is written atomically (an existing file is replaced) and must not be RESULT.json.\n"
       "Prints M, heads, target, the frozen E_res prediction, the measured median, and the outcome (agrees |\n"
       "disagrees | not decided) of the model and of the trivial predictors zero and unhidden, then the tallies.\n"
       "Exit codes: 0 ok, 2 bad usage or input (nothing written).");
@@ -220,7 +220,7 @@ void add_predict_fa_result(CLI::App& app, PredictFaResultOptions& o) {
 void run_predict_fa_result(const PredictFaResultOptions& o) {
   if (o.result_path.empty()) throw_missing("RESULT.json", std::string("the fa_a2a result to re-judge: ") + kUsage);
   if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to judge with: ") + kUsage);
-  if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the re-judged result: ") + kUsage);
+  if (o.out_path.empty()) throw_missing("--out", std::string("the file to write the re-judged result to (an existing file is replaced, never RESULT.json): ") + kUsage);
   report::check_distinct_paths({{o.out_path, "--out"}},
                                 {{o.result_path, "the input RESULT.json"}, {o.model_path, "--model"}});
   report::check_output_path(o.out_path, "--out");

@@ -4,11 +4,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "moe/moe_advisor.hpp"
 #include "moe/moe_run_point.hpp"
+#include "moe/problem.hpp"
+#include "moe/routing.hpp"
 #include "moe/shapes.hpp"
 #include "report/json_read.hpp"
 
@@ -27,11 +31,60 @@ std::string models_path(const std::string& given) {
 
 // Realistic caps, checked before anything is allocated: the largest released MoE models have a few hundred
 // routed experts, hidden and intermediate sizes in the tens of thousands, and a GPU has a few hundred SMs at
-// most. The advisor's routing draws one score per (rank, token, expert), so its cost and memory grow with
-// P x T x E (and P x T x k pairs): that product is capped too, so a prediction stays within seconds.
+// most. Each knob alone can still ask for hours, so the advisor's work is capped too (docs/exit-codes.md), each
+// product checked from the flags before any of it is done; together they keep a prediction within seconds and
+// a few hundred MB:
+//   - the routing draws one score per (rank, token, expert): P x T x E <= 2^28;
+//   - it keeps one expert and weight per (rank, token, k) pair: P x T x k <= 2^25;
+//   - the schedule replays (15 of them) walk every tile of the emulated rank, at most
+//     (ceil(P T min(k, E/P) / 128) + E/P) row blocks of 2I/b_n + h/b_n tiles: <= 2^22 tiles.
+// Every configs/moe/models.json shape fits all three up to T = 65,536 at P = 8 (and at P = 64, T = 8,192).
 constexpr long long kMaxHidden = 65'536, kMaxIntermediate = 65'536, kMaxExperts = 4'096, kMaxTopK = 64;
 constexpr long long kMaxTokensPerRank = 1 << 20, kMaxRanks = 1'024, kMaxSms = 1'024;
-constexpr double kMaxRoutingDraws = 1u << 30;  // P x T x E scores
+constexpr double kMaxRoutingDraws = 1 << 28;  // P x T x E scores
+constexpr double kMaxRoutedPairs = 1 << 25;   // P x T x k (rank, token, expert) pairs
+constexpr double kMaxReplayTiles = 1 << 22;   // tiles of the emulated rank, bounded from the flags
+
+// The advisor's work from the flags alone (see the caps above): input_error naming the knobs to lower otherwise.
+void check_advisor_work(const moe::AdvisorConfig& c) {
+  const double num_ranks = c.num_ranks, tokens = c.tokens_per_rank, experts = c.shape.num_experts,
+               top_k = c.shape.top_k;
+  const std::string knobs = fmt::format("P x T = {} x {} (--P, --T), E = {}, k = {} (--experts, --top-k or the "
+                                        "--shape)", c.num_ranks, c.tokens_per_rank, c.shape.num_experts,
+                                        c.shape.top_k);
+  const double draws = num_ranks * tokens * experts;
+  if (draws > kMaxRoutingDraws)
+    throw input_error("--T", fmt::format("P x T x E = {:.4g} routing scores is over the limit of 2^28 = {:.4g} (the "
+                                         "advisor draws one per rank, token and expert; {}): lower --T, --P or E",
+                                         draws, kMaxRoutingDraws, knobs));
+  const double pairs = num_ranks * tokens * top_k;
+  if (pairs > kMaxRoutedPairs)
+    throw input_error("--T", fmt::format("P x T x k = {:.4g} routed pairs is over the limit of 2^25 = {:.4g} ({}): "
+                                         "lower --T, --P or k", pairs, kMaxRoutedPairs, knobs));
+  const double local_experts = std::max(1.0, std::floor(experts / num_ranks));
+  const double row_blocks = std::ceil(num_ranks * tokens * std::min(top_k, local_experts) / 128) + local_experts;
+  const double tiles_per_row = (2.0 * c.shape.intermediate + c.shape.hidden) / c.block_n;
+  const double tiles = row_blocks * tiles_per_row;
+  if (tiles > kMaxReplayTiles)
+    throw input_error("--T", fmt::format("the schedule replay could walk {:.4g} tiles ({:.4g} row blocks of 128 "
+                                         "received rows x (2I + h)/b_n = {:.4g} tiles), over the limit of 2^22 = "
+                                         "{:.4g}; {}, h = {}, I = {}, b_n = {}: lower --T, --P, k, h or I{}",
+                                         tiles, row_blocks, tiles_per_row, kMaxReplayTiles, knobs, c.shape.hidden,
+                                         c.shape.intermediate, c.block_n,
+                                         c.block_n < 256 ? ", or use --block-n 256" : ""));
+}
+
+// The advisor names its fields (block_n, precision, ...); point at the flag that sets them.
+[[noreturn]] void rethrow_for_flag(const Error& e) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"block_n", "--block-n"},  {"precision", "--precision"},     {"routing", "--routing"},
+      {"hidden", "--hidden"},    {"intermediate", "--intermediate"}, {"num_ranks", "--P"},
+      {"num_experts", "--experts"}, {"top_k", "--top-k"},           {"gain", "--gain"},
+      {"num_sms", "--ksm"}};
+  for (const auto& [field, flag] : kFlags)
+    if (e.field() == field) throw input_error(flag, report::bare_message(e));
+  throw;  // called from a handler: the error as it was
+}
 
 moe::MoeShape resolve_shape(const PredictMoeOptions& o) {
   const bool any_dim = o.hidden || o.intermediate || o.experts || o.top_k;
@@ -73,7 +126,9 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
       "(eq. 16) emulated_rank received_pairs remote_pairs num_waves remote_bytes compute_s drain_s\n"
       "t_interleaved_fluid_s; Q identified: t_wave_fluid_s fluid_speedup; else t_wave_fluid_min_s\n"
       "t_wave_fluid_max_s fluid_speedup_min fluid_speedup_max; recommended_schedule (interleaved|either)\n"
-      "recommended_D reason.");
+      "recommended_D reason.\n"
+      "Limits (exit 2 before any work; docs/exit-codes.md): P x T x E <= 2^28 routing scores, P x T x k <= 2^25\n"
+      "routed pairs, and at most 2^22 tiles for the schedule replay, (ceil(P T min(k, E/P) / 128) + E/P) x (2I + h)/b_n.");
   add_platform_flags(*cmd, o.platform, true, false);
   cmd->add_option("--shape", o.shape, "model shape by name from --models-file (e.g. dsv4_flash); or give --hidden "
                                       "--intermediate --experts --top-k")
@@ -130,12 +185,12 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
   c.zipf_alpha = o.routing == "balanced" ? 0.0 : o.alpha.value_or(0.5);
   c.gain = o.gain.value_or(1.0);
   c.routing_seed = static_cast<std::uint64_t>(o.routing_seed.value_or(1));
-  const double draws = double(c.num_ranks) * c.tokens_per_rank * c.shape.num_experts;
-  if (draws > kMaxRoutingDraws)
-    throw input_error("--T", fmt::format("P x T x E = {} x {} x {} = {:.3g} routing scores is over the limit of {:.3g} "
-                                         "(the advisor draws one per rank, token and expert): lower --T, --P or the "
-                                         "expert count", c.num_ranks, c.tokens_per_rank, c.shape.num_experts, draws,
-                                         kMaxRoutingDraws));
+  try {  // the tile shape first: the work bound below divides by b_n
+    moe::validate_tile_shape(c.shape.hidden, c.shape.intermediate, c.block_n);
+  } catch (const Error& e) {
+    rethrow_for_flag(e);
+  }
+  check_advisor_work(c);
   if (o.tensor_tflops && !o.from_run.empty())
     throw input_error("--from-run", "give either --tensor-tflops or --from-run, not both");
   if (!o.tensor_tflops && o.from_run.empty())
@@ -175,7 +230,11 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
     t.run = moe::load_run_point(o.from_run, q);
   }
   try {
-    moe::Advice advice = moe::advise(c, p, t);
+    // One routing and its problem for every advice below (the bracket ends reuse them): the routing is the costly
+    // part, and it is freed once the emulated rank's problem is built.
+    const moe::MoeProblem problem =
+        moe::build_problem(moe::generate_routing(moe::routing_params_of(c)), c.shape.hidden, c.shape.intermediate);
+    moe::Advice advice = moe::advise(c, p, t, problem);
     if (platform.point()) return advice.rows;
     // A flagged R or T_iss^0 (issue 27 item 4): the rows are computed at the looked-up values, which no answer may
     // rest on alone. The recommendation stands only where it is the same at every end of their brackets.
@@ -201,7 +260,7 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
           why = "a bracket end is unbounded";
           break;
         }
-        const moe::Advice other = moe::advise(c, cp, t);
+        const moe::Advice other = moe::advise(c, cp, t, problem);
         if (other.schedule != advice.schedule || other.lead_rows != advice.lead_rows) {
           verdict = "not decided";
           why = fmt::format("at R {:.4g} GB/s, T_iss^0 {:.4g} us the advisor says {} D={}", corner.drain_rate_bps / 1e9,
@@ -214,15 +273,7 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
     rows.insert(rows.end(), advice.rows.begin(), advice.rows.end());
     return rows;
   } catch (const Error& e) {
-    // The advisor names its fields (block_n, precision, ...); point at the flag that sets them.
-    static const std::pair<const char*, const char*> kFlags[] = {
-        {"block_n", "--block-n"},  {"precision", "--precision"},     {"routing", "--routing"},
-        {"hidden", "--hidden"},    {"intermediate", "--intermediate"}, {"num_ranks", "--P"},
-        {"num_experts", "--experts"}, {"top_k", "--top-k"},           {"gain", "--gain"},
-        {"num_sms", "--ksm"}};
-    for (const auto& [field, flag] : kFlags)
-      if (e.field() == field) throw input_error(flag, report::bare_message(e));
-    throw;
+    rethrow_for_flag(e);
   }
 }
 

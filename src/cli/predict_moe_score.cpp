@@ -72,7 +72,7 @@ void add_predict_moe_score(CLI::App& app, PredictMoeScoreOptions& o) {
 void run_predict_moe_score(const PredictMoeScoreOptions& o) {
   if (o.results.empty()) throw_missing("--results", std::string("the megamoe result files to score: ") + kUsage);
   if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to predict from: ") + kUsage);
-  if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the score: ") + kUsage);
+  if (o.out_path.empty()) throw_missing("--out", std::string("the file to write the score to (an existing file is replaced, never an input): ") + kUsage);
   const std::string md_path = markdown_path_of(o);
   std::vector<report::NamedPath> input_paths;
   for (const std::string& in : o.results) input_paths.push_back({in, "the input result file"});

@@ -115,7 +115,7 @@ void run_predict_moe_whole(const PredictMoeWholeOptions& o) {
   if (o.model_path.empty()) throw_missing("--model", std::string("the calibration to predict from: ") + kUsage);
   if (o.interference_path.empty())
     throw_missing("--interference", std::string("the calibration with the remote_store.loaded block: ") + kUsage);
-  if (o.out_path.empty()) throw_missing("--out", std::string("a new file for the score: ") + kUsage);
+  if (o.out_path.empty()) throw_missing("--out", std::string("the file to write the score to (an existing file is replaced, never an input): ") + kUsage);
   const std::string md_path = markdown_path_of(o);
   std::vector<std::string> inputs_named = o.results;
   inputs_named.push_back(o.model_path);

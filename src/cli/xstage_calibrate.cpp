@@ -89,13 +89,14 @@ void attach_interference(xs::report::ResultFile& file, int bootstrap) {
 
 int refit(const CalibrateOptions& o) {
   // Every output checked before anything is read or written. An output never overwrites an input: --refit
-  // writes a new file named by --out.
+  // writes the file named by --out, another file (an existing one there is replaced, like every output).
   const std::string out = o.out_path;
   xs::report::check_distinct_paths({{o.out_path, "--out"}, {o.tables.csv_path, "--csv"}},
                                    {{o.refit_path, "--refit"}});
   if (o.out_path.empty())
-    throw xs::input_error("--out", "--refit needs --out FILE, a new file: the calibration it reads is never "
-                                   "overwritten (e.g. --refit cal.json --out cal-refit.json)");
+    throw xs::input_error("--out", "--refit needs --out FILE, another file than the one it reads: the calibration "
+                                   "it reads is never overwritten; an existing file at FILE is replaced (e.g. "
+                                   "--refit cal.json --out cal-refit.json)");
   xs::report::check_output_path(out, "--out");
   xs::cli::check_table_outputs(o.tables, false);
   xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
@@ -373,7 +374,8 @@ int main(int argc, char** argv) {
     app.add_flag("--dry-run", o.dry_run, "Print the expanded sweep and its size; run nothing");
     app.add_flag("--dump-config", o.dump_config, "Print the sweep config as JSON (edit it and pass --config)");
     app.add_option("--refit", o.refit_path, "Refit and revalidate an existing calibration file offline "
-                   "into a new file named by --out (the input is never overwritten)")
+                   "into the file named by --out (another file: the input is never overwritten; an existing file "
+                   "there is replaced)")
         ->check(xs::cli::kNonEmptyPath);
     app.add_option("--rate-guess", o.rate_guess, "Drain-rate guess that sizes the default gap ranges "
                    "(default: the path's copy-engine bandwidth)");

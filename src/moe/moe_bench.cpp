@@ -16,6 +16,7 @@
 #include "bench/runner.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "model/platform_model.hpp"
 #include "moe/advice_json.hpp"
 #include "moe/advisor_platform.hpp"
@@ -362,8 +363,8 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
       clocks["reason"] = check.rerun_reason;
       // Several ranks: no re-run (a rank re-running alone would pair its trials with none of the others').
       if (check.rerun_reason.empty() || attempt == (several ? 0 : o.max_clock_reruns)) break;
-      std::fprintf(stderr, "xstage: megamoe %s: %s; re-running the point\n", plan.points[i].label.c_str(),
-                   check.rerun_reason.c_str());
+      std::fprintf(stderr, "%s: megamoe %s: %s; re-running the point\n", xs::program_name(),
+                   plan.points[i].label.c_str(), check.rerun_reason.c_str());
       attempts.push_back(clocks);
       r = run_moe_point(spec, routing, problem);
       // The record must describe the kept result: a re-run that did not finish has no clocks of its own.

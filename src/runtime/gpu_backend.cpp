@@ -16,6 +16,7 @@
 
 #include "common/clock_probe.hpp"
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "common/stats.hpp"
 #include "runtime/burst_timeline.hpp"
 #include "common/cuda_check.hpp"
@@ -262,12 +263,13 @@ LaunchSample GpuBackend::measure_repetition(const PointPlan& plan, const PointSp
                                 100 * options_.clock_flag_fraction, 1e-9 * devices_[device_].clock_rate_hz)
                   : fmt::format("{} producers missed the start barrier", s.num_late_producers);
     if (attempt == options_.max_reruns) {
-      std::fprintf(stderr, "xstage: %s repetition %d: %s after %d re-runs; kept%s\n", record.id.c_str(), rep,
-                   why.c_str(), attempt, clock_low ? " and flagged" : "");
+      std::fprintf(stderr, "%s: %s repetition %d: %s after %d re-runs; kept%s\n", xs::program_name(), record.id.c_str(),
+                   rep, why.c_str(), attempt, clock_low ? " and flagged" : "");
       record.clock_flagged = record.clock_flagged || clock_low;
       return s;
     }
-    std::fprintf(stderr, "xstage: %s repetition %d: %s; re-running\n", record.id.c_str(), rep, why.c_str());
+    std::fprintf(stderr, "%s: %s repetition %d: %s; re-running\n", xs::program_name(), record.id.c_str(), rep,
+                 why.c_str());
   }
 }
 
@@ -320,7 +322,7 @@ PointRecord GpuBackend::run(const PointSpec& spec) {
   const std::uint32_t* words = buffer.host_words(plan.buffer_bytes(), readback_);
   record.verification = verify_ring(words, {plan.layout, kGuardBytes, num_bursts_written_, {}});
   if (record.verification.wrong > 0)
-    std::fprintf(stderr, "xstage: %s: DATA VERIFICATION FAILED: %llu wrong words\n", record.id.c_str(),
+    std::fprintf(stderr, "%s: %s: DATA VERIFICATION FAILED: %llu wrong words\n", xs::program_name(), record.id.c_str(),
                  static_cast<unsigned long long>(record.verification.wrong));
 
   record.issue_time_s = summarize(issue_s);

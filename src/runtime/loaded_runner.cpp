@@ -11,6 +11,7 @@
 #include "bench/sweep.hpp"
 #include "common/bf16.hpp"
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "common/stats.hpp"
 #include "common/tensor_map.hpp"
 #include "common/units.hpp"
@@ -123,9 +124,10 @@ std::uint64_t compare_loaded_block(const float* got, const std::vector<double>& 
     }
   }
   if (wrong > 0)
-    std::fprintf(stderr, "xstage loaded: output block %u: %llu wrong elements; worst at row %zu col %zu: got %g, "
-                 "reference %g\n", block, static_cast<unsigned long long>(wrong), worst_idx / Shape::kBlockN,
-                 worst_idx % Shape::kBlockN, static_cast<double>(got[worst_idx]), ref[worst_idx]);
+    std::fprintf(stderr, "%s: loaded: output block %u: %llu wrong elements; worst at row %zu col %zu: got %g, "
+                 "reference %g\n", xs::program_name(), block, static_cast<unsigned long long>(wrong),
+                 worst_idx / Shape::kBlockN, worst_idx % Shape::kBlockN, static_cast<double>(got[worst_idx]),
+                 ref[worst_idx]);
   return wrong;
 }
 
@@ -236,9 +238,10 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
     const LoadedLaunchSample b = launch(spec, plan, baseline);
     const LoadedLaunchSample l = launch(spec, plan, loaded);
     if (b.sm_clock_hz < min_clock_hz || l.sm_clock_hz < min_clock_hz) {
-      std::fprintf(stderr, "xstage: %s repetition %d: SM clock %.3f / %.3f GHz (baseline / loaded) < %.0f%% of the "
-                   "%.3f GHz peak; kept and flagged\n", record.id.c_str(), rep, 1e-9 * b.sm_clock_hz, 1e-9 * l.sm_clock_hz,
-                   100 * clock_flag_fraction_, 1e-9 * device_.clock_rate_hz);
+      std::fprintf(stderr, "%s: %s repetition %d: SM clock %.3f / %.3f GHz (baseline / loaded) < %.0f%% of the "
+                   "%.3f GHz peak; kept and flagged\n", xs::program_name(), record.id.c_str(), rep,
+                   1e-9 * b.sm_clock_hz, 1e-9 * l.sm_clock_hz, 100 * clock_flag_fraction_,
+                   1e-9 * device_.clock_rate_hz);
       record.clock_flagged = true;
     }
     capped_launches += l.num_ctas_at_cap > 0 ? 1 : 0;
@@ -273,10 +276,10 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
                   fmt::format("loaded_kernel: CTA {} advanced its burst base to {} but its launch records count {} "
                               "bursts", c, counts[c], claimed_bursts_[c]));
   if (capped_launches > 0)
-    std::fprintf(stderr, "xstage: %s: in %u of %d loaded launches the storers of up to %u of %u CTAs issued all %d "
+    std::fprintf(stderr, "%s: %s: in %u of %d loaded launches the storers of up to %u of %u CTAs issued all %d "
                  "bursts (the cap): their tiles after the last burst ran without stores, and tile_time_s may mix "
-                 "loaded and unloaded tiles (docs/interference-calibration.md)\n", record.id.c_str(),
-                 capped_launches, spec.repetitions, most_ctas_at_cap, k, spec.num_bursts);
+                 "loaded and unloaded tiles (docs/interference-calibration.md)\n", xs::program_name(),
+                 record.id.c_str(), capped_launches, spec.repetitions, most_ctas_at_cap, k, spec.num_bursts);
   RingClaim claim{plan.ring.layout, kGuardBytes, 0, counts};
   std::vector<std::uint32_t> scratch;
   record.verification = verify_ring(ring.host_words(plan.ring.buffer_bytes(), scratch), claim);
@@ -299,8 +302,8 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
     }
   }
   if (record.verification.wrong > 0)
-    std::fprintf(stderr, "xstage: %s: DATA VERIFICATION FAILED: %llu wrong words or elements\n", record.id.c_str(),
-                 static_cast<unsigned long long>(record.verification.wrong));
+    std::fprintf(stderr, "%s: %s: DATA VERIFICATION FAILED: %llu wrong words or elements\n", xs::program_name(),
+                 record.id.c_str(), static_cast<unsigned long long>(record.verification.wrong));
 
   record.issue_time_s = summarize(issue);
   record.period_s = summarize(period);

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "common/program_name.hpp"
 #include "remote_store/loaded_layout.cuh"
 
 namespace xs::runtime {
@@ -14,8 +15,8 @@ struct Counter {
   std::uint64_t wrong = 0;
   void mismatch(std::uint64_t byte_offset, const char* region, std::uint32_t expected, std::uint32_t got) {
     if (wrong < kMaxReported)
-      std::fprintf(stderr, "xstage verification: %s word at buffer offset %llu: expected 0x%08x, found 0x%08x\n",
-                   region, static_cast<unsigned long long>(byte_offset), expected, got);
+      std::fprintf(stderr, "%s: verification: %s word at buffer offset %llu: expected 0x%08x, found 0x%08x\n",
+                   xs::program_name(), region, static_cast<unsigned long long>(byte_offset), expected, got);
     ++wrong;
   }
 };
@@ -83,8 +84,8 @@ Verification verify_ring(const std::uint32_t* words, const RingClaim& claim) {
   check_poison(claim.guard_bytes + layout.ring_bytes(), claim.guard_bytes, "guard (after ring)");
 
   if (counter.wrong > 0)
-    std::fprintf(stderr, "xstage verification: %llu wrong words of %llu bytes checked (K=%u B=%llu slots=%u "
-                 "row_bits=%u)\n", static_cast<unsigned long long>(counter.wrong),
+    std::fprintf(stderr, "%s: verification: %llu wrong words of %llu bytes checked (K=%u B=%llu slots=%u "
+                 "row_bits=%u)\n", xs::program_name(), static_cast<unsigned long long>(counter.wrong),
                  static_cast<unsigned long long>(claim.buffer_bytes()), layout.num_producers,
                  static_cast<unsigned long long>(layout.bytes_per_producer), layout.num_slots, layout.row_bits);
   Verification v;

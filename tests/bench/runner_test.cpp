@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "report/result_file.hpp"
 
 namespace xs::bench {
@@ -259,13 +260,16 @@ TEST_F(RunnerTest, ASecondSignalAbortsAtOnceAndKeepsTheJournal) {
   const auto points = make_points("host", 5);
   EXPECT_EXIT(
       {
+        set_program_name("xstage-test");  // the handler's lines carry the tool's name, as every other line
         FakeBackend backend;
         backend.interrupt_at = 2;
         backend.second_signal = true;
         backend.endless_at_interrupt = true;
         run_sweep(backend, points, {out(), false, false});
       },
-      ::testing::KilledBySignal(SIGINT), "Ctrl-C again to abort(.|\n)*aborted; finished points are in the journal");
+      ::testing::KilledBySignal(SIGINT),
+      "\nxstage-test: stopping: finishing point 3/5 [^\n]*Ctrl-C again to abort\n\nxstage-test: aborted; finished "
+      "points are in the journal");
   EXPECT_EQ(report::read_journal(report::journal_path_for(out())).records.size(), 2u);
   EXPECT_FALSE(std::filesystem::exists(out()));
 }

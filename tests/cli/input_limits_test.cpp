@@ -93,6 +93,22 @@ TEST(InputLimits, MoeAdvisorSizesAreCappedBeforeAnythingRuns) {
                  "--intermediate 2048 --experts 256 --top-k 8", 2, {"--hidden", "<= 65536"});
   expect_refused(s, "xstage-predict", base + "--experts 4096 --T 1048576 --P 1024", 2,
                  {"P x T x E", "routing scores"});
+  // Issue 31: each knob within its range could still ask for minutes and GBs; the advisor's work is capped from
+  // the flags (docs/exit-codes.md), so these are refused at once rather than run.
+  expect_refused(s, "xstage-predict", base + "--experts 100000", 2, {"--experts", "<= 4096"});
+  expect_refused(s, "xstage-predict", base + "--experts 4096 --T 16384 --P 8", 2,  // 2^29 scores
+                 {"--T", "P x T x E = 5.369e+08 routing scores", "limit of 2^28", "lower --T, --P or E"});
+  expect_refused(s, "xstage-predict", base.substr(0, base.find("--top-k")) + "--experts 64 --top-k 64 --T 262144 --P 8",
+                 2, {"--T", "P x T x k = 1.342e+08 routed pairs", "limit of 2^25"});
+  expect_refused(s, "xstage-predict", base.substr(0, base.find("--top-k")) + "--experts 64 --top-k 64 --T 65537 --P 8",
+                 2, {"P x T x k = 3.355e+07 routed pairs"});  // 2^25 + 512
+  const std::string wide = "moe --R 717GB/s --tiss0 0.76us --tensor-tflops 600 --hidden 65536 --intermediate 65536 "
+                           "--experts 64 --top-k 64 --P 1 ";
+  expect_refused(s, "xstage-predict", wide + "--T 11000 --block-n 256", 2,
+                 {"--T", "schedule replay could walk 4.273e+06 tiles", "limit of 2^22", "lower --T, --P, k, h or I"});
+  expect_refused(s, "xstage-predict", wide + "--T 6000", 2, {"tiles", "or use --block-n 256"});
+  // A bad b_n is named before the work bound that divides by it.
+  expect_refused(s, "xstage-predict", wide + "--T 11000 --block-n 64", 2, {"--block-n", "128 or 256"});
 }
 
 }  // namespace

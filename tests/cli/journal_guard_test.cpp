@@ -30,7 +30,7 @@ TEST(JournalGuard, NoOutputReplacesAJournal) {
   EXPECT_EQ(s.run("xstage-calibrate", "--refit c.json --out c2.json").rc, 0);
   const ToolRun again = s.run("xstage-bench", kBench + " --out r.json");
   EXPECT_EQ(again.rc, 0) << again.err;
-  EXPECT_TRUE(contains(again.err, "starting over")) << again.err;
+  EXPECT_TRUE(contains(again.err, "xstage-bench: starting over: ")) << again.err;
 }
 
 TEST(JournalGuard, ACorruptJournalNamesItselfAndHowToRemoveIt) {

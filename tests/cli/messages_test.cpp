@@ -1,7 +1,7 @@
 // tests/cli: what a new user reads (issue 31, item 6): an unknown flag is named as such, a typo in --target is
 // bad input (2) before any GPU is looked for, a machine without a usable GPU says so (77), a passing gate prints
 // its summary rather than every row, a finished run says why it keeps its journal, and fa-result warns when a
-// calibration of another backend judges the data.
+// calibration of another backend judges the data; every line on stderr carries the tool's name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -75,6 +75,50 @@ TEST(Messages, AFinishedRunSaysWhyItKeepsItsJournal) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(s.path("r.json.journal.jsonl")));
   EXPECT_TRUE(contains(r.err, "kept the journal r.json.journal.jsonl: --resume rebuilds this result")) << r.err;
+}
+
+// Every line a tool prints on stderr starts with its own name, also what library code prints (resuming, starting
+// over, a kept journal): never a generic "xstage:" (issue 31).
+void expect_every_line_named(const ToolRun& r, const std::string& tool) {
+  std::size_t start = 0, num_lines = 0;
+  while (start < r.err.size()) {
+    std::size_t end = r.err.find('\n', start);
+    if (end == std::string::npos) end = r.err.size();
+    const std::string line = r.err.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    ++num_lines;
+    EXPECT_EQ(line.rfind(tool + ": ", 0), 0u) << "a line not named " << tool << ": " << line;
+  }
+  EXPECT_GT(num_lines, 0u) << "nothing on stderr to check";
+}
+
+TEST(Messages, LibraryLinesCarryTheToolsName) {
+  Scratch s;
+  const std::string bench = "remote_store.periodic --backend sim --K 1,2 --B 16KiB --G 0 --no-progress --out r.json";
+  ASSERT_EQ(s.run("xstage-bench", bench).rc, 0);
+  const ToolRun again = s.run("xstage-bench", bench);  // starts its finished journal over
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_TRUE(contains(again.err, "xstage-bench: starting over: ")) << again.err;
+  expect_every_line_named(again, "xstage-bench");
+  std::filesystem::remove(s.path("r.json"));
+  const ToolRun resumed = s.run("xstage-bench", bench + " --resume");
+  ASSERT_EQ(resumed.rc, 0) << resumed.err;
+  EXPECT_TRUE(contains(resumed.err, "xstage-bench: resuming 2/2 points")) << resumed.err;
+  expect_every_line_named(resumed, "xstage-bench");
+
+  const std::string cal = "--backend sim --no-progress --config " + std::string(XS_TEST_DATA_DIR) +
+                          "/../../configs/calibrate/quick.json --out c.json";
+  ASSERT_EQ(s.run("xstage-calibrate", cal).rc, 0);
+  const ToolRun cal_again = s.run("xstage-calibrate", cal);
+  ASSERT_EQ(cal_again.rc, 0) << cal_again.err;
+  EXPECT_TRUE(contains(cal_again.err, "xstage-calibrate: starting over: ")) << cal_again.err;
+  expect_every_line_named(cal_again, "xstage-calibrate");
+  std::filesystem::remove(s.path("c.json"));
+  const ToolRun cal_resumed = s.run("xstage-calibrate", cal + " --resume");
+  ASSERT_EQ(cal_resumed.rc, 0) << cal_resumed.err;
+  EXPECT_TRUE(contains(cal_resumed.err, "xstage-calibrate: resuming ")) << cal_resumed.err;
+  expect_every_line_named(cal_resumed, "xstage-calibrate");
 }
 
 TEST(Messages, TrivialBoundsAreNotPrintedAsValuesAndFaResultWarnsAboutAnotherBackend) {

@@ -145,6 +145,35 @@ TEST(OutputPaths, ReadOnlyOutputIsRefusedAndKept) {
   EXPECT_NE(read_file(dir.path("kept.json")), "precious");
 }
 
+// Issue 31: outputs once described as "a new file" (moe-score --out and its default --md, --refit --out) replace
+// a writable file already there, as docs/exit-codes.md says; the messages and --help say so too.
+TEST(OutputPaths, AnExistingWritableOutputIsReplacedAsDocumented) {
+  const std::string root = std::string(XS_TEST_DATA_DIR) + "/../..";
+  const std::string moe = root + "/results/h200/megamoe/matrix/megamoe-bf16-6976.json";
+  const std::string moe_cal = root + "/results/h200/megamoe/calibration-moe-pattern.json";
+  Scratch dir;
+  expect_refused(dir, "xstage-predict", "moe-score --results " + moe + " --model " + moe_cal, 2,
+                 {"--out", "an existing file is replaced, never an input"});
+  write_file(dir.path("score.json"), "old");
+  write_file(dir.path("score.md"), "old");
+  const ToolRun score = dir.run("xstage-predict", "moe-score --results " + moe + " --model " + moe_cal +
+                                                      " --out " + dir.path("score.json"));
+  ASSERT_EQ(score.rc, 0) << score.err;
+  EXPECT_NE(read_file(dir.path("score.json")).find("\"tool\""), std::string::npos);
+  EXPECT_NE(read_file(dir.path("score.md")), "old");
+  EXPECT_NE(read_file(dir.path("score.md")).find('|'), std::string::npos);
+
+  ASSERT_EQ(dir.run("xstage-calibrate", args_for("xstage-calibrate", dir.path("c.json"))).rc, 0);
+  expect_refused(dir, "xstage-calibrate", "--refit " + dir.path("c.json"), 2,
+                 {"--out", "another file than the one it reads", "an existing file at FILE is replaced"});
+  write_file(dir.path("refit.json"), "old");
+  const ToolRun refit = dir.run("xstage-calibrate", "--refit " + dir.path("c.json") + " --out " + dir.path("refit.json"));
+  ASSERT_EQ(refit.rc, 0) << refit.err;
+  EXPECT_NE(read_file(dir.path("refit.json")).find("\"model\""), std::string::npos);
+  const ToolRun help = dir.run("xstage-calibrate", "--help");
+  EXPECT_TRUE(contains(help.out, "an existing file")) << help.out;
+}
+
 TEST(OutputPaths, NewFolderIsCreatedForAGoodPath) {
   Scratch dir;
   const std::string out = dir.path("a/b/r.json");

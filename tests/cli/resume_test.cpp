@@ -58,7 +58,7 @@ class Resume : public ::testing::Test {
 TEST_F(Resume, SameRunResumesAndSaysHowMuch) {
   const ToolRun r = dir_.run("xstage-bench", args(out_, "--resume"));
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.err.find("resuming 2/3 points"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("xstage-bench: resuming 2/3 points"), std::string::npos) << r.err;
   const auto result = nlohmann::json::parse(read_file(out_));
   EXPECT_EQ(result["points"].size(), 3u);
 }
@@ -98,8 +98,10 @@ TEST_F(Resume, OtherBuildNeedsResumeAnyBuild) {
   expect_refused("--resume-any-build --seed 2", {"seed (journal: 1, this run: 2)"});
   const ToolRun r = dir_.run("xstage-bench", args(out_, "--resume-any-build"));
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.err.find("resuming 2/3 points"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("written by build 0123456789abcdef"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("xstage-bench: resuming 2/3 points"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("xstage-bench: --resume-any-build: " + journal_ + " was written by build 0123456789abcdef"),
+            std::string::npos)
+      << r.err;
   const auto result = nlohmann::json::parse(read_file(out_));
   EXPECT_EQ(result["points"].size(), 3u);
   EXPECT_EQ(result["meta"]["resumed_from_build"], "0123456789abcdef0123456789abcdef01234567");

@@ -1,7 +1,7 @@
 #!/bin/sh
 # CTest gate.node.* (issue 31): scripts/gate-node.sh end to end on the simulator, as CI runs it.
 #   pass        against the committed simulator baseline (results/sim/gate/node): exit 0, JUnit without a
-#               failure, the GPU-only steps skipped, summary "PASS"
+#               failure, the GPU-only steps skipped, summary "PASS" and no NEW row (the baseline is current)
 #   regression  a planted regression, the simulated node's drain rate 10% lower (--tool-args "--sim-R ..."):
 #               exit 1, the R row and the points fail in the JUnit and the summary
 #   baseline    no baseline for the model: exit 2 saying how to record one; --out that holds files: exit 2,
@@ -31,6 +31,9 @@ pass)
   has "| fa_a2a | skipped | needs a GPU |" "$tmp/pass/summary.md"
   has "<testsuite name=\"calibration: model.R_Bps\"" "$tmp/pass/junit.xml"
   lacks "<failure" "$tmp/pass/junit.xml"; lacks "<error" "$tmp/pass/junit.xml"
+  # Every row the simulator reports is in the committed baseline: a NEW row is one the gate does not guard
+  # (re-record: scripts/gate-node.sh --backend sim --record-baseline results/sim/gate/node --tool-args "--sim-R 55GB/s")
+  grep -q " NEW)" "$tmp/pass/summary.md" && fail "NEW rows against results/sim/gate/node: record the baseline again"
   ;;
 regression)
   run --tool-args "--sim-R 49.5GB/s" --out slow

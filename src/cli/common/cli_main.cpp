@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "xstage/build_info.hpp"
 
 namespace xs::cli {
@@ -88,6 +89,7 @@ void parse_or_throw(CLI::App& app, int argc, char** argv) {
 }
 
 int run_main(const std::string& tool_name, const std::function<int()>& body) {
+  set_program_name(tool_name.c_str());  // the prefix of what library code prints on stderr
   try {
     return body();
   } catch (const ParseExit& e) {
