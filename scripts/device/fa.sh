@@ -16,7 +16,7 @@
 #   calibrate   the host calibration of CAL_CONFIG (configs/calibrate/host-small-k.json):
 #               results/calibration-host-small-k.json; FA_CAL_RUNS="A B": one calibration per name (-A.json, -B.json)
 #   host        xstage-bench fa_a2a --target host, each HOST_RUNS entry (default "fa-a2a-host"), predicted from FA_MODEL
-#               (default: this call's results/calibration-host-small-k.json) unless the entry names its --model
+#               (default: this call's calibration, the first of FA_CAL_RUNS) unless the entry names its --model
 #   local       xstage-bench fa_a2a --target local, LOCAL_REPS (10) rounds, each LOCAL_RUNS entry (default
 #               "fa-a2a-local")
 #   cudnn       pinned cuDNN SDPA written into each local run's file (scripts/fa_attach_baseline.py, CLOCK_PROBES: its
@@ -111,7 +111,9 @@ fa_a2a_run() {  # fa_a2a_run TARGET LIMIT NAME FLAGS...: one xstage-bench fa_a2a
   if [[ $target == local ]]; then
     has_flag --reps "$@" || args+=(--reps "${LOCAL_REPS:-10}")
   elif ! has_flag --model "$@"; then
-    local model=${FA_MODEL:-$RES/calibration-host-small-k.json}
+    local first model
+    read -r first _ <<<"${FA_CAL_RUNS:-}"
+    model=${FA_MODEL:-$RES/calibration-host-small-k${first:+-$first}.json}
     [[ -f $model ]] || { echo "$(step_of "$name"): not run (no model $model)"; return 0; }
     args+=(--model "$model")
   fi
