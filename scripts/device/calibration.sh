@@ -28,11 +28,8 @@ DIAG_MODEL=${DIAG_MODEL:-$RES/cal-run1.json}
 DEADLINE_S=${DEADLINE_S:-480}
 SECONDS=0
 ORDER="tests memcheck run1 run2 scattered gate diagnostics plots"
-for part in $PARTS; do
-  [[ " $ORDER " == *" $part "* ]] || { echo "calibration.sh: unknown part '$part' (${ORDER// /, })"; exit 2; }
-done
-want() { [[ " $PARTS " == *" $1 "* ]]; }
 source "$(dirname "$0")/lib.sh"
+check_parts calibration.sh "$ORDER"
 start_call
 targets=()
 { want tests || want memcheck; } && targets+=(xs_gpu_tests)

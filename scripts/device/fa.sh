@@ -40,11 +40,8 @@ M_LIST=${M_LIST:-8192,16384,32768,49152,65536}
 DEADLINE_S=${DEADLINE_S:-560}
 SECONDS=0
 ORDER="tests tests_each sanitize sass paired calibrate host local cudnn point sdpa plot"
-for part in $PARTS; do
-  [[ " $ORDER " == *" $part "* ]] || { echo "fa.sh: unknown part '$part' (${ORDER// /, })"; exit 2; }
-done
-want() { [[ " $PARTS " == *" $1 "* ]]; }
 source "$(dirname "$0")/lib.sh"
+check_parts fa.sh "$ORDER"
 start_call
 T=build/bin/xs_gpu_attention_tests
 

@@ -103,6 +103,16 @@ build_targets() {
   timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target "$@" >"$LOGS/build.txt" 2>&1 ||
     { grep -E "error" "$LOGS/build.txt" | head -30; return 1; }
 }
+# check_parts SCRIPT KNOWN: exits 2, naming the accepted parts, unless every word of $PARTS is one of KNOWN's
+# (before anything runs: a typo must not cost a device call).
+check_parts() {
+  local part
+  for part in $PARTS; do
+    [[ " $2 " == *" $part "* ]] || { echo "$1: unknown part '$part' (${2// /, })"; exit 2; }
+  done
+}
+# want PART: whether PART is one of $PARTS.
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 # has_flag FLAG ARG...: whether FLAG is one of the ARGs (a run's own flags replace a script's default for it).
 has_flag() {
   local flag=$1 arg; shift

@@ -32,7 +32,6 @@ source "$(dirname "$0")/lib.sh"
 start_call
 SUMMARY="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$SUMMARY"; }
-want() { [[ " $PARTS " == *" $1 "* ]]; }
 { echo "PARTS=$PARTS DEADLINE_S=$DEADLINE_S SWEEP_T=$SWEEP_T SWEEP_PRECISIONS=$SWEEP_PRECISIONS SWEEP_KSM=$SWEEP_KSM"
   echo "REPS=$REPS CANLOSE_RUNS=$CANLOSE_RUNS"; } >"$OUT/env.txt"
 cat "$LOGS/env.txt" >>"$OUT/env.txt" 2>/dev/null
