@@ -5,6 +5,7 @@
 #                            part runs unless that point ran (a crash there would crash every part)
 #   perf:BN:PRECISIONS       xstage-bench megamoe $POINT_ARGS --block-n BN --precision PRECISIONS --model $MOE_MODEL,
 #                            then torch grouped_mm attached (scripts/moe_attach_baseline.py): results/megamoe-bnBN.json
+#                            (PERF_S: the bench's limit, default 300 s)
 #   PRECISION:T[:K_SM[:TARGETS]]  a matrix part: $SHAPES x {balanced, skewed}, expert_wave and interleaved, D 0 (auto:
 #                            max(1, ceil(D_knee))), b_n 128, K_SM 66 and TARGETS host,local unless given:
 #                            results/megamoe-PRECISION-T[-K_SM[-TARGETS]].json (":" as "-")
@@ -70,7 +71,7 @@ perf_part() {  # perf_part BN PRECISIONS
   local file="$RES/megamoe-bn$1.json"
   clocks "before b_n=$1"
   # shellcheck disable=SC2086  # POINT_ARGS: flags, split at spaces
-  run_step "bench-bn$1" 300 build/bin/xstage-bench megamoe $POINT_ARGS --block-n "$1" --precision "$2" \
+  run_step "bench-bn$1" "${PERF_S:-300}" build/bin/xstage-bench megamoe $POINT_ARGS --block-n "$1" --precision "$2" \
     --model "$MOE_MODEL" --out "$file" --no-progress
   clocks "after b_n=$1"
   [[ -f $file ]] && run_step "baseline-bn$1" 120 "$PY" scripts/moe_attach_baseline.py "$file"
