@@ -438,7 +438,8 @@ def render_fa_a2a(inputs):
     out = header("FlashAttention–A2A on one H200", "fa_a2a")
     out += ["A persistent sm_90a FlashAttention forward (bf16, head dim 128, 8 heads, non-causal) whose epilogue "
             "stores each output tile into its Ulysses rank slice; FA-only writes the same layout to local HBM. "
-            f"Three calls of one protocol on 2026-12-02 (`scripts/device/h200_fa_bars.sh`): "
+            "Three calls of one protocol on 2026-12-02 (`scripts/device/h200_fa_bars.sh`, now "
+            f"`scripts/device/fa.sh`): "
             f"{', '.join(f'`{c}`' for _, c, _ in calls)}. Device: {cm.get('device_name')}, driver "
             f"{cm.get('driver')}, torch {cm.get('torch')}, cuDNN {cudnn_version(cm.get('cudnn'))}, power limit "
             f"{cm.get('power_limit')}.", "",

@@ -44,6 +44,7 @@ FAILED=()
 # matches SUMMARY_REGEX (the sanitizer's own verdict). Otherwise it is recorded and the failures are printed whole
 # (gtest's "what differed" lines follow its "Failure" line).
 judge() {
+  dry && return 0  # DRY_RUN: nothing ran to judge
   local name=$1 tests=${2:-} summary=${3:-} log="$LOGS/$1.txt" why=()
   [[ $STEP_RC == 0 ]] || why+=("rc=$STEP_RC")
   if [[ -f $log ]]; then
@@ -98,7 +99,7 @@ for target in host local; do
   echo "calibrate_$target: $(grep -c 'bursts (the cap)' "$LOGS/calibrate_$target.txt") points reached the burst cap"
   clocks "$target"
 done
-stamp done
+stamp "done"
 if ((${#FAILED[@]} > 0)); then
   echo "INTERFERENCE FAILED: ${FAILED[*]} (logs.tar.gz has each step's whole log)"
   exit 1

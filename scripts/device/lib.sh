@@ -1,7 +1,26 @@
-# Shared by the device-call scripts (source it after setting OUT): a timestamped step line, one clocks line
-# per call into $OUT/clocks.txt, and the archives of $OUT's folders (at most 8 files come back from a call).
+# shellcheck shell=bash
+# Shared by the device-call scripts (docs/device-scripts.md); source it after setting OUT, LOGS and (where the script
+# has one) RES: the tools, the call's preamble, a timestamped step line, one clocks line per phase into
+# $OUT/clocks.txt, time-boxed steps and builds, and the archives of $OUT's folders (at most 8 files come back from a
+# call). DRY_RUN=1 prints every build and GPU command instead of running it (the JSON files its --out names are
+# created empty, so the steps that read them are printed too): the scripts' plumbing, checked without a GPU
+# (tests/scripts/device_dry_run_test.sh).
+DRY_RUN=${DRY_RUN:-0}
+dry() { [[ $DRY_RUN == 1 ]]; }
+# act CMD...: runs CMD; under DRY_RUN prints it instead and creates the *.json files that follow its --out flags.
+act() {
+  if ! dry; then "$@"; return; fi
+  echo "DRY: $*"
+  local prev="" arg
+  for arg in "$@"; do
+    [[ $prev == --out && $arg == *.json ]] && mkdir -p "$(dirname "$arg")" && : >"$arg"
+    prev=$arg
+  done
+  return 0
+}
 stamp() { echo "== $(date -u +%H:%M:%S) (+${SECONDS}s) $*"; }
 clocks() {
+  if dry; then echo "$1: dry run" >>"$OUT/clocks.txt"; return 0; fi
   nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,clocks_event_reasons.active \
     --format=csv,noheader 2>&1 | sed "s/^/$1: /" >>"$OUT/clocks.txt"
 }
@@ -16,42 +35,87 @@ archive_folders() {
 # run_step NAME LIMIT CMD...: the command under min(LIMIT, time left before DEADLINE_S), logged to $LOGS/NAME.txt;
 # prints its exit code and the gtest/sanitizer summary lines; a step with under 20 s left is listed as not run.
 # STEP_RC afterwards: the exit code, or "not-run".
-run_step() {  # name timeout command...: log to $LOGS/name.txt, print rc and the gtest summary lines
+run_step() {
   local name=$1 limit=$2; shift 2
   local left=$((DEADLINE_S - SECONDS))
+  # shellcheck disable=SC2034  # STEP_RC: read by the calling scripts
   STEP_RC=not-run
   if ((left < 20)); then echo "$name: not run (deadline)"; return 0; fi
   ((limit > left)) && limit=$left
   stamp "$name (limit ${limit}s)"
-  timeout -k 5 "$limit" "$@" >"$LOGS/$name.txt" 2>&1
+  act timeout -k 5 "$limit" "$@" >"$LOGS/$name.txt" 2>&1
   local rc=$?
+  # shellcheck disable=SC2034
   STEP_RC=$rc
   echo "$name rc=$rc"
+  dry && cat "$LOGS/$name.txt"
   grep -E "^\[  (FAILED|PASSED) |^\[  SKIPPED|ERROR SUMMARY|RACECHECK SUMMARY|Failure|unavailable|skipped|wrote" \
     "$LOGS/$name.txt" | head -12
   return 0
 }
-# The preamble the FlashAttention call scripts share (h200_fa_kv_cluster.sh on; the older scripts keep theirs as
-# they ran). start_call: tools (CMAKE, PY, SANITIZER), never NVLink multicast, nvidia-smi sampled every 100 ms
-# into $LOGS/smi.csv (gzipped at exit), env.txt; at exit the results and logs folders are archived.
-start_call() {
+# run_sanitizers LIMIT TEST_BINARY GTEST_FILTER TOOL...: one compute-sanitizer step per TOOL (memcheck, racecheck,
+# synccheck; named after the tool) on the tests of the filter. Never a death test in the filter: under the
+# sanitizer its deliberate hang runs into the limit.
+run_sanitizers() {
+  local limit=$1 binary=$2 filter=$3 tool; shift 3
+  for tool in "$@"; do
+    run_step "$tool" "$limit" "$SANITIZER" --tool "$tool" --error-exitcode 9 "$binary" --gtest_filter="$filter"
+  done
+}
+# setup_tools: CMAKE, PY (the torch venv's where it exists), SANITIZER; never NVLink multicast on shared machines.
+setup_tools() {
   export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
   CMAKE=${CMAKE:-/opt/torch/.venv/bin/cmake}
   [[ -x "$CMAKE" ]] || CMAKE=cmake
-  PY=/opt/torch/.venv/bin/python3; [[ -x $PY ]] || PY=python3
+  PY=${PY:-/opt/torch/.venv/bin/python3}
+  [[ -x "$PY" ]] || PY=python3
   SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
-    --format=csv,noheader -lms 100 >"$LOGS/smi.csv" 2>&1 &
-  SMI_PID=$!
-  trap 'kill "$SMI_PID" 2>/dev/null; gzip -f "$LOGS/smi.csv"; rm -f "$RES"/*.journal.jsonl; archive_folders results logs' EXIT
-  { cat .xs-git-sha 2>/dev/null; nvidia-smi; } >"$LOGS/env.txt" 2>&1
+}
+# start_call [FOLDER...]: the preamble of every call script: setup_tools, nvidia-smi sampled every 100 ms into
+# $LOGS/smi.csv (gzipped at exit), $LOGS/env.txt (the commit of .xs-git-sha and nvidia-smi); at exit the journals
+# left in $RES are removed and the FOLDERs of $OUT (default: results logs) archived, whatever stopped the script.
+start_call() {
+  setup_tools
+  CALL_FOLDERS=("$@")
+  ((${#CALL_FOLDERS[@]})) || CALL_FOLDERS=(results logs)
+  SMI_PID=""
+  if ! dry; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+      --format=csv,noheader -lms 100 >"$LOGS/smi.csv" 2>&1 &
+    SMI_PID=$!
+  fi
+  trap finish_call EXIT
+  { cat .xs-git-sha 2>/dev/null; act nvidia-smi; } >"$LOGS/env.txt" 2>&1
+}
+finish_call() {
+  [[ -n $SMI_PID ]] && kill "$SMI_PID" 2>/dev/null
+  [[ -f "$LOGS/smi.csv" ]] && gzip -f "$LOGS/smi.csv"
+  [[ -n ${RES:-} ]] && rm -f "$RES"/*.journal.jsonl
+  archive_folders "${CALL_FOLDERS[@]}"
 }
 # build_targets TARGET...: configure once (the default preset), then build the targets with 16 jobs before the
 # deadline; on failure print the errors and return 1.
 build_targets() {
   stamp build
+  if dry; then echo "DRY: build $*"; return 0; fi
   [[ -f build/CMakeCache.txt ]] || "$CMAKE" --preset default -G Ninja >"$LOGS/configure.txt" 2>&1 ||
     { tail -30 "$LOGS/configure.txt"; return 1; }
   timeout -k 5 $((DEADLINE_S - SECONDS)) "$CMAKE" --build build -j16 --target "$@" >"$LOGS/build.txt" 2>&1 ||
     { grep -E "error" "$LOGS/build.txt" | head -30; return 1; }
+}
+# check_parts SCRIPT KNOWN: exits 2, naming the accepted parts, unless every word of $PARTS is one of KNOWN's
+# (before anything runs: a typo must not cost a device call).
+check_parts() {
+  local part
+  for part in $PARTS; do
+    [[ " $2 " == *" $part "* ]] || { echo "$1: unknown part '$part' (${2// /, })"; exit 2; }
+  done
+}
+# want PART: whether PART is one of $PARTS.
+want() { [[ " $PARTS " == *" $1 "* ]]; }
+# has_flag FLAG ARG...: whether FLAG is one of the ARGs (a run's own flags replace a script's default for it).
+has_flag() {
+  local flag=$1 arg; shift
+  for arg in "$@"; do [[ $arg == "$flag" ]] && return 0; done
+  return 1
 }

@@ -33,6 +33,7 @@ note "build done at +${SECONDS}s"
 # The base library, built in the background from the commit's own files.
 base_dir=$(mktemp -d)
 (
+  if dry; then echo "DRY: build $BASE's xstage_moe in $base_dir" >"$LOGS/base-build-rc.txt"; exit 0; fi
   # The commit's files from git where this copy's .git has it; else this tree with BASE_FILES (a folder of the
   # base's versions of the changed files, carried as an ignored path, e.g. .device-carry/ab-base) laid over it.
   if git cat-file -e "$BASE^{commit}" 2>/dev/null; then
@@ -55,7 +56,7 @@ left=$((DEADLINE_S - SECONDS))
 timeout $((left > 200 ? 200 : left)) tail --pid="$base_pid" -f /dev/null
 cat "$LOGS/base-build-rc.txt" 2>/dev/null | tee -a "$SUMMARY"
 base_lib="$base_dir/build/lib/libxstage_moe.so"
-[[ -f $base_lib ]] || { note "no base library"; grep -E "error" "$LOGS/base-build.txt" | head -20; exit 1; }
+dry || [[ -f $base_lib ]] || { note "no base library"; grep -E "error" "$LOGS/base-build.txt" | head -20; exit 1; }
 
 pair() {  # pair LABEL LIB PRECISION ROUND
   local label=$1 lib=$2 prec=$3 round=$4
@@ -73,7 +74,7 @@ for prec in $PRECISIONS; do
     else pair new build/lib/libxstage_moe.so "$prec" "$round"; pair base "$base_lib" "$prec" "$round"; fi
   done
 done
-"$PY" scripts/moe_ab_summary.py --base "$BASE" --new "$(cut -d' ' -f1 .xs-git-sha 2>/dev/null)" \
+act "$PY" scripts/moe_ab_summary.py --base "$BASE" --new "$(cut -d' ' -f1 .xs-git-sha 2>/dev/null)" \
   --out "$RES/ab-summary.json" "$RES"/ab-*-*-*.json | tee -a "$SUMMARY"
 # Sanitizers last (the A/B above must not lose its time to them): small fp8 and bf16 instances.
 filters='Small/MegaMoeKernel.*/0:ThreeShapes/MegaMoeFp8Kernel.*/0'
@@ -83,4 +84,4 @@ for tool in memcheck racecheck synccheck; do
 done
 clocks end
 cp "$OUT/clocks.txt" "$LOGS/" 2>/dev/null
-stamp done | tee -a "$SUMMARY"
+stamp "done" | tee -a "$SUMMARY"

@@ -33,6 +33,6 @@ run_step moe_vs_grouped_mm 360 "$PY" scripts/moe_vs_grouped_mm.py --lib build/li
   --launches 3 --warmup 2 --rounds 10
 run_step rates 30 "$PY" scripts/moe_gemm_rates.py rates "$RES/moe-vs-grouped-mm.json" --out "$RES/gemm-rates.json" \
   --device-sms "$DEVICE_SMS"
-clocks done
+clocks "done"
 archive_folders logs
-stamp done
+stamp "done"

@@ -11,6 +11,7 @@
 # Knobs (env):   PARTS="tests sweep torch sanitize canlose" (any subset; they run in this order)
 #                DEADLINE_S=470   SWEEP_T=6976   SWEEP_PRECISIONS=bf16,fp8   SWEEP_KSM=66,132   REPS=8
 #                CANLOSE_RUNS="few-experts few-experts-p4 large-h-small-T local-large-D" (names in the config)
+#                SANITIZE_TOOLS="racecheck synccheck" (the sanitize part's compute-sanitizer tools; memcheck too)
 # Returns at most 6 files: results.tar.gz (megamoe-*.json, moe-vs-grouped-mm.json), logs.tar.gz, clocks.txt,
 # env.txt, summary.txt.
 set -uo pipefail
@@ -26,11 +27,11 @@ SWEEP_PRECISIONS=${SWEEP_PRECISIONS:-bf16,fp8}
 SWEEP_KSM=${SWEEP_KSM:-66,132}
 REPS=${REPS:-8}
 CANLOSE_RUNS=${CANLOSE_RUNS:-"few-experts few-experts-p4 large-h-small-T local-large-D"}
+SANITIZE_TOOLS=${SANITIZE_TOOLS:-"racecheck synccheck"}
 source "$(dirname "$0")/lib.sh"
 start_call
 SUMMARY="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$SUMMARY"; }
-want() { [[ " $PARTS " == *" $1 "* ]]; }
 { echo "PARTS=$PARTS DEADLINE_S=$DEADLINE_S SWEEP_T=$SWEEP_T SWEEP_PRECISIONS=$SWEEP_PRECISIONS SWEEP_KSM=$SWEEP_KSM"
   echo "REPS=$REPS CANLOSE_RUNS=$CANLOSE_RUNS"; } >"$OUT/env.txt"
 cat "$LOGS/env.txt" >>"$OUT/env.txt" 2>/dev/null
@@ -51,7 +52,7 @@ bench() {  # bench NAME LIMIT ARGS...: one xstage-bench megamoe run into $RES/me
   if ((left < 30)); then note "$name: not run (deadline)"; return 0; fi
   clocks "before $name"
   stamp "bench $name (${left}s left)"
-  timeout -s INT -k 30 "$left" build/bin/xstage-bench megamoe "$@" --reps "$REPS" --out "$RES/megamoe-$name.json" \
+  act timeout -s INT -k 30 "$left" build/bin/xstage-bench megamoe "$@" --reps "$REPS" --out "$RES/megamoe-$name.json" \
     --no-progress >"$LOGS/bench-$name.txt" 2>&1
   local rc=$?
   clocks "after $name"
@@ -83,7 +84,7 @@ if want sanitize; then
   # Several instances: b_n 128 and 256 (every schedule, both epilogues, local and host destinations), the
   # whole-phase launches, and the fp8 kernel on the smallest of its three shapes.
   filters='Small/MegaMoeKernel.*/0:Small/MegaMoeKernel.*/3:MegaMoeKernelPhases.*:ThreeShapes/MegaMoeFp8Kernel.*/0'
-  for tool in racecheck synccheck; do
+  for tool in $SANITIZE_TOOLS; do
     run_step "$tool" 100 "$SANITIZER" --tool "$tool" --error-exitcode 9 build/bin/xs_gpu_moe_tests \
       --gtest_filter="$filters"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$LOGS/$tool.txt" | head -6 | sed "s/^/$tool: /" >>"$SUMMARY"
@@ -114,4 +115,4 @@ fi
 
 clocks end
 cp "$OUT/clocks.txt" "$LOGS/" 2>/dev/null
-stamp done | tee -a "$SUMMARY"
+stamp "done" | tee -a "$SUMMARY"

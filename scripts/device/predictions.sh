@@ -31,4 +31,4 @@ if [[ -f "$RES/calibration-$TARGET-fa.json" ]]; then
   cat "$LOGS/fa_score.txt" 2>/dev/null
 fi
 clocks "after"
-stamp done
+stamp "done"

@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
-"""Opcode counts of the wgmma Q-loop in cuobjdump -sass output (a device-call diagnostic, issue 13).
+"""Opcode counts of the FlashAttention kernels in cuobjdump -sass output (a device-call diagnostic, issue 13;
+scripts/device/fa.sh part sass).
 
-Usage: sass_loop_ops.py SASS_FILE  (one cuobjdump -sass dump; every function in it). Per function: its loops that
+Usage: sass_loop_ops.py SASS_FILE [--ptxas BUILD_LOG]  (one cuobjdump -sass dump; every function in it). Per function
+with HGMMA: its HGMMA, local-memory (LDL/STL: must be 0), barrier (BAR.SYNC/BAR.ARV) and R2UR counts; its loops that
 hold at least 8 HGMMA (the innermost first) and, for the innermost, how many of its instructions run on the uniform
 datapath (U* opcodes) and how many R2UR conversions it has: a Q-loop whose wgmma descriptors left the uniform
-datapath shows R2UR in the tens (f979823's split-tail kernel: 48 per iteration against 16).
+datapath shows R2UR in the tens (f979823's split-tail kernel: 48 per iteration against 16). With --ptxas, the
+registers, stack and spills ptxas -v printed into the build log for each flash_attention_kernel instantiation that
+build compiled (spills must be 0; none listed: the library was already built).
 """
 import collections
+import os
 import re
 import sys
 
 
 def functions(path):
+    if not os.path.isfile(path):
+        print(f"sass_loop_ops: no SASS file {path}")
+        return
     name, ins = None, []
     for line in open(path, encoding="utf-8", errors="replace"):
         m = re.search(r"Function : (\S+)", line)
@@ -36,10 +44,35 @@ def short(name):
     return f"mode {mode} d {d} schedule {schedule} cluster {cluster}" + (f" split {split}" if split else "")
 
 
+def ptxas(path):
+    """Registers, stack and spills of each flash_attention_kernel that ptxas -v reported in a build log."""
+    if not os.path.isfile(path):
+        print(f"ptxas: no build log {path}")
+        return
+    text = open(path, encoding="utf-8", errors="replace").read()
+    n = bad = 0
+    for m in re.finditer(r"Compiling entry function '(\S*flash_attention_kernel\S*)' for 'sm_\w+'\n(.*?)Compile time",
+                         text, re.S):
+        regs = re.search(r"Used (\d+) registers", m.group(2))
+        sp = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", m.group(2))
+        if regs and sp:
+            n += 1
+            bad += sp.group(2) != "0" or sp.group(3) != "0"
+            print(f"{short(m.group(1))}: regs {regs[1]}, stack {sp[1]} B, spill stores/loads {sp[2]}/{sp[3]} B")
+    print(f"ptxas: {n} FlashAttention instantiations compiled in this build, {bad} with spills")
+
+
 def main():
-    for name, ins in functions(sys.argv[1]):
+    args = sys.argv[1:]
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--ptxas"):
+        sys.exit("usage: sass_loop_ops.py SASS_FILE [--ptxas BUILD_LOG]")
+    for name, ins in functions(args[0]):
         at = {a: i for i, (a, _) in enumerate(ins)}
         hgmma = [i for i, (_, t) in enumerate(ins) if "HGMMA" in t]
+        if hgmma:
+            ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0] for _, t in ins)
+            print(f"{short(name)}: HGMMA {len(hgmma)}, LDL {ops['LDL']}, STL {ops['STL']}, BAR {ops['BAR']}, "
+                  f"R2UR {ops['R2UR']}")
         loops = []
         for i, (a, t) in enumerate(ins):
             m = re.search(r"BRA\s.*?0x([0-9a-f]+)", t)
@@ -54,6 +87,8 @@ def main():
         ops = collections.Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0] for _, t in ins[j:i + 1])
         uniform = sum(c for op, c in ops.items() if op.startswith("U"))
         print(f"{short(name)}: Q-loop {size} instructions, {n} HGMMA, {uniform} uniform, R2UR {ops['R2UR']}")
+    if len(args) == 3:
+        ptxas(args[2])
 
 
 if __name__ == "__main__":
