@@ -56,7 +56,7 @@ judge() {
   ((${#why[@]} == 0)) && return 0
   FAILED+=("$name")
   echo "!! $name FAILED: ${why[*]}"
-  [[ -f $log ]] && grep -A8 -E ": Failure$|DATA VERIFICATION FAILED|xstage verification:|xstage loaded:|hazard|Error:" \
+  [[ -f $log ]] && grep -A8 -E ": Failure$|DATA VERIFICATION FAILED|: verification:|: loaded:|hazard|Error:" \
     "$log" | head -60
 }
 start_call
