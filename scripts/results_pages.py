@@ -508,6 +508,8 @@ def render_fa_a2a(inputs):
                             "H200, a calibration and run made after rule v3 (fa_frozen_aligned_refutable) was written")
     out += fa_score_section(inputs, "results/h100/predictions-6c3d35e/prediction-score-host.json",
                             "H100, a calibration and run made after rule v5 (fa_frozen_interval_score) was written")
+    out += fa_score_section(inputs, "results/h100/predictions-fd62b85/prediction-score-host.json",
+                            "H100, a calibration and run made after rule v6 (fa_frozen_three_outcomes) was written")
     whole = fa_whole_lines(inputs)
     out += ["## Whole-kernel E_res with the interference term (issue 28)", "",
             whole or f"Not yet scored: `{FA_WHOLE}` is absent.", ""]
@@ -754,6 +756,15 @@ def render_headline(inputs):
                         f"sample for its refutations; `{get(later, 'rule', 'id')}` was written after these data): model "
                         f"{' / '.join(str(m('model', o)) for o in ks)}, E_res = 0 "
                         f"{' / '.join(str(m('zero', o)) for o in ks)} ({names}).")
+        v6 = inputs.json("results/h100/predictions-fd62b85/prediction-score-host.json", optional=True)
+        if v6:
+            vt = v6.get("tally") or {}
+            v = lambda k, o: (vt.get(k) or {}).get(o, 0)  # noqa: E731
+            out[-1] += (f" On an H100 calibration and run made after `{get(v6, 'rule', 'id')}` was written (out of "
+                        f"sample for it): model {' / '.join(str(v('model', o)) for o in OUTCOMES[:3])}, E_res = 0 "
+                        f"{' / '.join(str(v('zero', o)) for o in OUTCOMES[:3])}"
+                        + (f" ({v('zero', 'agrees_on_a_wide_measurement')} of its agreements on a wide measurement)"
+                           if v('zero', 'agrees_on_a_wide_measurement') else "") + ".")
         def ranking(tally):
             cells = [(k, interval_score_text((tally or {}).get(k))) for k in ("model", "zero", "unhidden")]
             cells = [(k, v) for k, v in cells if v]
