@@ -556,7 +556,7 @@ Report run_interleave(const InterleaveOptions& o) {
                            "D_knee (eq. 16) needs all of --b-n, --num-sms and --h-inter");
   Platform platform = xs::cli::resolve_platform(o.platform, o.num_producers, v, false);
   // Eqs. 13-16 read no Q: a flagged or missing Q of the calibration does not touch this prediction.
-  std::erase_if(platform.not_point, [](const Platform::NotPoint& n) { return n.name == "Q"; });
+  std::erase_if(platform.not_point, [](const Platform::NotPoint& n) { return n.param == Platform::Param::kCapacity; });
   platform.capacity_bytes.reset();
   platform.capacity_unavailable.clear();
   return predict_over(platform, [&](Report& out, const Platform& p) {

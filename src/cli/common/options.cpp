@@ -119,9 +119,9 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
     return p;
   }
   const model::PlatformModel calibrated = model::PlatformModel::load(f.model_path);
-  const auto note_not_point = [&p](const char* name, const model::Lookup& l) {
+  const auto note_not_point = [&p](Platform::Param param, const model::Lookup& l) {
     if (l.usable_as_point) return;
-    Platform::NotPoint n{name, l.not_point_reason, l.has_bracket(), l.bracket_lo, l.bracket_hi};
+    Platform::NotPoint n{param, l.not_point_reason, l.has_bracket(), l.bracket_lo, l.bracket_hi};
     if (!n.has_bracket) n.lo = n.hi = 0;
     p.not_point.push_back(std::move(n));
   };
@@ -130,7 +130,7 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
   } else {
     const model::Lookup r = calibrated.drain_rate();
     p.drain_rate_bps = r.value;
-    note_not_point("R", r);
+    note_not_point(Platform::Param::kDrainRate, r);
   }
   if (f.tiss0_s) {
     p.tiss0_s = *f.tiss0_s;
@@ -142,7 +142,7 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
     const model::Lookup t = calibrated.tiss0_s(k, volume_bytes);
     p.tiss0_s = t.value;
     p.tiss0_extrapolated = t.extrapolated;
-    note_not_point("T_iss^0", t);
+    note_not_point(Platform::Param::kIssueTime, t);
   }
   if (f.capacity_bytes) {
     p.capacity_bytes = f.capacity_bytes;
@@ -162,7 +162,7 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
         p.capacity_bytes.reset();
         p.capacity_unavailable = q.not_point_reason + ": the capacity bound is not decided; give --Q to test one";
       } else {
-        note_not_point("Q", q);
+        note_not_point(Platform::Param::kCapacity, q);
       }
     }
   }
@@ -183,20 +183,32 @@ bool Platform::bracketed() const {
   return std::all_of(not_point.begin(), not_point.end(), [](const NotPoint& n) { return n.has_bracket; });
 }
 
+const char* Platform::NotPoint::name() const {
+  switch (param) {
+    case Param::kDrainRate: return "R";
+    case Param::kIssueTime: return "T_iss^0";
+    case Param::kCapacity: return "Q";
+  }
+  return "?";
+}
+
 std::string Platform::not_point_text() const {
   std::string text;
   for (const NotPoint& n : not_point) {
     // The lookups' reasons mostly name their parameter already ("R is a lower bound", "T_iss^0(K=..."): no prefix then.
-    const bool named = n.reason.rfind(n.name, 0) == 0;
-    text += (text.empty() ? "" : "; ") + (named ? "" : n.name + ": ") + n.reason;
+    const bool named = n.reason.rfind(n.name(), 0) == 0;
+    text += (text.empty() ? "" : "; ") + (named ? "" : std::string(n.name()) + ": ") + n.reason;
     if (!n.has_bracket) {
       if (n.reason.find("no bracket") == std::string::npos) text += " (no bracket)";
       continue;
     }
     const auto shown = [&n](double x) {
       if (!std::isfinite(x)) return std::string("unbounded");
-      if (n.name == "R") return format_rate(x);
-      if (n.name == "Q") return format_bytes(x);
+      switch (n.param) {
+        case Param::kDrainRate: return format_rate(x);
+        case Param::kCapacity: return format_bytes(x);
+        case Param::kIssueTime: break;
+      }
       return format_seconds(x);
     };
     text += fmt::format(" (bracket [{}, {}])", shown(n.lo), shown(n.hi));
@@ -214,9 +226,11 @@ std::vector<Platform> platform_corners(const Platform& p) {
     for (std::size_t i = 0; i < n; ++i) {
       const Platform::NotPoint& np = p.not_point[i];
       const double x = (mask >> i) & 1 ? np.hi : np.lo;
-      if (np.name == "R") c.drain_rate_bps = x;
-      else if (np.name == "T_iss^0") c.tiss0_s = x;
-      else c.capacity_bytes = x;
+      switch (np.param) {
+        case Param::kDrainRate: c.drain_rate_bps = x; break;
+        case Param::kIssueTime: c.tiss0_s = x; break;
+        case Param::kCapacity: c.capacity_bytes = x; break;
+      }
     }
     corners.push_back(std::move(c));
   }

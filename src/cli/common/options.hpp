@@ -64,11 +64,13 @@ struct Platform {
   // unconstrained fit, a bound, an extrapolation, a flagged R): a prediction is then evaluated at the ends of
   // their brackets (platform_corners) or, where one has no bracket, not decided. The point fields above hold
   // the lookup's value, which no prediction reads as a point while this list is non-empty.
+  enum class Param { kDrainRate, kIssueTime, kCapacity };  // R, T_iss^0, Q
   struct NotPoint {
-    std::string name;    // "R", "T_iss^0" or "Q"
+    Param param = Param::kDrainRate;
     std::string reason;  // the lookup's not_point_reason
     bool has_bracket = false;
     double lo = 0, hi = 0;  // the bracket (hi may be +inf)
+    const char* name() const;  // "R", "T_iss^0" or "Q"
   };
   std::vector<NotPoint> not_point;
   bool point() const { return not_point.empty(); }
