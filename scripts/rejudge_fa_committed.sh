@@ -45,6 +45,11 @@ regenerate $h100/prediction-score-host.json "$tool" fa-score $h100/fa-a2a-host.j
 h100=results/h100/predictions-6c3d35e
 regenerate $h100/prediction-score-host.json "$tool" fa-score $h100/fa-a2a-host.json \
   --model $h100/calibration-host-fa.json --out $h100/prediction-score-host.json
+# The first call made after rule v6 was written (H100, 01:22Z on 2026-12-07): out of sample for it; re-scored
+# here so that its sensitivity block carries every mutation (its fa-a2a-host.json keeps the run-time verdicts).
+h100=results/h100/predictions-fd62b85
+regenerate $h100/prediction-score-host.json "$tool" fa-score $h100/fa-a2a-host.json \
+  --model $h100/calibration-host-fa.json --out $h100/prediction-score-host.json
 
 # The re-judged copies of the canonical calls, each against its own call's calibration.
 for c in "${calls[@]}"; do

@@ -315,6 +315,24 @@ TEST(FaCommittedMutation, TheConstantPredictorsThroughTheSameScorer) {
 namespace xs::attention::judge {
 namespace {
 
+// A wrong Q gains agreements on the committed H200 files under rule v6 (an adversarial review of 2026-12-07:
+// Q x4 gave 16, 10 on wide measurements, against the calibrations' 0). The score's sensitivity block must show
+// it rather than let the measured calibration's agreements stand alone.
+TEST(FaCommittedMutation, TheSensitivityBlockShowsAWrongCapacityGainingAgreements) {
+  std::vector<FaSensitivityPoint> points;
+  for (const auto& p : points_of(kH200)) points.push_back({p.spec, p.result});
+  std::vector<std::pair<std::string, json>> cals;
+  for (const auto& f : kH200.calibrations) cals.emplace_back(f, calibration_json(f));
+  const json s = fa_score_sensitivity(points, cals);
+  const json* q4 = nullptr;
+  for (const json& m : s.at("mutations"))
+    if (m.at("mutation") == "Q x4") q4 = &m;
+  ASSERT_NE(q4, nullptr) << s.dump();
+  ASSERT_FALSE(q4->contains("error")) << q4->dump();
+  EXPECT_GT(q4->at("agreements_gained").get<int>(), 0) << q4->dump();
+  EXPECT_GT(q4->at("model").at("agrees").get<int>(), 0) << q4->dump();
+}
+
 // fa-score's sensitivity block (fa_sensitivity.hpp) applies each mutation: on the H100 file R x0.5 loses its
 // agreement (the test above), so the block must say so; an unmutated run would report no change.
 TEST(FaCommittedMutation, TheScoreFilesSensitivityBlockSeesAWrongDrainRate) {

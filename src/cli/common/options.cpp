@@ -227,9 +227,9 @@ std::vector<Platform> platform_corners(const Platform& p) {
       const Platform::NotPoint& np = p.not_point[i];
       const double x = (mask >> i) & 1 ? np.hi : np.lo;
       switch (np.param) {
-        case Param::kDrainRate: c.drain_rate_bps = x; break;
-        case Param::kIssueTime: c.tiss0_s = x; break;
-        case Param::kCapacity: c.capacity_bytes = x; break;
+        case Platform::Param::kDrainRate: c.drain_rate_bps = x; break;
+        case Platform::Param::kIssueTime: c.tiss0_s = x; break;
+        case Platform::Param::kCapacity: c.capacity_bytes = x; break;
       }
     }
     corners.push_back(std::move(c));
