@@ -46,6 +46,8 @@ struct PointRow {
   long long seq_len = 0, num_heads = 0;
   bool rejudged = false;
   std::string model, zero, unhidden;  // outcomes: agrees | disagrees | not decided | "" (not measured)
+  // The whole outcomes, for the tallies (the wide-measurement and wide-interval counts, the interval scores).
+  attention::judge::Outcome model_outcome, zero_outcome, unhidden_outcome;
   json predicted = json(), measured = json();
   std::string before;                 // the input's agreement line
 };
@@ -128,6 +130,9 @@ PointRow rejudge(json& point, json* legacy, std::size_t i, const attention::judg
     row.model = j.model.result;
     row.zero = j.zero.result;
     row.unhidden = j.unhidden.result;
+    row.model_outcome = j.model;
+    row.zero_outcome = j.zero;
+    row.unhidden_outcome = j.unhidden;
     row.predicted = judged["prediction"]["E_res_s"];
     row.measured = j.measured.measured ? json(j.measured.median_s) : json();
     if (j.model.result.empty() || j.model.result == "not decided") row.note = j.model.reason;  // never without its reason
@@ -147,9 +152,9 @@ void print_rows(const std::vector<PointRow>& rows, const PredictFaResultOptions&
   attention::judge::Tally model, zero, unhidden;
   for (const auto& r : rows)
     if (r.rejudged) {
-      model.add({r.model, "", "", 0, 0});
-      zero.add({r.zero, "", "", 0, 0});
-      unhidden.add({r.unhidden, "", "", 0, 0});
+      model.add(r.model_outcome);
+      zero.add(r.zero_outcome);
+      unhidden.add(r.unhidden_outcome);
     }
   if (o.json) {
     json points = json::array();

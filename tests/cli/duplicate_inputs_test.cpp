@@ -136,11 +136,11 @@ int counted(const nlohmann::json& tally) {
 }
 
 // Out of sample means the calibration the run froze its predictions with (same bytes): the H100 call made after
-// rule v5 judged with its own calibration counts, the same calibration tuned afterwards (R x0.7, or a refit that
+// the current rule (v6; the call of fd62b85, 2026-12-07 01:22Z) judged with its own calibration counts, the same calibration tuned afterwards (R x0.7, or a refit that
 // keeps the measurement's date) does not, and a refit does not count as predating the data either.
 TEST(FaScoreInputs, OutOfSampleNeedsTheRunsOwnCalibration) {
   Scratch s;
-  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-6c3d35e";
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-fd62b85";
   const std::string fa = dir + "/fa-a2a-host.json", cal = dir + "/calibration-host-fa.json";
   const ToolRun own = s.run("xstage-predict", "fa-score " + fa + " --model " + cal + " --out own.json");
   ASSERT_EQ(own.rc, 0) << own.err;

@@ -46,7 +46,7 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   EXPECT_EQ(out["extra"]["rejudged"]["num_rejudged"], 5);
   EXPECT_EQ(out["extra"]["rejudged"]["previous_model_from"], in["extra"]["model_from"]);
   EXPECT_EQ(out["extra"]["rejudged"]["rule"]["id"], "fa_frozen_three_outcomes");
-  EXPECT_EQ(out["extra"]["rejudged"]["rules"].size(), 5u);  // v1, v2, v3 and the current rule, with their dates
+  EXPECT_EQ(out["extra"]["rejudged"]["rules"].size(), 6u);  // v1-v5 and the current rule (v6), with their dates
   // No outcome but agrees / disagrees / not decided anywhere in the new file.
   EXPECT_FALSE(contains(out.dump(), "explained"));
   ASSERT_EQ(out["points"].size(), in["points"].size());
@@ -82,6 +82,25 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
 }
 
 // An H100 calibration judging H200 data: judged, but loudly (the hostile-user review of 2026-12-06).
+// fa-result's tallies are fa-score's on the same file and calibration, the wide-measurement and wide-interval
+// counts and the interval scores included (a hostile review found them built from the result strings alone).
+TEST(PredictFaResult, ItsTallyIsFaScoresOnTheSameInputs) {
+  Scratch s;
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-fd62b85/";
+  const std::string fa = dir + "fa-a2a-host.json", cal = dir + "calibration-host-fa.json";
+  const auto r = s.run(kTool, "fa-result " + fa + " --model " + cal + " --out new.json --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto f = s.run(kTool, "fa-score " + fa + " --model " + cal + " --out score.json");
+  ASSERT_EQ(f.rc, 0) << f.err;
+  const json tr = json::parse(r.out).at("tally");
+  const json ts = json::parse(xs::test::read_file(s.path("score.json"))).at("tally");
+  for (const char* who : {"model", "zero", "unhidden"})
+    for (const char* key : {"agrees", "disagrees", "not_decided", "agrees_on_a_wide_measurement",
+                            "disagrees_with_a_wide_interval", "interval_score_median_s", "interval_score_rows"})
+      EXPECT_EQ(tr.at(who).at(key), ts.at(who).at(key)) << who << "." << key;
+  EXPECT_EQ(tr.at("zero").at("agrees_on_a_wide_measurement"), 1);  // M = 65536 (the committed score file)
+}
+
 TEST(PredictFaResult, WarnsWhenTheCalibrationIsOfAnotherGpu) {
   Scratch s;
   const std::string h100 = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-6c3d35e/calibration-host-fa.json";
