@@ -110,7 +110,11 @@ check_parts() {
   for part in $PARTS; do
     [[ " $2 " == *" $part "* ]] || { echo "$1: unknown part '$part' (${2// /, })"; exit 2; }
   done
+  parts_checked
 }
+# parts_checked: with PARTS_CHECK_ONLY=1 (session.sh checks every nested PARTS before its first part runs), exit 0
+# once a script's PARTS passed its check, before anything else runs.
+parts_checked() { if [[ ${PARTS_CHECK_ONLY:-0} == 1 ]]; then exit 0; fi; }
 # want PART: whether PART is one of $PARTS.
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 # has_flag FLAG ARG...: whether FLAG is one of the ARGs (a run's own flags replace a script's default for it).

@@ -40,6 +40,7 @@ for part in $PARTS; do
         "dsweep:PRECISION:K_SM"; exit 2; }
 done
 source "$(dirname "$0")/lib.sh"
+parts_checked
 start_call results journals logs
 TFLOPS=${TFLOPS:-$("$PY" - "$F_SOURCE" <<'EOF'
 import json, sys

@@ -29,6 +29,7 @@ REPS=${REPS:-8}
 CANLOSE_RUNS=${CANLOSE_RUNS:-"few-experts few-experts-p4 large-h-small-T local-large-D"}
 SANITIZE_TOOLS=${SANITIZE_TOOLS:-"racecheck synccheck"}
 source "$(dirname "$0")/lib.sh"
+check_parts moe_verify.sh "tests sweep torch sanitize canlose"
 start_call
 SUMMARY="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$SUMMARY"; }

@@ -23,8 +23,27 @@ with_parts() {
   fi
 }
 PARTS_KNOWN="predictions interference epilogue moe gemm calibrate_sh checks gate_record calibration fa moe_bench"
-for part in "$@"; do  # every part checked before the first runs
+(($# > 0)) || { echo "session.sh: no part given: name one or more of ${PARTS_KNOWN// /, }" >&2; exit 2; }
+seen=" "
+for part in "$@"; do  # every part checked before the first runs, and each part's own PARTS and GATE too
   [[ " $PARTS_KNOWN " == *" $part "* ]] || { echo "session.sh: unknown part '$part' (${PARTS_KNOWN// /, })" >&2; exit 2; }
+  [[ $seen != *" $part "* ]] || { echo "session.sh: part '$part' given twice (its files would be overwritten)" >&2; exit 2; }
+  seen+="$part "
+  nested="" script=""
+  case $part in
+    moe) nested=${MOE_PARTS:-} script=moe_verify.sh ;;
+    calibration) nested=${CALIBRATION_PARTS:-} script=calibration.sh ;;
+    fa) nested=${FA_PARTS:-} script=fa.sh ;;
+    moe_bench) nested=${MOE_BENCH_PARTS:-} script=moe_bench.sh ;;
+    checks) [[ ${GATE:-1} =~ ^(0|1|record)$ ]] ||
+              { echo "session.sh: GATE='${GATE}' is not 0, 1 or record (part checks)" >&2; exit 2; } ;;
+  esac
+  if [[ -n $nested ]]; then
+    check_out=$(mktemp -d)
+    PARTS_CHECK_ONLY=1 OUT="$check_out" PARTS="$nested" bash "scripts/device/$script" >&2 ||
+      { rc=$?; rm -rf "$check_out"; echo "session.sh: part '$part': its PARTS '$nested' were refused" >&2; exit "$rc"; }
+    rm -rf "$check_out"
+  fi
 done
 for part in "$@"; do
   dir="$OUT/$part"

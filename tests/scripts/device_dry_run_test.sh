@@ -43,10 +43,19 @@ dups=$(for s in "${scripts[@]}"; do
 # Unknown parts: exit 2, nothing run.
 run bad-session bash scripts/device/session.sh predictions bogus
 [[ $rc == 2 && ! -e $tmp/bad-session/predictions.tar ]] || fail "session.sh bogus: exit $rc or a part ran"
-for script in fa calibration moe_bench; do
+for script in fa calibration moe_bench moe_verify; do
   run "bad-$script" PARTS=bogus bash "scripts/device/$script.sh"
   [[ $rc == 2 ]] || fail "$script.sh PARTS=bogus: exit $rc, expected 2"
 done
+# A part's own PARTS (and GATE), a repeated part and no part at all: refused before the first part runs.
+for knob in CALIBRATION_PARTS:calibration FA_PARTS:fa MOE_PARTS:moe MOE_BENCH_PARTS:moe_bench; do
+  run "bad-nested-${knob#*:}" "${knob%%:*}=bogus" bash scripts/device/session.sh checks "${knob#*:}"
+  [[ $rc == 2 && ! -e $tmp/bad-nested-${knob#*:}/checks.tar ]] || fail "session.sh ${knob%%:*}=bogus: exit $rc or a part ran"
+done
+run bad-twice bash scripts/device/session.sh checks checks
+[[ $rc == 2 && ! -e $tmp/bad-twice/checks.tar ]] || fail "session.sh checks checks: exit $rc or a part ran"
+run bad-none bash scripts/device/session.sh
+[[ $rc == 2 ]] || fail "session.sh without parts: exit $rc, expected 2"
 run bad-gate GATE=sometimes bash scripts/device/gpu_checks.sh
 [[ $rc == 2 ]] || fail "gpu_checks.sh GATE=sometimes: exit $rc, expected 2"
 
