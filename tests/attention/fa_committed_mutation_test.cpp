@@ -315,15 +315,20 @@ TEST(FaCommittedMutation, TheConstantPredictorsThroughTheSameScorer) {
 namespace xs::attention::judge {
 namespace {
 
+// fa-score's sensitivity block over a committed data set's points and calibrations.
+json sensitivity_of(const DataSet& set) {
+  std::vector<FaSensitivityPoint> points;
+  for (const auto& p : points_of(set)) points.push_back({p.spec, p.result});
+  std::vector<std::pair<std::string, json>> cals;
+  for (const auto& f : set.calibrations) cals.emplace_back(f, calibration_json(f));
+  return fa_score_sensitivity(points, cals);
+}
+
 // A wrong Q gains agreements on the committed H200 files under rule v6 (an adversarial review of 2026-12-07:
 // Q x4 gave 16, 10 on wide measurements, against the calibrations' 0). The score's sensitivity block must show
 // it rather than let the measured calibration's agreements stand alone.
 TEST(FaCommittedMutation, TheSensitivityBlockShowsAWrongCapacityGainingAgreements) {
-  std::vector<FaSensitivityPoint> points;
-  for (const auto& p : points_of(kH200)) points.push_back({p.spec, p.result});
-  std::vector<std::pair<std::string, json>> cals;
-  for (const auto& f : kH200.calibrations) cals.emplace_back(f, calibration_json(f));
-  const json s = fa_score_sensitivity(points, cals);
+  const json s = sensitivity_of(kH200);
   const json* q4 = nullptr;
   for (const json& m : s.at("mutations"))
     if (m.at("mutation") == "Q x4") q4 = &m;
@@ -336,11 +341,7 @@ TEST(FaCommittedMutation, TheSensitivityBlockShowsAWrongCapacityGainingAgreement
 // fa-score's sensitivity block (fa_sensitivity.hpp) applies each mutation: on the H100 file R x0.5 loses its
 // agreement (the test above), so the block must say so; an unmutated run would report no change.
 TEST(FaCommittedMutation, TheScoreFilesSensitivityBlockSeesAWrongDrainRate) {
-  std::vector<FaSensitivityPoint> points;
-  for (const auto& p : points_of(kH100)) points.push_back({p.spec, p.result});
-  std::vector<std::pair<std::string, json>> cals;
-  for (const auto& f : kH100.calibrations) cals.emplace_back(f, calibration_json(f));
-  const json s = fa_score_sensitivity(points, cals);
+  const json s = sensitivity_of(kH100);
   ASSERT_EQ(s.at("mutations").size(), fa_mutations().size());
   const json& half = s.at("mutations").at(0);
   ASSERT_EQ(half.at("mutation"), "R x0.5");
@@ -363,7 +364,7 @@ TEST(FaCommittedMutation, TheScoreFilesSensitivityBlockSeesAWrongDrainRate) {
   int total = 0;
   for (const char* k : {"agrees", "disagrees", "not_decided", "not_measured"})
     total += half.at("model").at(k).get<int>();
-  EXPECT_EQ(total, static_cast<int>(points.size() * cals.size()));
+  EXPECT_EQ(total, static_cast<int>(points_of(kH100).size() * kH100.calibrations.size()));
 }
 
 }  // namespace
