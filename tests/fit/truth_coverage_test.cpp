@@ -109,13 +109,14 @@ struct Scenario {
   LowerBar bar;
 };
 
-// The known shortfall of R at per-point offsets >= 7% (coverage on 200 seeds: results/cpu/coverage/; the bias and
-// spread below from a temporary per-dataset print of this test on 100 seeds, not kept): at 10% R comes out high by 1.4% on average (median 0.7%: R = sum x^2 / sum x over the cluster weights fast points up,
-// and the offsets are log-symmetric), and its between-dataset spread (sd 4.1%) is about 1.4x what the expanded
+// The known shortfall of R at per-point offsets >= 7% (coverage on 200 seeds: results/cpu/coverage/; the bias
+// and spread below from a temporary per-dataset print of this test on 100 seeds, not kept): at 10% R comes out
+// high by 1.4% on average (median 0.7%), and its between-dataset spread (sd 4.1%) is about 1.4x what the expanded
 // percentile interval implies (median half-width 6.0%, i.e. 3.1% at 1.96): R covers 0.895 at 7%, 0.82 at 10%,
 // 0.87 on the host-like path. Not the zero-gap selection: testing drain dominance on the predicted period V / R
 // instead of each point's own median (so that an offset cannot drop its point) changed neither the bias nor the
-// coverage (2026-12-07). Not fixed here.
+// coverage (2026-12-07). Untested suspects: R = sum x^2 / sum x weights fast points up under log-symmetric
+// offsets; the cluster truncates its own tails before the bootstrap. Not fixed here.
 const char* kSelectionBias = "R: biased high and its interval too narrow under offsets >= 7% (see kSelectionBias)";
 
 struct Result {
