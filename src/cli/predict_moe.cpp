@@ -9,12 +9,15 @@
 #include <filesystem>
 
 #include "common/error.hpp"
+#include "model/platform_model.hpp"
+#include "moe/frozen_prediction.hpp"
 #include "moe/moe_advisor.hpp"
 #include "moe/moe_run_point.hpp"
 #include "moe/problem.hpp"
 #include "moe/routing.hpp"
 #include "moe/shapes.hpp"
 #include "report/json_read.hpp"
+#include "report/result_file.hpp"
 
 namespace xs::cli {
 namespace {
@@ -235,41 +238,37 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
     const moe::MoeProblem problem =
         moe::build_problem(moe::generate_routing(moe::routing_params_of(c)), c.shape.hidden, c.shape.intermediate);
     moe::Advice advice = moe::advise(c, p, t, problem);
-    if (platform.point()) return advice.rows;
+    // Without --model every parameter is a flag's point value. With it, R and T_iss^0 are the calibration's
+    // brackets as moe-score's frozen predictions read them (moe::calibration_inputs), a flag given beside --model
+    // replacing its parameter by that point.
+    if (o.platform.model_path.empty()) return advice.rows;
+    moe::CalibrationInputs cal = moe::calibration_inputs(report::read_json_file(o.platform.model_path),
+                                                         model::PlatformModel::load(o.platform.model_path),
+                                                         o.platform.model_path, "", c.num_sms, c.block_n);
+    cal.platform = p;
+    const auto given = [](moe::InputBracket& b, double v, const char* flag) { b = {v, v, v, "", flag}; };
+    if (o.platform.drain_rate_bps) given(cal.drain_rate_bps, p.drain_rate_bps, "--R");
+    if (o.platform.tiss0_s) given(cal.tiss0_s, p.tiss0_s, "--tiss0");
+    if (!moe::has_flag(cal)) return advice.rows;
     // A flagged R or T_iss^0 (issue 27 item 4): the rows are computed at the looked-up values, which no answer may
     // rest on alone. The recommendation stands only where it is the same at every end of their brackets.
     using moe::AdvisorRow;
     using moe::RowKind;
+    std::string flags;
+    for (const auto& [name, b] : {std::pair<const char*, const moe::InputBracket*>{"R", &cal.drain_rate_bps},
+                                  {"T_iss^0", &cal.tiss0_s}})
+      if (!b->flag.empty())
+        flags += fmt::format("{}{}: {} [{:.4g}, {:.4g}]", flags.empty() ? "" : "; ", name, b->flag, b->low, b->high);
     std::vector<AdvisorRow> rows;
     rows.push_back({"point_prediction", RowKind::kFlag, 0, false, "",
                     "the calibration gives R or T_iss^0 only as a bound or a bracket: the rows below are at its "
                     "looked-up values, not a point prediction"});
-    rows.push_back({"not_point", RowKind::kText, 0, false, platform.not_point_text(), "why"});
-    std::string verdict = "decided";
-    std::string why = "the same schedule and D at every end of the brackets";
-    if (!platform.bracketed()) {
-      verdict = "not decided";
-      why = "a non-point parameter has no bracket";
-    } else {
-      for (const Platform& corner : platform_corners(platform)) {
-        moe::AdvisorPlatform cp = p;
-        cp.drain_rate_bps = corner.drain_rate_bps;
-        cp.tiss0_s = corner.tiss0_s;
-        if (!(std::isfinite(cp.drain_rate_bps) && std::isfinite(cp.tiss0_s))) {
-          verdict = "not decided";
-          why = "a bracket end is unbounded";
-          break;
-        }
-        const moe::Advice other = moe::advise(c, cp, t, problem);
-        if (other.schedule != advice.schedule || other.lead_rows != advice.lead_rows) {
-          verdict = "not decided";
-          why = fmt::format("at R {:.4g} GB/s, T_iss^0 {:.4g} us the advisor says {} D={}", corner.drain_rate_bps / 1e9,
-                            corner.tiss0_s * 1e6, other.schedule, other.lead_rows);
-          break;
-        }
-      }
-    }
-    rows.push_back({"recommendation", RowKind::kText, 0, false, verdict, why});
+    rows.push_back({"not_point", RowKind::kText, 0, false, flags, "why"});
+    const std::string differs = moe::advice_differs_at_bracket_ends(c, cal, t, problem, advice);
+    const std::string verdict = differs.empty() ? "decided" : "not decided";
+    const std::string why = differs.empty() ? "the same schedule and D at every end of the brackets" : differs;
+    rows.push_back({"recommendation", RowKind::kText, 0, false, verdict, "decided | not decided"});
+    rows.push_back({"recommendation_why", RowKind::kText, 0, false, why, "why"});
     rows.insert(rows.end(), advice.rows.begin(), advice.rows.end());
     return rows;
   } catch (const Error& e) {

@@ -253,9 +253,13 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
       raise_lower(e.floor_lower_bound_bytes, e.num_producers);
     if (e.num_producers >= num_producers && e.drain_start_volume_bytes > 0 && std::isfinite(drain_rate_bps_)) {
       // A drained burst bounds Q only where it had something outstanding (V > R T_iss^0). T_iss^0 at a
-      // drained V is the floor's clamped end value (the floor stops below the drain), as the fitter used.
+      // drained V is the floor's clamped end value (the floor stops below the drain). Q <= V - R T_iss^0 holds
+      // for the true T_iss^0, so where the lookup is not a point (an unconstrained row is only an upper bound)
+      // the bound takes the low end of its bracket (0 without one): looser, never tighter than the data allow.
       const double v = e.drain_start_volume_bytes;
-      const double bound = v - drain_rate_bps_ * tiss0_s(e.num_producers, v).value;
+      const Lookup t = tiss0_s(e.num_producers, v);
+      const double t0 = t.usable_as_point ? t.value : t.has_bracket() ? std::max(0.0, t.bracket_lo) : 0.0;
+      const double bound = v - drain_rate_bps_ * t0;
       if (bound > 0) cut_upper(bound, e.num_producers);
     }
   }

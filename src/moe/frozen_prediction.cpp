@@ -143,22 +143,28 @@ bool corner_less(const InputCorner& a, const InputCorner& b) {
   return std::tie(a.rate_bps, a.tiss0_s, a.l1_s, a.l2_s) < std::tie(b.rate_bps, b.tiss0_s, b.l1_s, b.l2_s);
 }
 
-std::vector<InputCorner> corners_of(const CalibrationInputs& cal, const TileTimeInputs& t) {
-  std::vector<InputCorner> out{{cal.drain_rate_bps.value, cal.tiss0_s.value, t.l1_s.value, t.l2_s.value}};
-  std::set<InputCorner, decltype(&corner_less)> seen(&corner_less);
-  seen.insert(out.front());
-  // The options' times are monotone in each input, so the ends bound them; their ratio (the speedup) is not
-  // monotone in R. Where R is flagged (a bound, an unconstrained fit) its bracket is wide: R is also taken at
-  // 32 points spaced evenly in log between the ends (the upper end capped at 64 x the lower for the spacing:
-  // 13% apart). The speedup's bracket is then a sampled one, not a proven bound (the lab note of 2026-12-06
-  // night shows a ratio peaking between samples).
+// The R values the corners take: R's ends, and where R is flagged (a bound, an unconstrained fit) its bracket is
+// wide, so also 32 points spaced evenly in log between them (the upper end capped at 64 x the lower for the
+// spacing: 13% apart).
+std::vector<double> corner_rates(const CalibrationInputs& cal) {
   std::vector<double> rates = {cal.drain_rate_bps.low, cal.drain_rate_bps.high};
   if (!cal.drain_rate_bps.flag.empty() && cal.drain_rate_bps.low > 0 &&
       cal.drain_rate_bps.high > 1.01 * cal.drain_rate_bps.low) {
     const double lo = cal.drain_rate_bps.low, hi = std::min(cal.drain_rate_bps.high, 64 * lo);
     for (int i = 1; i <= 32; ++i) rates.push_back(lo * std::pow(hi / lo, i / 33.0));
   }
-  for (double r : rates)
+  return rates;
+}
+
+std::vector<InputCorner> corners_of(const CalibrationInputs& cal, const TileTimeInputs& t) {
+  std::vector<InputCorner> out{{cal.drain_rate_bps.value, cal.tiss0_s.value, t.l1_s.value, t.l2_s.value}};
+  std::set<InputCorner, decltype(&corner_less)> seen(&corner_less);
+  seen.insert(out.front());
+  // The options' times are monotone in each input, so the ends bound them; their ratio (the speedup) is not
+  // monotone in R, so a flagged R is also sampled inside its bracket (corner_rates). The speedup's bracket is
+  // then a sampled one, not a proven bound (the lab note of 2026-12-06 night shows a ratio peaking between
+  // samples).
+  for (double r : corner_rates(cal))
     for (double q : {cal.tiss0_s.low, cal.tiss0_s.high})
       for (double a : {t.l1_s.low, t.l1_s.high})
         for (double b : {t.l2_s.low, t.l2_s.high})
@@ -312,6 +318,31 @@ std::optional<SpeedupPrediction> FrozenPrediction::speedup(int lead_rows, int ex
   return s;
 }
 
+bool has_flag(const CalibrationInputs& cal) { return !cal.drain_rate_bps.flag.empty() || !cal.tiss0_s.flag.empty(); }
+
+std::string advice_differs_at_bracket_ends(const AdvisorConfig& config, const CalibrationInputs& cal,
+                                           const AdvisorThroughput& throughput, const MoeProblem& problem,
+                                           const Advice& advice) {
+  if (!has_flag(cal)) return "";
+  std::set<double> rates;
+  for (double r : corner_rates(cal)) rates.insert(r);
+  for (double r : rates)
+    for (double t0 : {cal.tiss0_s.low, cal.tiss0_s.high}) {
+      if (!std::isfinite(r) || !std::isfinite(t0))
+        return fmt::format("a bracket end is unbounded (R up to {:.4g} GB/s, T_iss^0 up to {:.4g} us)", r / 1e9,
+                           t0 * 1e6);
+      AdvisorPlatform corner = cal.platform;
+      corner.drain_rate_bps = r;
+      corner.tiss0_s = t0;
+      const Advice other = advise(config, corner, throughput, problem);
+      if (other.schedule != advice.schedule || other.lead_rows != advice.lead_rows)
+        return fmt::format("at R {:.4g} GB/s, T_iss^0 {:.4g} us the advisor says {} D={} (at the flagged point "
+                           "values: {} D={})",
+                           r / 1e9, t0 * 1e6, other.schedule, other.lead_rows, advice.schedule, advice.lead_rows);
+    }
+  return "";
+}
+
 FrozenPrediction freeze_prediction(const AdvisorConfig& config, const CalibrationInputs& cal,
                                    const TileTimeInputs& tiles, const MoeProblem& problem) {
   FrozenPrediction fp;
@@ -376,22 +407,7 @@ FrozenPrediction freeze_prediction(const AdvisorConfig& config, const Calibratio
   PolicyAnswer& a = fp.answer;
   // With a flagged input the advisor's answer (schedule and D) is one only if it is the same at every end of
   // the flagged inputs' brackets; otherwise it is not decided (the point answer is kept as recommended anyway).
-  std::string differs;
-  if (!fp.point_values()) {
-    std::set<double> rates;  // the R values the corners take (the ends, and interior points where R is flagged)
-    for (const InputCorner& c : fp.corners) rates.insert(c.rate_bps);
-    for (double r : rates)
-      for (double t0 : {cal.tiss0_s.low, cal.tiss0_s.high}) {
-        AdvisorPlatform corner = platform;
-        corner.drain_rate_bps = r;
-        corner.tiss0_s = t0;
-        const Advice other = advise(config, corner, throughput, problem);
-        if (differs.empty() && (other.schedule != advice.schedule || other.lead_rows != advice.lead_rows))
-          differs = fmt::format("at R {:.4g} GB/s, T_iss^0 {:.4g} us the advisor says {} D={} (at the flagged point "
-                                "values: {} D={})",
-                                r / 1e9, t0 * 1e6, other.schedule, other.lead_rows, advice.schedule, advice.lead_rows);
-      }
-  }
+  std::string differs = advice_differs_at_bracket_ends(config, cal, throughput, problem, advice);
   if (advice.schedule == "either") {
     a.decision = Decision::kEither;
     a.either = {interleaved_at(fp.advisor_lead_rows), expert_wave_with(1)};

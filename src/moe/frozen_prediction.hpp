@@ -46,6 +46,16 @@ struct CalibrationInputs {
 CalibrationInputs calibration_inputs(const nlohmann::json& calibration_doc, const model::PlatformModel& model,
                                      const std::string& file, const std::string& fnv1a64, int num_sms, int block_n);
 
+// The advisor at the ends of the calibration's brackets, the one home of "advise at the bracket ends" (issue 27
+// item 4) for xstage-predict moe and moe-score's frozen predictions. Where R or T_iss^0 is flagged (has_flag),
+// the advice (schedule and D) is taken at every R the corners take (R's ends, and interior points where R itself
+// is flagged) and at T_iss^0's two ends, on cal.platform otherwise. Returns "" where every end gives `advice`'s
+// schedule and D (or nothing is flagged), else the first end that differs, as "at R ... the advisor says ...".
+bool has_flag(const CalibrationInputs& cal);
+std::string advice_differs_at_bracket_ends(const AdvisorConfig& config, const CalibrationInputs& cal,
+                                           const AdvisorThroughput& throughput, const MoeProblem& problem,
+                                           const Advice& advice);
+
 // Tile mainloop times T_L1, T_L2 (compute only).
 struct TileTimeInputs {
   InputBracket l1_s, l2_s;

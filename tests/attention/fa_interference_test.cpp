@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "attention/judge/fa_frozen_prediction.hpp"
 #include "attention/judge/fa_interference_prediction.hpp"
 #include "attention/judge/fa_judgement.hpp"
 
@@ -49,6 +50,28 @@ FaFrozenInputs two_waves(const FaCalibration& cal) {
   f.sigma_s_per_kv_tile = 2 * kUs;
   f.t_fa_s = 10 * kUs;
   return frozen_inputs(c, f, cal);
+}
+
+// Eq. 10 over the box where R's bracket is unbounded above and T_iss^0's reaches 0: at the corner (T_iss^0 = 0,
+// R = +inf) q_peak = [V - R T_iss^0]+ is infinity x 0, known only to lie in [0, V]. With V <= Q at every point
+// the capacity bound holds there, so the design test is decided ("piggyback"; before: "undecided" at every such
+// box); with V > Q it stays open.
+TEST(FaInterference, AnUnboundedRateCornerKeepsADecidableDesignTest) {
+  FaFrozenInputs in = two_waves(calibration("[]"));
+  in.drain_rate.point = NAN;
+  in.drain_rate.range = {32768e6, INFINITY};
+  in.drain_rate.why = "R is a lower bound";
+  in.tiss0.point = NAN;
+  in.tiss0.range = {0, 1 * kUs};
+  in.tiss0.why = "bracket";
+  in.capacity.point = NAN;
+  in.capacity.range = {65536, 131072};  // V = K B_t = 32768 B below both ends
+  in.capacity.why = "bracket";
+  const FaFrozenPrediction p = predict_frozen(in);
+  ASSERT_LE(p.burst_bytes, 65536);
+  EXPECT_EQ(p.design, "piggyback");
+  in.capacity.range = {1024, 131072};  // Q may be below V: the bound is open at the unbounded corner
+  EXPECT_EQ(predict_frozen(in).design, "undecided");
 }
 
 TEST(FaInterference, TwoWavesByHand) {

@@ -289,12 +289,26 @@ const std::string kRepo = std::string(XS_TEST_DATA_DIR) + "/../../";
 const std::string kMoeCalibration = kRepo + "results/h200/megamoe/calibration-moe-pattern.json";
 const std::string kMoeRun = kRepo + "results/h200/megamoe/megamoe-dsv4_flash-bn128.json";
 
+// At K_SM 132 the issued burst (132 x 32 KiB) lies past the calibration's largest V at K = 132. The model's
+// lookup gives no upper end there; xstage-predict moe reads the same bracket as moe-score's frozen predictions
+// (moe::calibration_inputs: [largest constrained value, last row x V / V_last]), so the two tools answer alike
+// and the recommendation is not left undecided for an infinite end (before: "a bracket end is unbounded").
+TEST(PredictMoe, PastTheTablesLargestVTheBracketIsMoeScoresOwn) {
+  const json j = run_json("moe --shape dsv4_flash --ksm 132 --model " + kMoeCalibration + " --tensor-tflops 600");
+  const std::string not_point = j["not_point"].get<std::string>();
+  EXPECT_NE(not_point.find("extrapolated past the table's largest V at K=132"), std::string::npos) << not_point;
+  EXPECT_EQ(not_point.find("inf"), std::string::npos) << not_point;
+  EXPECT_TRUE(j["recommendation"] == "decided" || j["recommendation"] == "not decided") << j.dump();
+  EXPECT_EQ(j["recommendation_why"].get<std::string>().find("unbounded"), std::string::npos) << j.dump();
+}
+
 TEST(PredictMoe, JsonHasContractKeysAndQIsNotDecided) {
   const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600");
   // T_iss^0 at K_SM 66 sits on an unconstrained row (an upper bound): the rows are at the looked-up value, said
   // so, and the recommendation is checked at both ends of its bracket (issue 27 item 4).
   EXPECT_FALSE(j["point_prediction"].get<bool>());
-  EXPECT_NE(j["not_point"].get<std::string>().find("T_iss^0(K=66"), std::string::npos);
+  EXPECT_NE(j["not_point"].get<std::string>().find("T_iss^0: unconstrained row (model.tiss0 row K=66"),
+            std::string::npos) << j["not_point"];
   EXPECT_EQ(j["recommendation"], "decided");
   expect_numbers(j, {"hidden", "intermediate", "experts", "top_k", "T", "P", "K_SM", "block_n", "R_Bps", "tiss0_s",
                      "tiss0_V_bytes", "tensor_flops_per_s", "T_L1_s", "T_L2_s", "n1_per_n2", "V_t_bytes", "V_bytes",

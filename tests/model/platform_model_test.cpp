@@ -336,6 +336,26 @@ TEST(PlatformModelCapacityBracket, FloorBelowAndDrainAboveBracketAnUnidentifiedQ
   EXPECT_EQ(b64.upper_from_k, 0);
 }
 
+// A drained burst's bound Q <= V - R T_iss^0 holds for the true T_iss^0. Where T_iss^0 at the drained V is an
+// unconstrained row (only an upper bound of T_iss^0), the value would give a bound tighter than the data allow;
+// the bracket's low end (the constrained row below, 1 us) gives the valid one: 3e6 - 1e10 x 1 us = 2.99e6, not
+// 3e6 - 1e10 x 2 us = 2.98e6 (found by the review of 2026-12-06 night on the small-k calibration, K = 132).
+TEST(PlatformModelCapacityBracket, AnUnconstrainedTissRowBoundsQWithItsBracketsLowEnd) {
+  json section = bracket_section();
+  section["tiss0"] = json::parse(R"([{"K": 32, "V_bytes": 1e6, "s": 1e-6},
+                                     {"K": 32, "V_bytes": 3e6, "s": 2e-6, "constrained": false}])");
+  section["fit"]["Q"][0]["drain_start_V_bytes"] = 8.0e6;  // K = 16's drain: no longer the tighter bound
+  const auto model = m::PlatformModel::from_json(section);
+  const m::Lookup t = model.tiss0_s(32, 3e6);
+  ASSERT_FALSE(t.usable_as_point) << "the row is unconstrained";
+  ASSERT_TRUE(t.has_bracket());
+  ASSERT_LT(t.bracket_lo, 2e-6);
+  const m::CapacityBracket b = model.capacity_bracket(24);
+  EXPECT_EQ(b.upper_from_k, 32);
+  EXPECT_NEAR(b.upper_bytes, 3e6 - 1e10 * t.bracket_lo, 1);
+  EXPECT_GT(b.upper_bytes, 2.98e6 + 1);
+}
+
 TEST(PlatformModelCapacityBracket, ContradictionsAndEmptyDrainsAreNotBounds) {
   json section = bracket_section();
   // K = 16's floor (1e6) above K = 32's drain bound: a contradiction for K in [16, 32].
@@ -343,8 +363,11 @@ TEST(PlatformModelCapacityBracket, ContradictionsAndEmptyDrainsAreNotBounds) {
   const auto model = m::PlatformModel::from_json(section);
   EXPECT_FALSE(model.capacity_bracket(16).consistent);
   EXPECT_TRUE(model.capacity_bracket(8).consistent);
-  // A drained burst with nothing outstanding (V <= R T_iss^0) bounds nothing.
+  // A drained burst with nothing outstanding (V <= R T_iss^0) bounds nothing. T_iss^0 at the drained V must be
+  // known from below for that: the drain lies past K = 32's only row (moved to V = 1e3), where T_iss^0 is at least
+  // that row's 2 us (nondecreasing in V). Below a table's first row T_iss^0 may be 0, and the bound is then V.
   json empty = bracket_section();
+  empty["tiss0"][1]["V_bytes"] = 1.0e3;
   empty["fit"]["Q"][1]["drain_start_V_bytes"] = 1.0e4;  // 1e4 - 1e10 * 2 us < 0
   const m::CapacityBracket b = m::PlatformModel::from_json(empty).capacity_bracket(24);
   EXPECT_TRUE(std::isinf(b.upper_bytes));

@@ -16,6 +16,7 @@
 
 #include "common/error.hpp"
 #include "moe/advice_json.hpp"
+#include "moe/frozen_prediction.hpp"
 #include "moe/moe_advisor.hpp"
 #include "moe/moe_run_point.hpp"
 #include "moe/problem.hpp"
@@ -300,6 +301,37 @@ TEST(MoeAdvisor, PrebuiltProblemGivesTheSameAdvice) {
 
 // advice_json: the summary matches the report rows it was built from; Q not identified gives a bracket
 // whose ends are the fluid times at Q = inf and Q = 0, never a single number.
+// moe::advice_differs_at_bracket_ends, the one home of "advise at the bracket ends" for xstage-predict moe and
+// moe-score's frozen predictions (issue 27 item 4): nothing flagged, a flagged bracket that keeps the answer, one
+// whose end changes it (R x 10: V/R and T_iss^0 fall below T_L2, no wave stall, "either"), an unbounded end.
+TEST(MoeAdvisor, AdviceAtTheBracketEnds) {
+  const AdvisorConfig c = small_config();
+  const MoeProblem problem =
+      build_problem(generate_routing(routing_params_of(c)), c.shape.hidden, c.shape.intermediate);
+  const AdvisorThroughput t = flops();
+  CalibrationInputs cal;
+  cal.platform = platform_with_drain_time(10e-6);
+  const double r = cal.platform.drain_rate_bps;
+  cal.drain_rate_bps = {r, r, r, "", "test"};
+  cal.tiss0_s = {kTiss0, kTiss0, kTiss0, "", "test"};
+  const Advice a = advise(c, cal.platform, t, problem);
+  ASSERT_EQ(a.schedule, "interleaved");
+  EXPECT_FALSE(has_flag(cal));
+  EXPECT_EQ(advice_differs_at_bracket_ends(c, cal, t, problem, a), "");
+
+  cal.tiss0_s = {kTiss0, 0.9 * kTiss0, 1.1 * kTiss0, "unconstrained row", "test"};
+  EXPECT_TRUE(has_flag(cal));
+  EXPECT_EQ(advice_differs_at_bracket_ends(c, cal, t, problem, a), "");
+
+  cal.drain_rate_bps = {r, r, 10 * r, "R is a lower bound", "test"};
+  const std::string differs = advice_differs_at_bracket_ends(c, cal, t, problem, a);
+  EXPECT_TRUE(contains(differs, "the advisor says either")) << differs;
+
+  cal.drain_rate_bps = {r, r, r, "", "test"};
+  cal.tiss0_s.high = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(contains(advice_differs_at_bracket_ends(c, cal, t, problem, a), "unbounded"));
+}
+
 TEST(MoeAdvisor, AdviceJsonSummaryMatchesTheRows) {
   const Advice a = advise(small_config(), platform_with_drain_time(10e-6), flops());
   const json j = advice_json(a);

@@ -115,8 +115,17 @@ FaFrozenPrediction predict_frozen(const FaFrozenInputs& in) {
         if (!(rv > 0) || !std::isfinite(rv)) {
           hi = INFINITY;
           lo = std::min(lo, 0.0);
-          rate_ok_all = cap_ok_all = false;
-          rate_ok_any = cap_ok_any = true;
+          if (rv > 0) {
+            // R unbounded: eq. 10's rate bound holds (a finite injection rate), and q_peak = [V - R T_iss^0]+
+            // lies in [0, V] (at T_iss^0 = 0 the product is infinity x 0: no value, only that bracket), so the
+            // capacity bound holds where V <= Q and is open otherwise.
+            rate_ok_any = true;
+            cap_ok_any = true;
+            cap_ok_all = cap_ok_all && (tv > 0 || p.burst_bytes <= qv);
+          } else {
+            rate_ok_all = cap_ok_all = false;
+            rate_ok_any = cap_ok_any = true;
+          }
           continue;
         }
         const double e = evaluate(p, tv, rv, qv).total();
