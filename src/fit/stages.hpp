@@ -78,9 +78,10 @@ double drain_rate_from(const Dataset& data, const DrainPlan& plan, const Values&
 // times; empty count: once), and the selections of the drain-branch cluster.
 double fit_log_rate(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s,
                     const std::vector<int>& count = {});
-// Between-point scatter of ln(V/T_period) over `candidates`, iterated 3-sigma clipping (0: < 3 candidates).
-double clipped_log_scatter(const Dataset& data, const std::vector<int>& candidates,
-                           const std::vector<double>& period_s);
+// Between-point scatter of ln(V/T_period) over `candidates`: iterated 3-sigma clipping started at centre_rate
+// with the standard deviation of the candidates within +-guard (in ln) of it; 0 when fewer than 3 lie there.
+double clipped_log_scatter(const Dataset& data, const std::vector<int>& candidates, const std::vector<double>& period_s,
+                           double centre_rate, double guard);
 // The cluster with the most points agreeing within a factor 1 + tolerance of its rate, either side (ties: the
 // lower rate, since L2 absorption and an unfilled X-Stage both make V/T_period too high, never too low).
 std::vector<int> largest_rate_cluster(const Dataset& data, const std::vector<int>& candidates,

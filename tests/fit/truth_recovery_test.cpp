@@ -253,7 +253,7 @@ TEST(TruthRecovery, DrainRampingUpFromIdle) {
   // KNOWN GAP (left open): over seeds 1-100 Q(33) comes back constrained and wrong (-22% to -29%) in 72 of 100
   // datasets, "not identified" in the rest (Q(132): 6 wrong): the floor's conflict with the branch sits near
   // its 3-sigma bar. Seed 21 passed by luck; leaving out a zero-gap point still filling X-Stage in its measured
-  // bursts moved R's cluster by one point and flipped it (then 74 of 100 wrong, Q(132) 2; 2026-12-07). R stays
+  // bursts moved R's cluster by one point and flipped it (then 75 of 100 wrong, Q(132) 2; 2026-12-07). R stays
   // asserted.
   const TruthParams p;
   Breakage br;
