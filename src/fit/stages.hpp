@@ -74,12 +74,16 @@ DrainPlan plan_drain_rate(const Dataset& data, const FitOptions& options, const 
 // Iterates plan_drain_rate with the T_iss^0 and Q fits until the drain-dominated set is stable.
 DrainPlan settle_drain_plan(const Dataset& data, const FitOptions& options);
 double drain_rate_from(const Dataset& data, const DrainPlan& plan, const Values& values);
-// rate_cluster.cpp: R = sum x^2 / sum x (x = V/T_period, each obs counted `count` times; empty count:
-// once), and the selections of the drain-branch cluster.
-double fit_through_origin(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s,
-                          const std::vector<int>& count = {});
-// The cluster with the most points agreeing within +-tolerance (ties: the lower rate, since L2 absorption
-// and an unfilled X-Stage both make V/T_period too high, never too low).
+// rate_cluster.cpp: R = exp(mean ln x), x = V/T_period (eq. 1 fitted in log space; each obs counted `count`
+// times; empty count: once), and the selections of the drain-branch cluster.
+double fit_log_rate(const Dataset& data, const std::vector<int>& used, const std::vector<double>& period_s,
+                    const std::vector<int>& count = {});
+// Between-point scatter of ln(V/T_period) over `candidates`: iterated 3-sigma clipping started at centre_rate
+// with the standard deviation of the candidates within +-guard (in ln) of it; 0 when fewer than 3 lie there.
+double clipped_log_scatter(const Dataset& data, const std::vector<int>& candidates, const std::vector<double>& period_s,
+                           double centre_rate, double guard);
+// The cluster with the most points agreeing within a factor 1 + tolerance of its rate, either side (ties: the
+// lower rate, since L2 absorption and an unfilled X-Stage both make V/T_period too high, never too low).
 std::vector<int> largest_rate_cluster(const Dataset& data, const std::vector<int>& candidates,
                                       const std::vector<double>& period_s, double tolerance);
 std::vector<int> widest_k_rate_cluster(const Dataset& data, const std::vector<int>& candidates,

@@ -1,6 +1,5 @@
 // xstage fit tests: the point bootstrap is seeded and reproducible, covers the truth on noiseless simulator
-// data (whose between-point scatter, e.g. a point still filling, it now includes), widens with noise, and
-// gives no interval (null, with a note) rather than a zero-width one.
+// data, widens with noise, and gives no interval (null, with a note) rather than a zero-width one.
 #include <gtest/gtest.h>
 
 #include "fit/fit.hpp"
@@ -21,10 +20,19 @@ TEST(FitBootstrap, NoiselessSimIntervalsCoverTheTruthAndAreNarrow) {
   const sim::SimParams truth;
   const CalibrationFit fit = fit_calibration(sweep(0));
   const Estimate& r = fit.drain.drain_rate_bps;
-  ASSERT_TRUE(r.has_ci95());
-  EXPECT_LE(r.ci95_lo, truth.drain_rate_bps);
-  EXPECT_GE(r.ci95_hi, truth.drain_rate_bps);
-  EXPECT_LT((r.ci95_hi - r.ci95_lo) / r.value, 0.01);
+  // Every drain-dominated point the fit keeps reads V/T_period = R exactly (those still filling X-Stage in
+  // their measured bursts, whose mean period is short, are left out), so R is the truth and its replicates
+  // cannot vary: no interval, never a zero-width one. An interval, if the simulator ever gives one, must be
+  // narrow and cover the truth.
+  EXPECT_NEAR(r.value / truth.drain_rate_bps, 1, 1e-9);
+  if (r.has_ci95()) {
+    EXPECT_LE(r.ci95_lo, truth.drain_rate_bps);
+    EXPECT_GE(r.ci95_hi, truth.drain_rate_bps);
+    EXPECT_LT((r.ci95_hi - r.ci95_lo) / r.value, 0.01);
+  } else {
+    EXPECT_NE(r.note.find("no interval: the resampled points and repetitions give identical estimates"),
+              std::string::npos) << r.note;
+  }
   for (const auto& q : fit.capacity) {
     ASSERT_EQ(q.bound, "fit");
     ASSERT_TRUE(q.capacity_bytes.has_ci95());

@@ -9,7 +9,7 @@
 // owes no interval. Per scenario the test also says which parameters must stay identified (most datasets
 // constrained) where the model does: a fitter that gives up everywhere would otherwise pass.
 //
-// CTest runs every scenario on kCiSeeds seeds (CI has 2 cores). The full tables (200 seeds) come from
+// CTest runs every scenario on kCiSeeds seeds (CI has 2 cores), the tables' 200. They come from
 //   XS_COVERAGE_SEEDS=200 XS_COVERAGE_DIR=results/cpu/coverage build/bin/xs_fit_tests --gtest_filter='TruthCoverage.*'
 // which writes one JSON table per scenario (results/cpu/README.md).
 #include <gtest/gtest.h>
@@ -36,7 +36,10 @@ namespace {
 using namespace xs::fit::truth;
 using nlohmann::json;
 
-constexpr int kCiSeeds = 100;  // 40 left binomial noise of +-5% on R (40 datasets): bars flipped on seed luck
+// The committed tables' own seeds, so CTest asserts the numbers results/cpu/coverage/ shows (about 8 s). 40
+// left binomial noise of +-5% on R and bars flipped on seed luck; 100 still did (one_repetition's R: 0.89 on
+// seeds 1-100, 0.935 on 1-200, 0.953 on 1-400).
+constexpr int kCiSeeds = 200;
 constexpr int kResamples = 200;        // fewer than the default 1000 to keep the study to seconds
 constexpr double kNominal = 0.95;
 constexpr double kCoverageBar = 0.90;  // issue 27: at least 90% where the model stays identifiable
@@ -109,15 +112,22 @@ struct Scenario {
   LowerBar bar;
 };
 
-// The known shortfall of R at per-point offsets >= 7% (coverage on 200 seeds: results/cpu/coverage/; the bias
-// and spread below from a temporary per-dataset print of this test on 100 seeds, not kept): at 10% R comes out
-// high by 1.4% on average (median 0.7%), and its between-dataset spread (sd 4.1%) is about 1.4x what the expanded
-// percentile interval implies (median half-width 6.0%, i.e. 3.1% at 1.96): R covers 0.895 at 7%, 0.82 at 10%,
-// 0.87 on the host-like path. Not the zero-gap selection: testing drain dominance on the predicted period V / R
-// instead of each point's own median (so that an offset cannot drop its point) changed neither the bias nor the
-// coverage (2026-12-07). Untested suspects: R = sum x^2 / sum x weights fast points up under log-symmetric
-// offsets; the cluster truncates its own tails before the bootstrap. Not fixed here.
-const char* kSelectionBias = "R: biased high and its interval too narrow under offsets >= 7% (see kSelectionBias)";
+// R under per-point offsets >= 7% used to sit below the bar (200 seeds: 0.895 at 7%, 0.82 at 10%, 0.87 host-like;
+// at 10% R came out 1.4% high on average and its between-dataset sd, 4.2%, was 1.4x what its interval implied).
+// Three causes, each measured with a temporary per-dataset print of this study (2026-12-07, 200 seeds, not kept):
+// - the cluster truncated the drain branch's own scatter: its tolerance, 2.5 x 1.4826 x MAD of ~10 points, ranged
+//   10% to 30% at 10% offsets and dropped 1 to 3 branch points per dataset, so the cluster's centre followed the
+//   densest window. Alone, a 3-sigma clipped tolerance took 10% to 0.945 (a prototype started from all points;
+//   the fitter starts from the first cluster, drain_rate.cpp, which keeps the H200 host's fast K = 16 and 33
+//   points out).
+// - R = sum x^2 / sum x weighted fast points up: E = R exp(1.5 sigma^2), +1.4% at 10% on the same points. The
+//   log-space fit is unbiased (mean +0.06%); alone it fixed the bias, not the coverage (0.83).
+// - K=33, B=16 KiB fills X-Stage after its warm-up: T_period is a mean over the window, so it reads +9% on V/T.
+//   The 5% cluster left it out at small offsets; a cluster wide enough for 10% offsets took it in (+0.5% on R at
+//   5-7%). Now only points that fill within their warm-up are used.
+// With all three: 0.985 at 5%, 0.970 at 7%, 0.935 at 10%, 0.955 host-like; median half-widths 1.47% at 1%
+// (unchanged), 3.54% at 5% (3.29%), 4.81% at 7% (4.40%), 6.74% at 10% (6.01%). The committed H200/H100 host
+// calibrations refit to within 0.1% of their R (one small-K file: -1%).
 
 struct Result {
   Scenario scenario;
@@ -151,13 +161,13 @@ const std::vector<Scenario>& scenarios() {
     v.push_back({"repetition_noise_only", "no per-point offset, 3% per-repetition jitter", base, {0.0, 0.03}, {}});
     v.push_back({"offsets_1pct", "1% per-point offsets, 2% per-repetition jitter", base, {0.01, 0.02}, {}});
     // With offsets near the knee's contrast, eq. 7's per-point misfit tests call Q "not identified" more
-    // often (15% of datasets at 7%, 21% at 10%): allowed, that is the fitter declining, not a miss.
+    // often (11% of datasets at 7%, 16% at 10%): allowed, that is the fitter declining, not a miss.
     v.push_back({"offsets_5pct", "5% between-run per-point offsets, 2% jitter", base, {0.05, 0.02}, {}, 3.0, 5,
                  {0.9, 0.75, 0.9}});
     v.push_back({"offsets_7pct", "7% between-run per-point offsets (the H200 spread), 2% jitter", base, {0.07, 0.02}, {},
-                 3.0, 5, {0.9, 0.75, 0.9}, {0.85, kCoverageBar, kSelectionBias}});
+                 3.0, 5, {0.9, 0.75, 0.9}});
     v.push_back({"offsets_10pct", "10% between-run per-point offsets, 2% jitter", base, {0.10, 0.02}, {}, 3.0, 5,
-                 {0.9, 0.6, 0.85}, {0.78, kCoverageBar, kSelectionBias}});
+                 {0.9, 0.6, 0.85}});
     {
       Breakage b;
       b.isolated_prefix_bytes = 0.5 * kMiB;
@@ -177,10 +187,10 @@ const std::vector<Scenario>& scenarios() {
       // not fit them, and the fitter must say so (Q not identified) rather than print a Q; R's interval must
       // still cover the run's median R.
       // Known miss: where the isolated slope's interval still overlaps the zero-gap R's, Q keeps the early R
-      // and is wrong (20 of 400 Q rows on 200 seeds, none covered); the other 95% are "not identified".
+      // and is wrong (16 of 400 Q rows on 200 seeds, none covered); the other 96% are "not identified".
       v.push_back({"drain_drift", "R drifts by 6% (-3% to +3%) over the sweep in measurement order, 1% offsets: "
                                   "Q may come back not identified", base, {0.01, 0.02}, b, 3.0, 5, {0.9, 0.0, 0.9},
-                   {kCoverageBar, 0.0, "Q: constrained in 5% of rows and then biased by the drift (not detected when "
+                   {kCoverageBar, 0.0, "Q: constrained in 4% of rows and then biased by the drift (not detected when "
                                        "the isolated slope's interval overlaps R's); asserted instead: <= 10% of Q rows "
                                        "constrained"}});
     }
@@ -189,7 +199,7 @@ const std::vector<Scenario>& scenarios() {
       b.soft_knee_order = 4;
       // The soft knee's excess fades within a sweep step or two and mimics a sharp knee at a smaller Q within
       // every point's noise (capacity.cpp, "Not caught"); Q's interval spans the fits without the branch's first
-      // one and two points (calibration.cpp, knee-shape misfit): 0.935 on 200 seeds (0.835 without).
+      // one and two points (calibration.cpp, knee-shape misfit): 0.942 on 200 seeds (0.835 without).
       v.push_back({"soft_knee", "isolated knee softened to (T0^4 + D^4)^(1/4), 1% offsets: Q may come back not "
                                 "identified", base, {0.01, 0.02}, b, 3.0, 5, {0.9, 0.0, 0.9}});
     }
@@ -213,7 +223,7 @@ const std::vector<Scenario>& scenarios() {
     // the fitter reports as an upper bound, so only one plateau row per dataset is owed.
     v.push_back({"host_like_offsets_7pct", "the H200 host path's scale (R 52 GB/s, Q 1-2 MiB, T_iss^0 0.1-0.2 us) "
                                            "with 7% per-point offsets", host_like(), {0.07, 0.02}, {}, 3.0, 5,
-                 {0.9, 0.75, 0.45}, {0.82, kCoverageBar, kSelectionBias}});
+                 {0.9, 0.75, 0.45}});
     v.push_back({"one_repetition", "1% per-point offsets, 2% jitter, 1 repetition per point", base, {0.01, 0.02}, {},
                  3.0, 1});
     return v;
