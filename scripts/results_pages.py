@@ -653,7 +653,31 @@ def moe_whole_lines(inputs, readme=False):
             f"interleaved and {apct(err('expert_wave', t))} expert-wave (bar 5%); {base}. Speedup Spearman "
             f"{num(sp, '.2f')} (bar 0.8). {met} of {len(bars)} bars met. Transfer intervals: median width "
             f"{apct(wo.get('interval_relative_width_median'), 0)} of the point; {wo.get('agrees', 0)} agree, "
-            f"{wo.get('not_decided_too_wide', 0)} too wide to decide, {wo.get('disagrees', 0)} disagree (interleaved).")
+            f"{wo.get('not_decided_too_wide', 0)} too wide to decide, {wo.get('disagrees', 0)} disagree (interleaved)."
+            + moe_whole_h100_sentence(inputs, readme))
+
+
+MOE_WHOLE_H100 = "results/h100/moe-matrix-8e7dc28/moe-whole-score.json"
+
+
+def moe_whole_h100_sentence(inputs, readme=False):
+    """The H100 matrix of one call (out of sample; the first K_SM 132 local control), scored by the same tool."""
+    d = inputs.json(MOE_WHOLE_H100, optional=True)
+    if not d:
+        return ""
+    sets = {x.get("set"): x for x in d.get("sets") or []}
+    nt = "transfer, Burst-Gap replay without the term"
+
+    def e(k, schedule, key="abs_error_median"):
+        return get(sets.get(f"host K_SM={k}") or {}, "schedules", schedule, "predictors", nt, key)
+    ref = f"[`{MOE_WHOLE_H100}`]({MOE_WHOLE_H100})" if readme else link(MOE_WHOLE_H100)
+    term = get(d, "interference_term", "status") or "?"
+    return (f" On an H100, out of sample ({ref}: a calibration, then host and local at K_SM 66 and 132 for 4 shapes in "
+            f"one call): the H100's term is {'identified' if term == 'identified' else 'not identified'}, so only the "
+            f"replay without it predicts; from the first K_SM 132 local control it transfers interleaved at a median "
+            f"{apct(e(132, 'interleaved'))} (p90 {apct(e(132, 'interleaved', 'abs_error_p90'))}), expert-wave "
+            f"{apct(e(132, 'expert_wave'))}; at K_SM 66 it is short by {apct(e(66, 'interleaved'))} / "
+            f"{apct(e(66, 'expert_wave'))}.")
 
 
 def fa_whole_lines(inputs, readme=False):
