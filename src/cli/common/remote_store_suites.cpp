@@ -8,6 +8,7 @@
 
 #include "bench/calibration.hpp"
 #include "bench/rank_agree.hpp"
+#include "bench/run_control.hpp"
 #include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
@@ -15,6 +16,7 @@
 #include "fit/fit.hpp"
 #include "model/platform_model.hpp"
 #include "report/file_io.hpp"
+#include "report/json_read.hpp"
 #include "report/result_file.hpp"
 
 namespace xs::cli {
@@ -86,7 +88,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     if (root)
       std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume (--resume-any-build once the tools were rebuilt)\n",
                    report::journal_path_for(out).c_str());
-    return bench::kInterruptedExitCode;
+    return bench::interrupted_exit_code();
   }
   report::ResultFile file;
   bench::agree(comm, [&] {  // rank 0 writes; a failure there is every rank's
@@ -106,8 +108,9 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
       file.validation = fit::validate(file.points, *platform).to_json();
       file.extra["model_from"] = c.model_path;
     }
-    report::write_json_atomic(out, report::to_json(file));
-    write_table_outputs(points_table(file.points), f.tables);
+    // --out and --csv as one set: a --csv that cannot be written leaves no --out either.
+    write_table_outputs(points_table(file.points), f.tables,
+                        {{out, "--out", report::dump_strict(report::to_json(file), 1) + "\n"}});
   });
   if (!root) return 0;
   std::FILE* human = human_output(f.tables);
