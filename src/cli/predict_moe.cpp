@@ -44,6 +44,10 @@ constexpr long long kMaxTokensPerRank = 1 << 20, kMaxRanks = 1'024, kMaxSms = 1'
 constexpr double kMaxRoutingDraws = 1 << 28;  // P x T x E scores
 constexpr double kMaxRoutedPairs = 1 << 25;   // P x T x k (rank, token, expert) pairs
 constexpr double kMaxReplayTiles = 1 << 22;   // tiles of the emulated rank, bounded from the flags
+// R the advisor accepts: every drain time V/R and injection rate stays finite and meaningful within it.
+constexpr double kMinDrainRateBps = 1e6, kMaxDrainRateBps = 1e15;
+constexpr const char* kDrainRateRange = "1 MB/s to 1 PB/s (1e6 to 1e15 B/s), e.g. --R 717GB/s";
+bool drain_rate_in_range(double bps) { return bps >= kMinDrainRateBps && bps <= kMaxDrainRateBps; }
 
 // The advisor's work from the flags alone (see the caps above): input_error naming the knobs to lower otherwise.
 void check_advisor_work(const moe::AdvisorConfig& c) {
@@ -134,11 +138,14 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
                                       "--intermediate --experts --top-k")
       ->type_name("NAME");
   cmd->add_option("--models-file", o.models_file, "shapes file (default configs/moe/models.json)")->type_name("FILE");
-  add_count_option(*cmd, "--hidden", o.hidden, help_text("h, hidden size", "integer in [1, 65536]", "without --shape"),
+  add_count_option(*cmd, "--hidden", o.hidden,
+                   help_text("h, hidden size", "integer in [1, 65536], a multiple of b_n (--block-n); e.g. 7168",
+                             "without --shape"),
                    1, kMaxHidden);
   add_count_option(*cmd, "--intermediate", o.intermediate,
-                   help_text("I, expert intermediate size", "integer in [1, 65536]", "without --shape"), 1,
-                   kMaxIntermediate);
+                   help_text("I, expert intermediate size",
+                             "integer in [1, 65536], 2I a multiple of b_n (--block-n); e.g. 2048", "without --shape"),
+                   1, kMaxIntermediate);
   add_count_option(*cmd, "--experts", o.experts,
                    help_text("E, routed experts", "integer in [1, 4096]", "without --shape"), 1, kMaxExperts);
   add_count_option(*cmd, "--top-k", o.top_k, help_text("experts per token", "integer in [1, 64]", "without --shape"),
@@ -203,6 +210,15 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
   // T_iss^0 at K_SM producers of V_t = b_m b_n 2 B each: the aggregate issued burst, local rows included.
   const double issued_bytes = double(c.num_sms) * 128.0 * c.block_n * 2;
   const Platform platform = resolve_platform(o.platform, c.num_sms, issued_bytes, false);
+  // An R far from any link (a tiny R_Bps in the calibration) makes every drain time overflow ('inf x', a NaN that
+  // names no input): refused, naming where R came from and the accepted range.
+  if (!drain_rate_in_range(platform.drain_rate_bps)) {
+    const bool from_flag = o.platform.drain_rate_bps.has_value() || o.platform.model_path.empty();
+    throw input_error(from_flag ? "--R" : "--model",
+                      fmt::format("R = {:.6g} B/s{} is outside the accepted range {}", platform.drain_rate_bps,
+                                  from_flag ? "" : fmt::format(" (model.R_Bps of {})", o.platform.model_path),
+                                  kDrainRateRange));
+  }
   p.drain_rate_bps = platform.drain_rate_bps;
   p.tiss0_s = platform.tiss0_s;
   p.tiss0_extrapolated = platform.tiss0_extrapolated;
@@ -258,6 +274,11 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
         if (!(std::isfinite(cp.drain_rate_bps) && std::isfinite(cp.tiss0_s))) {
           verdict = "not decided";
           why = "a bracket end is unbounded";
+          break;
+        }
+        if (!drain_rate_in_range(cp.drain_rate_bps)) {
+          verdict = "not decided";
+          why = fmt::format("a bracket end of R, {:.6g} B/s, is outside {}", cp.drain_rate_bps, kDrainRateRange);
           break;
         }
         const moe::Advice other = moe::advise(c, cp, t, problem);

@@ -367,6 +367,32 @@ TEST(PredictMoe, BadInputExitsTwoNamingTheFlag) {
                    {"--from-run", "points[0]", "K_SM=66"});
 }
 
+// A calibration whose R is tiny made every drain time overflow: a NaN message naming no input, or 'inf x' speedups.
+// Refused, naming the input (--model and its model.R_Bps, or --R) and the accepted range.
+TEST(PredictMoe, ADrainRateOutsideItsRangeIsRefusedNamingTheInput) {
+  json cal = json::parse(slurp(kMoeCalibration));
+  cal["model"]["R_Bps"] = 1.0;
+  cal["model"]["R_ci95"] = {0.9, 1.1};
+  const std::string tiny = ::testing::TempDir() + "xs_predict_tiny_r.json";
+  std::ofstream(tiny) << cal.dump();
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --model " + tiny,
+                   {"--model: R = 1 B/s (model.R_Bps of ", "xs_predict_tiny_r.json)",
+                    "outside the accepted range 1 MB/s to 1 PB/s"});
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --R 1B/s --tiss0 2us",
+                   {"--R: R = 1 B/s is outside the accepted range 1 MB/s to 1 PB/s"});
+  std::remove(tiny.c_str());
+}
+
+// --hidden (and 2I) must be a multiple of the tile width b_n: the help says so, and so does the refusal.
+TEST(PredictMoe, HiddenNotAMultipleOfTheTileWidthIsSaidInHelpAndMessage) {
+  const ToolRun help = run("moe --help");
+  ASSERT_EQ(help.rc, 0);
+  EXPECT_NE(help.out.find("a multiple of b_n (--block-n)"), std::string::npos) << help.out;
+  expect_bad_input("moe --hidden 1000 --intermediate 2048 --experts 16 --top-k 2 --R 52GB/s --tiss0 2us "
+                   "--tensor-tflops 600",
+                   {"--hidden", "1000 must be a positive multiple of b_n = 128"});
+}
+
 TEST(PredictMoe, TargetOtherThanTheCalibrationsIsSaid) {
   const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600 --target peer:1");
   EXPECT_EQ(j["target_matches"], false);
