@@ -127,10 +127,12 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
       "q_peak_bytes [Q_bytes Q_is_lower_bound Q_extrapolated] capacity_bound (met|violated|not decided)\n"
       "dT_wave_s (eq. 9) wave_span_s wave_stall_per_l2_tile_s (eq. 15) G_int_s dT_int_s (eq. 13)\n"
       "interleaved_stall_per_l2_tile_s injection_rate_Bps eq14_rate_bound_ok interleaving_sufficient D_knee\n"
-      "(eq. 16) emulated_rank received_pairs remote_pairs num_waves remote_bytes compute_s drain_s\n"
+      "(eq. 16) D_knee_lead emulated_rank received_pairs remote_pairs num_waves remote_bytes compute_s drain_s\n"
       "t_interleaved_fluid_s; Q identified: t_wave_fluid_s fluid_speedup; else t_wave_fluid_min_s\n"
-      "t_wave_fluid_max_s fluid_speedup_min fluid_speedup_max; recommended_schedule (interleaved|either)\n"
-      "recommended_D reason.\n"
+      "t_wave_fluid_max_s fluid_speedup_min fluid_speedup_max; schedule replay: replay_wave_s\n"
+      "replay_interleaved_s replay_interleaved_at_D_knee_s replay_speedup; recommended_schedule\n"
+      "(interleaved|either) recommended_D reason. A calibration that gives R or T_iss^0 only as a bound or\n"
+      "bracket adds point_prediction (false), not_point (why) and recommendation (decided|not decided).\n"
       "Limits (exit 2 before any work; docs/exit-codes.md): P x T x E <= 2^28 routing scores, P x T x k <= 2^25\n"
       "routed pairs, and at most 2^22 tiles for the schedule replay, (ceil(P T min(k, E/P) / 128) + E/P) x (2I + h)/b_n.");
   add_platform_flags(*cmd, o.platform, true, false);

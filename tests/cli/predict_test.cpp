@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -381,6 +382,27 @@ TEST(PredictMoe, ADrainRateOutsideItsRangeIsRefusedNamingTheInput) {
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --R 1B/s --tiss0 2us",
                    {"--R: R = 1 B/s is outside the accepted range 1 MB/s to 1 PB/s"});
   std::remove(tiny.c_str());
+}
+
+// Every key `moe --json` writes is in the --help key list (replay_*, D_knee_lead and the not-point keys were not).
+TEST(PredictMoe, HelpListsEveryJsonKey) {
+  const ToolRun help = run("moe --help");
+  ASSERT_EQ(help.rc, 0);
+  const std::string keys = help.out.substr(help.out.find("Keys ("));
+  const std::string from_model = " --model " + kMoeCalibration;
+  for (const std::string args : {" --R 52GB/s --tiss0 2us --Q 2MiB --tensor-tflops 600", from_model + " --tensor-tflops 600",
+                                 from_model + " --from-run " + kMoeRun}) {
+    const json j = run_json("moe --shape dsv4_flash" + args);
+    const auto word_char = [&](std::size_t i) {
+      return i < keys.size() && (std::isalnum(static_cast<unsigned char>(keys[i])) || keys[i] == '_');
+    };
+    for (const auto& [key, value] : j.items()) {
+      bool listed = false;  // as a whole word
+      for (std::size_t at = keys.find(key); at != std::string::npos && !listed; at = keys.find(key, at + 1))
+        listed = !(at > 0 && word_char(at - 1)) && !word_char(at + key.size());
+      EXPECT_TRUE(listed) << key << " is missing from moe --help's key list";
+    }
+  }
 }
 
 // --hidden (and 2I) must be a multiple of the tile width b_n: the help says so, and so does the refusal.
