@@ -148,6 +148,19 @@ TEST(Messages, NanAndInfAreRefusedNamingTheAcceptedForm) {
                  {"--K: cannot read integer 'x'; expected a whole number (e.g. 8)"});
 }
 
+// xstage-bench's remote-store sweep is built from its flags: a refused value names the flag, not the JSON field of
+// the sweep config the flags fill ("config.blocks[0] (block cli).repetitions").
+TEST(Messages, BenchSweepRefusalsNameTheFlagTyped) {
+  Scratch s;
+  const std::string bench = "remote_store.periodic --backend sim --dry-run ";
+  expect_refused(s, "xstage-bench", bench + "--reps 0", 2, {"xstage-bench: error: --reps: 0 must be in [1, 100000]"});
+  expect_refused(s, "xstage-bench", bench + "--K 0", 2, {"xstage-bench: error: --K: K=0 must be in [1, 65536]"});
+  for (const std::string flag : {"--reps 0", "--K 0", "--bursts 0"}) {
+    const ToolRun r = s.run("xstage-bench", bench + flag);
+    EXPECT_FALSE(contains(r.err, "config.blocks")) << r.err;
+  }
+}
+
 TEST(Messages, TrivialBoundsAreNotPrintedAsValuesAndFaResultWarnsAboutAnotherBackend) {
   const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
   Scratch s;
