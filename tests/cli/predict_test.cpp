@@ -390,8 +390,8 @@ TEST(PredictMoe, HelpListsEveryJsonKey) {
   ASSERT_EQ(help.rc, 0);
   const std::string keys = help.out.substr(help.out.find("Keys ("));
   const std::string from_model = " --model " + kMoeCalibration;
-  for (const std::string args : {" --R 52GB/s --tiss0 2us --Q 2MiB --tensor-tflops 600", from_model + " --tensor-tflops 600",
-                                 from_model + " --from-run " + kMoeRun}) {
+  for (const std::string& args : {std::string(" --R 52GB/s --tiss0 2us --Q 2MiB --tensor-tflops 600"),
+                                  from_model + " --tensor-tflops 600", from_model + " --from-run " + kMoeRun}) {
     const json j = run_json("moe --shape dsv4_flash" + args);
     const auto word_char = [&](std::size_t i) {
       return i < keys.size() && (std::isalnum(static_cast<unsigned char>(keys[i])) || keys[i] == '_');
