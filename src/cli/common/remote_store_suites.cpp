@@ -29,10 +29,10 @@ std::vector<bench::ExpandedPoint> expand(Suite suite, const RemoteStoreFlags& f,
   SweepOverrides sweep = f.sweep;
   sweep.suite = suite_name(suite);
   config.target = f.backend.target.empty() ? "host" : f.backend.target;
-  const auto notes = apply_overrides(config, sweep, show_sweep_rules);
-  if (print_notes)
-    for (const auto& note : notes) std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
-  try {
+  try {  // apply_overrides expands (validates) the sweep too
+    const auto notes = apply_overrides(config, sweep, show_sweep_rules);
+    if (print_notes)
+      for (const auto& note : notes) std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
     return bench::expand(config);
   } catch (const Error& e) {
     // This sweep is built from the flags alone: a refused value is named by the flag the user typed, not by the
