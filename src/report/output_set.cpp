@@ -57,11 +57,16 @@ StopSignalsHeld::StopSignalsHeld() {
 
 StopSignalsHeld::~StopSignalsHeld() { pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr); }
 
-void write_outputs_atomic(const std::vector<PendingOutput>& outputs) {
-  // Every path checked and its folders made before the first byte: an unwritable one is refused with none written.
-  for (const PendingOutput& o : outputs)
-    if (!o.path.empty())
-      prepare_output_path(o.path, o.what, o.may_stream ? OutputKind::kFileOrStream : OutputKind::kFile);
+void write_outputs_atomic(const std::vector<PendingOutput>& outputs, bool create_folders) {
+  // Every path checked (and its folders made) before the first byte: an unwritable one is refused with none written.
+  for (const PendingOutput& o : outputs) {
+    if (o.path.empty()) continue;
+    const OutputKind kind = o.may_stream ? OutputKind::kFileOrStream : OutputKind::kFile;
+    if (create_folders)
+      prepare_output_path(o.path, o.what, kind);
+    else
+      check_output_path(o.path, o.what, kind);
+  }
   struct Staged {
     std::string temp, target;
   };

@@ -32,10 +32,11 @@ class StopSignalsHeld {
   sigset_t old_mask_;
 };
 
-// Writes every output, all or none: check_output_path and its folders for each, each file to a temporary beside it
+// Writes every output, all or none: prepare_output_path (check_output_path and its folders) for each, each file to a temporary beside it
 // (fsync), then every rename; a failure before the renames removes every temporary and throws io_error naming
 // that output (exit 2). Stream outputs are written last, once the files are in place. SIGINT/SIGTERM are held
-// (StopSignalsHeld) from the first temporary to the last rename. Empty paths are skipped.
-void write_outputs_atomic(const std::vector<PendingOutput>& outputs);
+// (StopSignalsHeld) from the first temporary to the last rename. Empty paths are skipped. `create_folders` false:
+// an output whose folder is missing is refused like any unwritable one (check_output_path alone).
+void write_outputs_atomic(const std::vector<PendingOutput>& outputs, bool create_folders = true);
 
 }  // namespace xs::report

@@ -164,7 +164,7 @@ void write_json_atomic(const std::string& path, const json& j, int indent) {
 }
 
 void write_output_text(const std::string& path, std::string_view text) {
-  write_outputs_atomic({{path, "", std::string(text), /*may_stream=*/true}});
+  write_outputs_atomic({{path, "", std::string(text), /*may_stream=*/true}}, /*create_folders=*/false);
 }
 
 void write_text_atomic(const std::string& given_path, std::string_view text) {
@@ -172,7 +172,7 @@ void write_text_atomic(const std::string& given_path, std::string_view text) {
   // regular file is replaced, and through a link its target (the link stays a link). The temporary is never
   // left behind, an interrupt included (output_set.hpp).
   check_output_path(given_path, "");
-  write_outputs_atomic({{given_path, "", std::string(text)}});
+  write_outputs_atomic({{given_path, "", std::string(text)}}, /*create_folders=*/false);
 }
 
 }  // namespace xs::report
