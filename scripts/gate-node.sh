@@ -61,11 +61,22 @@ cd "$repo" || exit 2
 for tool in xstage-calibrate xstage-bench xstage-gate; do
   [[ -x "$bin/$tool" ]] || die "$bin/$tool not found: build first (./scripts/build.sh) or pass --bin"
 done
-empty_or_absent() { [[ ! -e "$1" ]] || { [[ -d "$1" && ! -L "$1" ]] && [[ -z "$(ls -A "$1")" ]]; }; }
-empty_or_absent "$out" || die "--out $out holds files: name an empty or new folder (no output overwrites another)"
-if [[ -n "$record" ]]; then
-  empty_or_absent "$record" || die "--record-baseline $record holds files: name an empty or new folder"
-fi
+# An output folder is absent or an empty real folder, and can be made: each refusal says which of these it is not.
+check_new_dir() {  # check_new_dir FLAG DIR
+  local up
+  if [[ -L "$2" ]]; then
+    die "$1 $2 is a symbolic link: name an empty or new folder (no output goes through a link)"
+  elif [[ -e "$2" && ! -d "$2" ]]; then
+    die "$1 $2 is a file, not a folder: name an empty or new folder"
+  elif [[ -d "$2" && -n "$(ls -A "$2")" ]]; then
+    die "$1 $2 holds files: name an empty or new folder (no output overwrites another)"
+  fi
+  up=$(dirname "$2")
+  while [[ ! -e "$up" && ! -L "$up" ]]; do up=$(dirname "$up"); done
+  [[ -d "$up" ]] || die "$1 $2 cannot be created: $up is a file, not a folder"
+}
+check_new_dir --out "$out"
+[[ -z "$record" ]] || check_new_dir --record-baseline "$record"
 
 # The steps: name, sim, gate config, command.
 declare -a step_names step_sim step_config step_command

@@ -3,15 +3,32 @@
 # no GPU. Then a short fuzz run of the file readers and a check that the simulator calibration runs end to end.
 # The build has -DXS_WITH_MPI=ON, so CTest's mpi.* tests run xstage-bench and xstage-calibrate under mpirun -np 4
 # on the simulator: OpenMPI is required (setup.sh installs it where apt works, as in CI). Without it the run stops
-# (exit 1, naming the packages) before building, unless XS_ALLOW_NO_MPI=1: then it builds without MPI, says so,
-# and the mpirun tests check the refusal only (a developer machine without apt or root).
+# (exit 1, naming the packages) before building, unless XS_ALLOW_NO_MPI is 1, true, yes or on: then setup.sh is not
+# asked for OpenMPI, and it builds without MPI, says so, and the mpirun tests check the refusal only (a developer
+# machine without apt or root). Any other value of XS_ALLOW_NO_MPI (but 0, false, no, off or empty) is exit 2
+# before anything runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-XS_WITH_FUZZ=1 XS_WITH_MPI=1 ./scripts/setup.sh
-if command -v mpicxx >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+have_mpi() { command -v mpicxx >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; }
+allow_no_mpi=0
+case "$(printf '%s' "${XS_ALLOW_NO_MPI:-}" | tr '[:upper:]' '[:lower:]')" in
+  1 | true | yes | on) allow_no_mpi=1 ;;
+  "" | 0 | false | no | off) ;;
+  *)
+    echo "test: error: XS_ALLOW_NO_MPI='${XS_ALLOW_NO_MPI}': expected 1, true, yes or on (test without MPI where" \
+      "OpenMPI is missing), or 0, false, no, off or unset (require it); nothing was run" >&2
+    exit 2
+    ;;
+esac
+# OpenMPI is looked for before set-up: where it is missing and allowed to be, setup.sh does not try to install it.
+with_mpi=1
+if ! have_mpi && [[ "$allow_no_mpi" == 1 ]]; then with_mpi=0; fi
+XS_WITH_FUZZ=1 XS_WITH_MPI=$with_mpi ./scripts/setup.sh
+if have_mpi; then
   ./scripts/build.sh -DXS_WITH_MPI=ON
-elif [[ "${XS_ALLOW_NO_MPI:-0}" == "1" ]]; then
-  echo "test: no OpenMPI here and XS_ALLOW_NO_MPI=1: building without MPI (the mpirun tests check the refusal only)"
+elif [[ "$allow_no_mpi" == 1 ]]; then
+  echo "test: no OpenMPI here and XS_ALLOW_NO_MPI=${XS_ALLOW_NO_MPI}: building without MPI (the mpirun tests check the" \
+    "refusal only)"
   ./scripts/build.sh -DXS_WITH_MPI=OFF
 else
   {

@@ -283,11 +283,11 @@ AppBenchOutcome run_app_points(const AppBenchPlan& plan, RankComm& comm, const R
 }
 
 int write_app_result(const AppBenchPlan& plan, const AppBenchOutcome& outcome, AppResultSections sections) {
-  if (!outcome.writes_output) return outcome.interrupted ? kInterruptedExitCode : outcome.num_failed > 0 ? 1 : 0;
+  if (!outcome.writes_output) return outcome.interrupted ? interrupted_exit_code() : outcome.num_failed > 0 ? 1 : 0;
   if (outcome.interrupted) {
     std::fprintf(stderr, "%s: interrupted; finished points are in %s; rerun with --resume (--resume-any-build once the "
                  "tools were rebuilt)\n", xs::program_name(), report::journal_path_for(plan.output_path).c_str());
-    return kInterruptedExitCode;
+    return interrupted_exit_code();
   }
   report::ResultFile file;
   file.meta = std::move(sections.meta);

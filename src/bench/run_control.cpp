@@ -3,10 +3,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 #include "bench/backend.hpp"
 #include "common/program_name.hpp"
@@ -19,6 +22,11 @@ std::atomic<int> g_num_signals{0};
 std::atomic<std::size_t> g_point_number{0};  // 1-based number of the point in progress
 std::atomic<std::size_t> g_num_points{0};
 std::atomic<bool> g_abandons_long_points{true};
+std::atomic<int> g_stop_signal{0};  // the first stop signal of the run; kept after the scope ends
+
+// InterruptExitScope's message: two buffers, the handler reads the one g_exit_message_idx names.
+char g_exit_messages[2][1024] = {};
+std::atomic<int> g_exit_message_idx{0};
 
 // Appends the decimal digits of `n` (no snprintf: it is not async-signal-safe).
 char* put_number(char* out, std::size_t n) {
@@ -41,6 +49,7 @@ char* put_text(char* out, const char* text, std::size_t max_bytes = 128) {
 extern "C" void on_stop_signal(int sig) {
   const int saved_errno = errno;
   if (g_num_signals.fetch_add(1) == 0) {
+    g_stop_signal.store(sig);
     g_stop_requested_ns.store(monotonic_ns());
     char message[256];
     char* p = put_text(message, "\n");
@@ -64,10 +73,52 @@ extern "C" void on_stop_signal(int sig) {
   errno = saved_errno;
 }
 
+extern "C" void on_exit_signal(int sig) {
+  char message[1024 + 96];
+  char* p = put_text(message, "\n");
+  p = put_text(p, program_name(), 63);
+  p = put_text(p, ": interrupted: ");
+  p = put_text(p, g_exit_messages[g_exit_message_idx.load()], 1023);
+  p = put_text(p, "\n");
+  (void)!::write(STDERR_FILENO, message, static_cast<std::size_t>(p - message));
+  std::signal(sig, SIG_DFL);  // die of the signal: the shell reports 128 + sig, as for an interrupted sweep
+  std::raise(sig);
+}
+
+void copy_message(char* to, const std::string& message) {
+  const std::size_t n = std::min<std::size_t>(message.size(), 1023);
+  std::memcpy(to, message.data(), n);
+  to[n] = '\0';
+}
+
 }  // namespace
+
+int interrupted_exit_code() {
+  const int sig = g_stop_signal.load();
+  return 128 + (sig != 0 ? sig : SIGINT);
+}
+
+InterruptExitScope::InterruptExitScope(const std::string& message) {
+  copy_message(g_exit_messages[0], message);
+  g_exit_message_idx.store(0);
+  old_int_ = std::signal(SIGINT, on_exit_signal);
+  old_term_ = std::signal(SIGTERM, on_exit_signal);
+}
+
+InterruptExitScope::~InterruptExitScope() {
+  std::signal(SIGINT, old_int_);
+  std::signal(SIGTERM, old_term_);
+}
+
+void InterruptExitScope::set_message(const std::string& message) {
+  const int next = 1 - g_exit_message_idx.load();
+  copy_message(g_exit_messages[next], message);  // the handler reads the other buffer meanwhile
+  g_exit_message_idx.store(next);
+}
 
 StopSignalScope::StopSignalScope(std::size_t num_points, bool abandons_long_points) {
   g_num_signals.store(0);
+  g_stop_signal.store(0);
   g_stop_requested_ns.store(0);
   g_point_number.store(0);
   g_num_points.store(num_points);

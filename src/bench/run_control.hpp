@@ -26,6 +26,27 @@ class StopSignalScope {
   void (*old_term_)(int) = nullptr;
 };
 
+// The exit code of a run that a stop signal ended: 128 + the first signal (130 SIGINT, 143 SIGTERM), the code a
+// shell reports for a process that signal killed; 130 when no signal was recorded (docs/exit-codes.md).
+int interrupted_exit_code();
+
+// After the sweep (fitting, writing): SIGINT/SIGTERM print "<tool>: interrupted: <message>" on stderr and end the
+// process at once with 128 + the signal (the default action, re-raised). `message` says what is kept and what was
+// not written. Restores the previous handlers at scope end.
+class InterruptExitScope {
+ public:
+  explicit InterruptExitScope(const std::string& message);
+  ~InterruptExitScope();
+  InterruptExitScope(const InterruptExitScope&) = delete;
+  InterruptExitScope& operator=(const InterruptExitScope&) = delete;
+  // Replaces the message (e.g. once the outputs are written); safe against a signal arriving meanwhile.
+  void set_message(const std::string& message);
+
+ private:
+  void (*old_int_)(int) = nullptr;
+  void (*old_term_)(int) = nullptr;
+};
+
 // "\r[done/total] what  E s elapsed, ~L s left" on stderr; nothing when `enabled` is false.
 void draw_progress(bool enabled, std::size_t done, std::size_t total, const std::string& what, double elapsed_s,
                    double eta_s);

@@ -21,6 +21,7 @@
 #include "attention/judge/fa_sensitivity.hpp"
 #include "common/error.hpp"
 #include "report/file_io.hpp"
+#include "report/fnv1a.hpp"
 #include "report/json_read.hpp"
 #include "report/measured_device.hpp"
 #include "report/result_file.hpp"
@@ -93,6 +94,27 @@ struct Group {
   }
 };
 
+// `paths` without the files whose bytes an earlier one holds (fnv1a64, then the bytes compared): a copy would count
+// its rows twice. Each one left out is said on stderr and listed in `left_out` as {file, same_bytes_as, what}.
+std::vector<std::string> without_copies(const std::vector<std::string>& paths, const char* what, json& left_out) {
+  std::vector<std::string> kept;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_hash;  // hash -> (path, bytes)
+  for (const std::string& path : paths) {
+    std::string text = report::read_text_file(path);
+    auto& same_hash = by_hash[report::fnv1a64(text)];
+    const auto copy = std::find_if(same_hash.begin(), same_hash.end(), [&](const auto& p) { return p.second == text; });
+    if (copy != same_hash.end()) {
+      fmt::print(stderr, "xstage-predict fa-score: note: {} {} holds the same bytes as {}: a copy, scored once\n", what,
+                 path, copy->first);
+      left_out.push_back({{"file", path}, {"same_bytes_as", copy->first}, {"what", what}});
+      continue;
+    }
+    same_hash.emplace_back(path, std::move(text));
+    kept.push_back(path);
+  }
+  return kept;
+}
+
 }  // namespace
 
 void add_predict_fa_score(CLI::App& app, PredictFaScoreOptions& o) {
@@ -135,9 +157,13 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   report::check_distinct_inputs(results);
   report::check_distinct_inputs(models);
   report::check_output_path(o.out_path, "--out");
+  // A copy (another path to the same bytes) would count every row of it twice: it is scored once, and said.
+  json copies_left_out = json::array();
+  const std::vector<std::string> result_paths = without_copies(o.result_paths, "RESULT.json", copies_left_out);
+  const std::vector<std::string> model_paths = without_copies(o.model_paths, "--model", copies_left_out);
   std::vector<judge::FaCalibration> calibrations;
   std::vector<std::pair<std::string, json>> calibration_docs;  // for the mutation sensitivity
-  for (const auto& path : o.model_paths) {
+  for (const auto& path : model_paths) {
     const std::string text = report::read_text_file(path);
     calibrations.push_back(judge::load_fa_calibration(text, path));
     calibration_docs.emplace_back(path, report::parse_json_text(text, path));
@@ -156,7 +182,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   for (json& rule : rules) rule["data_measured_before_written"] = rule["data_measured_after_written"] = json::array();
   Group overall, overall_out_of_sample, overall_predating;
   std::map<std::string, Group> by_calibration;
-  for (const auto& path : o.result_paths) {
+  for (const auto& path : result_paths) {
     const std::string text = report::read_text_file(path);
     (void)report::parse_result_text(text, path);  // the strict reader first
     const json doc = report::parse_json_text(text, path);
@@ -253,7 +279,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   if (rows.empty())
     throw input_error("RESULT.json", fmt::format("no row to judge: no fa_a2a point with status ok whose target is a "
                                                  "calibration's ({} result files, {} calibrations); usage: {}",
-                                                 o.result_paths.size(), o.model_paths.size(), kUsage));
+                                                 result_paths.size(), model_paths.size(), kUsage));
   json per_cal = json::object();
   for (const auto& [cal, g] : by_calibration) per_cal[cal] = g.to_json();
   const json out = {
@@ -282,7 +308,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
                    "rows_after_the_rule_judged_with_another_calibration_than_the_runs, every other row is in-sample "
                    "for the rule. `rules` lists, for every rule, the files measured before and after it",
                    judge::kFaRuleId, judge::kFaRuleWrittenUtc)},
-      {"by_calibration", per_cal}, {"files", files},
+      {"by_calibration", per_cal}, {"files", files}, {"copies_left_out", copies_left_out},
       {"rows_whose_calibration_postdates_the_data", num_postdating},
       {"rows_whose_dates_are_unknown", num_unknown_order},
       {"rows_whose_calibration_is_from_another_device", num_other_device},
@@ -303,8 +329,8 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
                std::isnan(is) ? std::string("-") : (std::isinf(is) ? std::string("inf") : fmt::format("{:.1f} us", is * 1e6)),
                t.interval_scores_s.size());
   };
-  fmt::print("{} rows ({} result files x {} calibrations); rule {} written {}\n", rows.size(), o.result_paths.size(),
-             o.model_paths.size(), judge::kFaRuleId, judge::kFaRuleWrittenUtc);
+  fmt::print("{} rows ({} result files x {} calibrations); rule {} written {}\n", rows.size(), result_paths.size(),
+             model_paths.size(), judge::kFaRuleId, judge::kFaRuleWrittenUtc);
   line("model", overall.model);
   line("zero", overall.zero);
   line("unhidden", overall.unhidden);

@@ -47,6 +47,10 @@ constexpr long long kMaxTokensPerRank = 1 << 20, kMaxRanks = 1'024, kMaxSms = 1'
 constexpr double kMaxRoutingDraws = 1 << 28;  // P x T x E scores
 constexpr double kMaxRoutedPairs = 1 << 25;   // P x T x k (rank, token, expert) pairs
 constexpr double kMaxReplayTiles = 1 << 22;   // tiles of the emulated rank, bounded from the flags
+// R the advisor accepts: every drain time V/R and injection rate stays finite and meaningful within it.
+constexpr double kMinDrainRateBps = 1e6, kMaxDrainRateBps = 1e15;
+constexpr const char* kDrainRateRange = "1 MB/s to 1 PB/s (1e6 to 1e15 B/s), e.g. --R 717GB/s";
+bool drain_rate_in_range(double bps) { return bps >= kMinDrainRateBps && bps <= kMaxDrainRateBps; }
 
 // The advisor's work from the flags alone (see the caps above): input_error naming the knobs to lower otherwise.
 void check_advisor_work(const moe::AdvisorConfig& c) {
@@ -126,10 +130,13 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
       "q_peak_bytes [Q_bytes Q_is_lower_bound Q_extrapolated] capacity_bound (met|violated|not decided)\n"
       "dT_wave_s (eq. 9) wave_span_s wave_stall_per_l2_tile_s (eq. 15) G_int_s dT_int_s (eq. 13)\n"
       "interleaved_stall_per_l2_tile_s injection_rate_Bps eq14_rate_bound_ok interleaving_sufficient D_knee\n"
-      "(eq. 16) emulated_rank received_pairs remote_pairs num_waves remote_bytes compute_s drain_s\n"
+      "(eq. 16) D_knee_lead emulated_rank received_pairs remote_pairs num_waves remote_bytes compute_s drain_s\n"
       "t_interleaved_fluid_s; Q identified: t_wave_fluid_s fluid_speedup; else t_wave_fluid_min_s\n"
-      "t_wave_fluid_max_s fluid_speedup_min fluid_speedup_max; recommended_schedule (interleaved|either)\n"
-      "recommended_D reason.\n"
+      "t_wave_fluid_max_s fluid_speedup_min fluid_speedup_max; schedule replay: replay_wave_s\n"
+      "replay_interleaved_s replay_interleaved_at_D_knee_s replay_speedup; recommended_schedule\n"
+      "(interleaved|either) recommended_D reason. A calibration that gives R or T_iss^0 only as a bound or\n"
+      "bracket adds point_prediction (false), not_point (why), recommendation (decided|not decided) and\n"
+      "recommendation_why.\n"
       "Limits (exit 2 before any work; docs/exit-codes.md): P x T x E <= 2^28 routing scores, P x T x k <= 2^25\n"
       "routed pairs, and at most 2^22 tiles for the schedule replay, (ceil(P T min(k, E/P) / 128) + E/P) x (2I + h)/b_n.");
   add_platform_flags(*cmd, o.platform, true, false);
@@ -137,11 +144,14 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
                                       "--intermediate --experts --top-k")
       ->type_name("NAME");
   cmd->add_option("--models-file", o.models_file, "shapes file (default configs/moe/models.json)")->type_name("FILE");
-  add_count_option(*cmd, "--hidden", o.hidden, help_text("h, hidden size", "integer in [1, 65536]", "without --shape"),
+  add_count_option(*cmd, "--hidden", o.hidden,
+                   help_text("h, hidden size", "integer in [1, 65536], a multiple of b_n (--block-n); e.g. 7168",
+                             "without --shape"),
                    1, kMaxHidden);
   add_count_option(*cmd, "--intermediate", o.intermediate,
-                   help_text("I, expert intermediate size", "integer in [1, 65536]", "without --shape"), 1,
-                   kMaxIntermediate);
+                   help_text("I, expert intermediate size",
+                             "integer in [1, 65536], 2I a multiple of b_n (--block-n); e.g. 2048", "without --shape"),
+                   1, kMaxIntermediate);
   add_count_option(*cmd, "--experts", o.experts,
                    help_text("E, routed experts", "integer in [1, 4096]", "without --shape"), 1, kMaxExperts);
   add_count_option(*cmd, "--top-k", o.top_k, help_text("experts per token", "integer in [1, 64]", "without --shape"),
@@ -206,6 +216,15 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
   // T_iss^0 at K_SM producers of V_t = b_m b_n 2 B each: the aggregate issued burst, local rows included.
   const double issued_bytes = double(c.num_sms) * 128.0 * c.block_n * 2;
   const Platform platform = resolve_platform(o.platform, c.num_sms, issued_bytes, false);
+  // An R far from any link (a tiny R_Bps in the calibration) makes every drain time overflow ('inf x', a NaN that
+  // names no input): refused, naming where R came from and the accepted range.
+  if (!drain_rate_in_range(platform.drain_rate_bps)) {
+    const bool from_flag = o.platform.drain_rate_bps.has_value() || o.platform.model_path.empty();
+    throw input_error(from_flag ? "--R" : "--model",
+                      fmt::format("R = {:.6g} B/s{} is outside the accepted range {}", platform.drain_rate_bps,
+                                  from_flag ? "" : fmt::format(" (model.R_Bps of {})", o.platform.model_path),
+                                  kDrainRateRange));
+  }
   p.drain_rate_bps = platform.drain_rate_bps;
   p.tiss0_s = platform.tiss0_s;
   p.tiss0_extrapolated = platform.tiss0_extrapolated;
@@ -264,7 +283,11 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
                     "the calibration gives R or T_iss^0 only as a bound or a bracket: the rows below are at its "
                     "looked-up values, not a point prediction"});
     rows.push_back({"not_point", RowKind::kText, 0, false, flags, "why"});
-    const std::string differs = moe::advice_differs_at_bracket_ends(c, cal, t, problem, advice);
+    // A bracket end of R below the accepted range is not read (the advisor's times would overflow).
+    const std::string differs =
+        !drain_rate_in_range(std::min(cal.drain_rate_bps.low, cal.drain_rate_bps.value))
+            ? fmt::format("a bracket end of R, {:.6g} B/s, is outside {}", cal.drain_rate_bps.low, kDrainRateRange)
+            : moe::advice_differs_at_bracket_ends(c, cal, t, problem, advice);
     const std::string verdict = differs.empty() ? "decided" : "not decided";
     const std::string why = differs.empty() ? "the same schedule and D at every end of the brackets" : differs;
     rows.push_back({"recommendation", RowKind::kText, 0, false, verdict, "decided | not decided"});

@@ -18,6 +18,7 @@
 #include "moe/advisor_score_io.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
+#include "report/output_set.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
 
@@ -112,10 +113,10 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
       {"model_file", o.model_path},         {"model_fnv1a64", cal.fnv1a64},
       {"model_target", target},             {"results", o.results},
       {"out", o.out_path}};
-  report::prepare_output_path(o.out_path, "--out");
-  report::prepare_output_path(md_path, "--md");
-  report::write_json_atomic(o.out_path, moe::score_json(inputs, result, provenance));
-  report::write_text_atomic(md_path, moe::score_markdown(result, provenance));
+  // Both files or neither: an --md that cannot be written leaves no --out (report/output_set.hpp).
+  report::write_outputs_atomic(
+      {{o.out_path, "--out", report::dump_strict(moe::score_json(inputs, result, provenance), 1) + "\n"},
+       {md_path, "--md", moe::score_markdown(result, provenance)}});
   std::printf("%s", moe::score_markdown(result, provenance).c_str());
 }
 

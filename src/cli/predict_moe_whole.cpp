@@ -21,6 +21,7 @@
 #include "report/file_io.hpp"
 #include "report/fnv1a.hpp"
 #include "report/json_read.hpp"
+#include "report/output_set.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
 
@@ -180,11 +181,9 @@ void run_predict_moe_whole(const PredictMoeWholeOptions& o) {
       {"capacity", paths},                  {"results", o.results},
       {"out", o.out_path}};
   const json summary = moe::whole_kernel_json(result, settings, provenance);
-  report::prepare_output_path(o.out_path, "--out");
-  report::prepare_output_path(md_path, "--md");
-  report::write_json_atomic(o.out_path, summary);
   const std::string md = moe::whole_kernel_markdown(summary);
-  report::write_text_atomic(md_path, md);
+  // Both files or neither: an --md that cannot be written leaves no --out (report/output_set.hpp).
+  report::write_outputs_atomic({{o.out_path, "--out", report::dump_strict(summary, 1) + "\n"}, {md_path, "--md", md}});
   std::printf("%s", md.c_str());
 }
 

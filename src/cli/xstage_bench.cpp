@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
         "Several GPUs: --gpus N (one process, one thread per GPU) or, in a build with -DXS_WITH_MPI=ON,\n"
         "mpirun -np N xstage-bench ... (one process per GPU); rank 0 alone prints and writes.\n\n"
         "Exit codes: 0 ok, 1 a point failed data verification, 2 bad usage or input, 3 CUDA failure,\n"
-        "77 no GPU, 130 interrupted (--resume).",
+        "77 no GPU, 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM; --resume continues).",
         "xstage-bench"};
     xs::cli::add_version_flag(app, "xstage-bench");
     app.add_option("suite", o.suite_id, "Suite id (see --list)");

@@ -15,6 +15,7 @@
 #include "bench/calibration.hpp"
 #include "bench/rank_agree.hpp"
 #include "bench/rank_launch.hpp"
+#include "bench/run_control.hpp"
 #include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
@@ -27,6 +28,8 @@
 #include "fit/interference.hpp"
 #include "fit/interference_epilogue.hpp"
 #include "report/file_io.hpp"
+#include "report/json_read.hpp"
+#include "report/output_set.hpp"
 #include "report/result_file.hpp"
 #include "xstage/build_info.hpp"
 
@@ -87,6 +90,13 @@ void attach_interference(xs::report::ResultFile& file, int bootstrap) {
              term.why.empty() ? "" : " (" + term.why + ")");
 }
 
+// The calibration file and --csv as one set (all or none: a --csv that cannot be written leaves no --out), then
+// with --md the table on stdout.
+void write_outputs(const xs::report::ResultFile& file, const std::string& out, const xs::cli::TableOutputs& tables) {
+  xs::cli::write_table_outputs(xs::cli::points_table(file.points), tables,
+                               {{out, "--out", xs::report::dump_strict(xs::report::to_json(file), 1) + "\n"}});
+}
+
 int refit(const CalibrateOptions& o) {
   // Every output checked before anything is read or written. An output never overwrites an input: --refit
   // writes the file named by --out, another file (an existing one there is replaced, like every output).
@@ -99,6 +109,10 @@ int refit(const CalibrateOptions& o) {
                                    "--refit cal.json --out cal-refit.json)");
   xs::report::check_output_path(out, "--out");
   xs::cli::check_table_outputs(o.tables, false);
+  // An interrupt while fitting (seconds with --bootstrap) says so, and never leaves a temporary or half the outputs.
+  xs::bench::InterruptExitScope on_interrupt(fmt::format("while refitting: {} was not written{}; {} is unchanged", out,
+                                                         o.tables.csv_path.empty() ? "" : " (nor --csv)",
+                                                         o.refit_path));
   xs::report::ResultFile file = xs::report::read_result_file(o.refit_path);  // strict: also refuses duplicate points
   std::optional<xs::bench::Reference> reference;
   if (file.extra.contains("reference")) {
@@ -121,10 +135,11 @@ int refit(const CalibrateOptions& o) {
   file.meta["refit"] = {{"from", std::filesystem::path(o.refit_path).filename().string()},
                         {"fitter_git_sha", xs::build_info::kGitSha}, {"fitter_git_dirty", xs::build_info::kGitDirty},
                         {"fitter_version", xs::build_info::kVersion}};
-  xs::report::prepare_output_path(out, "--out");
-  xs::report::write_json_atomic(out, xs::report::to_json(file));
-  if (!o.tables.csv_path.empty() || o.tables.markdown)
-    xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+  {
+    const xs::report::StopSignalsHeld held;  // an interrupt from here on waits for the outputs
+    write_outputs(file, out, o.tables);
+    on_interrupt.set_message(fmt::format("after {} was written (complete)", out));
+  }
   std::FILE* human = xs::cli::human_output(o.tables);
   if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
   xs::bench::print_calibration_summary(file, human);
@@ -298,8 +313,15 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
       std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
                    "  run the same command with --resume to continue (--resume-any-build once the tools were rebuilt)\n", outcome.records.size(), points.size(),
                    xs::report::journal_path_for(out).c_str());
-    return xs::bench::kInterruptedExitCode;
+    return xs::bench::interrupted_exit_code();
   }
+  // An interrupt while rank 0 fits and writes (seconds with --bootstrap) ends the run at once, saying what is kept.
+  std::optional<xs::bench::InterruptExitScope> on_interrupt;
+  if (root)
+    on_interrupt.emplace(fmt::format(
+        "while fitting: {} was not written{}; the {} measured points are in {}: run the same command with --resume "
+        "to fit them without measuring again", out, o.tables.csv_path.empty() ? "" : " (nor --csv)",
+        outcome.records.size(), xs::report::journal_path_for(out)));
   xs::report::ResultFile file;
   xs::bench::agree(comm, [&] {  // rank 0 fits and writes; a failure there is every rank's
     if (!root) return;
@@ -316,9 +338,9 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     file.points = std::move(outcome.records);
     if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
     if (!o.no_fit) attach_interference(file, o.bootstrap);
-    xs::report::write_json_atomic(out, xs::report::to_json(file));
-    if (!o.tables.csv_path.empty() || o.tables.markdown)
-      xs::cli::write_table_outputs(xs::cli::points_table(file.points), o.tables);
+    const xs::report::StopSignalsHeld held;  // an interrupt from here on waits for the outputs
+    write_outputs(file, out, o.tables);
+    on_interrupt->set_message(fmt::format("after {} was written (complete)", out));
   });
   if (!root) return 0;
   std::FILE* human = xs::cli::human_output(o.tables);
@@ -354,7 +376,8 @@ int main(int argc, char** argv) {
         "Several GPUs: in a build with -DXS_WITH_MPI=ON, mpirun -np N xstage-calibrate ... (or srun): every\n"
         "rank measures every point on its own GPU at once; rank 0 merges (per repetition the slowest rank),\n"
         "fits and writes (docs/multi-gpu.md).\n\n"
-        "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 130 interrupted (--resume).",
+        "Exit codes: 0 ok, 2 bad usage or input, 3 CUDA failure, 77 no GPU, 128 + the signal when interrupted\n"
+        "(130 SIGINT, 143 SIGTERM; --resume continues).",
         "xstage-calibrate"};
     xs::cli::add_version_flag(app, "xstage-calibrate");
     xs::cli::add_backend_options(app, o.backend);

@@ -13,6 +13,7 @@
 #include "gate/compare.hpp"
 #include "gate/gate_output.hpp"
 #include "report/file_io.hpp"
+#include "report/output_set.hpp"
 #include "report/result_file.hpp"
 #include "report/table.hpp"
 
@@ -62,16 +63,15 @@ int run_gate(const GateOptions& options) {
   if (report.identical_inputs)
     std::fputs("xstage-gate: note: --baseline and --candidate hold the same bytes: every row is SAME by "
                "construction, so a PASS here checks the files and the config, not a new measurement\n", stderr);
-  // Files first: an unwritable path is exit 2 before anything claims a verdict on stdout.
-  for (const NamedPath& out : outputs)  // folders, once the comparison stands
-    if (!out.path.empty()) xs::report::prepare_output_path(out.path, out.what, OutputKind::kFileOrStream);
-  if (!options.junit_path.empty()) {
-    xs::report::write_output_text(options.junit_path, xs::gate::to_junit_xml(report, config));
-  }
-  if (!options.csv_path.empty()) {
-    xs::report::write_output_text(options.csv_path,
-                                  xs::report::to_csv(xs::gate::comparison_table(report, config, false)));
-  }
+  // Files first: an unwritable path is exit 2 before anything claims a verdict on stdout. --junit and --csv as one
+  // set (report/output_set.hpp): a --csv that cannot be written leaves no --junit either.
+  std::vector<xs::report::PendingOutput> files;
+  if (!options.junit_path.empty())
+    files.push_back({options.junit_path, "--junit", xs::gate::to_junit_xml(report, config), /*may_stream=*/true});
+  if (!options.csv_path.empty())
+    files.push_back({options.csv_path, "--csv", xs::report::to_csv(xs::gate::comparison_table(report, config, false)),
+                     /*may_stream=*/true});
+  xs::report::write_outputs_atomic(files);
   if (options.json_output) {
     std::fputs((xs::gate::report_to_json(report, config).dump(1) + "\n").c_str(), stdout);
   } else if (options.markdown_output) {

@@ -56,6 +56,15 @@ constexpr std::array<std::pair<std::string_view, double>, 8> kRateUnits{{
     {"B/s", 1.0}, {"KB/s", 1e3}, {"KiB/s", 1024.0}, {"MB/s", 1e6}, {"MiB/s", 1048576.0},
     {"GB/s", 1e9}, {"GiB/s", 1073741824.0}, {"TB/s", 1e12}}};
 
+// nan and inf are never a value here: said as such, with the accepted form (`form`), rather than as unreadable.
+void refuse_non_finite(std::string_view text, const std::string& field, const char* form) {
+  std::string lower(trim(text));
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::size_t sign = lower.empty() || (lower[0] != '+' && lower[0] != '-') ? 0 : 1;
+  if (lower.compare(sign, 3, "nan") == 0 || lower.compare(sign, 3, "inf") == 0)
+    throw input_error(field, fmt::format("'{}' is not a finite number; expected {}", text, form));
+}
+
 }  // namespace
 
 std::uint64_t parse_bytes(std::string_view text, const std::string& field) {
@@ -75,8 +84,9 @@ std::uint64_t parse_bytes(std::string_view text, const std::string& field) {
       return static_cast<std::uint64_t>(bytes);
     }
   }
-  throw input_error(field, fmt::format("cannot read size '{}'; expected a number with B, KB, KiB, MB, MiB, "
-                                       "GB or GiB (e.g. 32KiB)", text));
+  constexpr const char* kForm = "a finite number with B, KB, KiB, MB, MiB, GB or GiB (e.g. 32KiB)";
+  refuse_non_finite(text, field, kForm);
+  throw input_error(field, fmt::format("cannot read size '{}'; expected {}", text, kForm));
 }
 
 double parse_seconds(std::string_view text, const std::string& field) {
@@ -91,8 +101,9 @@ double parse_seconds(std::string_view text, const std::string& field) {
       return value * scale;
     }
   }
-  throw input_error(field, fmt::format("cannot read time '{}'; expected a number with ns, us, ms or s "
-                                       "(e.g. 0.76us)", text));
+  constexpr const char* kForm = "a finite number with ns, us, ms or s (e.g. 0.76us)";
+  refuse_non_finite(text, field, kForm);
+  throw input_error(field, fmt::format("cannot read time '{}'; expected {}", text, kForm));
 }
 
 double parse_rate_bps(std::string_view text, const std::string& field) {
@@ -110,15 +121,19 @@ double parse_rate_bps(std::string_view text, const std::string& field) {
       return value * scale;
     }
   }
-  throw input_error(field, fmt::format("cannot read rate '{}'; expected a number with B/s, KB/s, MB/s, GB/s, "
-                                       "GiB/s or TB/s (e.g. 717GB/s)", text));
+  constexpr const char* kForm = "a finite number with B/s, KB/s, MB/s, GB/s, GiB/s or TB/s (e.g. 717GB/s)";
+  refuse_non_finite(text, field, kForm);
+  throw input_error(field, fmt::format("cannot read rate '{}'; expected {}", text, kForm));
 }
 
 double parse_number(std::string_view text, const std::string& field) {
   double value = 0;
   std::string_view suffix;
-  if (!split_number(text, value, suffix) || !suffix.empty())
-    throw input_error(field, fmt::format("cannot read number '{}'", text));
+  if (!split_number(text, value, suffix) || !suffix.empty()) {
+    constexpr const char* kForm = "a finite decimal number without a unit (e.g. 0.5 or 4)";
+    refuse_non_finite(text, field, kForm);
+    throw input_error(field, fmt::format("cannot read number '{}'; expected {}", text, kForm));
+  }
   return value;
 }
 
@@ -127,7 +142,7 @@ long long parse_integer(std::string_view text, const std::string& field) {
   long long value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
-    throw input_error(field, fmt::format("cannot read integer '{}'", text));
+    throw input_error(field, fmt::format("cannot read integer '{}'; expected a whole number (e.g. 8)", text));
   return value;
 }
 

@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
+#include "report/output_set.hpp"
 
 namespace xs::report {
 using nlohmann::json;
@@ -163,50 +164,15 @@ void write_json_atomic(const std::string& path, const json& j, int indent) {
 }
 
 void write_output_text(const std::string& path, std::string_view text) {
-  if (const int fd = stream_fd(path); fd > 0) {
-    std::fflush(fd == 1 ? stdout : stderr);  // after what the tool printed there before
-    write_all(fd, text, path);
-    return;
-  }
-  write_text_atomic(path, text);
+  write_outputs_atomic({{path, "", std::string(text), /*may_stream=*/true}}, /*create_folders=*/false);
 }
 
 void write_text_atomic(const std::string& given_path, std::string_view text) {
   // rename(2) would replace a device node (/dev/null as root), a fifo, /dev/stdout or a symlink: only a
-  // regular file is replaced, and through a link its target (the link stays a link).
+  // regular file is replaced, and through a link its target (the link stays a link). The temporary is never
+  // left behind, an interrupt included (output_set.hpp).
   check_output_path(given_path, "");
-  const std::string path = resolved_output_path(given_path);
-  std::vector<char> temp(path.begin(), path.end());
-  const std::string suffix = ".tmp.XXXXXX";
-  temp.insert(temp.end(), suffix.begin(), suffix.end());
-  temp.push_back('\0');
-  // mkstemp in the destination's own directory: rename(2) is atomic only within one file system.
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) throw io_error(path, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
-  const std::string temp_path(temp.data());
-  try {
-    // mkstemp makes 0600; a result file should get the permissions a plain create would give.
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    if (::fchmod(fd, 0666 & ~mask) != 0) throw io_error(temp_path, std::string("chmod: ") + std::strerror(errno));
-    write_all(fd, text, temp_path);
-    if (::fsync(fd) != 0) throw io_error(temp_path, std::string("fsync: ") + std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp_path.c_str());
-    throw;
-  }
-  if (::close(fd) != 0) {  // NFS may report a failed write only here
-    const int err = errno;
-    ::unlink(temp_path.c_str());
-    throw io_error(temp_path, std::string("close: ") + std::strerror(err));
-  }
-  if (::rename(temp_path.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temp_path.c_str());
-    throw io_error(path, std::string("rename into place failed: ") + std::strerror(err));
-  }
-  fsync_parent_dir(path);
+  write_outputs_atomic({{given_path, "", std::string(text)}}, /*create_folders=*/false);
 }
 
 }  // namespace xs::report

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/error.hpp"
+#include "common/program_name.hpp"
 #include "sim/simulator.hpp"
 
 namespace xs::sim {
@@ -70,12 +71,17 @@ class SimBackend final : public Backend {
  private:
   void fail() const {
     if (fault_.mode == "exit") {
-      std::fprintf(stderr, "sim: rank %d: planted fault (XS_SIM_FAULT): the process dies at its point %zu\n", rank_,
-                   num_run_);
+      std::fprintf(stderr, "%s: rank %d: planted fault (XS_SIM_FAULT): the process dies at its point %zu\n",
+                   program_name(), rank_, num_run_);
       std::_Exit(3);
     }
+    // A stuck kernel: until the run is aborted, or abandoned like any long point once a stop was requested
+    // (SIGINT/SIGTERM: PointInterrupted after kStopGraceS, bench/backend.hpp).
     if (fault_.mode == "hang")
-      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // a stuck kernel: until the run is aborted
+      for (;;) {
+        throw_if_stopping();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     throw Error(ExitCode::kDeviceFailure, "sim", "XS_SIM_FAULT",
                 fmt::format("planted fault (XS_SIM_FAULT): failed at this rank's point {}", num_run_));
   }

@@ -81,7 +81,7 @@ class Engine {
     // most twice per rate change, so exceeding this budget means the state is corrupt (NaN, stuck).
     const long long max_steps = 16LL * (num_groups_ + 1) * (in_.num_bursts + 2);
     for (long long step = 0; num_active_ > 0; ++step) {
-      if (step > max_steps) throw std::logic_error("sim: event loop made no progress (internal error)");
+      if (step > max_steps) throw std::logic_error("the simulator's event loop made no progress (internal error)");
       const double s = scale();
       const double dt_timer = timers_.empty() ? kInf : timers_.top().first - now_s_;
       const double dt_issue = issue_.empty() ? kInf : (issue_.top().first - virtual_s_) / s;

@@ -80,7 +80,8 @@ std::uint64_t rank_seed(std::uint64_t seed, int rank);
 // A planted failure for the multi-rank tests (docs/multi-gpu.md), read from XS_SIM_FAULT =
 // "<rank>:<point>:<mode>": rank <rank> fails when it starts its <point>-th measured point (1-based, counted per
 // process). Modes: throw (an xs::Error, exit 3, as a CUDA failure), exit (the process dies: _Exit(3), as a
-// crashed driver), hang (sleeps until killed, as a stuck kernel).
+// crashed driver), hang (sleeps, as a stuck kernel, until killed or, on the rank that takes the stop signals, abandoned
+// like any long point kStopGraceS after a SIGINT/SIGTERM).
 struct SimFault {
   int rank = -1;  // -1: none
   std::size_t point = 0;

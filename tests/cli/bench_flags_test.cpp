@@ -65,7 +65,7 @@ TEST(BenchFlags, PlainRefusals) {
   expect_refused(s, kTool, kSmall + " --out b.json --csv plain/t.csv", 2, {"--csv", "not a folder"});
   std::filesystem::remove(s.path("plain"));
   expect_refused(s, kTool, "remote_store.isolated --backend sim --K 8 --B 16KiB --reps 200000 --out b.json", 2,
-                 {"repetitions", "100000"});
+                 {"--reps: 200000 must be in [1, 100000]"});
   // A machine without a usable GPU (or a build without CUDA): exit 77 pointing at the simulator.
   const auto before = snapshot(s.dir());
   const ToolRun r = s.run(kTool, "remote_store.periodic --K 8 --B 16KiB --no-progress --out g.json");

@@ -98,6 +98,32 @@ TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSai
                  {"no row to judge"});
 }
 
+// A copy (the same bytes under another path, which no path or inode check sees) is scored once, and said: before
+// issue 31 its rows counted twice. The same for a copied calibration.
+TEST(DuplicateInputs, FaScoreScoresACopyOnceAndSaysSo) {
+  Scratch s;
+  std::filesystem::copy_file(kFa, s.path("fa.json"));
+  std::filesystem::copy_file(kFa, s.path("fa-copy.json"));
+  std::filesystem::copy_file(kFaCal, s.path("cal.json"));
+  std::filesystem::copy_file(kFaCal, s.path("cal-copy.json"));
+  const ToolRun once = s.run("xstage-predict", "fa-score fa.json --model cal.json --out once.json");
+  ASSERT_EQ(once.rc, 0) << once.err;
+  const ToolRun copies =
+      s.run("xstage-predict", "fa-score fa.json fa-copy.json --model cal.json --model cal-copy.json --out copies.json");
+  ASSERT_EQ(copies.rc, 0) << copies.err;
+  EXPECT_TRUE(contains(copies.err, "xstage-predict fa-score: note: RESULT.json fa-copy.json holds the same bytes as "
+                                   "fa.json: a copy, scored once")) << copies.err;
+  EXPECT_TRUE(contains(copies.err, "note: --model cal-copy.json holds the same bytes as cal.json")) << copies.err;
+  EXPECT_TRUE(contains(copies.out, "(1 result files x 1 calibrations)")) << copies.out;
+  const nlohmann::json a = nlohmann::json::parse(read_file(s.path("once.json")));
+  const nlohmann::json b = nlohmann::json::parse(read_file(s.path("copies.json")));
+  EXPECT_EQ(b.at("rows").size(), a.at("rows").size());
+  EXPECT_EQ(b.at("tally"), a.at("tally"));
+  ASSERT_EQ(b.at("copies_left_out").size(), 2u);
+  EXPECT_EQ(b.at("copies_left_out")[0].at("file"), "fa-copy.json");
+  EXPECT_EQ(b.at("copies_left_out")[0].at("same_bytes_as"), "fa.json");
+}
+
 TEST(DuplicateInputs, FaWholeRefusesAResultFileTwice) {
   Scratch s;
   add_links(s, kFa, "fa");

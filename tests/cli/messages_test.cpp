@@ -121,6 +121,46 @@ TEST(Messages, LibraryLinesCarryTheToolsName) {
   expect_every_line_named(cal_resumed, "xstage-calibrate");
 }
 
+// CLI11's refusals: the pointer to --help carries the tool's name too (it was "Run with --help ..." alone).
+TEST(Messages, ParseErrorsCarryTheToolsNameOnEveryLine) {
+  Scratch s;
+  for (const std::string tool : {"xstage-gate", "xstage-predict", "xstage-calibrate"}) {
+    const ToolRun r = s.run(tool, "--bogus");
+    EXPECT_EQ(r.rc, 2) << r.err;
+    expect_every_line_named(r, tool);
+    EXPECT_TRUE(contains(r.err, tool + ": run with --help for more information")) << r.err;
+  }
+}
+
+// nan and inf are refused as values that are not finite, with the accepted form (was "cannot read number 'nan'").
+TEST(Messages, NanAndInfAreRefusedNamingTheAcceptedForm) {
+  Scratch s;
+  const std::string platform = " --R 717GB/s --tiss0 0.76us --Q 4.25MiB";
+  expect_refused(s, "xstage-predict", "burst --K 132 --B nan --G 2us" + platform, 2,
+                 {"--B: 'nan' is not a finite number; expected a finite number with B, KB, KiB", "(e.g. 32KiB)"});
+  expect_refused(s, "xstage-predict", "burst --K 132 --B 32KiB --G inf" + platform, 2,
+                 {"--G: 'inf' is not a finite number; expected a finite number with ns, us, ms or s"});
+  expect_refused(s, "xstage-predict", "burst --K 132 --B 32KiB --G 2us --R nanGB/s --tiss0 0.76us --Q 4.25MiB", 2,
+                 {"--R: 'nanGB/s' is not a finite number", "(e.g. 717GB/s)"});
+  expect_refused(s, "xstage-predict", "moe --shape dsv4_flash --tensor-tflops INF" + platform, 2,
+                 {"--tensor-tflops: 'INF' is not a finite number; expected a finite decimal number without a unit"});
+  expect_refused(s, "xstage-predict", "burst --K x --B 32KiB --G 2us" + platform, 2,
+                 {"--K: cannot read integer 'x'; expected a whole number (e.g. 8)"});
+}
+
+// xstage-bench's remote-store sweep is built from its flags: a refused value names the flag, not the JSON field of
+// the sweep config the flags fill ("config.blocks[0] (block cli).repetitions").
+TEST(Messages, BenchSweepRefusalsNameTheFlagTyped) {
+  Scratch s;
+  const std::string bench = "remote_store.periodic --backend sim --dry-run ";
+  expect_refused(s, "xstage-bench", bench + "--reps 0", 2, {"xstage-bench: error: --reps: 0 must be in [1, 100000]"});
+  expect_refused(s, "xstage-bench", bench + "--K 0", 2, {"xstage-bench: error: --K: K=0 must be in [1, 65536]"});
+  for (const std::string flag : {"--reps 0", "--K 0", "--bursts 0"}) {
+    const ToolRun r = s.run("xstage-bench", bench + flag);
+    EXPECT_FALSE(contains(r.err, "config.blocks")) << r.err;
+  }
+}
+
 TEST(Messages, TrivialBoundsAreNotPrintedAsValuesAndFaResultWarnsAboutAnotherBackend) {
   const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
   Scratch s;

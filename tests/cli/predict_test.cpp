@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -379,6 +380,53 @@ TEST(PredictMoe, BadInputExitsTwoNamingTheFlag) {
   // No point of the run matches (b_n 256 is not in the bn128 file): the message lists what it holds.
   expect_bad_input("moe --shape dsv4_flash --block-n 256 --model " + kMoeCalibration + " --from-run " + kMoeRun,
                    {"--from-run", "points[0]", "K_SM=66"});
+}
+
+// A calibration whose R is tiny made every drain time overflow: a NaN message naming no input, or 'inf x' speedups.
+// Refused, naming the input (--model and its model.R_Bps, or --R) and the accepted range.
+TEST(PredictMoe, ADrainRateOutsideItsRangeIsRefusedNamingTheInput) {
+  json cal = json::parse(slurp(kMoeCalibration));
+  cal["model"]["R_Bps"] = 1.0;
+  cal["model"]["R_ci95"] = {0.9, 1.1};
+  const std::string tiny = ::testing::TempDir() + "xs_predict_tiny_r.json";
+  std::ofstream(tiny) << cal.dump();
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --model " + tiny,
+                   {"--model: R = 1 B/s (model.R_Bps of ", "xs_predict_tiny_r.json)",
+                    "outside the accepted range 1 MB/s to 1 PB/s"});
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --R 1B/s --tiss0 2us",
+                   {"--R: R = 1 B/s is outside the accepted range 1 MB/s to 1 PB/s"});
+  std::remove(tiny.c_str());
+}
+
+// Every key `moe --json` writes is in the --help key list (replay_*, D_knee_lead and the not-point keys were not).
+TEST(PredictMoe, HelpListsEveryJsonKey) {
+  const ToolRun help = run("moe --help");
+  ASSERT_EQ(help.rc, 0);
+  const std::string keys = help.out.substr(help.out.find("Keys ("));
+  const std::string from_model = " --model " + kMoeCalibration;
+  for (const std::string& args : {std::string(" --R 52GB/s --tiss0 2us --Q 2MiB --tensor-tflops 600"),
+                                  from_model + " --tensor-tflops 600", from_model + " --from-run " + kMoeRun}) {
+    const json j = run_json("moe --shape dsv4_flash" + args);
+    const auto word_char = [&](std::size_t i) {
+      return i < keys.size() && (std::isalnum(static_cast<unsigned char>(keys[i])) || keys[i] == '_');
+    };
+    for (const auto& [key, value] : j.items()) {
+      bool listed = false;  // as a whole word
+      for (std::size_t at = keys.find(key); at != std::string::npos && !listed; at = keys.find(key, at + 1))
+        listed = !(at > 0 && word_char(at - 1)) && !word_char(at + key.size());
+      EXPECT_TRUE(listed) << key << " is missing from moe --help's key list";
+    }
+  }
+}
+
+// --hidden (and 2I) must be a multiple of the tile width b_n: the help says so, and so does the refusal.
+TEST(PredictMoe, HiddenNotAMultipleOfTheTileWidthIsSaidInHelpAndMessage) {
+  const ToolRun help = run("moe --help");
+  ASSERT_EQ(help.rc, 0);
+  EXPECT_NE(help.out.find("a multiple of b_n (--block-n)"), std::string::npos) << help.out;
+  expect_bad_input("moe --hidden 1000 --intermediate 2048 --experts 16 --top-k 2 --R 52GB/s --tiss0 2us "
+                   "--tensor-tflops 600",
+                   {"--hidden", "1000 must be a positive multiple of b_n = 128"});
 }
 
 TEST(PredictMoe, TargetOtherThanTheCalibrationsIsSaid) {

@@ -4,8 +4,8 @@
 #               failure, the GPU-only steps skipped, summary "PASS" and no NEW row (the baseline is current)
 #   regression  a planted regression, the simulated node's drain rate 10% lower (--tool-args "--sim-R ..."):
 #               exit 1, the R row and the points fail in the JUnit and the summary
-#   baseline    no baseline for the model: exit 2 saying how to record one; --out that holds files: exit 2,
-#               nothing changed; a baseline recorded with --record-baseline passes a run against it
+#   baseline    no baseline for the model: exit 2 saying how to record one; --out that holds files, is a file or
+#               lies under a file: exit 2 naming which, nothing changed; a baseline recorded with --record-baseline passes a run against it
 # Usage: gate_node_test.sh <pass|regression|baseline> <source dir> <bin dir>. Exit 0 when every check passed.
 mode=$1 src=$2 bin=$3
 gate="$src/scripts/gate-node.sh"
@@ -55,6 +55,15 @@ baseline)
   run --out full
   [ "$rc" -eq 2 ] || fail "exit $rc, expected 2 (--out holds files)"
   [ "$(ls -A "$tmp/full")" = "x" ] || fail "a refused --out changed the folder"
+  # A file where a folder is expected, or under one: exit 2 saying so, the file unchanged.
+  echo keep >"$tmp/afile"
+  run --out afile
+  [ "$rc" -eq 2 ] || fail "--out afile: exit $rc, expected 2"
+  has "gate-node: error: --out $tmp/afile is a file, not a folder: name an empty or new folder" "$tmp/log"
+  run --out afile/sub
+  [ "$rc" -eq 2 ] || fail "--out afile/sub: exit $rc, expected 2"
+  has "--out $tmp/afile/sub cannot be created: $tmp/afile is a file, not a folder" "$tmp/log"
+  [ "$(cat "$tmp/afile")" = "keep" ] || fail "a refused --out changed the file"
   run --tool-args "$sim_args" --only remote_store.isolated --record-baseline base --out rec
   [ "$rc" -eq 0 ] || fail "recording: exit $rc, expected 0"
   for f in MANIFEST node.txt remote_store.isolated.json; do [ -f "$tmp/base/$f" ] || fail "base/$f not written"; done

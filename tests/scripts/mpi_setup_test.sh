@@ -1,8 +1,9 @@
 #!/bin/sh
 # CTest scripts.mpi_setup.* (issue 31): CI must not pass without the MPI build.
 #   test   scripts/test.sh (reached through .ci/run, as CI runs it) with no OpenMPI on PATH: exit 1 before building,
-#          naming libopenmpi-dev, openmpi-bin and XS_ALLOW_NO_MPI; with XS_ALLOW_NO_MPI=1 it builds with
-#          -DXS_WITH_MPI=OFF and says so; with mpicxx and mpirun on PATH it builds with -DXS_WITH_MPI=ON.
+#          naming libopenmpi-dev, openmpi-bin and XS_ALLOW_NO_MPI; with XS_ALLOW_NO_MPI=1 (true, yes, on) it builds
+#          with -DXS_WITH_MPI=OFF, says so, and does not ask setup.sh for OpenMPI; another value is exit 2 before
+#          setup; with mpicxx and mpirun on PATH it builds with -DXS_WITH_MPI=ON.
 #          setup.sh and build.sh are stand-ins in a copy of the scripts (they record their arguments).
 #   setup  scripts/setup.sh XS_WITH_MPI=1 on a PATH without OpenMPI and with a stand-in apt-get (and sudo) that
 #          knows no package until `apt-get update`: it updates, then installs libopenmpi-dev openmpi-bin with -y
@@ -61,7 +62,24 @@ test)
   run XS_ALLOW_NO_MPI=1
   [ "$rc" -eq 42 ] || fail "XS_ALLOW_NO_MPI=1: exit $rc, expected build.sh's 42"
   has "^-DXS_WITH_MPI=OFF$" "$tmp/build-args"
+  has "^0$" "$tmp/setup-args"  # allowed to be missing: setup.sh is not asked to install OpenMPI
   has "XS_ALLOW_NO_MPI=1: building without MPI" "$tmp/out"
+  for value in true yes on TRUE On; do
+    run XS_ALLOW_NO_MPI=$value
+    [ "$rc" -eq 42 ] || fail "XS_ALLOW_NO_MPI=$value: exit $rc, expected build.sh's 42"
+    has "^-DXS_WITH_MPI=OFF$" "$tmp/build-args"
+  done
+  for value in false no off; do
+    run XS_ALLOW_NO_MPI=$value
+    [ "$rc" -eq 1 ] || fail "XS_ALLOW_NO_MPI=$value: exit $rc, expected 1"
+    [ ! -e "$tmp/build-args" ] || fail "XS_ALLOW_NO_MPI=$value built"
+  done
+  # A value that is neither: exit 2 before set-up, naming the accepted values.
+  run XS_ALLOW_NO_MPI=maybe
+  [ "$rc" -eq 2 ] || fail "XS_ALLOW_NO_MPI=maybe: exit $rc, expected 2"
+  has "XS_ALLOW_NO_MPI='maybe': expected 1, true, yes or on" "$tmp/err"
+  [ ! -e "$tmp/setup-args" ] || fail "XS_ALLOW_NO_MPI=maybe ran setup.sh"
+  [ ! -e "$tmp/build-args" ] || fail "XS_ALLOW_NO_MPI=maybe built"
   fake_mpi
   run CI=true
   [ "$rc" -eq 42 ] || fail "with OpenMPI: exit $rc, expected build.sh's 42"

@@ -83,7 +83,9 @@ void parse_or_throw(CLI::App& app, int argc, char** argv) {
         message = fmt::format("unknown argument{} {} ({})", unknown.size() == 1 ? "" : "s",
                               fmt::format("{}", fmt::join(unknown, " ")), message);
     }
-    std::fprintf(stderr, "%s: error: %s\nRun with --help for more information.\n", tool.c_str(), message.c_str());
+    // Every line on stderr starts with the tool's name, CLI11's pointer to --help included.
+    std::fprintf(stderr, "%s: error: %s\n%s: run with --help for more information\n", tool.c_str(), message.c_str(),
+                 tool.c_str());
     throw ParseExit{static_cast<int>(ExitCode::kBadInput)};
   }
 }

@@ -8,6 +8,7 @@
 
 #include "bench/calibration.hpp"
 #include "bench/rank_agree.hpp"
+#include "bench/run_control.hpp"
 #include "bench/run_journal.hpp"
 #include "bench/runner.hpp"
 #include "bench/sweep.hpp"
@@ -15,6 +16,7 @@
 #include "fit/fit.hpp"
 #include "model/platform_model.hpp"
 #include "report/file_io.hpp"
+#include "report/json_read.hpp"
 #include "report/result_file.hpp"
 
 namespace xs::cli {
@@ -27,10 +29,28 @@ std::vector<bench::ExpandedPoint> expand(Suite suite, const RemoteStoreFlags& f,
   SweepOverrides sweep = f.sweep;
   sweep.suite = suite_name(suite);
   config.target = f.backend.target.empty() ? "host" : f.backend.target;
-  const auto notes = apply_overrides(config, sweep, show_sweep_rules);
-  if (print_notes)
-    for (const auto& note : notes) std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
-  return bench::expand(config);
+  try {  // apply_overrides expands (validates) the sweep too
+    const auto notes = apply_overrides(config, sweep, show_sweep_rules);
+    if (print_notes)
+      for (const auto& note : notes) std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
+    return bench::expand(config);
+  } catch (const Error& e) {
+    // This sweep is built from the flags alone: a refused value is named by the flag the user typed, not by the
+    // config's JSON field ("config.blocks[0] (block cli).repetitions").
+    static const std::pair<const char*, const char*> kFlags[] = {
+        {"repetitions", "--reps"},      {"num_bursts", "--bursts"},          {"warmup_bursts", "--warmup"},
+        {"store_width_bytes", "--store-width"}, {"threads_per_producer", "--threads"},
+        {"K", "--K"},                   {"B", "--B"},                        {"G", "--G"}};
+    const std::string message = e.what();
+    for (const auto& [key, flag] : kFlags) {
+      const std::string suffix = std::string(".") + key;
+      const std::size_t at = message.find(suffix + ": ");
+      if (e.field().size() >= suffix.size() && e.field().compare(e.field().size() - suffix.size(), suffix.size(), suffix) == 0 &&
+          at != std::string::npos)
+        throw Error(e.code(), e.domain(), flag, std::string(flag) + ": " + message.substr(at + suffix.size() + 2));
+    }
+    throw;
+  }
 }
 
 // out/bench-<suite>-<target>.json
@@ -86,7 +106,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     if (root)
       std::fprintf(stderr, "xstage-bench: interrupted; finished points are in %s; rerun with --resume (--resume-any-build once the tools were rebuilt)\n",
                    report::journal_path_for(out).c_str());
-    return bench::kInterruptedExitCode;
+    return bench::interrupted_exit_code();
   }
   report::ResultFile file;
   bench::agree(comm, [&] {  // rank 0 writes; a failure there is every rank's
@@ -106,8 +126,9 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
       file.validation = fit::validate(file.points, *platform).to_json();
       file.extra["model_from"] = c.model_path;
     }
-    report::write_json_atomic(out, report::to_json(file));
-    write_table_outputs(points_table(file.points), f.tables);
+    // --out and --csv as one set: a --csv that cannot be written leaves no --out either.
+    write_table_outputs(points_table(file.points), f.tables,
+                        {{out, "--out", report::dump_strict(report::to_json(file), 1) + "\n"}});
   });
   if (!root) return 0;
   std::FILE* human = human_output(f.tables);

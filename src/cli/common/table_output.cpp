@@ -70,12 +70,9 @@ void check_table_outputs(const TableOutputs& o, bool json) {
 
 std::FILE* human_output(const TableOutputs& o) { return report::stream_fd(o.csv_path) == 1 ? stderr : stdout; }
 
-void write_table_outputs(const report::Table& table, const TableOutputs& o) {
-  if (!o.csv_path.empty()) {
-    // Checked before measuring; creates its folder.
-    report::prepare_output_path(o.csv_path, "--csv", report::OutputKind::kFileOrStream);
-    report::write_output_text(o.csv_path, report::to_csv(table));
-  }
+void write_table_outputs(const report::Table& table, const TableOutputs& o, std::vector<report::PendingOutput> files) {
+  if (!o.csv_path.empty()) files.push_back({o.csv_path, "--csv", report::to_csv(table), /*may_stream=*/true});
+  report::write_outputs_atomic(files);
   if (o.markdown) report::write_markdown(table, stdout);
 }
 

@@ -8,13 +8,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "report/output_set.hpp"
 #include "report/records.hpp"
 #include "report/table.hpp"
 
 namespace xs::cli {
 
 struct TableOutputs {
-  std::string csv_path;   // --csv FILE (written atomically after the result file)
+  std::string csv_path;   // --csv FILE (written with the result file, all or none)
   bool markdown = false;  // --md: Markdown table on stdout instead of the plain table
 };
 void add_table_flags(CLI::App& app, TableOutputs& outputs, const std::string& what);
@@ -31,8 +32,9 @@ void check_table_outputs(const TableOutputs& outputs, bool json);
 // Where the tool's own table and "wrote ..." lines go: stdout, or stderr while --csv streams on stdout.
 std::FILE* human_output(const TableOutputs& outputs);
 
-// Writes --csv (atomic, creating its folder, or straight to the stream) and, with --md, the Markdown table to
-// stdout.
-void write_table_outputs(const report::Table& table, const TableOutputs& outputs);
+// Writes the command's `files` (its --out) and --csv as one set (report/output_set.hpp: all or none, creating their
+// folders; --csv may be a stream) and then, with --md, the Markdown table to stdout.
+void write_table_outputs(const report::Table& table, const TableOutputs& outputs,
+                         std::vector<report::PendingOutput> files = {});
 
 }  // namespace xs::cli
