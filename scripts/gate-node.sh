@@ -7,7 +7,8 @@
 #
 # Exit: 0 pass; 1 regression (a metric WORSE or MISSING) or an unfit node (throttling, another max SM clock);
 # 2 bad usage or input (no baseline for this GPU model, a step's tool refused its input); 3 a tool failed
-# (CUDA, NCCL); 77 no GPU. A step's tool failure decides the exit code over a regression.
+# (CUDA, NCCL); 77 no GPU; 130 / 143 a step interrupted by SIGINT / SIGTERM (the gate stops there; the step's
+# journal keeps its measured points). A step's tool failure decides the exit code over a regression.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -217,11 +218,18 @@ for i in "${!step_names[@]}"; do
   "$bin/${command[0]}" "${command[@]:1}" --backend "$backend" --no-progress --out "$result" "${extra[@]}" \
     >"$out/logs/$name.txt" 2>&1
   rc=$?
-  rm -f "$result.journal.jsonl"
+  # A finished step's journal is spent. A failed or interrupted step keeps its measured points (the tool's
+  # message says how to --resume); an interrupt (130 SIGINT, 143 SIGTERM) also stops the gate: a Ctrl-C means stop.
+  ((rc == 0)) && rm -f "$result.journal.jsonl"
   if ((rc != 0)); then
     why=$(grep -m1 "error" "$out/logs/$name.txt" || tail -n 1 "$out/logs/$name.txt")
+    [[ -f "$result.journal.jsonl" ]] && why+=" (its measured points are kept in $result.journal.jsonl)"
     add_case steps "$name" error "exit $rc: $why"
     rows+=("| $name | **ERROR** (exit $rc) | $(md "$why") |"); record_code "$rc"
+    if ((rc == 130 || rc == 143)); then
+      notes+=("interrupted during $name (exit $rc): the later steps were not run")
+      break
+    fi
     continue
   fi
   add_case steps "$name" pass "measured: $result"

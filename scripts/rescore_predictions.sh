@@ -20,7 +20,15 @@ files=(
   results/h100/epilogue-680858e/moe-whole-score-h200-matrix.json
   results/h200/interference/e9158ce-epilogue/fa-whole-score.json
   results/h200/interference/e9158ce-epilogue/moe-whole-score-h200-matrix.json
+  results/h100/moe-matrix-8e7dc28/moe-whole-score.json
 )
+# The H100 matrix is packed (results/h100/moe-matrix-8e7dc28/MANIFEST): unpacked beside its score for the re-run
+# (the four files are ignored by git) and removed afterwards.
+packed=results/h100/moe-matrix-8e7dc28
+if [[ -f $packed/matrix.tar.gz ]]; then
+  tar xzf $packed/matrix.tar.gz -C $packed
+  trap 'rm -f '"$packed"'/megamoe-*.json; restore_aside' EXIT
+fi
 for out in "${files[@]}"; do
   [[ -f $out ]] || { echo "rescore_predictions: $out absent: skipped"; continue; }
   # The recorded command, one argument per line (the first, the tool, dropped).

@@ -620,6 +620,17 @@ MOE_WHOLE = "results/h200/interference/e9158ce-epilogue/moe-whole-score-h200-mat
 FA_WHOLE = "results/h200/interference/e9158ce-epilogue/fa-whole-score.json"
 
 
+def in_sample_label(d):
+    """' (in-sample: ...)' where the score file's meta.dates says an input was measured after the judged data."""
+    dates = get(d, "meta", "dates") or {}
+    late = [k for k in ("model", "interference", "gemm_rates") if k in dates and not get(dates, k, "predates_data")]
+    if not dates or not late:
+        return ""
+    return (f" (**in-sample**: the {' and '.join(late)} file was measured after these data, "
+            f"{get(dates, late[0], 'date_utc')} against {dates.get('earliest_judged_result_utc')}; not a prediction "
+            f"in the frozen-input sense)")
+
+
 def moe_whole_lines(inputs, readme=False):
     """The whole-kernel score on the H200 matrix: with the calibration's term where it is identified, else what
     scores without it, and why. None where the score file is absent."""
@@ -648,8 +659,9 @@ def moe_whole_lines(inputs, readme=False):
                 f"so no prediction with it is made; {base}. {met} of {len(bars)} bars met.")
     sp = get(k66, "speedup_spearman", t, "spearman")
     wo = get(k66, "schedules", "interleaved", "transfer_outcomes") or {}
+    sample = in_sample_label(d)
     return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): with the interference term of the H200 "
-            f"closed-loop (epilogue) calibration, the transfer misses by a median {apct(err('interleaved', t))} "
+            f"closed-loop (epilogue) calibration{sample}, the transfer misses by a median {apct(err('interleaved', t))} "
             f"interleaved and {apct(err('expert_wave', t))} expert-wave (bar 5%); {base}. Speedup Spearman "
             f"{num(sp, '.2f')} (bar 0.8). {met} of {len(bars)} bars met. Transfer intervals: median width "
             f"{apct(wo.get('interval_relative_width_median'), 0)} of the point; {wo.get('agrees', 0)} agree, "
@@ -689,7 +701,7 @@ def fa_whole_lines(inputs, readme=False):
     ref = f"[`{FA_WHOLE}`]({FA_WHOLE})" if readme else link(FA_WHOLE)
     term = get(d, "interference_term", "status") or "?"
     what = ("with the H200 epilogue calibration's interference term" if term == "identified" else
-            "the epilogue calibration's term is not identified, so the replay runs without it")
+            "the epilogue calibration's term is not identified, so the replay runs without it") + in_sample_label(d)
     per = b.get("per_M") or []
     why = sorted({x.get("why") for x in per if x.get("why")})
     names = {"Q_bytes": "Q", "tiss0_s": "T_iss⁰", "R_Bps": "R"}

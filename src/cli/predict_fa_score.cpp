@@ -94,22 +94,26 @@ struct Group {
   }
 };
 
-// `paths` without the files whose bytes an earlier one holds (fnv1a64, then the bytes compared): a copy would count
-// its rows twice. Each one left out is said on stderr and listed in `left_out` as {file, same_bytes_as, what}.
+// `paths` without the files whose content an earlier one holds: the same JSON values (parsed, then dumped with
+// sorted keys), so that a copy re-serialized with other whitespace is caught as well as a byte copy; a file that is
+// not JSON is compared by its bytes (the reader refuses it later). A copy would count its rows twice. Each one left
+// out is said on stderr and listed in `left_out` as {file, same_content_as, what}.
 std::vector<std::string> without_copies(const std::vector<std::string>& paths, const char* what, json& left_out) {
   std::vector<std::string> kept;
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_hash;  // hash -> (path, bytes)
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_hash;  // hash -> (path, content)
   for (const std::string& path : paths) {
-    std::string text = report::read_text_file(path);
-    auto& same_hash = by_hash[report::fnv1a64(text)];
-    const auto copy = std::find_if(same_hash.begin(), same_hash.end(), [&](const auto& p) { return p.second == text; });
+    std::string content = report::read_text_file(path);
+    const json parsed = json::parse(content, nullptr, false);
+    if (!parsed.is_discarded()) content = parsed.dump();
+    auto& same_hash = by_hash[report::fnv1a64(content)];
+    const auto copy = std::find_if(same_hash.begin(), same_hash.end(), [&](const auto& p) { return p.second == content; });
     if (copy != same_hash.end()) {
-      fmt::print(stderr, "xstage-predict fa-score: note: {} {} holds the same bytes as {}: a copy, scored once\n", what,
-                 path, copy->first);
-      left_out.push_back({{"file", path}, {"same_bytes_as", copy->first}, {"what", what}});
+      fmt::print(stderr, "xstage-predict fa-score: note: {} {} holds the same content (the same JSON values) as {}: a "
+                 "copy, scored once\n", what, path, copy->first);
+      left_out.push_back({{"file", path}, {"same_content_as", copy->first}, {"what", what}});
       continue;
     }
-    same_hash.emplace_back(path, std::move(text));
+    same_hash.emplace_back(path, std::move(content));
     kept.push_back(path);
   }
   return kept;

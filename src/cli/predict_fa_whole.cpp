@@ -13,6 +13,7 @@
 #include "attention/fa_result_reader.hpp"
 #include "attention/judge/fa_calibration.hpp"
 #include "attention/judge/fa_interference_score.hpp"
+#include "cli/common/input_dates.hpp"
 #include "cli/common/interference_input.hpp"
 #include "common/error.hpp"
 #include "report/file_io.hpp"
@@ -75,10 +76,12 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   const InterferenceInput term = interference_input_of(report::parse_json_text(loaded_text, o.interference_path),
                                                        o.interference_path, report::fnv1a64(loaded_text));
   std::vector<judge::FaScoredPoint> points;
+  std::vector<json> judged;
   for (const auto& path : o.result_paths) {
     const std::string text = report::read_text_file(path);
     (void)report::parse_result_text(text, path);  // the strict reader first
     const json doc = report::parse_json_text(text, path);
+    judged.push_back({{"meta", doc.value("meta", json::object())}});
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
       const json& point = doc["points"][i];
       if (point.value("suite", "") != attention::kFaSuiteId || point.value("status", "") != "ok") continue;
@@ -98,9 +101,14 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   if (points.empty())
     throw input_error("RESULT.json", fmt::format("no fa_a2a point with status ok on target '{}'", cal.target));
   json out = judge::score_fa_with_interference(points, cal, term.source, !o.no_reference);
+  const json dates = input_dates(judged, {{"model", report::parse_json_text(report::read_text_file(o.model_path),
+                                                                            o.model_path)},
+                                          {"interference", report::parse_json_text(loaded_text, o.interference_path)}});
+  if (const std::string note = input_dates_note(dates); !note.empty())
+    fmt::print(stderr, "xstage-predict fa-whole: note: {}\n", note);
   out["meta"] = {{"tool", "xstage-predict fa-whole"}, {"git_sha", build_info::kGitSha},
                  {"git_dirty", build_info::kGitDirty}, {"argv", o.argv},
-                 {"interference", term.provenance}, {"results", o.result_paths},
+                 {"interference", term.provenance}, {"results", o.result_paths}, {"dates", dates},
                  {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}};
   report::prepare_output_path(o.out_path, "--out");
   report::write_json_atomic(o.out_path, out, 1);

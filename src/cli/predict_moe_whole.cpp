@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/common/input_dates.hpp"
 #include "cli/common/interference_input.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
@@ -169,6 +170,14 @@ void run_predict_moe_whole(const PredictMoeWholeOptions& o) {
   }
   for (const std::string& s : inputs.skipped) result.not_scored.push_back(s);
 
+  std::vector<json> judged;
+  for (const auto& [path, doc] : docs) judged.push_back(doc);
+  std::vector<std::pair<std::string, json>> dated = {{"model", cal}, {"interference", loaded}};
+  if (!o.gemm_rates_path.empty()) dated.emplace_back("gemm_rates", read_named(o.gemm_rates_path, "--gemm-rates"));
+  const json dates = input_dates(judged, dated);
+  if (const std::string note = input_dates_note(dates); !note.empty())
+    std::fprintf(stderr, "xstage-predict moe-whole: note: %s\n", note.c_str());
+
   std::string command;
   for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
   const json provenance = {
@@ -179,7 +188,7 @@ void run_predict_moe_whole(const PredictMoeWholeOptions& o) {
       {"model_file", o.model_path},         {"model_fnv1a64", report::fnv1a64(model_text)},
       {"model_target", target},             {"interference", term.provenance},
       {"capacity", paths},                  {"results", o.results},
-      {"out", o.out_path}};
+      {"out", o.out_path},                  {"dates", dates}};
   const json summary = moe::whole_kernel_json(result, settings, provenance);
   const std::string md = moe::whole_kernel_markdown(summary);
   // Both files or neither: an --md that cannot be written leaves no --out (report/output_set.hpp).

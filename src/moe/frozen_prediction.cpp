@@ -93,7 +93,8 @@ InputBracket tiss0_bracket_at(const std::vector<Tiss0Row>& rows, int k, double v
     b.low = constrained_floor(rows, v);
     b.high = last.hi_s * v / last.volume_bytes;
     b.flag = fmt::format("extrapolated past the table's largest V at K={} ({:.0f} B): bracket [largest constrained "
-                         "value, last row x V/V_last]",
+                         "value, last row x V/V_last] (its upper end assumes T_iss^0 grows at most in proportion to V "
+                         "past the table: an assumption, not a measurement)",
                          k, last.volume_bytes);
     return b;
   }

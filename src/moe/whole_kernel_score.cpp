@@ -506,6 +506,20 @@ std::string whole_kernel_markdown(const json& s) {
                     s["meta"].value("command", std::string("xstage-predict moe-whole")),
                     s["interference_term"].value("label", std::string("")),
                     s["interference_term"].value("status", std::string("")));
+  if (const json* d = s["meta"].contains("dates") ? &s["meta"]["dates"] : nullptr; d && d->is_object()) {
+    std::string late;
+    for (const char* k : {"model", "interference", "gemm_rates"})
+      if (d->contains(k) && !(*d)[k].value("predates_data", false))
+        late += fmt::format("{}{} ({})", late.empty() ? "" : ", ", k,
+                            (*d)[k]["date_utc"].is_string() ? (*d)[k]["date_utc"].get<std::string>() : "no date");
+    md += late.empty() ? "Every input was measured before the earliest judged result file (" +
+                             d->value("earliest_judged_result_utc", std::string("?")) + "): out of sample.\n\n"
+                       : "**In-sample for some inputs:** measured after the earliest judged result file (" +
+                             (d->contains("earliest_judged_result_utc") && (*d)["earliest_judged_result_utc"].is_string()
+                                  ? (*d)["earliest_judged_result_utc"].get<std::string>()
+                                  : std::string("unknown")) +
+                             "): " + late + ". Their predictions are not predictions in the frozen-input sense.\n\n";
+  }
   const auto pct = [](const json& x) { return x.is_number() ? fmt::format("{:.1f}%", 100 * x.get<double>()) : std::string("-"); };
   for (const json& set : s["sets"]) {
     md += fmt::format("## {} ({} configurations)\n\n", set["set"].get<std::string>(), set["configs"].get<int>());

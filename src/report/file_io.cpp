@@ -167,6 +167,13 @@ bool starts_with_journal_header(const std::string& path) {
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind) {
   const std::string label = what.empty() ? "" : what + " ";
   if (path.empty()) throw input_error(what, "an output path is required");
+  // A path that names a folder by its spelling (`out/`, `.`, `..`): refused here, before anything is measured, not
+  // after (a hostile review of 2026-12-07: a whole sweep went into a hidden `out/.journal.jsonl` and was refused).
+  if (const std::string name = std::filesystem::path(path).filename().string();
+      name.empty() || name == "." || name == "..")
+    throw io_error(path, fmt::format("{}names a folder (it ends in '{}'), not a file; give a file name in it such "
+                                     "as {}result.json", label, name.empty() ? "/" : name,
+                                     name.empty() ? path : path + "/"));
   if (const int fd = stream_fd(path); fd > 0) {
     if (kind == OutputKind::kFileOrStream) return;
     const bool named = named_fd(path) == fd;  // else a file the shell redirected the stream into
@@ -296,9 +303,16 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
                                               "input or another output: give another path", out.path, other.what,
                                               how, role));
     };
-    for (const NamedPath& in : inputs)
-      if (!in.path.empty() && named_fd(in.path) < 0 && same_file(id, identity_of(in.path), false))
-        refuse(in, "an input");
+    for (const NamedPath& in : inputs) {
+      if (in.path.empty()) continue;
+      if (const int fd = named_fd(in.path); fd >= 0) {
+        // An input read through a descriptor (`--model /dev/stdin < cal.json`): the regular file behind it is
+        // that input (a hostile review of 2026-12-07 overwrote calibrations and gate configs this way).
+        if (is_file_behind_fd(out.path, fd)) refuse(in, "an input, the file behind its descriptor");
+        continue;
+      }
+      if (same_file(id, identity_of(in.path), false)) refuse(in, "an input");
+    }
     for (const auto& [other, other_id] : seen)
       if (same_file(id, other_id, true)) refuse(*other, "another output");
     seen.emplace_back(&out, id);

@@ -338,6 +338,24 @@ TEST(FaCommittedMutation, TheSensitivityBlockShowsAWrongCapacityGainingAgreement
   EXPECT_GT(q4->at("model").at("agrees").get<int>(), 0) << q4->dump();
 }
 
+// A drain rate 20% low ranks better than the measured calibration on the H100 set (the model is short there, and a
+// lower R widens and raises its intervals): the interval score cannot tell that calibration wrong, so the block must
+// carry it for the README to name it (an adversarial review of 2026-12-07 found it left out).
+TEST(FaCommittedMutation, TheSensitivityBlockShowsALowerDrainRateRankingBetter) {
+  const json s = sensitivity_of(kH100);
+  const json* r08 = nullptr;
+  for (const json& m : s.at("mutations"))
+    if (m.at("mutation") == "R x0.8") r08 = &m;
+  ASSERT_NE(r08, nullptr) << s.dump();
+  ASSERT_FALSE(r08->contains("error")) << r08->dump();
+  Tally base;
+  for (const FaJudgement& j : judgements(kH100, h100_points(), no_cal, no_point)) base.add(j.model);
+  const json b = base.to_json();
+  ASSERT_TRUE(b.at("interval_score_median_s").is_number()) << b.dump();
+  EXPECT_LT(r08->at("model").at("interval_score_median_s").get<double>(), b.at("interval_score_median_s").get<double>())
+      << r08->dump();
+}
+
 // fa-score's sensitivity block (fa_sensitivity.hpp) applies each mutation: on the H100 file R x0.5 loses its
 // agreement (the test above), so the block must say so; an unmutated run would report no change.
 TEST(FaCommittedMutation, TheScoreFilesSensitivityBlockSeesAWrongDrainRate) {

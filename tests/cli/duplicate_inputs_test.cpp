@@ -99,29 +99,49 @@ TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSai
 }
 
 // A copy (the same bytes under another path, which no path or inode check sees) is scored once, and said: before
-// issue 31 its rows counted twice. The same for a copied calibration.
+// issue 31 its rows counted twice. The same for a copied calibration, and for a copy re-serialized with other
+// whitespace (the same JSON values; an adversarial review of 2026-12-07 found it counted twice).
 TEST(DuplicateInputs, FaScoreScoresACopyOnceAndSaysSo) {
   Scratch s;
   std::filesystem::copy_file(kFa, s.path("fa.json"));
   std::filesystem::copy_file(kFa, s.path("fa-copy.json"));
   std::filesystem::copy_file(kFaCal, s.path("cal.json"));
   std::filesystem::copy_file(kFaCal, s.path("cal-copy.json"));
+  { std::ofstream(s.path("fa-indented.json")) << nlohmann::json::parse(read_file(kFa)).dump(2); }
   const ToolRun once = s.run("xstage-predict", "fa-score fa.json --model cal.json --out once.json");
   ASSERT_EQ(once.rc, 0) << once.err;
   const ToolRun copies =
-      s.run("xstage-predict", "fa-score fa.json fa-copy.json --model cal.json --model cal-copy.json --out copies.json");
+      s.run("xstage-predict", "fa-score fa.json fa-copy.json fa-indented.json --model cal.json --model cal-copy.json --out copies.json");
   ASSERT_EQ(copies.rc, 0) << copies.err;
-  EXPECT_TRUE(contains(copies.err, "xstage-predict fa-score: note: RESULT.json fa-copy.json holds the same bytes as "
-                                   "fa.json: a copy, scored once")) << copies.err;
-  EXPECT_TRUE(contains(copies.err, "note: --model cal-copy.json holds the same bytes as cal.json")) << copies.err;
+  EXPECT_TRUE(contains(copies.err, "xstage-predict fa-score: note: RESULT.json fa-copy.json holds the same content (the "
+                                   "same JSON values) as fa.json: a copy, scored once")) << copies.err;
+  EXPECT_TRUE(contains(copies.err, "note: --model cal-copy.json holds the same content (the same JSON values) as cal.json")) << copies.err;
   EXPECT_TRUE(contains(copies.out, "(1 result files x 1 calibrations)")) << copies.out;
   const nlohmann::json a = nlohmann::json::parse(read_file(s.path("once.json")));
   const nlohmann::json b = nlohmann::json::parse(read_file(s.path("copies.json")));
   EXPECT_EQ(b.at("rows").size(), a.at("rows").size());
   EXPECT_EQ(b.at("tally"), a.at("tally"));
-  ASSERT_EQ(b.at("copies_left_out").size(), 2u);
+  ASSERT_EQ(b.at("copies_left_out").size(), 3u);
   EXPECT_EQ(b.at("copies_left_out")[0].at("file"), "fa-copy.json");
-  EXPECT_EQ(b.at("copies_left_out")[0].at("same_bytes_as"), "fa.json");
+  EXPECT_EQ(b.at("copies_left_out")[0].at("same_content_as"), "fa.json");
+  EXPECT_EQ(b.at("copies_left_out")[1].at("file"), "fa-indented.json");
+}
+
+// An input read through a descriptor (/dev/stdin, redirected from a file) is that file: an output of the same path
+// would overwrite it (a hostile review of 2026-12-07 replaced a calibration with an FA result file this way, and a
+// gate candidate with CSV). Refused before anything is written, the folder unchanged.
+TEST(DuplicateInputs, AnInputReadThroughStdinIsNeverOverwritten) {
+  Scratch s;
+  std::filesystem::copy_file(kFaCal, s.path("cal.json"));
+  RunOptions from_cal;
+  from_cal.stdin_path = "cal.json";
+  expect_refused(s, "xstage-predict", "fa-result " + kFa + " --model /dev/stdin --out cal.json", 2,
+                 {"the file behind its descriptor"}, from_cal);
+  expect_refused(s, "xstage-gate",
+                 "--baseline " + kFaCal + " --candidate /dev/stdin --config " + kRoot +
+                     "/configs/gate/calibration.json --csv cal.json",
+                 2,
+                 {"the file behind its descriptor"}, from_cal);
 }
 
 TEST(DuplicateInputs, FaWholeRefusesAResultFileTwice) {

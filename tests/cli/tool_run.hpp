@@ -51,6 +51,7 @@ struct ToolRun {
 struct RunOptions {
   std::string cwd;       // empty: the test's own working directory
   uid_t run_as_uid = 0;  // non-zero: drop to this uid/gid before exec (the caller must be root)
+  std::string stdin_path;  // non-empty: the child's standard input reads this file (relative to cwd)
 };
 
 // Starts `tool` with `args` in the background; stdout/stderr go to stdout.txt/stderr.txt in `capture_dir`.
@@ -68,6 +69,7 @@ inline pid_t start_tool(const std::string& tool, const std::vector<std::string>&
   argv.push_back(nullptr);
   if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
   if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) ::_exit(126);
+  if (!options.stdin_path.empty() && !std::freopen(options.stdin_path.c_str(), "r", stdin)) ::_exit(126);
   if (options.run_as_uid != 0) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(options.run_as_uid) != 0 || ::setuid(options.run_as_uid) != 0)
       ::_exit(125);

@@ -164,6 +164,9 @@ TEST(OutputPath, RefusesDevicesFifosFoldersAndFilesAsFolders) {
   expect_refused(dir.path().string(), "is a folder");
   std::ofstream(dir.file("plain")) << "x";
   expect_refused(dir.file("plain") + "/x/out.json", "is not a folder");
+  // A folder by its spelling, existing or not: refused before any measurement (no folder created).
+  expect_refused(dir.file("new") + "/", "names a folder (it ends in '/')");
+  expect_refused(dir.file("new") + "/.", "names a folder (it ends in '.')");
   EXPECT_EQ(dir.num_entries(), 2u);
 }
 

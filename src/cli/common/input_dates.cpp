@@ -1,0 +1,58 @@
+// xstage cli layer: see input_dates.hpp.
+#include "cli/common/input_dates.hpp"
+
+#include <ctime>
+#include <optional>
+
+#include "report/utc_instant.hpp"
+
+namespace xs::cli {
+namespace {
+
+std::string date_of(const nlohmann::json& doc) {
+  return doc.is_object() && doc.contains("meta") && doc["meta"].is_object() && doc["meta"].contains("date_utc") &&
+                 doc["meta"]["date_utc"].is_string()
+             ? doc["meta"]["date_utc"].get<std::string>()
+             : std::string();
+}
+
+}  // namespace
+
+nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
+                           const std::vector<std::pair<std::string, nlohmann::json>>& inputs) {
+  const double now_s = static_cast<double>(std::time(nullptr));
+  std::optional<double> earliest;
+  std::string earliest_text;
+  for (const nlohmann::json& doc : judged_docs) {
+    const std::string d = date_of(doc);
+    const std::optional<double> t = report::parse_record_instant(d, now_s);
+    if (t && (!earliest || *t < *earliest)) {
+      earliest = t;
+      earliest_text = d;
+    }
+  }
+  nlohmann::json out = {{"earliest_judged_result_utc", earliest ? nlohmann::json(earliest_text) : nlohmann::json()}};
+  bool all = earliest.has_value();
+  for (const auto& [name, doc] : inputs) {
+    const std::string d = date_of(doc);
+    const std::optional<double> t = report::parse_record_instant(d, now_s);
+    const bool before = t && earliest && *t < *earliest;
+    all = all && before;
+    out[name] = {{"date_utc", t ? nlohmann::json(d) : nlohmann::json()}, {"predates_data", before}};
+  }
+  out["every_input_predates_data"] = all;
+  return out;
+}
+
+std::string input_dates_note(const nlohmann::json& dates) {
+  if (dates.value("every_input_predates_data", false)) return "";
+  std::string late;
+  for (const auto& [name, v] : dates.items())
+    if (v.is_object() && !v.value("predates_data", false)) late += (late.empty() ? "" : ", ") + name;
+  const nlohmann::json& e = dates["earliest_judged_result_utc"];
+  return "not every input was measured before the earliest judged result file (" +
+         (e.is_string() ? e.get<std::string>() : std::string("date unknown")) + "): " + late +
+         "; the score is in-sample for them (meta.dates)";
+}
+
+}  // namespace xs::cli
