@@ -468,7 +468,9 @@ std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, do
                                       const std::vector<Tiss0Fit>& tiss0, const FitOptions& options) {
   if (!(drain_rate_bps > 0)) throw input_error("drain_rate_bps", "must be > 0 (fit R first)");
   const detail::Dataset data = detail::build_dataset(points, options);
-  const auto plans = detail::plan_capacity(data, drain_rate_bps, true, tiss0, options);
+  auto plans = detail::plan_capacity(data, drain_rate_bps, true, tiss0, options);
+  for (auto& p : plans)  // R held fixed here: no R error in the knee-shape contrast
+    detail::reject_knee_shape(p, detail::knee_shape(data, p, drain_rate_bps, 0.0), drain_rate_bps, options.knee_shape_sigmas);
   std::vector<int> read;
   std::vector<std::vector<int>> groups;
   for (const auto& p : plans) {

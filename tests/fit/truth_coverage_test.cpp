@@ -154,6 +154,13 @@ TruthParams host_like() {
   return p;
 }
 
+std::string fmt_order(double order) {
+  char text[200];
+  std::snprintf(text, sizeof text, "isolated knee softened to (T0^n + D^n)^(1/n), n = %g, 1%% offsets: Q may come back not "
+                "identified", order);
+  return text;
+}
+
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> s = [] {
     std::vector<Scenario> v;
@@ -215,6 +222,12 @@ const std::vector<Scenario>& scenarios() {
                    {0.9, 0.0, 0.9},
                    {kCoverageBar, 0.45, "Q: a knee of order <= 3.5 is neither covered nor detected (0.52 at order 3 on "
                                         "200 seeds): the interval allows for a knee fading within two sweep steps only"}});
+    }
+    for (double order : {2.5, 3.5, 5.0}) {
+      Breakage b;
+      b.soft_knee_order = order;
+      const std::string tag = order == 2.5 ? "2_5" : order == 3.5 ? "3_5" : "5";
+      v.push_back({"soft_knee_order" + tag, fmt_order(order), base, {0.01, 0.02}, b, 3.0, 5, {0.9, 0.0, 0.9}});
     }
     v.push_back({"gap_sweep_short", "both gap sweeps stop at 0.3 V/R (still drain-limited), 1% offsets: their "
                                     "T_iss^0 rows must come back as upper bounds", base, {0.01, 0.02}, {}, 0.3, 5,
@@ -390,6 +403,9 @@ TEST(TruthCoverage, IsolatedAbsorbingPrefix) { expect_meets_bar("isolated_absorb
 TEST(TruthCoverage, DrainDrift) { expect_meets_bar("drain_drift"); }
 TEST(TruthCoverage, SoftKnee) { expect_meets_bar("soft_knee"); }
 TEST(TruthCoverage, SoftKneeOrder3) { expect_meets_bar("soft_knee_order3"); }
+TEST(TruthCoverage, SoftKneeOrder2_5) { expect_meets_bar("soft_knee_order2_5"); }
+TEST(TruthCoverage, SoftKneeOrder3_5) { expect_meets_bar("soft_knee_order3_5"); }
+TEST(TruthCoverage, SoftKneeOrder5) { expect_meets_bar("soft_knee_order5"); }
 TEST(TruthCoverage, HostLikeOffsets7Pct) { expect_meets_bar("host_like_offsets_7pct"); }
 
 TEST(TruthCoverage, GapSweepShortGivesUpperBoundsNotPlateaus) {
