@@ -120,7 +120,7 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
 
   std::vector<detail::Tiss0Plan> tplans = detail::plan_tiss0(data, r, options);
   for (const auto& p : tplans) fit.tiss0.push_back(detail::tiss0_row(data, p, r, med));
-  const auto cplans = detail::plan_capacity(data, r, dplan.constrained, fit.tiss0, options,
+  auto cplans = detail::plan_capacity(data, r, dplan.constrained, fit.tiss0, options,
                                             detail::drain_scatter(data, dplan, r));
   for (const auto& p : cplans) fit.capacity.push_back(detail::capacity_row(data, p, r, med));
   add_isolated_floor_rows(data, cplans, fit.capacity, r, options, fit.tiss0, tplans);
@@ -195,6 +195,15 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
     else if (auto none = e.note.find("no interval: "); none != std::string::npos)
       e.note = e.note.substr(0, none) + "interval from " + scatter + " (one repetition)";
   }
+  // Knee shape (knee_shape.cpp): a drain branch whose V - R T tilts along the branch beyond its noise and R's (a knee
+  // softer than eq. 7's, a drift of R) does not identify Q. sigma_R, the relative standard error of R, from R's own
+  // bootstrap interval (half-width / 1.96). Decided after the bootstrap, so R's and T_iss^0's fits are untouched.
+  const double r_rel_se = dplan.bound() == "fit" && std::isfinite(ci[0].lo) && std::isfinite(ci[0].hi)
+                              ? (ci[0].hi - ci[0].lo) / (2 * 1.96 * r) : 0.0;
+  for (std::size_t q = 0; q < cplans.size(); ++q)
+    if (fit.capacity[q].bound == "fit" &&
+        detail::reject_knee_shape(cplans[q], detail::knee_shape(data, cplans[q], r, r_rel_se), r, options.knee_shape_sigmas))
+      fit.capacity[q] = detail::capacity_row(data, cplans[q], r, med);
   for (std::size_t q = 0; q < fit.capacity.size(); ++q) {
     detail::set_capacity_ci95(fit.capacity[q], cplans[q], ci[2 + fit.tiss0.size() + q]);
     // Misfit at the knee: a soft knee bends the branch's first points above (V - Q)/R and pulls Q down, within
@@ -330,6 +339,7 @@ nlohmann::json CalibrationFit::to_json() const {
                            {"misfit_floor", options.misfit_floor},
                            {"misfit_sigmas", options.misfit_sigmas},
                            {"floor_conflict_sigmas", options.floor_conflict_sigmas},
+                           {"knee_shape_sigmas", options.knee_shape_sigmas},
                            {"min_stream_bytes", options.min_stream_bytes},
                            {"min_zero_gap_volume_bytes", options.min_zero_gap_volume_bytes},
                            {"path_rate_limit_Bps", options.path_rate_limit_bps > 0 ? json(options.path_rate_limit_bps) : json()},

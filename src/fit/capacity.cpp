@@ -35,6 +35,8 @@
 // branch is only 2x steeper than the floor, Q comes out 0.81-0.84 of truth on seeds 31-35; the one signal,
 // the last floor point 3-6% above the affine floor trend, is 1.6-3.9 standard errors, 2.5 on seed 31). The
 // interval covers it instead: fit_calibration spans the fits without the branch's first one and two points.
+// A branch whose V - R T tilts along it beyond its slope's and R's noise (a softer knee, a drift of R) is not
+// identified: knee_shape.cpp, applied once R's interval is known (fit_calibration) or with R fixed (fit_capacity).
 // No point above the knee: eq. 7 still gives Q >= V - R T_iss for every point, so Q >= max(V - R T_iss
 // - R T_iss x misfit_sigmas x noise) (the noise term only: near an unseen knee a point's noise alone would
 // otherwise lift the bound above Q), reported with bound "lower" and constrained = false.
@@ -468,7 +470,9 @@ std::vector<CapacityFit> fit_capacity(const std::vector<PointRecord>& points, do
                                       const std::vector<Tiss0Fit>& tiss0, const FitOptions& options) {
   if (!(drain_rate_bps > 0)) throw input_error("drain_rate_bps", "must be > 0 (fit R first)");
   const detail::Dataset data = detail::build_dataset(points, options);
-  const auto plans = detail::plan_capacity(data, drain_rate_bps, true, tiss0, options);
+  auto plans = detail::plan_capacity(data, drain_rate_bps, true, tiss0, options);
+  for (auto& p : plans)  // R held fixed here: no R error in the knee-shape contrast
+    detail::reject_knee_shape(p, detail::knee_shape(data, p, drain_rate_bps, 0.0), drain_rate_bps, options.knee_shape_sigmas);
   std::vector<int> read;
   std::vector<std::vector<int>> groups;
   for (const auto& p : plans) {

@@ -52,6 +52,10 @@ struct FitOptions {
   // ... and the floor's lower bound on Q (max V - R T_iss over the floor points) does not exceed the drain
   // branch's weighted estimate of Q by more than floor_conflict_sigmas combined standard errors (one-sided).
   double floor_conflict_sigmas = 3.0;
+  // ... and the branch's V - R T does not tilt along it: its weighted slope against R T stays within
+  // knee_shape_sigmas standard errors (its own and R's; two-sided, a false alarm of 0.27% per K at 3 under eq. 7
+  // with the measured noise; knee_shape.cpp).
+  double knee_shape_sigmas = 3.0;
   // The copy-engine rate of the same path measured in the same calibration (0: none). Where the copy engine
   // bounds what the path carries (the host path: SM stores and the copy engine share one PCIe link), a
   // zero-gap point faster than path_rate_limit_bps x (1 + max(path_rate_tolerance, the cluster tolerance)) is

@@ -4,6 +4,7 @@
 // estimators, on resampled points (bootstrap.hpp).
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,18 @@ CapacityFit capacity_row(const Dataset& data, const CapacityPlan& plan, double d
 struct Interval;
 // The bootstrap interval of a Q row, or none (lower bound, not identified, a single branch point).
 void set_capacity_ci95(CapacityFit& row, const CapacityPlan& plan, const Interval& iv);
+// knee_shape.cpp: the drain branch's tilt against R. tilt: the weighted least-squares slope b of c = V - R T on
+// x = R T over the branch (weights 1/(R T m / misfit_sigmas)^2; 0 under eq. 7 with the true R); tilt_se:
+// sqrt(its standard error^2 + drain_rate_rel_se^2); sigmas = tilt / tilt_se (NaN on branches of < 3 points).
+struct KneeShape {
+  int num_points = 0;
+  double tilt = std::numeric_limits<double>::quiet_NaN(), tilt_se = std::numeric_limits<double>::quiet_NaN();
+  double sigmas = std::numeric_limits<double>::quiet_NaN();
+};
+KneeShape knee_shape(const Dataset& data, const CapacityPlan& plan, double drain_rate_bps, double drain_rate_rel_se);
+// Marks the plan not identified (note in the format of plan_capacity's other reasons) when |ks.sigmas| exceeds
+// sigmas_limit; returns whether it did.
+bool reject_knee_shape(CapacityPlan& plan, const KneeShape& ks, double drain_rate_bps, double sigmas_limit);
 // A floor point is clearly on T_iss^0, given the fitted Q, when T_iss >= (1 + knee_margin) (V - Q)/R; one
 // nearer the knee may carry some backpressure, so its T_iss is only an upper bound of T_iss^0.
 bool clearly_on_floor(const Dataset& data, const CapacityPlan& plan, int obs_idx, double drain_rate_bps,
