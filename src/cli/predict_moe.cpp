@@ -49,7 +49,7 @@ constexpr double kMaxRoutedPairs = 1 << 25;   // P x T x k (rank, token, expert)
 constexpr double kMaxReplayTiles = 1 << 22;   // tiles of the emulated rank, bounded from the flags
 // R the advisor accepts: every drain time V/R and injection rate stays finite and meaningful within it.
 constexpr double kMinDrainRateBps = 1e6, kMaxDrainRateBps = 1e15;
-constexpr const char* kDrainRateRange = "1 MB/s to 1 PB/s (1e6 to 1e15 B/s), e.g. --R 717GB/s";
+constexpr const char* kDrainRateRange = "1MB/s to 1000TB/s (1e6 to 1e15 B/s), e.g. --R 717GB/s";
 bool drain_rate_in_range(double bps) { return bps >= kMinDrainRateBps && bps <= kMaxDrainRateBps; }
 
 // The advisor's work from the flags alone (see the caps above): input_error naming the knobs to lower otherwise.

@@ -392,9 +392,9 @@ TEST(PredictMoe, ADrainRateOutsideItsRangeIsRefusedNamingTheInput) {
   std::ofstream(tiny) << cal.dump();
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --model " + tiny,
                    {"--model: R = 1 B/s (model.R_Bps of ", "xs_predict_tiny_r.json)",
-                    "outside the accepted range 1 MB/s to 1 PB/s"});
+                    "outside the accepted range 1MB/s to 1000TB/s"});
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --R 1B/s --tiss0 2us",
-                   {"--R: R = 1 B/s is outside the accepted range 1 MB/s to 1 PB/s"});
+                   {"--R: R = 1 B/s is outside the accepted range 1MB/s to 1000TB/s"});
   std::remove(tiny.c_str());
 }
 
