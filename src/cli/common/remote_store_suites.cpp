@@ -126,9 +126,17 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
       file.validation = fit::validate(file.points, *platform).to_json();
       file.extra["model_from"] = c.model_path;
     }
-    // --out and --csv as one set: a --csv that cannot be written leaves no --out either.
-    write_table_outputs(points_table(file.points), f.tables,
-                        {{out, "--out", report::dump_strict(report::to_json(file), 1) + "\n"}});
+    // --out and --csv as one set: a --csv that cannot be written leaves no --out either, and says where the
+    // measured points are.
+    try {
+      write_table_outputs(points_table(file.points), f.tables,
+                          {{out, "--out", report::dump_strict(report::to_json(file), 1) + "\n"}});
+    } catch (const Error& e) {
+      throw Error(e.code(), e.domain(), e.field(),
+                  fmt::format("{}; the {} measured points are kept in {}: give outputs that can be written and run "
+                              "the same command with --resume", e.what(), file.points.size(),
+                              report::journal_path_for(out)));
+    }
   });
   if (!root) return 0;
   std::FILE* human = human_output(f.tables);
