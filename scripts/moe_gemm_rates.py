@@ -104,8 +104,19 @@ def rates(paired, out, device_sms):
         fail(f"{paired}: {problem_text(e)} ({RATES_FORM})")
     if not rows:
         fail(f"{paired}: no point with torch_l1 and torch_l2 medians ({RATES_FORM})")
-    write_new(out, {"schema": {"name": "xstage.gemm_rates", "version": "1.0"}, "rates": rows,
-                    "meta": {"from": paired, "tool": "scripts/moe_gemm_rates.py rates"}})
+    # The paired run's time and GPU travel with the rates: a score can then tell whether they predate the data it
+    # judges and come from the same GPU (meta.date_utc, meta.devices[0].name, as in xstage's own files).
+    meta = {"from": paired, "tool": "scripts/moe_gemm_rates.py rates"}
+    try:
+        with open(paired) as f:
+            source = json.load(f).get("meta") or {}
+        if source.get("time_utc"):
+            meta["date_utc"] = source["time_utc"]
+        if source.get("device_name"):
+            meta["devices"] = [{"name": source["device_name"]}]
+    except (OSError, ValueError):
+        pass  # read_points above already read it; a second read failing leaves the rates undated
+    write_new(out, {"schema": {"name": "xstage.gemm_rates", "version": "1.0"}, "rates": rows, "meta": meta})
     print(f"wrote {out}: {len(rows)} rates")
 
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/common/input_dates.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
 #include "report/fnv1a.hpp"
@@ -102,6 +103,11 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
     throw input_error("--results", fmt::format("no megamoe point on target '{}' that ran and verified in the given "
                                                "files; expected xstage-bench megamoe result files", target));
   const moe::ScoreResult result = moe::score_advisor(inputs, cal);
+  std::vector<json> judged;
+  for (const auto& [path, doc] : docs) judged.push_back(doc);
+  const json dates = input_dates(judged, {{"model", cal.doc}});
+  if (const std::string note = input_dates_note(dates); !note.empty())
+    std::fprintf(stderr, "xstage-predict moe-score: note: %s\n", note.c_str());
 
   std::string command;
   for (const std::string& a : o.argv) command += (command.empty() ? "" : " ") + a;
@@ -112,7 +118,7 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
       {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))},
       {"model_file", o.model_path},         {"model_fnv1a64", cal.fnv1a64},
       {"model_target", target},             {"results", o.results},
-      {"out", o.out_path}};
+      {"out", o.out_path},                  {"dates", dates}};
   // Both files or neither: an --md that cannot be written leaves no --out (report/output_set.hpp).
   report::write_outputs_atomic(
       {{o.out_path, "--out", report::dump_strict(moe::score_json(inputs, result, provenance), 1) + "\n"},

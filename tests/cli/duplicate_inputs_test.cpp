@@ -211,5 +211,35 @@ TEST(FaScoreInputs, OutOfSampleNeedsTheRunsOwnCalibration) {
   EXPECT_EQ(ts.at("rows_whose_calibration_is_a_refit_not_the_runs_own"), 8);
 }
 
+
+// ---- input dates: which inputs of a score predate the launches it judges, and on which GPU ----------------------
+
+// moe-score on the committed DSv4-Flash run with its own calibration (measured the same day, before the run): every
+// input predates the data, no note. The same calibration dated after the run and named for another GPU: the score
+// says both (meta.dates and a stderr note; an adversarial review of 2026-12-07 found nothing said).
+TEST(InputDates, MoeScoreSaysWhenTheCalibrationIsLaterOrOfAnotherGpu) {
+  Scratch s;
+  const std::string run_file = kRoot + "/results/h200/megamoe/megamoe-dsv4_flash-bn128.json";
+  const ToolRun own = s.run("xstage-predict", "moe-score --results " + run_file + " --model " + kMoeCal +
+                                                  " --out own.json");
+  ASSERT_EQ(own.rc, 0) << own.err;
+  EXPECT_EQ(own.err.find("note:"), std::string::npos) << own.err;
+  const nlohmann::json a = nlohmann::json::parse(read_file(s.path("own.json")));
+  EXPECT_EQ(a["meta"]["dates"]["model"]["predates_data"], true) << a["meta"]["dates"].dump();
+  EXPECT_EQ(a["meta"]["dates"]["every_input_predates_data"], true);
+
+  nlohmann::json cal = nlohmann::json::parse(read_file(kMoeCal));
+  cal["meta"]["date_utc"] = "2026-12-06T00:00:00Z";
+  cal["meta"]["devices"][0]["name"] = "NVIDIA H100 80GB HBM3";
+  { std::ofstream(s.path("late.json")) << cal.dump(); }
+  const ToolRun late = s.run("xstage-predict", "moe-score --results " + run_file + " --model late.json --out late-score.json");
+  ASSERT_EQ(late.rc, 0) << late.err;
+  EXPECT_TRUE(contains(late.err, "in-sample")) << late.err;
+  EXPECT_TRUE(contains(late.err, "another GPU")) << late.err;
+  const nlohmann::json b = nlohmann::json::parse(read_file(s.path("late-score.json")));
+  EXPECT_EQ(b["meta"]["dates"]["model"]["predates_data"], false);
+  EXPECT_EQ(b["meta"]["dates"]["model"]["same_device_as_data"], false);
+}
+
 }  // namespace
 }  // namespace xs::test

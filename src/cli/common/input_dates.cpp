@@ -16,6 +16,15 @@ std::string date_of(const nlohmann::json& doc) {
              : std::string();
 }
 
+// The first GPU a file's meta names ("" where it names none: the simulator, a rates file).
+std::string device_of(const nlohmann::json& doc) {
+  if (!doc.is_object() || !doc.contains("meta") || !doc["meta"].is_object()) return "";
+  const nlohmann::json& m = doc["meta"];
+  if (m.contains("devices") && m["devices"].is_array() && !m["devices"].empty() && m["devices"][0].is_object())
+    return m["devices"][0].value("name", std::string());
+  return "";
+}
+
 }  // namespace
 
 nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
@@ -31,7 +40,11 @@ nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
       earliest_text = d;
     }
   }
-  nlohmann::json out = {{"earliest_judged_result_utc", earliest ? nlohmann::json(earliest_text) : nlohmann::json()}};
+  std::string data_device;
+  for (const nlohmann::json& doc : judged_docs)
+    if (const std::string d = device_of(doc); !d.empty()) data_device = d;
+  nlohmann::json out = {{"earliest_judged_result_utc", earliest ? nlohmann::json(earliest_text) : nlohmann::json()},
+                        {"judged_device", data_device}};
   bool all = earliest.has_value();
   for (const auto& [name, doc] : inputs) {
     const std::string d = date_of(doc);
@@ -39,20 +52,32 @@ nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
     const bool before = t && earliest && *t < *earliest;
     all = all && before;
     out[name] = {{"date_utc", t ? nlohmann::json(d) : nlohmann::json()}, {"predates_data", before}};
+    // Another GPU than the judged files' (both named): the input describes another machine.
+    if (const std::string dev = device_of(doc); !dev.empty()) {
+      out[name]["device"] = dev;
+      out[name]["same_device_as_data"] = data_device.empty() || dev == data_device;
+    }
   }
   out["every_input_predates_data"] = all;
   return out;
 }
 
 std::string input_dates_note(const nlohmann::json& dates) {
-  if (dates.value("every_input_predates_data", false)) return "";
+  std::string other;
+  for (const auto& [name, v] : dates.items())
+    if (v.is_object() && !v.value("same_device_as_data", true))
+      other += (other.empty() ? "" : ", ") + name + " (" + v.value("device", std::string()) + ")";
+  const std::string device_note =
+      other.empty() ? "" : "measured on another GPU than the judged files' (" +
+                               dates.value("judged_device", std::string()) + "): " + other;
+  if (dates.value("every_input_predates_data", false)) return device_note;
   std::string late;
   for (const auto& [name, v] : dates.items())
     if (v.is_object() && !v.value("predates_data", false)) late += (late.empty() ? "" : ", ") + name;
   const nlohmann::json& e = dates["earliest_judged_result_utc"];
   return "not every input was measured before the earliest judged result file (" +
          (e.is_string() ? e.get<std::string>() : std::string("date unknown")) + "): " + late +
-         "; the score is in-sample for them (meta.dates)";
+         "; the score is in-sample for them (meta.dates)" + (device_note.empty() ? "" : "; " + device_note);
 }
 
 }  // namespace xs::cli

@@ -10,11 +10,14 @@
 
 namespace xs::cli {
 
-// {"earliest_judged_result_utc": date | null, "<name>": {"date_utc": date | null, "predates_data": bool}, ...,
-//  "every_input_predates_data": bool}. A missing or malformed date is unknown, never "before" (report/utc_instant).
+// {"earliest_judged_result_utc": date | null, "judged_device": GPU name | "",
+//  "<name>": {"date_utc": date | null, "predates_data": bool[, "device": name, "same_device_as_data": bool]}, ...,
+//  "every_input_predates_data": bool}. A missing or malformed date is unknown, never "before" (report/utc_instant);
+// a device is compared only where both sides name one (meta.devices[0].name).
 nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
                            const std::vector<std::pair<std::string, nlohmann::json>>& inputs);
-// The stderr note a tool prints where not every input predates the data ("" where every one does).
+// The stderr note a tool prints where not every input predates the data or one was measured on another GPU ("" where
+// neither).
 std::string input_dates_note(const nlohmann::json& dates);
 
 }  // namespace xs::cli
