@@ -46,8 +46,10 @@ struct WholeKernelOption {
   // Transfer (calibration term), its bracket over R's ci95 and the term's [lo, hi].
   std::optional<double> transfer_s, transfer_lo_s, transfer_hi_s;
   std::string transfer_why_not;
-  double replay_local_s = 0, replay_host_s = 0;
-  double mean_slowdown_l2 = 1;
+  double replay_local_s = 0;
+  // The host replay with the term and its mean L2 slowdown: only where the term could be used (null in JSON
+  // otherwise, never a 0 that reads like a time).
+  std::optional<double> replay_host_s, mean_slowdown_l2;
   std::optional<double> transfer_no_term_s;    // Burst-Gap replay only (identity term)
   std::optional<double> transfer_constant_s;   // local x median ratio of the other shapes
   std::optional<double> transfer_reference_s;  // term fitted on the other shapes' application data

@@ -52,7 +52,7 @@ json predictions_of(const json& doc, const WholeKernelSettings& s) {
     for (const WholeKernelOption& o : c.options) {
       const auto j = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
       out.push_back({c.label, o.option.key(), j(o.transfer_s), j(o.transfer_lo_s), j(o.transfer_hi_s),
-                     o.replay_host_s, o.replay_local_s, j(o.transfer_no_term_s), j(o.transfer_constant_s),
+                     j(o.replay_host_s), o.replay_local_s, j(o.transfer_no_term_s), j(o.transfer_constant_s),
                      j(o.abinitio_host_s), j(o.abinitio_local_s), o.transfer_why_not});
     }
   return out;
@@ -102,6 +102,7 @@ TEST(WholeKernelScore, AnUncalibratedTermGivesNoTransferAndSaysSo) {
   for (const json& row : rows) {
     EXPECT_TRUE(row[2].is_null()) << row.dump();
     EXPECT_TRUE(row[9].is_null()) << row.dump();  // ab initio host needs the term too
+    EXPECT_TRUE(row[5].is_null()) << row.dump();  // no host replay with a term: null, never a 0 read as a time
     EXPECT_NE(row[11].get<std::string>().find("interference not calibrated"), std::string::npos) << row.dump();
     EXPECT_TRUE(row[7].is_number());  // the Burst-Gap replay without the term is still there, labelled apart
   }
