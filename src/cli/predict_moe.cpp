@@ -173,7 +173,7 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
                     Sign::kNonNegative);
   add_count_option(*cmd, "--routing-seed", o.routing_seed, help_text("routing seed", "integer >= 0", "default 1"), 0);
   add_number_option(*cmd, "--tensor-tflops", o.tensor_tflops,
-                    help_text("F, device tensor throughput in TFLOP/s", "number > 0; e.g. 600",
+                    help_text("F, device tensor throughput in TFLOP/s", "number in [0.001, 1000000]; e.g. 600",
                               "T_L = 2 b_m b_n k / (F/132); or --from-run"));
   cmd->add_option("--from-run", o.from_run,
                   "megamoe result file: T_L1/T_L2 from the matching point's expert_wave mainloop medians (shape, "
@@ -235,6 +235,12 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
 
   moe::AdvisorThroughput t;
   if (o.tensor_tflops) {
+    // A tensor rate from 1 GFLOP/s to 1 EFLOP/s: outside it the tile times under- or overflow (a hostile review
+    // gave 1e300 and was told an internal key must be finite, and 1e-300 printed 300-digit times).
+    if (!(*o.tensor_tflops >= 1e-3 && *o.tensor_tflops <= 1e6))
+      throw input_error("--tensor-tflops", fmt::format("F = {:.6g} TFLOP/s is outside the accepted range 0.001 to "
+                                                       "1000000 TFLOP/s (e.g. --tensor-tflops 600)",
+                                                       *o.tensor_tflops));
     t.tensor_flops_per_s = *o.tensor_tflops * 1e12;
   } else {
     moe::RunPointQuery q;

@@ -395,6 +395,9 @@ TEST(PredictMoe, ADrainRateOutsideItsRangeIsRefusedNamingTheInput) {
                     "outside the accepted range 1MB/s to 1000TB/s"});
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --R 1B/s --tiss0 2us",
                    {"--R: R = 1 B/s is outside the accepted range 1MB/s to 1000TB/s"});
+  for (const char* f : {"1e300", "1e-300"})
+    expect_bad_input(std::string("moe --shape dsv4_flash --tensor-tflops ") + f + " --R 50GB/s --tiss0 2us",
+                     {"--tensor-tflops: F = ", "outside the accepted range 0.001 to 1000000 TFLOP/s"});
   std::remove(tiny.c_str());
 }
 
