@@ -128,4 +128,15 @@ void note_kept_journal(const std::string& tool, const std::string& output_path) 
                journal.c_str());
 }
 
+void write_keeping_points(const std::function<void()>& write, std::size_t num_points, const std::string& output_path) {
+  try {
+    write();
+  } catch (const Error& e) {  // nothing was written, but nothing measured is lost: say where it is
+    throw Error(e.code(), e.domain(), e.field(),
+                fmt::format("{}; the {} measured points are kept in {}: give outputs that can be written and run the "
+                            "same command with --resume to use them without measuring again",
+                            e.what(), num_points, report::journal_path_for(output_path)));
+  }
+}
+
 }  // namespace xs::bench

@@ -45,4 +45,8 @@ void check_journal_for_dry_run(const std::string& journal_path, const std::strin
 // removing it is safe). Prints nothing when there is no journal.
 void note_kept_journal(const std::string& tool, const std::string& output_path);
 
+// Runs `write` (a sweep's outputs, after every point was measured); where it throws an xs::Error, rethrows it with
+// where the `num_points` measured points are kept (the journal beside `output_path`) and how to fit them again.
+void write_keeping_points(const std::function<void()>& write, std::size_t num_points, const std::string& output_path);
+
 }  // namespace xs::bench

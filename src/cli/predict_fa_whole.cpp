@@ -71,7 +71,8 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   std::vector<report::NamedPath> results;  // every point counts once: no result file twice
   for (const auto& in : o.result_paths) results.push_back({in, "RESULT.json"});
   report::check_distinct_inputs(results);
-  const judge::FaCalibration cal = judge::load_fa_calibration(report::read_text_file(o.model_path), o.model_path);
+  const std::string model_text = report::read_text_file(o.model_path);
+  const judge::FaCalibration cal = judge::load_fa_calibration(model_text, o.model_path);
   const std::string loaded_text = report::read_text_file(o.interference_path);
   const InterferenceInput term = interference_input_of(report::parse_json_text(loaded_text, o.interference_path),
                                                        o.interference_path, report::fnv1a64(loaded_text));
@@ -101,8 +102,7 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   if (points.empty())
     throw input_error("RESULT.json", fmt::format("no fa_a2a point with status ok on target '{}'", cal.target));
   json out = judge::score_fa_with_interference(points, cal, term.source, !o.no_reference);
-  const json dates = input_dates(judged, {{"model", report::parse_json_text(report::read_text_file(o.model_path),
-                                                                            o.model_path)},
+  const json dates = input_dates(judged, {{"model", report::parse_json_text(model_text, o.model_path)},
                                           {"interference", report::parse_json_text(loaded_text, o.interference_path)}});
   if (const std::string note = input_dates_note(dates); !note.empty())
     fmt::print(stderr, "xstage-predict fa-whole: note: {}\n", note);

@@ -339,14 +339,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
     if (!o.no_fit) attach_interference(file, o.bootstrap);
     const xs::report::StopSignalsHeld held;  // an interrupt from here on waits for the outputs
-    try {
-      write_outputs(file, out, o.tables);
-    } catch (const xs::Error& e) {  // nothing was written, but nothing measured is lost: say where it is
-      throw xs::Error(e.code(), e.domain(), e.field(),
-                      fmt::format("{}; the {} measured points are kept in {}: give outputs that can be written and run "
-                                  "the same command with --resume to fit them without measuring again",
-                                  e.what(), file.points.size(), xs::report::journal_path_for(out)));
-    }
+    xs::bench::write_keeping_points([&] { write_outputs(file, out, o.tables); }, file.points.size(), out);
     on_interrupt->set_message(fmt::format("after {} was written (complete)", out));
   });
   if (!root) return 0;

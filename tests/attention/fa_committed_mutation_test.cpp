@@ -324,14 +324,19 @@ json sensitivity_of(const DataSet& set) {
   return fa_score_sensitivity(points, cals);
 }
 
+// The sensitivity block's row of one mutation (nullptr where the block has none of that name).
+const json* mutation_row(const json& sensitivity, const std::string& name) {
+  for (const json& m : sensitivity.at("mutations"))
+    if (m.at("mutation") == name) return &m;
+  return nullptr;
+}
+
 // A wrong Q gains agreements on the committed H200 files under rule v6 (an adversarial review of 2026-12-07:
 // Q x4 gave 16, 10 on wide measurements, against the calibrations' 0). The score's sensitivity block must show
 // it rather than let the measured calibration's agreements stand alone.
 TEST(FaCommittedMutation, TheSensitivityBlockShowsAWrongCapacityGainingAgreements) {
   const json s = sensitivity_of(kH200);
-  const json* q4 = nullptr;
-  for (const json& m : s.at("mutations"))
-    if (m.at("mutation") == "Q x4") q4 = &m;
+  const json* q4 = mutation_row(s, "Q x4");
   ASSERT_NE(q4, nullptr) << s.dump();
   ASSERT_FALSE(q4->contains("error")) << q4->dump();
   EXPECT_GT(q4->at("agreements_gained").get<int>(), 0) << q4->dump();
@@ -343,9 +348,7 @@ TEST(FaCommittedMutation, TheSensitivityBlockShowsAWrongCapacityGainingAgreement
 // carry it for the README to name it (an adversarial review of 2026-12-07 found it left out).
 TEST(FaCommittedMutation, TheSensitivityBlockShowsALowerDrainRateRankingBetter) {
   const json s = sensitivity_of(kH100);
-  const json* r08 = nullptr;
-  for (const json& m : s.at("mutations"))
-    if (m.at("mutation") == "R x0.8") r08 = &m;
+  const json* r08 = mutation_row(s, "R x0.8");
   ASSERT_NE(r08, nullptr) << s.dump();
   ASSERT_FALSE(r08->contains("error")) << r08->dump();
   Tally base;

@@ -18,13 +18,6 @@
 namespace xs::test {
 namespace {
 
-std::size_t count_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
-  return n;
-}
-
 // Every entry of `dir` whose name holds ".tmp." (a temporary of an atomic write left behind).
 std::vector<std::string> temporaries(const std::string& dir) {
   std::vector<std::string> found;

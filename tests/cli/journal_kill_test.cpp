@@ -16,14 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tool_run.hpp"
+
 namespace {
 
-std::size_t count_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
-  return n;
-}
+using xs::test::count_lines;
 
 TEST(JournalUnderSigkill, FinishedPointsSurviveAndResumeCompletes) {
   const auto dir = std::filesystem::temp_directory_path() / ("xs_kill_" + std::to_string(::getpid()));

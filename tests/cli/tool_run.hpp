@@ -27,6 +27,14 @@ inline std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// Non-empty lines of a file (a journal's header and points); 0 where it does not exist yet.
+inline std::size_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
+  return n;
+}
+
 inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::trunc | std::ios::binary) << text;
 }

@@ -128,15 +128,10 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
     }
     // --out and --csv as one set: a --csv that cannot be written leaves no --out either, and says where the
     // measured points are.
-    try {
+    bench::write_keeping_points([&] {
       write_table_outputs(points_table(file.points), f.tables,
                           {{out, "--out", report::dump_strict(report::to_json(file), 1) + "\n"}});
-    } catch (const Error& e) {
-      throw Error(e.code(), e.domain(), e.field(),
-                  fmt::format("{}; the {} measured points are kept in {}: give outputs that can be written and run "
-                              "the same command with --resume", e.what(), file.points.size(),
-                              report::journal_path_for(out)));
-    }
+    }, file.points.size(), out);
   });
   if (!root) return 0;
   std::FILE* human = human_output(f.tables);
