@@ -1,5 +1,5 @@
 """The xstage contenders of fa_vs_cudnn.py: which FA launches its options ask for (names, option parsing) and the
-descriptor each launches with (the ctypes mirror of src/attention/fa_c_api.h). Pure: no torch, no GPU
+descriptor each launches with (the ctypes mirror of src/attention/run/fa_c_api.h). Pure: no torch, no GPU
 (tests/scripts/test_fa_vs_cudnn.py checks it on the CPU)."""
 import ctypes
 from typing import NamedTuple

@@ -8,7 +8,7 @@ settles at depends on how long the load has lasted: the bench's own FA-only samp
 (first rounds) to ~470 us, and cuDNN's probed clock after its burst is ~1800 MHz against FA-only's ~1710 MHz
 in the bench. This script gives both the same protocol in one process.
 
-It loads libxstage_fa.so (the C ABI of src/attention/fa_c_api.h) with ctypes and times, per M:
+It loads libxstage_fa.so (the C ABI of src/attention/run/fa_c_api.h) with ctypes and times, per M:
   cudnn        torch SDPA, cuDNN backend pinned (no fallback), Q/K/V [1, H, M, d] contiguous, O [1, H, M, d]
   fa_u_kvN     xstage FA-only exactly as the bench's `fa` variant: the same Q/K/V tensors, O written as the
                fused epilogue's P = --ranks rank slices [M/P][H][d] into one local buffer, K/V clusters of N

@@ -1,6 +1,6 @@
 // xstage kernels layer (attention): the simple GPU reference (one warp per query row, fp32 math,
 // exact expf, no tensor cores). Slow; used by tests and the runner as the oracle for large shapes, and
-// itself checked against the CPU float64 reference (src/attention/cpu_reference.hpp) on small shapes.
+// itself checked against the CPU float64 reference (src/attention/reference/cpu_reference.hpp) on small shapes.
 #pragma once
 #include <cstdint>
 

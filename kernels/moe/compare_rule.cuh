@@ -1,6 +1,6 @@
 // xstage kernels layer (moe): the elementwise rule of the Combine comparison, host and device. The device
 // comparison (compare_combine_kernel.cu) and the CPU mirror the verification tests run on fabricated
-// outputs (src/moe/verification_gate.cpp) evaluate exactly this code.
+// outputs (src/moe/reference/verification_gate.cpp) evaluate exactly this code.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // xstage attention layer: the fa_a2a suite's flags, dry run and run (see fa_suite.hpp). The run itself is
-// attention/fa_bench.cpp, linked only where the CUDA part (xs_attention) is built.
+// attention/run/fa_bench.cpp, linked only where the CUDA part (xs_attention) is built.
 #include "attention/fa_suite.hpp"
 
 #include <fmt/format.h>
@@ -8,13 +8,13 @@
 #include <memory>
 
 #include "attention/config.hpp"
-#include "attention/fa_app_point.hpp"
+#include "attention/point/fa_app_point.hpp"
 #include "bench/app_bench.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
 #if defined(XS_HAVE_ATTENTION_RUNNER)
-#include "attention/fa_bench.hpp"
+#include "attention/run/fa_bench.hpp"
 #endif
 
 namespace xs::attention {

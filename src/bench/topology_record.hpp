@@ -43,7 +43,7 @@ std::optional<RemoteTarget> remote_target_of(const std::string& target_text);
 // The pairs one point stores across, from GPU `device`:
 //   peer:N / nccl:N   device -> N (nothing for nccl:<device>, a one-rank communicator);
 //   plus, when alltoall_ranks > 1 and the target is peer:N (fa_a2a's one-process All-to-All,
-//   attention/fa_destinations.hpp): device -> r for every rank GPU r in 0..alltoall_ranks-1 other than device.
+//   attention/run/fa_destinations.hpp): device -> r for every rank GPU r in 0..alltoall_ranks-1 other than device.
 // local, host: none. Sorted, without duplicates.
 std::vector<GpuPair> pairs_for_point(const std::string& target_text, int device, int alltoall_ranks);
 

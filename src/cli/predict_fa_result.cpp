@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention/fa_app_point.hpp"
+#include "attention/point/fa_app_point.hpp"
 #include "attention/judge/fa_judgement.hpp"
-#include "attention/fa_result_reader.hpp"
+#include "attention/io/fa_result_reader.hpp"
 #include "cli/common/cli_main.hpp"
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
@@ -77,7 +77,7 @@ json read_fa_result(const std::string& path) {
 }
 
 // Re-judges points[i] in place (with its copy `legacy` in extra.fa_a2a, or null) and says what happened.
-PointRow rejudge(json& point, json* legacy, std::size_t i, const attention::judge::FaCalibration& calibration,
+PointRow rejudge(json& point, json* legacy, std::size_t i, const attention::model::FaCalibration& calibration,
                  const std::string& model_target, const json& provenance) {
   const std::string path = report::index_path("points", i);
   PointRow row;
@@ -232,7 +232,7 @@ void run_predict_fa_result(const PredictFaResultOptions& o) {
   json doc = read_fa_result(o.result_path);
   // One read of the calibration: the model, its target, its meta and the recorded hash all come from these bytes.
   const std::string model_text = read_named(o.model_path, "--model");
-  const attention::judge::FaCalibration calibration = attention::judge::load_fa_calibration(model_text, o.model_path);
+  const attention::model::FaCalibration calibration = attention::model::load_fa_calibration(model_text, o.model_path);
   const json model_doc = report::parse_json_text(model_text, o.model_path);
   const std::string model_target = calibration_target_of(model_doc);
   const json model_meta = at(model_doc, "/meta");

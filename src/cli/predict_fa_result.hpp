@@ -1,6 +1,6 @@
 // xstage cli layer: `xstage-predict fa-result`, a measured fa_a2a result file judged again against another
 // calibration: each point's prediction and agreement recomputed from its measured quantities
-// (attention/fa_result_reader.hpp, then add_prediction_json), written to a new file. Nothing is measured.
+// (attention/io/fa_result_reader.hpp, then add_prediction_json), written to a new file. Nothing is measured.
 #pragma once
 #include <string>
 #include <vector>

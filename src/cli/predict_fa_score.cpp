@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention/fa_app_point.hpp"
-#include "attention/fa_result_reader.hpp"
+#include "attention/point/fa_app_point.hpp"
+#include "attention/io/fa_result_reader.hpp"
 #include "attention/judge/fa_judgement.hpp"
 #include "attention/judge/fa_sensitivity.hpp"
 #include "common/error.hpp"
@@ -165,11 +165,11 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
   json copies_left_out = json::array();
   const std::vector<std::string> result_paths = without_copies(o.result_paths, "RESULT.json", copies_left_out);
   const std::vector<std::string> model_paths = without_copies(o.model_paths, "--model", copies_left_out);
-  std::vector<judge::FaCalibration> calibrations;
+  std::vector<attention::model::FaCalibration> calibrations;
   std::vector<std::pair<std::string, json>> calibration_docs;  // for the mutation sensitivity
   for (const auto& path : model_paths) {
     const std::string text = report::read_text_file(path);
-    calibrations.push_back(judge::load_fa_calibration(text, path));
+    calibrations.push_back(attention::model::load_fa_calibration(text, path));
     calibration_docs.emplace_back(path, report::parse_json_text(text, path));
   }
   std::vector<judge::FaSensitivityPoint> all_points;
@@ -268,7 +268,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
                           {"calibration_measured_utc", cal.date_utc}, {"calibration_predates_data", predates},
                           {"calibration_is_the_runs_own", frozen}, {"calibration_is_a_refit", refit},
                           {"heads", spec.num_heads}, {"target", spec.target}, {"in_sample", in_sample},
-                          {"E_res_pred_s", judge::to_json(j.prediction)["E_res_s"]},
+                          {"E_res_pred_s", attention::model::to_json(j.prediction)["E_res_s"]},
                           {"E_res_pred_point_s", number(j.prediction.e_res_point_s)},
                           {"decided", j.prediction.decided},
                           {"E_res_measured_s", j.measured.measured ? json(j.measured.median_s) : json()},

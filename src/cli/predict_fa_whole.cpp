@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention/fa_app_point.hpp"
-#include "attention/fa_result_reader.hpp"
-#include "attention/judge/fa_calibration.hpp"
+#include "attention/point/fa_app_point.hpp"
+#include "attention/io/fa_result_reader.hpp"
+#include "attention/model/fa_calibration.hpp"
 #include "attention/judge/fa_interference_score.hpp"
 #include "cli/common/input_dates.hpp"
 #include "cli/common/interference_input.hpp"
@@ -72,7 +72,7 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   for (const auto& in : o.result_paths) results.push_back({in, "RESULT.json"});
   report::check_distinct_inputs(results);
   const std::string model_text = report::read_text_file(o.model_path);
-  const judge::FaCalibration cal = judge::load_fa_calibration(model_text, o.model_path);
+  const attention::model::FaCalibration cal = attention::model::load_fa_calibration(model_text, o.model_path);
   const std::string loaded_text = report::read_text_file(o.interference_path);
   const InterferenceInput term = interference_input_of(report::parse_json_text(loaded_text, o.interference_path),
                                                        o.interference_path, report::fnv1a64(loaded_text));

@@ -10,12 +10,12 @@
 
 #include "common/error.hpp"
 #include "model/platform_model.hpp"
-#include "moe/frozen_prediction.hpp"
-#include "moe/moe_advisor.hpp"
-#include "moe/moe_run_point.hpp"
-#include "moe/problem.hpp"
-#include "moe/routing.hpp"
-#include "moe/shapes.hpp"
+#include "moe/advisor/frozen_prediction.hpp"
+#include "moe/advisor/moe_advisor.hpp"
+#include "moe/point/moe_run_point.hpp"
+#include "moe/point/problem.hpp"
+#include "moe/point/routing.hpp"
+#include "moe/point/shapes.hpp"
 #include "report/json_read.hpp"
 #include "report/result_file.hpp"
 

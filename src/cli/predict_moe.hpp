@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/common/options.hpp"
-#include "moe/moe_advisor.hpp"
+#include "moe/advisor/moe_advisor.hpp"
 
 namespace xs::cli {
 

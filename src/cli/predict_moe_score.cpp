@@ -16,7 +16,7 @@
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
 #include "report/fnv1a.hpp"
-#include "moe/advisor_score_io.hpp"
+#include "moe/advisor/advisor_score_io.hpp"
 #include "report/file_io.hpp"
 #include "report/json_read.hpp"
 #include "report/output_set.hpp"

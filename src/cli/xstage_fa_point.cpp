@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "attention/fa_runner.hpp"
+#include "attention/run/fa_runner.hpp"
 #include "cli/common/cli_main.hpp"
 
 namespace {

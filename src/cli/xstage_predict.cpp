@@ -582,7 +582,7 @@ Report run_interleave(const InterleaveOptions& o) {
   });
 }
 
-// ---- moe: the MegaMoE schedule advisor (cli/predict_moe.cpp, moe/moe_advisor.hpp) ----------------------
+// ---- moe: the MegaMoE schedule advisor (cli/predict_moe.cpp, moe/advisor/moe_advisor.hpp) ----------------------
 Report run_moe(const xs::cli::PredictMoeOptions& o) {
   using xs::moe::RowKind;
   Report out;

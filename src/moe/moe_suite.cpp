@@ -14,11 +14,11 @@
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
-#include "moe/moe_point.hpp"
-#include "moe/moe_variants.hpp"
-#include "moe/shapes.hpp"
+#include "moe/point/moe_point.hpp"
+#include "moe/run/moe_variants.hpp"
+#include "moe/point/shapes.hpp"
 #if defined(XS_HAVE_MOE_RUNNER)
-#include "moe/moe_bench.hpp"
+#include "moe/run/moe_bench.hpp"
 #endif
 
 namespace xs::moe {

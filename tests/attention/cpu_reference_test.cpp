@@ -5,9 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "attention/bf16.hpp"
-#include "attention/cpu_reference.hpp"
-#include "attention/fa_model.hpp"
+#include "attention/reference/bf16.hpp"
+#include "attention/reference/cpu_reference.hpp"
 #include "common/error.hpp"
 
 namespace xs::attention {
@@ -121,41 +120,6 @@ TEST(ReceivedBlocks, EverySendersBlockMustEqualTheOwnSlice) {
   EXPECT_EQ(c.num_unwritten, n);
   EXPECT_EQ(c.num_wrong, n + 1);
   EXPECT_NE(c.first_wrong.find("sender 2 element 0"), std::string::npos) << c.first_wrong;
-}
-
-TEST(FaModel, PaperWorstCaseBound) {
-  // Section 4.3: K = 148, B_t = 32 KiB, R = 717 GB/s, T_iss^0 = 0.76 us, sigma = 0.79 us -> G* ~ 6.0 us,
-  // M_ub* ~ 1.0K tokens; piggyback at M = 8192 (Q-loop ~ 50 us >> G*).
-  FaA2aModelInputs in;
-  in.seq_len = 8192;
-  in.num_heads = 8;
-  in.num_ctas = 148;
-  in.drain_rate_bps = 717e9;
-  in.tiss0_s = 0.76e-6;
-  in.capacity_bytes = 4.25 * 1024 * 1024;
-  in.sigma_s_per_kv_tile = 0.79e-6;
-  in.completion_latency_s = 1e-6;
-  const FaA2aPrediction p = predict_fa_a2a(in);
-  EXPECT_EQ(p.tile_bytes, 32768.0);
-  EXPECT_EQ(p.num_producers, 148);
-  EXPECT_NEAR(p.recovery_gap_s, 6.0e-6, 0.1e-6);
-  EXPECT_EQ(p.seq_len_bound_tokens, 1024.0);
-  EXPECT_EQ(p.drain_stall_s, 0.0);
-  EXPECT_EQ(p.e_drain_s, 0.0);
-  EXPECT_GT(p.dt_cc_s, 0.0);
-  EXPECT_NEAR(p.e_cc_s, p.num_bursts * p.dt_cc_s, 1e-15);
-  EXPECT_TRUE(p.design.capacity_bound_ok);
-  EXPECT_EQ(p.verdict, "piggyback");
-  // A very short sequence leaves the rate bound violated.
-  in.seq_len = 128;
-  in.num_heads = 148;
-  EXPECT_EQ(predict_fa_a2a(in).verdict, "reshape");
-  EXPECT_GT(predict_fa_a2a(in).drain_stall_s, 0.0);
-}
-
-TEST(FaModel, RejectsBadInput) {
-  FaA2aModelInputs in;
-  EXPECT_THROW(predict_fa_a2a(in), xs::Error);
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "attention/fa_app_point.hpp"
-#include "attention/fa_result_reader.hpp"
+#include "attention/point/fa_app_point.hpp"
+#include "attention/io/fa_result_reader.hpp"
 #include "attention/judge/fa_judgement.hpp"
 #include "attention/judge/fa_sensitivity.hpp"
 #include "report/file_io.hpp"

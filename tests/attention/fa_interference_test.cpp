@@ -6,8 +6,8 @@
 #include <cmath>
 #include <functional>
 
-#include "attention/judge/fa_frozen_prediction.hpp"
-#include "attention/judge/fa_interference_prediction.hpp"
+#include "attention/model/fa_frozen_prediction.hpp"
+#include "attention/model/fa_interference_prediction.hpp"
 #include "attention/judge/fa_judgement.hpp"
 
 namespace xs::attention::judge {
@@ -16,13 +16,13 @@ namespace {
 using nlohmann::json;
 constexpr double kUs = 1e-6;
 
-model::SlowdownSource linear_term() {  // s = 1 + offered / R
-  model::SlowdownSource t;
-  t.status = model::InterferenceStatus::kIdentified;
+xs::model::SlowdownSource linear_term() {  // s = 1 + offered / R
+  xs::model::SlowdownSource t;
+  t.status = xs::model::InterferenceStatus::kIdentified;
   t.label = "hand-made";
-  t.slowdown = [](const model::LoadState& l) {
+  t.slowdown = [](const xs::model::LoadState& l) {
     const double x = 1.0 + l.offered_rate_bps / l.drain_rate_bps;
-    return model::SlowdownBracket{x, x, x};
+    return xs::model::SlowdownBracket{x, x, x};
   };
   return t;
 }
@@ -104,7 +104,7 @@ TEST(FaInterference, TwoWavesByHand) {
 }
 
 TEST(FaInterference, AnUncalibratedTermPredictsNothingAndSaysSo) {
-  model::SlowdownSource none;
+  xs::model::SlowdownSource none;
   none.why = "no remote_store.loaded block";
   const FaInterferencePrediction p = predict_with_interference(two_waves(calibration("[]")), none);
   EXPECT_FALSE(p.computed);

@@ -1,7 +1,7 @@
 // Tests for attention/fa_layout: the layout-matched FA-only output (Ulysses rank slices in local memory)
 // gathers back to heads-major exactly, every element once; scatter and gather invert each other and agree
 // with the kernel's own UlyssesLayout::dst_element_offset; other senders' heads stay untouched.
-#include "attention/fa_layout.hpp"
+#include "attention/reference/fa_layout.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Tests for attention/fa_report: measured quantities (eq. 21), hiding at both boundaries (issue 13 items 2-3),
 // predictions only for the calibrated target (the judgement itself: fa_judge_test.cpp).
-#include "attention/fa_report.hpp"
+#include "attention/io/fa_report.hpp"
 #include "fa_test_stats.hpp"
 
 #include <fmt/format.h>
@@ -77,7 +77,7 @@ TEST(FaReport, SenderSideBoundaryIsJudgedWhereMeasuredWithCompletionBeside) {
 }
 
 TEST(FaReport, PredictsOnlyForTheCalibratedTarget) {
-  const auto cal = judge::constant_fa_calibration(717e9, 0.76e-6, 4.25 * 1048576);
+  const auto cal = model::constant_fa_calibration(717e9, 0.76e-6, 4.25 * 1048576);
   FaA2aPointResult r = measured(85.4e-6, 85.5e-6, 140.9e-6);
   r.sigma_fa_s_per_kv_tile = 0.78e-6;  // the FA-only variant: the frozen prediction's compute input
   const auto host = fa_point_json(spec_for("host"), r, &cal, "host");

@@ -1,7 +1,7 @@
 // Tests for attention/fa_result_reader: a point written the way xstage-bench fa_a2a writes it reads back into
 // a spec and result that the prediction judges exactly as the original; a point without a needed key is
 // refused naming it; the committed small-K H200 run re-judges against its calibration.
-#include "attention/fa_result_reader.hpp"
+#include "attention/io/fa_result_reader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <tuple>
 #include <vector>
 
-#include "attention/fa_app_point.hpp"
+#include "attention/point/fa_app_point.hpp"
 #include "attention/judge/fa_judgement.hpp"
-#include "attention/fa_report.hpp"
+#include "attention/io/fa_report.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "report/app_point.hpp"
@@ -103,18 +103,18 @@ FaA2aPointSpec host_spec() {
 }
 
 // R and T_iss^0 of the host path, Q(132) not identified: the bracketed capacity bound is exercised too.
-judge::FaCalibration host_platform() {
-  return judge::fa_calibration_from_model(json::parse(R"({"R_Bps": 52.6e9,
+model::FaCalibration host_platform() {
+  return model::fa_calibration_from_model(json::parse(R"({"R_Bps": 52.6e9,
       "tiss0": [{"K": 16, "V_bytes": 524288, "s": 1.5e-6}, {"K": 132, "V_bytes": 4325376, "s": 28.8e-6}],
       "Q": [{"K": 16, "bytes": 1.4e6, "bound": "fit"}, {"K": 132, "bytes": null, "bound": "not_identified"}]})"), "host test model");
 }
 
 // The points[] entry xstage-bench fa_a2a writes (fa_bench.cpp): fa_app_point over fa_point_json, to_json.
-json written_point(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const judge::FaCalibration& platform) {
+json written_point(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const model::FaCalibration& platform) {
   return report::to_json(fa_app_point(spec, r, fa_point_json(spec, r, &platform, "host")));
 }
 
-json judged(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const judge::FaCalibration& platform) {
+json judged(const FaA2aPointSpec& spec, const FaA2aPointResult& r, const model::FaCalibration& platform) {
   json j = json::object();
   judge::add_judgement_json(judge::judge_point(spec, r, platform), j);
   return j;
@@ -225,7 +225,7 @@ TEST(FaResultReader, TheCommittedSmallKRunReJudgesAgainstItsCalibration) {
   const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h200/archive/2026-12-02-1bb3bca/fa_a2a-small-k/";
   const json file = report::read_json_file(dir + "fa-a2a-host-small-k.json");
   const std::string cal = dir + "calibration-host-small-k.json";
-  const auto platform = judge::load_fa_calibration(report::read_text_file(cal), cal);
+  const auto platform = model::load_fa_calibration(report::read_text_file(cal), cal);
   int num_judged = 0;
   for (const json& point : file.at("points")) {
     if (point.value("suite", "") != kFaSuiteId) continue;

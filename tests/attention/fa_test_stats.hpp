@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "attention/fa_runner.hpp"
+#include "attention/point/fa_point.hpp"
 
 namespace xs::attention::test_stats {
 

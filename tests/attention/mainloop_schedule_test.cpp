@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "attention/config.hpp"
-#include "attention/fa_app_point.hpp"
+#include "attention/point/fa_app_point.hpp"
 #include "common/error.hpp"
 
 namespace xs::attention {

@@ -10,7 +10,7 @@
 #include <atomic>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "attention/fa_runner.hpp"
+#include "attention/run/fa_runner.hpp"
 #include "bench/rank_comm.hpp"
 #include "common/error.hpp"
 #include "runtime/device_buffer.hpp"

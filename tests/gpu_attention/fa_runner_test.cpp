@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "attention/fa_runner.hpp"
+#include "attention/run/fa_runner.hpp"
 #include "common/error.hpp"
 
 namespace xs::attention {

@@ -1,12 +1,12 @@
-// xstage GPU attention tests: the sender-side rounds (attention/fa_sender.hpp): one value per kept round and
+// xstage GPU attention tests: the sender-side rounds (attention/run/fa_sender.hpp): one value per kept round and
 // variant, the warmup rounds dropped, the variants visited round-robin from a rotating start, every launch's
 // records handed to the sink fully written, the optional copy after each launch enqueued and timed.
-#include "attention/fa_sender.hpp"
+#include "attention/run/fa_sender.hpp"
 
 #include <gtest/gtest.h>
 
-#include "attention/fa_device.hpp"
-#include "attention/fa_burst.hpp"
+#include "attention/run/fa_device.hpp"
+#include "attention/run/fa_burst.hpp"
 #include "common/error.hpp"
 #include "common/cuda_check.hpp"
 #include "runtime/stream.hpp"

@@ -10,9 +10,9 @@
 #include <map>
 #include <vector>
 
-#include "attention/bf16.hpp"
-#include "attention/cpu_reference.hpp"
-#include "attention/fa_device.hpp"
+#include "attention/reference/bf16.hpp"
+#include "attention/reference/cpu_reference.hpp"
+#include "attention/run/fa_device.hpp"
 #include "attention/flash_attention.hpp"
 #include "common/error.hpp"
 

@@ -1,18 +1,18 @@
-// xstage GPU moe tests: an fp8 W8A8 problem for the reference tests. A routed MoeProblem (moe/problem.hpp,
+// xstage GPU moe tests: an fp8 W8A8 problem for the reference tests. A routed MoeProblem (moe/point/problem.hpp,
 // so the float64 CPU references apply), fresh random bf16 inputs on the device, their device quantization
 // (quantize.hpp, as the runner does) and host copies of the codes and scales.
 #pragma once
 #include <cmath>
 #include <cstdint>
 
-#include "moe/cpu_reference.hpp"
-#include "moe/fp8_host.hpp"
-#include "moe/moe_device.hpp"
-#include "moe/problem.hpp"
+#include "moe/reference/cpu_reference.hpp"
+#include "moe/reference/fp8_host.hpp"
+#include "moe/run/moe_device.hpp"
+#include "moe/point/problem.hpp"
 #include "moe/quantize.hpp"
 #include "moe/random_fill.hpp"
 #include "moe/reference.hpp"
-#include "moe/routing.hpp"
+#include "moe/point/routing.hpp"
 #include "common/cuda_check.hpp"
 
 namespace xs::moe::test {

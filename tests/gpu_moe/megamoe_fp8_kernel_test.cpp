@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "fp8_test_problem.hpp"
 #include "moe/megamoe.hpp"
-#include "moe/verification_gate.hpp"
+#include "moe/reference/verification_gate.hpp"
 #include "common/cuda_check.hpp"
 
 namespace xs::moe::test {

@@ -9,7 +9,7 @@
 
 #include "../gpu_common/sm90_environment.hpp"
 #include "common/error.hpp"
-#include "moe/moe_runner.hpp"
+#include "moe/run/moe_runner.hpp"
 #include "runtime/device_buffer.hpp"
 
 namespace xs::moe {

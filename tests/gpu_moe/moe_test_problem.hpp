@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "attention/bf16.hpp"
+#include "attention/reference/bf16.hpp"
 #include "common/error.hpp"
-#include "moe/moe_device.hpp"
+#include "moe/run/moe_device.hpp"
 #include "moe/random_fill.hpp"
 #include "moe/reference.hpp"
 #include "common/cuda_check.hpp"

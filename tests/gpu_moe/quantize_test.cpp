@@ -12,10 +12,10 @@
 
 #include "../gpu_common/sm90_environment.hpp"
 #include "common/error.hpp"
-#include "moe/bf16.hpp"
+#include "moe/reference/bf16.hpp"
 #include "moe/fp8.hpp"
-#include "moe/fp8_host.hpp"
-#include "moe/moe_device.hpp"
+#include "moe/reference/fp8_host.hpp"
+#include "moe/run/moe_device.hpp"
 #include "moe/quantize.hpp"
 #include "moe/random_fill.hpp"
 #include "common/cuda_check.hpp"

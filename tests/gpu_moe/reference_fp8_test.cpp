@@ -12,7 +12,7 @@
 #include "../gpu_common/sm90_environment.hpp"
 #include "common/error.hpp"
 #include "fp8_test_problem.hpp"
-#include "moe/bf16.hpp"
+#include "moe/reference/bf16.hpp"
 #include "moe/fp8.hpp"
 #include "common/cuda_check.hpp"
 

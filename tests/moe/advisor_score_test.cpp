@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "moe/advisor_score.hpp"
-#include "moe/advisor_score_io.hpp"
+#include "moe/advisor/advisor_score.hpp"
+#include "moe/advisor/advisor_score_io.hpp"
 
 namespace xs::moe {
 namespace {

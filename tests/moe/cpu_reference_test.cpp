@@ -7,10 +7,10 @@
 #include <random>
 
 #include "common/error.hpp"
-#include "moe/bf16.hpp"
-#include "moe/cpu_reference.hpp"
-#include "moe/problem.hpp"
-#include "moe/routing.hpp"
+#include "moe/reference/bf16.hpp"
+#include "moe/reference/cpu_reference.hpp"
+#include "moe/point/problem.hpp"
+#include "moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

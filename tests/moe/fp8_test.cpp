@@ -10,12 +10,12 @@
 #include <random>
 
 #include "common/error.hpp"
-#include "moe/bf16.hpp"
-#include "moe/cpu_reference.hpp"
+#include "moe/reference/bf16.hpp"
+#include "moe/reference/cpu_reference.hpp"
 #include "moe/fp8.hpp"
-#include "moe/fp8_host.hpp"
-#include "moe/problem.hpp"
-#include "moe/routing.hpp"
+#include "moe/reference/fp8_host.hpp"
+#include "moe/point/problem.hpp"
+#include "moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

@@ -15,12 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
-#include "moe/advice_json.hpp"
-#include "moe/frozen_prediction.hpp"
-#include "moe/moe_advisor.hpp"
-#include "moe/moe_run_point.hpp"
-#include "moe/problem.hpp"
-#include "moe/routing.hpp"
+#include "moe/io/advice_json.hpp"
+#include "moe/advisor/frozen_prediction.hpp"
+#include "moe/advisor/moe_advisor.hpp"
+#include "moe/point/moe_run_point.hpp"
+#include "moe/point/problem.hpp"
+#include "moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

@@ -8,9 +8,9 @@
 #include <random>
 
 #include "common/error.hpp"
-#include "moe/moe_model.hpp"
-#include "moe/problem.hpp"
-#include "moe/routing.hpp"
+#include "moe/model/moe_model.hpp"
+#include "moe/point/problem.hpp"
+#include "moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

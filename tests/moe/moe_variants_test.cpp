@@ -6,8 +6,8 @@
 #include <set>
 
 #include "common/error.hpp"
-#include "moe/moe_point.hpp"
-#include "moe/moe_variants.hpp"
+#include "moe/point/moe_point.hpp"
+#include "moe/run/moe_variants.hpp"
 
 namespace xs::moe {
 namespace {

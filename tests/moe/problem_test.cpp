@@ -7,8 +7,8 @@
 #include <tuple>
 
 #include "common/error.hpp"
-#include "moe/problem.hpp"
-#include "moe/routing.hpp"
+#include "moe/point/problem.hpp"
+#include "moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

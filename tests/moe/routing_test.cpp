@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/error.hpp"
-#include "moe/routing.hpp"
+#include "moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "moe/shapes.hpp"
+#include "moe/point/shapes.hpp"
 
 namespace xs::moe {
 namespace {

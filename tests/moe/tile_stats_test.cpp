@@ -3,7 +3,7 @@
 // dependency spin only for Linear-2 tiles, unfilled records ignored.
 #include <gtest/gtest.h>
 
-#include "moe/tile_stats.hpp"
+#include "moe/run/tile_stats.hpp"
 
 namespace xs::moe {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "moe/bf16.hpp"
-#include "moe/verification_gate.hpp"
+#include "moe/reference/bf16.hpp"
+#include "moe/reference/verification_gate.hpp"
 
 namespace xs::moe {
 namespace {

@@ -7,9 +7,8 @@
 #include <cmath>
 #include <map>
 
-#include "attention/fa_report.hpp"
-#include "attention/judge/fa_frozen_prediction.hpp"
-#include "attention/judge/fa_interference_prediction.hpp"
+#include "attention/model/fa_frozen_prediction.hpp"
+#include "attention/model/fa_interference_prediction.hpp"
 #include "attention/judge/fa_judgement.hpp"
 #include "attention/judge/fa_score.hpp"
 
@@ -25,13 +24,13 @@ bool sharp(const Interval& i, double t_fa_s) {
   return i.bounded() && i.hi - i.lo <= std::max(i.lo, kMaterialFractionOfTfa * t_fa_s);
 }
 
-model::SlowdownSource knee_term(double a, double b) {
-  model::SlowdownSource s;
-  s.status = model::InterferenceStatus::kIdentified;
+xs::model::SlowdownSource knee_term(double a, double b) {
+  xs::model::SlowdownSource s;
+  s.status = xs::model::InterferenceStatus::kIdentified;
   s.label = fmt::format("application-data reference s = 1 + {} [offered/R - {}]+", a, b);
-  s.slowdown = [a, b](const model::LoadState& l) {
+  s.slowdown = [a, b](const xs::model::LoadState& l) {
     const double x = 1.0 + a * std::max(0.0, l.offered_rate_bps / l.drain_rate_bps - b);
-    return model::SlowdownBracket{x, x, x};
+    return xs::model::SlowdownBracket{x, x, x};
   };
   return s;
 }
@@ -99,7 +98,7 @@ json trend(const std::vector<std::pair<int, std::pair<double, MeasuredResidual>>
 }  // namespace
 
 json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const FaCalibration& cal,
-                                const model::SlowdownSource& term, bool reference_fit) {
+                                const xs::model::SlowdownSource& term, bool reference_fit) {
   std::vector<Row> rows;
   for (const FaScoredPoint& p : points) {
     Row r;

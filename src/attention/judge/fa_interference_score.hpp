@@ -10,11 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention/fa_app_point.hpp"
-#include "attention/judge/fa_calibration.hpp"
+#include "attention/point/fa_app_point.hpp"
+#include "attention/model/fa_calibration.hpp"
 #include "model/slowdown_source.hpp"
 
 namespace xs::attention::judge {
+
+// The model's terms and frozen predictions (attention/model/) are what the judge scores.
+using namespace xs::attention::model;
 
 struct FaScoredPoint {
   std::string file;
@@ -28,6 +31,6 @@ inline constexpr double kFaBarRelative = 0.20, kFaBarFractionOfTfa = 0.01;
 
 // The summary (schema xstage.fa_interference_score).
 nlohmann::json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const FaCalibration& calibration,
-                                          const model::SlowdownSource& term, bool reference_fit);
+                                          const xs::model::SlowdownSource& term, bool reference_fit);
 
 }  // namespace xs::attention::judge

@@ -8,12 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention/fa_runner.hpp"
-#include "attention/judge/fa_calibration.hpp"
-#include "attention/judge/fa_frozen_prediction.hpp"
+#include "attention/point/fa_point.hpp"
+#include "attention/model/fa_calibration.hpp"
+#include "attention/model/fa_frozen_prediction.hpp"
 #include "attention/judge/fa_score.hpp"
 
 namespace xs::attention::judge {
+
+// The model's terms and frozen predictions (attention/model/) are what the judge scores.
+using namespace xs::attention::model;
 
 // The rules, in the order they were written, and when: a rule scored on data measured before it was written is
 // in-sample for those data. Every committed FA file is re-judged with the last one (kFaRule); the earlier ones

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <random>
 
-#include "attention/fa_report.hpp"
 
 namespace xs::attention::judge {
 namespace {

@@ -47,10 +47,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention/fa_runner.hpp"
-#include "attention/judge/fa_calibration.hpp"
+#include "attention/point/fa_point.hpp"
+#include "attention/model/fa_calibration.hpp"
 
 namespace xs::attention::judge {
+
+// The model's terms and frozen predictions (attention/model/) are what the judge scores.
+using namespace xs::attention::model;
 
 struct MeasuredResidual {
   bool measured = false;

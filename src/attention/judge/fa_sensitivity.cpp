@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "attention/judge/fa_calibration.hpp"
+#include "attention/model/fa_calibration.hpp"
 #include "attention/judge/fa_judgement.hpp"
 #include "attention/judge/fa_score.hpp"
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attention/fa_runner.hpp"
+#include "attention/point/fa_point.hpp"
 
 namespace xs::attention::judge {
 
