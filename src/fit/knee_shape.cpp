@@ -298,8 +298,9 @@ bool widen_to_knee_shapes(const Dataset& data, CapacityPlan& plan, const Values&
   if (q_max - q_min > kKneeSpreadLimit * hard_q) {
     plan.not_identified = true;
     plan.constrained = false;
-    plan.note += fmt::format("; not identified: {}, a spread of {:.0f}% of the hard knee's Q (limit {:.0f}%): the data "
-                             "do not resolve the knee's shape", shapes, 100 * (q_max - q_min) / hard_q, 100 * kKneeSpreadLimit);
+    plan.note += fmt::format("; not identified: {}, a spread of {:.0f}% of the hard knee's Q (limit {:.0f}%; the hard "
+                             "knee's interval {:.4g} to {:.4g} B): the data do not resolve the knee's shape", shapes,
+                             100 * (q_max - q_min) / hard_q, 100 * kKneeSpreadLimit, e.ci95_lo, e.ci95_hi);
     if (std::isfinite(plan.floor_bound_bytes)) plan.note += fmt::format("; the floor gives Q >= {:.4g} B", plan.floor_bound_bytes);
     return true;
   }
