@@ -102,22 +102,24 @@ double t975(std::size_t df) {
   return df <= 20 ? kTable[df] : 1.96 + 2.4 / static_cast<double>(df);
 }
 
+Interval expand_ci95(const Interval& iv, double value, std::size_t num_points) {
+  if (num_points < 2 || !std::isfinite(value) || value < iv.lo || value > iv.hi) return iv;
+  const double n = static_cast<double>(num_points);
+  const double f = t975(num_points - 1) / 1.96 * std::sqrt(n / (n - 1));
+  return {value - f * (value - iv.lo), value + f * (iv.hi - value)};
+}
+
 void set_ci95(Estimate& e, const Interval& iv, std::size_t num_points) {
   if (!(iv.hi > iv.lo))
     return clear_ci95(e, num_points < 2 ? "a single point with repetitions that do not vary"
                                         : "the resampled points and repetitions give identical estimates");
-  e.ci95_lo = iv.lo;
-  e.ci95_hi = iv.hi;
   // Expanded percentile interval: a percentile bootstrap over n resampled points is too narrow for small n
   // (it uses the plug-in variance and normal quantiles); widening each side about the estimate by
   // t_{0.975,n-1}/1.96 x sqrt(n/(n-1)) restores the t interval's width (Hesterberg's correction). With the
   // 8-12 points a drain cluster or plateau holds this is 1.15-1.3x.
-  if (num_points >= 2 && std::isfinite(e.value) && e.value >= iv.lo && e.value <= iv.hi) {
-    const double n = static_cast<double>(num_points);
-    const double f = t975(num_points - 1) / 1.96 * std::sqrt(n / (n - 1));
-    e.ci95_lo = e.value - f * (e.value - iv.lo);
-    e.ci95_hi = e.value + f * (iv.hi - e.value);
-  }
+  const Interval wide = expand_ci95(iv, e.value, num_points);
+  e.ci95_lo = wide.lo;
+  e.ci95_hi = wide.hi;
   // One point has no between-point scatter to resample: its interval is its repetitions' only.
   if (num_points < 2)
     e.note += (e.note.empty() ? "" : "; ") + std::string("interval from one point's repetitions only");

@@ -35,6 +35,9 @@ std::vector<Interval> bootstrap_ci95(const Dataset& data, const std::vector<int>
 // Writes `iv` into `e`, or no interval (NaN, a note "no interval: ...") when it has zero width; notes an
 // interval that rests on a single point's repetitions.
 void set_ci95(Estimate& e, const Interval& iv, std::size_t num_points);
+// The percentile interval widened about `value` for num_points resampled points (set_ci95's correction);
+// unchanged for fewer than 2 points or a value outside it.
+Interval expand_ci95(const Interval& iv, double value, std::size_t num_points);
 void clear_ci95(Estimate& e, const std::string& why);
 
 }  // namespace xs::fit::detail

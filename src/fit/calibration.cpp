@@ -173,7 +173,11 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
         for (const auto& p : cplans) out.push_back(detail::capacity_from(data, p, v, rb));
         for (const auto& p : without_first) out.push_back(detail::capacity_from(data, p, v, rb));
         for (const auto& p : without_two) out.push_back(detail::capacity_from(data, p, v, rb));
+        // Q under each soft knee of the family (knee_shape.cpp), from this replicate's hard-knee Q.
+        for (std::size_t q = 0; q < cplans.size(); ++q)
+          detail::shape_capacities(data, cplans[q], v, rb, out[2 + tplans.size() + q], out);
       });
+  const std::size_t shapes_at = 2 + fit.tiss0.size() + 3 * cplans.size(), num_orders = std::size(detail::kKneeOrders);
   if (dplan.bound() == "fit") detail::set_ci95(fit.drain.drain_rate_bps, ci[0], dplan.used.size());
   else detail::clear_ci95(fit.drain.drain_rate_bps, dplan.lower_bound ? "R is a lower bound" : "R is not identified");
   for (std::size_t t = 0; t < fit.tiss0.size(); ++t) detail::set_tiss0_ci95(fit.tiss0[t], tplans[t], ci[2 + t]);
@@ -224,6 +228,12 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
       e.ci95_hi = std::max(e.ci95_hi, far.hi);
       e.note += fmt::format("; interval spans Q without the branch points nearest the knee ({:.4g} B without the "
                             "first; ci95 {:.4g} to {:.4g} B without the first one or two)", q_far, far.lo, far.hi);
+    }
+    // Knee shape (knee_shape.cpp): the interval also spans Q under every p-norm knee the data do not reject.
+    if (fit.capacity[q].bound == "fit" && e.has_ci95() &&
+        detail::widen_to_knee_shapes(data, cplans[q], med, r, r_rel_se, ci, shapes_at + q * num_orders, e)) {
+      fit.capacity[q] = detail::capacity_row(data, cplans[q], r, med);
+      detail::set_capacity_ci95(fit.capacity[q], cplans[q], ci[2 + fit.tiss0.size() + q]);
     }
   }
 

@@ -34,7 +34,8 @@
 // mimics a sharp knee at a smaller Q to within noise (see truth_recovery_test SoftKnee: on K = 33, whose
 // branch is only 2x steeper than the floor, Q comes out 0.81-0.84 of truth on seeds 31-35; the one signal,
 // the last floor point 3-6% above the affine floor trend, is 1.6-3.9 standard errors, 2.5 on seed 31). The
-// interval covers it instead: fit_calibration spans the fits without the branch's first one and two points.
+// interval covers it instead: fit_calibration spans the fits without the branch's first one and two points, and
+// Q under every p-norm knee the data do not reject (knee_shape.cpp, envelope).
 // A branch whose V - R T tilts along it beyond its slope's and R's noise (a softer knee, a drift of R) is not
 // identified: knee_shape.cpp, applied once R's interval is known (fit_calibration) or with R fixed (fit_capacity).
 // No point above the knee: eq. 7 still gives Q >= V - R T_iss for every point, so Q >= max(V - R T_iss

@@ -177,6 +177,42 @@ KneeShape knee_shape(const Dataset& data, const CapacityPlan& plan, double drain
 // Marks the plan not identified (note in the format of plan_capacity's other reasons) when |ks.sigmas| exceeds
 // sigmas_limit; returns whether it did.
 bool reject_knee_shape(CapacityPlan& plan, const KneeShape& ks, double drain_rate_bps, double sigmas_limit);
+// knee_shape.cpp: Q under a family of knee shapes, T = (T0^n + D^n)^(1/n) with D = [(V - Q)/R]+ (order n; 0:
+// eq. 7's hard knee max(T0, D)), T0 the affine floor line of the clean floor points (V below the hard knee's Q).
+constexpr double kKneeOrders[] = {2, 2.5, 3, 4, 6};  // the soft shapes profiled beside the hard knee
+struct FloorLine {
+  double intercept_s = std::numeric_limits<double>::quiet_NaN(), slope_s_per_byte = 0;
+  double from_volume_bytes = 0;  // the smallest V of the line's points: the shapes are compared from there up
+  int num_points = 0;
+};
+FloorLine knee_floor_line(const Dataset& data, const CapacityPlan& plan, const Values& values, double hard_capacity_bytes);
+// Weighted least squares over every isolated point of the plan (weights count / se^2, se = T m / misfit_sigmas),
+// in Q and, where rate_rel_se > 0, a relative error of R with a normal prior of that sd. chi2 includes the prior.
+struct ShapeFit {
+  double order = 0, capacity_bytes = std::numeric_limits<double>::quiet_NaN(), rate_scale = 1;
+  double chi2 = std::numeric_limits<double>::quiet_NaN();
+  int num_points = 0;
+};
+ShapeFit fit_knee_shape(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps,
+                        double order, const FloorLine& line, double start_capacity_bytes, double rate_rel_se);
+// Q under each soft order of kKneeOrders, in that order, R fixed (NaN where a shape cannot be fitted).
+void shape_capacities(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps,
+                      double hard_capacity_bytes, std::vector<double>& out);
+// The shapes the data do not reject against the best one: chi2 - chi2_min <= kept_delta_chi2 (3.84, the 95%
+// point of chi2 with 1 dof, times the best fit's chi2 per dof where above 1). fits[0] is the hard knee.
+struct KneeEnvelope {
+  std::vector<ShapeFit> fits;
+  std::vector<char> kept;
+  double chi2_min = std::numeric_limits<double>::quiet_NaN(), kept_delta_chi2 = 0;
+  int dof = 0;
+};
+KneeEnvelope knee_envelope(const Dataset& data, const CapacityPlan& plan, const Values& values, double drain_rate_bps,
+                           double rate_rel_se, double hard_capacity_bytes);
+// Widens Q's interval `e` (a fit row's) to the union of its own and those of the soft shapes knee_envelope keeps
+// (ci[first + k]: the bootstrap interval of Q under kKneeOrders[k], shape_capacities in the same replicates), or,
+// where the kept shapes' Q spread wider than the hard knee's Q, marks the plan not identified and returns true.
+bool widen_to_knee_shapes(const Dataset& data, CapacityPlan& plan, const Values& values, double drain_rate_bps,
+                          double rate_rel_se, const std::vector<Interval>& ci, std::size_t first, Estimate& e);
 // A floor point is clearly on T_iss^0, given the fitted Q, when T_iss >= (1 + knee_margin) (V - Q)/R; one
 // nearer the knee may carry some backpressure, so its T_iss is only an upper bound of T_iss^0.
 bool clearly_on_floor(const Dataset& data, const CapacityPlan& plan, int obs_idx, double drain_rate_bps,

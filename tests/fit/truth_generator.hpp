@@ -61,6 +61,10 @@ struct Breakage {
   double cached_speedup = 1.6;
   // Soft knee on isolated points: T = (T0^n + D^n)^(1/n), D = [(V - Q)/R]+, instead of max(T0, D).
   double soft_knee_order = 0;
+  // A knee outside that family (log-sum-exp): T = s ln(e^(T0/s) + e^(D/s)), s = softplus_knee_scale x T0, D =
+  // (V - Q)/R unclamped (negative below Q, so the floor far below the knee stays T0). Its excess over max(T0, D)
+  // is s ln 2 at the knee and fades exponentially on both sides.
+  double softplus_knee_scale = 0;
   // Absorbing prefix on isolated bursts (the H200 host shows one): the first isolated_prefix_bytes of each
   // isolated burst drain isolated_prefix_speedup x faster, so the drain branch sits below (V - Q)/R by a
   // near-constant amount, as a larger Q would.
@@ -226,6 +230,10 @@ class TruthGenerator {
         if (br_.soft_knee_order > 0) {
           const double d = std::max(0.0, (v - q) / r), n = br_.soft_knee_order;
           t_iss = std::pow(std::pow(t0, n) + std::pow(d, n), 1 / n);
+        }
+        if (br_.softplus_knee_scale > 0) {
+          const double d = (v - q) / r, s = br_.softplus_knee_scale * t0, hi = std::max(t0, d);
+          t_iss = hi + s * std::log(std::exp((t0 - hi) / s) + std::exp((d - hi) / s));
         }
       } else {
         const auto bursts = detail::run_stream(t0, v, q, spec.gap_s, spec.num_bursts, detail::Drain(r, br_));
