@@ -215,7 +215,8 @@ GateConfig gate_config_from_json(const json& j) {
     return gate_config_body(j);
   } catch (const Error& e) {
     constexpr auto kMajor = static_cast<unsigned>(kGateSchemaMajor);
-    throw report::with_schema_version(e, {kGateSchemaName, kMajor, minor, kMajor, static_cast<unsigned>(kGateSchemaMinor)});
+    constexpr auto kMinor = static_cast<unsigned>(kGateSchemaMinor);
+    throw report::with_schema_version(e, {kGateSchemaName, kMajor, minor, kMajor, kMinor});
   }
 }
 

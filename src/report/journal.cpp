@@ -112,7 +112,8 @@ JournalHeader journal_header_from_json(const json& j, const std::string& path) {
   unsigned major = 0, minor = 0, reader_major = 0, reader_minor = 0;
   parse_schema_version(kJournalSchemaVersion, reader_major, reader_minor);
   if (!parse_schema_version(version, major, minor) || major != reader_major)
-    throw input_error(schema.path("version"), fmt::format("this reader accepts {}.x, got \"{}\"", reader_major, version));
+    throw input_error(schema.path("version"),
+                      fmt::format("this reader accepts {}.x, got \"{}\"", reader_major, version));
   try {
     return journal_header_body(j, path);
   } catch (const Error& e) {

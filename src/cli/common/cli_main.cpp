@@ -89,7 +89,9 @@ void refuse_invalid_utf8(int argc, char** argv) {
     if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
       flag = arg.substr(0, arg.find('='));
       value = arg.substr(arg.find('=') + 1);
-    } else if (i > 1 && std::string(argv[i - 1]).rfind("-", 0) == 0 && std::string(argv[i - 1]).size() > 1) flag = argv[i - 1];
+    } else if (const std::string before = i > 1 ? argv[i - 1] : ""; before.size() > 1 && before[0] == '-') {
+      flag = before;
+    }
     const std::string field = !flag.empty() && is_valid_utf8(flag) ? flag : "argument " + std::to_string(i);
     throw input_error(field, fmt::format("'{}' is not valid UTF-8; xstage records its command line in the JSON it "
                                          "writes (meta.argv), and JSON text is UTF-8: give a name in UTF-8",
