@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     app.add_flag("--json", o.json, "Print the result file on stdout instead of a table");
     app.add_option("--gpus", o.gpus, "Ranks as threads of this process, one per local GPU (0: all; default 1). "
                                      "Under mpirun each process drives one GPU instead")
-        ->check(CLI::Range(0, 4096));
+        ->check(xs::cli::integer_in(0, 4096));
     xs::cli::add_table_flags(app, o.flags.tables, "every point");
     xs::cli::SuiteOptionSink suite_options(app);
     suite_options.add_suites(registry);

@@ -402,7 +402,7 @@ int main(int argc, char** argv) {
         ->check(xs::cli::kNonEmptyPath);
     app.add_option("--rate-guess", o.rate_guess, "Drain-rate guess that sizes the default gap ranges "
                    "(default: the path's copy-engine bandwidth)");
-    app.add_option("--bootstrap", o.bootstrap, "Bootstrap resamples for the 95% intervals")->check(CLI::Range(0, 100000));
+    app.add_option("--bootstrap", o.bootstrap, "Bootstrap resamples for the 95% intervals")->check(xs::cli::integer_in(0, 100000));
     app.add_flag("--no-progress", o.no_progress, "No progress line on stderr");
     app.add_flag("--no-fit", o.no_fit, "Measure and write the points only (model: null; fit later with --refit); "
                  "skips the check that the sweep can be fitted");

@@ -83,18 +83,18 @@ int main(int argc, char** argv) {
         "xstage-fa-point"};
     xs::cli::add_version_flag(app, "xstage-fa-point");
     app.add_option("--M", o.seq_lens, "Sequence lengths, comma-separated (multiples of 128)")
-        ->delimiter(',')->check(CLI::Range(128, 1 << 20))->capture_default_str();
-    app.add_option("--heads", o.num_heads, "Heads this rank computes")->check(CLI::Range(1, 1024))->capture_default_str();
+        ->delimiter(',')->check(xs::cli::integer_in(128, 1 << 20))->capture_default_str();
+    app.add_option("--heads", o.num_heads, "Heads this rank computes")->check(xs::cli::integer_in(1, 1024))->capture_default_str();
     app.add_option("--head-dim", o.head_dim, "Head dim d (built: 64, 128)")->capture_default_str();
     app.add_option("--P", o.num_ranks, "Ulysses ranks the output is split over")
-        ->check(CLI::Range(1, 1024))->capture_default_str();
+        ->check(xs::cli::integer_in(1, 1024))->capture_default_str();
     app.add_option("--target", o.targets, "Destinations, comma-separated: local, host, peer:N")
         ->delimiter(',')->capture_default_str();
-    app.add_option("--repetitions", o.repetitions, "Timed graph replays")->check(CLI::Range(1, 100000))
+    app.add_option("--repetitions", o.repetitions, "Timed graph replays")->check(xs::cli::integer_in(1, 100000))
         ->capture_default_str();
     app.add_option("--launches-per-graph", o.launches_per_graph, "Back-to-back launches per replay")
-        ->check(CLI::Range(1, 100))->capture_default_str();
-    app.add_option("--ctas", o.num_ctas, "Persistent CTAs (0: one per SM)")->check(CLI::Range(0, 1 << 16))
+        ->check(xs::cli::integer_in(1, 100))->capture_default_str();
+    app.add_option("--ctas", o.num_ctas, "Persistent CTAs (0: one per SM)")->check(xs::cli::integer_in(0, 1 << 16))
         ->capture_default_str();
     app.add_option("--fa-schedule", o.fa_schedule, "FlashAttention consumer schedule: baseline, pingpong, pingpong_full")
         ->capture_default_str();

@@ -270,10 +270,12 @@ void add_burst(CLI::App& app, BurstOptions& o) {
       *cmd, "--B", o.bytes_per_producer,
       help_text("B, bytes per producer per burst", fmt::format("{}, > 0; e.g. 32KiB", kSizeUnits),
                 "V = K B, eqs. 1-7, 10", kRequired));
-  xs::cli::add_seconds_option(
+  // The gap a burst sweep measures, 0 to 1 s (xstage-bench's cap per gap): 1e300s was accepted.
+  xs::cli::add_seconds_in_range(
       *cmd, "--G", o.gap_s,
-      help_text("G, producer-side gap between bursts", fmt::format("{}, >= 0; e.g. 2us", kTimeUnits),
-                "eqs. 2-4, 10", kRequired));
+      help_text("G, producer-side gap between bursts", fmt::format("{}, in [0s, 1s]; e.g. 2us", kTimeUnits),
+                "eqs. 2-4, 10", kRequired),
+      {0.0, 1.0, "[0s, 1s]", "a gap between bursts", "2us"});
   cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
 }
 

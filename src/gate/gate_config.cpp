@@ -31,7 +31,8 @@ Direction parse_direction(const json& j, const std::string& path) {
   throw input_error(path, "unknown direction \"" + text + "\"; accepted: higher, lower, either");
 }
 
-void check_gate_schema(const json& j) {
+// Returns the file's minor version.
+unsigned check_gate_schema(const json& j) {
   const ObjectReader r(j, "schema", {"name", "version"});
   const std::string name = report::read_string(r.required("name"), r.path("name"));
   if (name != kGateSchemaName) {
@@ -45,6 +46,7 @@ void check_gate_schema(const json& j) {
   if (major != static_cast<unsigned>(kGateSchemaMajor)) {
     throw input_error(r.path("version"), fmt::format("major version {} is not supported; accepted: 1.x", major));
   }
+  return minor;
 }
 
 MetricSpec metric_from_json(const json& j, const std::string& path) {
@@ -173,11 +175,10 @@ const json* resolve_path(const json& root, const MetricPath& path) {
   return at;
 }
 
-GateConfig gate_config_from_json(const json& j) {
-  report::read_object(j, "(document)");
-  const auto schema = j.find("schema");
-  if (schema == j.end()) throw input_error("schema", "required field is missing (expected {\"name\": \"xstage.gate\", \"version\": \"1.0\"})");
-  check_gate_schema(*schema);
+namespace {
+
+// Everything but the schema (checked by gate_config_from_json).
+GateConfig gate_config_body(const json& j) {
   const ObjectReader r(j, "", {"schema", "description", "alpha", "min_samples", "metrics"});
   GateConfig config;
   if (const json* d = r.optional("description")) config.description = report::read_string(*d, "description");
@@ -201,6 +202,22 @@ GateConfig gate_config_from_json(const json& j) {
     }
   }
   return config;
+}
+
+}  // namespace
+
+GateConfig gate_config_from_json(const json& j) {
+  report::read_object(j, "(document)");
+  const auto schema = j.find("schema");
+  if (schema == j.end()) throw input_error("schema", "required field is missing (expected {\"name\": \"xstage.gate\", \"version\": \"1.0\"})");
+  const unsigned minor = check_gate_schema(*schema);
+  try {
+    return gate_config_body(j);
+  } catch (const Error& e) {
+    constexpr auto kMajor = static_cast<unsigned>(kGateSchemaMajor);
+    constexpr auto kMinor = static_cast<unsigned>(kGateSchemaMinor);
+    throw report::with_schema_version(e, {kGateSchemaName, kMajor, minor, kMajor, kMinor});
+  }
 }
 
 GateConfig read_gate_config(const std::string& path) {

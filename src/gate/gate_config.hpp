@@ -12,6 +12,7 @@ namespace xs::gate {
 
 inline constexpr const char* kGateSchemaName = "xstage.gate";
 inline constexpr int kGateSchemaMajor = 1;
+inline constexpr int kGateSchemaMinor = 0;  // a newer minor only adds fields (docs/result-schema.md, "Versioning")
 
 enum class Direction {
   kHigher,  // larger is better (R_Bps): a drop beyond tolerance is WORSE, a rise BETTER

@@ -287,7 +287,8 @@ PlatformModel PlatformModel::from_result_text(std::string_view text, const std::
   try {
     m = from_json(file.model);
   } catch (const Error& e) {
-    throw Error(e.code(), e.domain(), e.field(), path + ": " + e.what());
+    const Error named = report::with_schema_version(e, report::result_schema(file.schema_minor));
+    throw Error(named.code(), named.domain(), named.field(), path + ": " + named.what());
   }
   if (!m.drain_rate_identified())
     throw input_error("model.R_bound", path + ": R not identified by this calibration (R_bound \"not_identified\"): "

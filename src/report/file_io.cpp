@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -162,7 +165,118 @@ bool starts_with_journal_header(const std::string& path) {
   return head.find("\"schema\":{\"name\":\"xstage.journal\"") != std::string::npos;
 }
 
+// What was at an output path when this process first checked it (by resolved path), for changed_since_checked.
+struct OutputState {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  struct timespec mtime {};
+};
+
+OutputState state_of(const std::string& resolved_path) {
+  OutputState s;
+  struct stat st {};
+  if (::stat(resolved_path.c_str(), &st) != 0) return s;
+  s.exists = true;
+  s.dev = st.st_dev;
+  s.ino = st.st_ino;
+  s.size = st.st_size;
+  s.mtime = st.st_mtim;
+  return s;
+}
+
+std::mutex g_states_mutex;  // ranks run as threads (--gpus N)
+std::map<std::string, OutputState>& first_states() {
+  static std::map<std::string, OutputState> states;
+  return states;
+}
+
+void note_first_state(const std::string& resolved_path) {
+  const OutputState s = state_of(resolved_path);
+  const std::lock_guard<std::mutex> lock(g_states_mutex);
+  first_states().emplace(resolved_path, s);
+}
+
+// A file name longer than the file system takes (ENAMETOOLONG when created), named before anything runs. A journal's
+// name is --out's and ".journal.jsonl", so its refusal says how long --out's name may be.
+void check_name_length(const std::string& path, const std::string& label, OutputKind kind, std::size_t max_bytes) {
+  const std::string name = std::filesystem::path(resolved_output_path(path)).filename().string();
+  if (name.size() <= max_bytes) return;
+  const std::string journal_hint =
+      kind == OutputKind::kJournal && ends_with(name, kJournalSuffix)
+          ? fmt::format(" (a journal is named <out>{}: give --out a file name of at most {} bytes)", kJournalSuffix,
+                        max_bytes - std::string(kJournalSuffix).size())
+          : "";
+  throw io_error(path, fmt::format("{}has a file name of {} bytes, over the {} bytes per name this file system "
+                                   "takes{}; give a shorter name", label, name.size(), max_bytes, journal_hint));
+}
+
+// Creates and removes a temporary file beside the output (`own_folder`: `dir` is the output's folder) or a temporary
+// folder in `dir` (its nearest existing ancestor): access() grants root everything, also where the file system
+// takes no new entry (sysfs), which the write after a whole sweep would find.
+void probe_folder(const std::string& path, const std::string& label, const std::string& dir, bool own_folder) {
+  std::string name = own_folder ? temporary_name_template(resolved_output_path(path)) : dir + "/.xs-probe.XXXXXX";
+  std::vector<char> buffer(name.begin(), name.end());
+  buffer.push_back('\0');
+  if (own_folder) {
+    const int fd = ::mkstemp(buffer.data());
+    if (fd >= 0) {
+      ::close(fd);
+      ::unlink(buffer.data());
+      return;
+    }
+  } else if (::mkdtemp(buffer.data()) != nullptr) {
+    ::rmdir(buffer.data());
+    return;
+  }
+  const int err = errno;
+  throw io_error(path, fmt::format("{}cannot be written: folder {} takes no new {} ({})", label, dir,
+                                   own_folder ? "file" : "folder", std::strerror(err)));
+}
+
 }  // namespace
+
+std::string temporary_name_template(const std::string& path) {
+  const std::string suffix = ".tmp.XXXXXX";
+  const std::size_t slash = path.rfind('/');
+  const std::size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  std::string name = path.substr(name_at);
+  const std::size_t max_bytes = max_name_bytes(name_at == 0 ? "." : path.substr(0, name_at));
+  if (name.size() + suffix.size() > max_bytes && max_bytes > suffix.size()) {
+    std::size_t keep = max_bytes - suffix.size();
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;  // a continuation byte
+    name.resize(keep);
+  }
+  return path.substr(0, name_at) + name + suffix;
+}
+
+std::string changed_since_checked(const std::string& resolved_path) {
+  OutputState before;
+  {
+    const std::lock_guard<std::mutex> lock(g_states_mutex);
+    const auto it = first_states().find(resolved_path);
+    if (it == first_states().end()) return "";
+    before = it->second;
+  }
+  const OutputState now = state_of(resolved_path);
+  if (!before.exists) return now.exists ? "it was created" : "";
+  if (!now.exists) return "it was removed";
+  if (now.dev != before.dev || now.ino != before.ino) return "it was replaced";
+  if (now.size != before.size || now.mtime.tv_sec != before.mtime.tv_sec || now.mtime.tv_nsec != before.mtime.tv_nsec)
+    return "it was changed";
+  return "";
+}
+
+void note_written(const std::string& resolved_path) {
+  const std::lock_guard<std::mutex> lock(g_states_mutex);
+  first_states().erase(resolved_path);  // the next check of it starts afresh
+}
+
+std::size_t max_name_bytes(const std::string& dir) {
+  const long limit = ::pathconf(dir.empty() ? "." : dir.c_str(), _PC_NAME_MAX);
+  return limit > 0 ? static_cast<std::size_t>(limit) : static_cast<std::size_t>(NAME_MAX);
+}
 
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind) {
   const std::string label = what.empty() ? "" : what + " ";
@@ -174,6 +288,15 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
     throw io_error(path, fmt::format("{}names a folder (it ends in '{}'), not a file; give a file name in it such "
                                      "as {}result.json", label, name.empty() ? "/" : name,
                                      name.empty() ? path : path + "/"));
+  // A name longer than the file system takes (ENAMETOOLONG), before any check that would stat it.
+  if (!is_stream_path(path)) {
+    const std::filesystem::path target = resolved_output_path(path);
+    std::filesystem::path folder = parent_of(target.string());
+    std::error_code ec;
+    while (!std::filesystem::is_directory(folder, ec) && folder.has_parent_path() && folder.parent_path() != folder)
+      folder = folder.parent_path();
+    check_name_length(path, label, kind, max_name_bytes(folder.string()));
+  }
   if (const int fd = stream_fd(path); fd > 0) {
     if (kind == OutputKind::kFileOrStream) return;
     const bool named = named_fd(path) == fd;  // else a file the shell redirected the stream into
@@ -223,6 +346,8 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
         throw io_error(path, fmt::format("{}cannot be written: folder {} is not writable ({})", label,
                                          dir.string(), std::strerror(errno)));
       }
+      probe_folder(path, label, dir.string(), dir == parent_of(resolved_output_path(path)));
+      if (kind != OutputKind::kJournal) note_first_state(resolved_output_path(path));
       return;
     }
     if (errno != ENOENT && errno != ENOTDIR) {  // ENOTDIR: an ancestor is a file; found further up

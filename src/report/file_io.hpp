@@ -40,16 +40,36 @@ bool is_stream_path(const std::string& path);
 // that file would leave the stream writing into an unlinked inode and lose what either of them wrote.
 int stream_fd(const std::string& path);
 
-// Checks, without changing anything, that a regular file can be written at `path`: the path is absent or
-// a writable regular file (never a read-only file, a device such as /dev/null, a fifo, a socket or a
-// folder, also behind a symlink),
-// and its folder is a writable folder, or can be created (the nearest existing ancestor is a writable
-// folder). A symlink is judged by its target (the file written through it). A stream path is accepted
-// only with OutputKind::kFileOrStream. Only OutputKind::kJournal may name a journal: a path ending in
-// ".journal.jsonl" or an existing file whose first line is a journal header is another run's journal, which an
-// output would destroy. `what` names the option in the message ("--out"). Throws io_error
-// (exit 2) naming the path. Call it for every output before anything is measured.
+// Checks, without changing anything lasting, that a regular file can be written at `path`: the path is absent or
+// a writable regular file (never a read-only file, a device such as /dev/null, a fifo, a socket or a folder, also
+// behind a symlink), its file name is within the file system's limit (max_name_bytes), and its folder is a
+// writable folder, or can be created (the nearest existing ancestor is a writable folder). A symlink is judged by
+// its target (the file written through it). The folder is probed: a temporary file is created in it and removed
+// (or, where the folder is still to be created, a temporary folder in its nearest existing ancestor), so that a
+// folder that looks writable but takes no file (sysfs as root) is refused here, before anything is measured. A
+// stream path is accepted only with OutputKind::kFileOrStream. Only OutputKind::kJournal may name a journal: a
+// path ending in ".journal.jsonl" or an existing file whose first line is a journal header is another run's
+// journal, which an output would destroy. `what` names the option in the message ("--out"). Throws io_error
+// (exit 2) naming the path. Call it for every output before anything is measured; it also notes what is at the
+// path for changed_since_checked.
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind = OutputKind::kFile);
+
+// The longest file name (one path component, in bytes) the file system holding folder `dir` takes: pathconf's
+// _PC_NAME_MAX, else NAME_MAX (255). check_output_path refuses an output whose name is longer.
+std::size_t max_name_bytes(const std::string& dir);
+
+// mkstemp's template for the temporary file written beside `path` before it is renamed into place:
+// "<path>.tmp.XXXXXX", its name cut short (at a UTF-8 character boundary) where the whole would pass the file
+// system's limit per name, so that an output name of up to that limit has a temporary too.
+std::string temporary_name_template(const std::string& path);
+
+// Two commands writing one output (only journals are locked): check_output_path notes what is at each output path
+// the first time this process checks it, and write_outputs_atomic refuses to replace a file that another process
+// created, replaced or changed since then. `changed_since_checked` says how it changed ("" where it did not, or
+// where this process never checked it); `note_written` (after this process wrote it) forgets the path, so that its
+// next check starts afresh.
+std::string changed_since_checked(const std::string& resolved_path);
+void note_written(const std::string& resolved_path);
 
 // check_output_path, then creates the missing folders of `path` (io_error if that fails); nothing for a
 // stream.

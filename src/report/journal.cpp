@@ -76,17 +76,12 @@ json to_json(const JournalHeader& h) {
           {"num_points", h.num_points}};
 }
 
-JournalHeader journal_header_from_json(const json& j, const std::string& path) {
+namespace {
+
+// The header but its schema (checked by journal_header_from_json).
+JournalHeader journal_header_body(const json& j, const std::string& path) {
   const ObjectReader r(j, path,
                        {"schema", "backend", "target", "seed", "sim", "device", "git_sha", "config_hash", "num_points"});
-  const ObjectReader schema(r.required("schema"), r.path("schema"), {"name", "version"});
-  const std::string name = read_string(schema.required("name"), schema.path("name"));
-  if (name != kJournalSchemaName)
-    throw input_error(schema.path("name"), fmt::format("expected \"{}\", got \"{}\"", kJournalSchemaName, name));
-  const std::string version = read_string(schema.required("version"), schema.path("version"));
-  unsigned major = 0, minor = 0;
-  if (!parse_schema_version(version, major, minor) || major != 1)
-    throw input_error(schema.path("version"), fmt::format("this reader accepts 1.x, got \"{}\"", version));
   JournalHeader h;
   h.backend = read_string(r.required("backend"), r.path("backend"));
   h.target = read_string(r.required("target"), r.path("target"));
@@ -100,6 +95,30 @@ JournalHeader journal_header_from_json(const json& j, const std::string& path) {
   h.config_hash = read_string(r.required("config_hash"), r.path("config_hash"));
   h.num_points = read_unsigned(r.required("num_points"), r.path("num_points"));
   return h;
+}
+
+}  // namespace
+
+JournalHeader journal_header_from_json(const json& j, const std::string& path) {
+  // The schema first, so that a journal of another or a newer version is named as such, not as "unknown key".
+  read_object(j, path.empty() ? "(document)" : path);
+  const auto found = j.find("schema");
+  if (found == j.end()) throw input_error(join_path(path, "schema"), "required field is missing");
+  const ObjectReader schema(*found, join_path(path, "schema"), {"name", "version"});
+  const std::string name = read_string(schema.required("name"), schema.path("name"));
+  if (name != kJournalSchemaName)
+    throw input_error(schema.path("name"), fmt::format("expected \"{}\", got \"{}\"", kJournalSchemaName, name));
+  const std::string version = read_string(schema.required("version"), schema.path("version"));
+  unsigned major = 0, minor = 0, reader_major = 0, reader_minor = 0;
+  parse_schema_version(kJournalSchemaVersion, reader_major, reader_minor);
+  if (!parse_schema_version(version, major, minor) || major != reader_major)
+    throw input_error(schema.path("version"),
+                      fmt::format("this reader accepts {}.x, got \"{}\"", reader_major, version));
+  try {
+    return journal_header_body(j, path);
+  } catch (const Error& e) {
+    throw with_schema_version(e, {kJournalSchemaName, major, minor, reader_major, reader_minor});
+  }
 }
 
 std::string json_sweep_hash(const std::vector<json>& canonical_specs) {

@@ -49,6 +49,8 @@ Error nest_error(const Error& e, const std::string& outer_path) {
 }
 
 namespace {
+constexpr const char* kUnknownKey = "unknown key; accepted keys here: ";
+
 Error wrong_type(const json& j, const std::string& path, const char* expected) {
   return input_error(path, fmt::format("expected {}, got {}", expected, json_type_name(j)));
 }
@@ -63,7 +65,7 @@ ObjectReader::ObjectReader(const json& j, std::string path, std::initializer_lis
     if (known) continue;
     std::string accepted;
     for (const char* key : allowed) accepted += (accepted.empty() ? "" : ", ") + std::string(key);
-    throw input_error(join_path(path_, item.key()), "unknown key; accepted keys here: " + accepted);
+    throw input_error(join_path(path_, item.key()), kUnknownKey + accepted);
   }
 }
 
@@ -169,6 +171,20 @@ bool parse_schema_version(const std::string& text, unsigned& major, unsigned& mi
     return true;
   };
   return dot != std::string::npos && digits(text.substr(0, dot), major) && digits(text.substr(dot + 1), minor);
+}
+
+Error with_schema_version(const Error& e, const SchemaVersions& v) {
+  std::string message = e.what();
+  const std::size_t at = message.find(kUnknownKey);
+  if (!v.file_is_newer() || at == std::string::npos) return e;
+  const std::string accepted = message.substr(at + std::string(kUnknownKey).size());
+  message.replace(at, std::string::npos,
+                  fmt::format("a key of a newer schema version: the file is {} {}.{}, this build reads {} up to {}.{} "
+                              "(a newer minor version adds fields this build does not know); read it with a newer "
+                              "xstage build (keys {}.{} accepts here: {})",
+                              v.name, v.file_major, v.file_minor, v.name, v.reader_major, v.reader_minor,
+                              v.reader_major, v.reader_minor, accepted));
+  return Error(e.code(), e.domain(), e.field(), message);
 }
 
 json parse_json_text(std::string_view text, const std::string& source) {

@@ -59,6 +59,20 @@ std::string dump_strict(const nlohmann::json& j, int indent);
 // "MAJOR.MINOR" exactly (1 to 4 digits each, nothing else), as schema.version of result and gate files.
 bool parse_schema_version(const std::string& text, unsigned& major, unsigned& minor);
 
+// A file's schema (name and "MAJOR.MINOR" version) beside the one this build reads, for the versioning rule of
+// docs/result-schema.md: a reader accepts its own major version and any minor; a newer minor version only adds
+// fields, which this build does not know.
+struct SchemaVersions {
+  std::string name;            // "xstage.result"
+  unsigned file_major = 0, file_minor = 0;
+  unsigned reader_major = 0, reader_minor = 0;
+  bool file_is_newer() const { return file_major == reader_major && file_minor > reader_minor; }
+};
+// `e` as a reader of a file of schema `v` threw it: where the file is of a newer minor version and `e` refuses an
+// unknown key (ObjectReader), the message says so, naming both versions, instead of calling the key unknown alone;
+// any other error comes back unchanged.
+Error with_schema_version(const Error& e, const SchemaVersions& v);
+
 // Parses a whole document. Malformed or truncated text, duplicate keys in one object and nesting deeper
 // than kMaxJsonDepth are input_error(source, ...) with the parser's position.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);

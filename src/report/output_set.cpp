@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 
@@ -19,9 +21,8 @@ namespace {
 // A complete temporary file beside `path` (mkstemp in the destination's own folder: rename(2) is atomic only
 // within one file system), with the permissions a plain create would give.
 std::string write_temporary(const std::string& path, const std::string& text) {
-  std::vector<char> temp(path.begin(), path.end());
-  const std::string suffix = ".tmp.XXXXXX";
-  temp.insert(temp.end(), suffix.begin(), suffix.end());
+  const std::string temp_name = temporary_name_template(path);
+  std::vector<char> temp(temp_name.begin(), temp_name.end());
   temp.push_back('\0');
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) throw io_error(path, std::string("cannot create a temporary file beside it: ") + std::strerror(errno));
@@ -68,7 +69,7 @@ void write_outputs_atomic(const std::vector<PendingOutput>& outputs, bool create
       check_output_path(o.path, o.what, kind);
   }
   struct Staged {
-    std::string temp, target;
+    std::string temp, target, what;
   };
   std::vector<Staged> staged;
   {
@@ -80,7 +81,7 @@ void write_outputs_atomic(const std::vector<PendingOutput>& outputs, bool create
         current = &o;
         // A symlink is written through: its target is replaced and the link stays.
         const std::string target = resolved_output_path(o.path);
-        staged.push_back({write_temporary(target, o.text), target});
+        staged.push_back({write_temporary(target, o.text), target, o.what});
       }
     } catch (const Error& e) {
       for (const Staged& s : staged) ::unlink(s.temp.c_str());
@@ -91,6 +92,19 @@ void write_outputs_atomic(const std::vector<PendingOutput>& outputs, bool create
       for (const Staged& s : staged) ::unlink(s.temp.c_str());
       throw;
     }
+    // Another command that wrote one of these outputs since this one checked it (two runs given one --csv or
+    // --junit; journals are locked): its file is not replaced, and none of the set is written.
+    for (const Staged& s : staged) {
+      const std::string change = changed_since_checked(s.target);
+      if (change.empty()) continue;
+      for (const Staged& t : staged) ::unlink(t.temp.c_str());
+      const Error e = io_error(s.target, fmt::format("another command wrote this output while this one ran ({} after "
+                                                     "this command checked it), so it is not replaced{}: run commands "
+                                                     "that share an output one after the other, or give each its own "
+                                                     "path", change,
+                                                     outputs.size() > 1 ? "; none of the outputs was written" : ""));
+      throw Error(e.code(), e.domain(), e.field(), (s.what.empty() ? "" : s.what + ": ") + e.what());
+    }
     for (std::size_t i = 0; i < staged.size(); ++i) {
       if (::rename(staged[i].temp.c_str(), staged[i].target.c_str()) == 0) continue;
       const int err = errno;
@@ -99,7 +113,10 @@ void write_outputs_atomic(const std::vector<PendingOutput>& outputs, bool create
                                            (i > 0 ? " (the outputs before it were written)" : ""));
     }
   }
-  for (const Staged& s : staged) fsync_parent_dir(s.target);
+  for (const Staged& s : staged) {
+    fsync_parent_dir(s.target);
+    note_written(s.target);
+  }
   for (const PendingOutput& o : outputs) {
     if (o.path.empty() || !o.may_stream) continue;
     if (const int fd = stream_fd(o.path); fd > 0) {

@@ -26,8 +26,9 @@ namespace {
 
 std::string schema_version() { return fmt::format("{}.{}", kSchemaMajor, kSchemaMinor); }
 
-// Checked before anything else so a file of another schema is named as such, not as "unknown key".
-void check_schema(const json& j) {
+// Checked before anything else so a file of another schema is named as such, not as "unknown key". Returns the
+// file's minor version.
+unsigned check_schema(const json& j) {
   const ObjectReader r(j, "schema", {"name", "version"});
   const std::string name = read_string(r.required("name"), r.path("name"));
   if (name != kSchemaName) {
@@ -43,6 +44,7 @@ void check_schema(const json& j) {
     throw input_error(r.path("version"), fmt::format("major version {} is not supported; this reader accepts {}.x",
                                                      major, kSchemaMajor));
   }
+  return minor;
 }
 
 // meta/config/extra are objects, model/validation null or object; their contents are free-form but
@@ -114,13 +116,13 @@ json to_json(const ResultFile& file) {
           {"extra", file.extra}};
 }
 
-ResultFile result_from_json(const json& j) {
-  read_object(j, "(document)");
-  const auto schema = j.find("schema");
-  if (schema == j.end()) throw input_error("schema", "required field is missing (expected {\"name\": \"xstage.result\", ...})");
-  check_schema(*schema);
+namespace {
+
+// Everything but the schema, which result_from_json has checked.
+ResultFile result_body_from_json(const json& j, unsigned file_minor) {
   const ObjectReader r(j, "", {"schema", "meta", "config", "points", "model", "validation", "extra"});
   ResultFile file;
+  file.schema_minor = file_minor;
   file.meta = r.required("meta");
   check_section(file.meta, "meta", false);
   file.config = r.required("config");
@@ -143,6 +145,26 @@ ResultFile result_from_json(const json& j) {
   check_unique_app_points(file.app_points, file.points.size());
   return file;
 }
+
+}  // namespace
+
+ResultFile result_from_json(const json& j) {
+  read_object(j, "(document)");
+  const auto schema = j.find("schema");
+  if (schema == j.end()) throw input_error("schema", "required field is missing (expected {\"name\": \"xstage.result\", ...})");
+  const unsigned file_minor = check_schema(*schema);
+  try {
+    return result_body_from_json(j, file_minor);
+  } catch (const Error& e) {
+    throw with_schema_version(e, result_schema(file_minor));
+  }
+}
+
+SchemaVersions result_schema(unsigned file_minor) {
+  return {kSchemaName, static_cast<unsigned>(kSchemaMajor), file_minor, static_cast<unsigned>(kSchemaMajor),
+          static_cast<unsigned>(kSchemaMinor)};
+}
+
 
 json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/app_point.hpp"
+#include "report/json_read.hpp"
 #include "report/journal.hpp"
 #include "report/records.hpp"
 
@@ -40,9 +41,16 @@ struct ResultFile {
   nlohmann::json model = nlohmann::json();               // null or the fitted model section
   nlohmann::json validation = nlohmann::json();          // null or validation section
   nlohmann::json extra = nlohmann::json::object();       // suite-specific sections (e.g. "reference")
+  // As read: the file's schema minor version (a newer one than kSchemaMinor may hold fields this build does not
+  // know; result_schema). Writers always write kSchemaMinor.
+  unsigned schema_minor = kSchemaMinor;
 };
+// The result schema of a file of minor version `file_minor` beside this build's, for with_schema_version
+// (report/json_read.hpp): a reader of a section of a result file (the model) names a newer file's unknown key as such.
+SchemaVersions result_schema(unsigned file_minor);
 nlohmann::json to_json(const ResultFile& file);          // adds {"schema": {"name", "version": "1.0"}}
-// Checks schema name and major version; two points with the same spec are an input_error naming the
+// Checks schema name and major version (an unknown key in a file of a newer minor version is refused naming
+// both versions); two points with the same spec are an input_error naming the
 // second ("points[7]"), and to_json(ResultFile) refuses them too.
 ResultFile result_from_json(const nlohmann::json& j);
 

@@ -230,16 +230,39 @@ TEST(CalibrateFlags, DryRunListAndDumpConfigNeverTouchTheGpu) {
 
 TEST(CalibrateFlags, CapsAreExitTwoBeforeAnythingRuns) {
   Scratch s;
-  expect_refused(s, kTool, "--backend sim --reps 2000000000 --out c.json", 2, {"repetitions", "100000"});
-  expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"num_bursts", "65536"});
+  expect_refused(s, kTool, "--backend sim --reps 2000000000 --out c.json", 2, {"--reps", "100000"});
+  expect_refused(s, kTool, "--backend sim --bursts 2000000 --out c.json", 2, {"--bursts", "65536"});
   // A flag that makes one block's values invalid names that block.
   expect_refused(s, kTool, "--backend sim --bursts 5 --out c.json", 2, {"(block stream_", "warmup_bursts=6"});
   expect_refused(s, kTool, "--backend sim --suite periodic --K 1:1000:+1 --B 16:16000:+16 --out c.json", 2,
                  {"more than 100000 points"});
-  expect_refused(s, kTool, "--backend sim --reps 0 --out c.json", 2, {"repetitions"});
+  expect_refused(s, kTool, "--backend sim --reps 0 --out c.json", 2, {"--reps"});
   expect_refused(s, kTool, "--backend sim --reps 1e10 --out c.json", 2, {"--reps"});
   const ToolRun help = s.run(kTool, "--help");
   EXPECT_TRUE(contains(help.out, "100,000")) << "the caps are stated in --help";
+}
+
+// A value a flag set is refused naming the flag the user typed, not the JSON field of the sweep config it fills
+// (issue 31: "config.blocks[0] (block zero_gap).repetitions: 0 must be in [1, 100000]"); a value from --config keeps
+// its JSON path there.
+TEST(CalibrateFlags, OverrideRefusalsNameTheFlagTyped) {
+  Scratch s;
+  const std::string cal = "--backend sim --dry-run ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--reps 0", "--reps: 0 must be in [1, 100000]"},
+      {"--bursts 70000", "--bursts: 70000 must be <= 65536"},
+      {"--store-width 3", "--store-width: 3 is not a store width; use 4, 8 or 16"},
+      {"--threads 0", "--threads: must be a multiple of 32 in [32, 1024]"},
+      {"--suite periodic --K 0", "--K: K=0 must be in [1, 65536]"},
+      {"--suite periodic --B 24", "--B: B=24 bytes must be > 0 and a multiple of 16"},
+      {"--suite periodic --G 2s", "--G: G=2 s is over the 1 s limit per burst"}};
+  for (const auto& [flags, needle] : cases) {
+    expect_refused(s, kTool, cal + flags, 2, {"xstage-calibrate: error: " + needle});
+    EXPECT_FALSE(contains(s.run(kTool, cal + flags).err, "config.blocks")) << flags;
+  }
+  write_file(s.path("sweep.json"), R"({"target": "host", "defaults": {"repetitions": 0},
+    "blocks": [{"name": "a", "suite": "periodic", "K": "1", "B": "16KiB", "G": "0"}]})");
+  expect_refused(s, kTool, cal + "--config sweep.json --no-fit", 2, {"(block a).repetitions: 0 must be in"});
 }
 
 TEST(CalibrateFlags, OutputFolderThatCannotBeCreatedIsExitTwo) {

@@ -1,7 +1,7 @@
 // tests/cli: limits and units as a new user meets them (issue 31, item 6). A refusal (exit 2) leaves no journal,
 // folder or file behind, so the next valid run starts; the caps --help states are the ones enforced, by the run
-// and by --dry-run alike; a rate without a unit, a fractional byte count, a gap of 1e300 s and a negative seed are
-// refused rather than read some silent way; --refit refuses the measurement flags it would ignore.
+// and by --dry-run alike; a rate without a unit, a fractional byte count, a gap of 1e300 s (also xstage-predict's
+// --G and --tiss0) and a negative seed are refused rather than read some silent way; --refit refuses the measurement flags it would ignore.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -73,6 +73,19 @@ TEST(InputLimits, UnboundedOrWrappedValuesAreRefused) {
                  {"16.5B", "not a whole number of bytes"});
   expect_refused(s, "xstage-predict", "burst --R 717GB/s --tiss0 0.76us --Q 4MiB --K 132 --B 0.3KiB --G 0", 2,
                  {"--B", "307.2 bytes"});
+  // Times of xstage-predict are bounded as the bench's gap is (1e300s printed 300-digit times), naming the range.
+  const std::string burst = "burst --R 717GB/s --Q 4MiB --K 132 --B 32KiB";
+  for (const std::string t : {"1e300s", "1e-300s", "2s", "0.5ns"})
+    expect_refused(s, "xstage-predict", burst + " --G 2us --tiss0 " + t, 2,
+                   {"--tiss0: '" + t + "' is outside the accepted range [1ns, 1s] of a burst's issue time T_iss^0"});
+  expect_refused(s, "xstage-predict", "moe --hidden 1408 --intermediate 5632 --experts 16 --top-k 2 --R 52GB/s "
+                                      "--tiss0 1e300s --tensor-tflops 600", 2, {"--tiss0", "[1ns, 1s]"});
+  expect_refused(s, "xstage-predict", burst + " --tiss0 0.76us --G 1e300s", 2,
+                 {"--G: '1e300s' is outside the accepted range [0s, 1s] of a gap between bursts"});
+  for (const std::string t : {"1ns", "1s"}) {
+    const ToolRun edge = s.run("xstage-predict", burst + " --G 1s --tiss0 " + t);
+    EXPECT_EQ(edge.rc, 0) << t << ": " << edge.err;
+  }
 }
 
 TEST(InputLimits, RefitRefusesTheMeasurementFlagsItWouldIgnore) {

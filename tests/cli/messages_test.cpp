@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tool_run.hpp"
 
@@ -158,6 +160,38 @@ TEST(Messages, BenchSweepRefusalsNameTheFlagTyped) {
   for (const std::string flag : {"--reps 0", "--K 0", "--bursts 0"}) {
     const ToolRun r = s.run("xstage-bench", bench + flag);
     EXPECT_FALSE(contains(r.err, "config.blocks")) << r.err;
+  }
+}
+
+// A value CLI11 checks (a range, a set) is refused in one line naming the flag and the accepted values, as every other
+// flag's (issue 31: "--block-n: Value 100 not in range 128 to 256", "0.000000 to 1.000000", then a second line).
+TEST(Messages, CheckedValuesAreRefusedInOneLineNamingTheAcceptedValues) {
+  Scratch s;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"xstage-bench megamoe --dry-run --block-n 100",
+       "xstage-bench: error: --block-n: '100' is not accepted; expected an integer in [128, 256] (Tile width b_n: 128 "
+       "or 256)\n"},
+      {"xstage-bench remote_store.periodic --dry-run --gpus 5000",
+       "xstage-bench: error: --gpus: '5000' is not accepted; expected an integer in [0, 4096]\n"},
+      {"xstage-bench remote_store.periodic --dry-run --gpus x",
+       "xstage-bench: error: --gpus: 'x' is not accepted; expected an integer in [0, 4096]\n"},
+      {"xstage-bench remote_store.periodic --dry-run --backend sim --sim-noise 2",
+       "xstage-bench: error: --sim-noise: '2' is not accepted; expected a number in [0, 1]\n"},
+      {"xstage-bench remote_store.periodic --dry-run --backend foo",
+       "xstage-bench: error: --backend: 'foo' is not accepted; expected one of: gpu, sim\n"},
+      {"xstage-calibrate --backend sim --dry-run --bootstrap -1",
+       "xstage-calibrate: error: --bootstrap: '-1' is not accepted; expected an integer in [0, 100000]\n"},
+      {"xstage-calibrate --backend sim --dry-run --producer block",
+       "xstage-calibrate: error: --producer: 'block' is not accepted; expected one of: cta, warp\n"}};
+  for (const auto& [command, message] : cases) {
+    const std::string tool = command.substr(0, command.find(' '));
+    SCOPED_TRACE(command);
+    const auto before = snapshot(s.dir());
+    const ToolRun r = s.run(tool, command.substr(tool.size() + 1));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, message);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(snapshot(s.dir()), before);
   }
 }
 

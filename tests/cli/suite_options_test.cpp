@@ -52,7 +52,7 @@ TEST(SuiteOptions, EachSuitesFlagsSetItsValues) {
   EXPECT_DOUBLE_EQ(a->scale, 2.5);
   const std::string help = app.help();
   EXPECT_NE(help.find("Options of the one suite"), std::string::npos) << help;
-  EXPECT_NE(help.find("--rounds INT:INT in [1 - 10]=3"), std::string::npos) << help;
+  EXPECT_NE(help.find("--rounds INT:INT in [1, 10]=3"), std::string::npos) << help;
 }
 
 TEST(SuiteOptions, RangesAreChecked) {

@@ -8,7 +8,8 @@
 #   setup  scripts/setup.sh XS_WITH_MPI=1 on a PATH without OpenMPI and with a stand-in apt-get (and sudo) that
 #          knows no package until `apt-get update`: it updates, then installs libopenmpi-dev openmpi-bin with -y
 #          and DEBIAN_FRONTEND=noninteractive, and mpicxx/mpirun are then there; an apt-get that installs nothing
-#          leaves a note naming OpenMPI and XS_ALLOW_NO_MPI, with apt's own last lines.
+#          leaves a note naming OpenMPI and XS_ALLOW_NO_MPI, with apt's own last lines. A python3 first on PATH
+#          outside /usr/bin (a venv) without matplotlib gets it through its own pip, not apt (issue 31).
 # Usage: mpi_setup_test.sh <test|setup> <source dir>. Exit 0 when every check passed.
 mode=$1 src=$2
 tmp=$(mktemp -d) || exit 1
@@ -129,6 +130,25 @@ EOF
   has "XS_ALLOW_NO_MPI=1" "$tmp/err"
   has "apt-get could not install libopenmpi-dev openmpi-bin; its last lines:" "$tmp/err"
   has "no installation candidate (stand-in)" "$tmp/err"
+  # Issue 31: the plots' matplotlib goes to the python3 first on PATH. One outside /usr/bin (a venv) without it gets
+  # it through its own pip, not apt's python3-matplotlib (which serves only the system interpreter).
+  rm -f "$bin/python3"
+  cat >"$bin/python3" <<EOF
+#!/bin/sh
+echo "\$*" >>"$state/python"
+case "\$*" in
+*"import matplotlib"*) [ -e "$state/mpl" ] ;;
+*"-m pip --version"*) exit 0 ;;
+*"-m pip install"*) touch "$state/mpl" ;;
+*) exit 0 ;;
+esac
+EOF
+  chmod +x "$bin/python3"
+  run
+  [ "$rc" -eq 0 ] || fail "setup with a venv python3 first on PATH: exit $rc, expected 0"
+  has "^-m pip install --quiet matplotlib$" "$state/python"
+  grep -q "python3-matplotlib" "$state/log" && fail "apt asked for python3-matplotlib for a python3 outside /usr/bin"
+  grep -q "matplotlib missing" "$tmp/err" && fail "a note about matplotlib although the venv's pip installed it"
   ;;
 *) echo "usage: $0 <test|setup> <source dir>"; exit 2 ;;
 esac

@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,5 +27,16 @@ void parse_or_throw(CLI::App& app, int argc, char** argv);
 inline const CLI::Validator kNonEmptyPath(
     [](std::string& value) { return value.empty() ? std::string("an empty path; give a file path") : std::string(); },
     "", "non-empty path");
+
+// CLI11 checks in xstage's wording, one line naming the flag and the accepted values, like every other refusal
+// (CLI11's own said "Value 100 not in range 128 to 256", "0.000000 to 1.000000", "foo not in {gpu,sim}", with a
+// second line). `note` (e.g. the option's help, "Tile width b_n: 128 or 256") is added in parentheses.
+CLI::Validator integer_in(long long min_value, long long max_value, const std::string& note = "");  // [a, b]
+CLI::Validator number_in(double min_value, double max_value);                                       // [a, b]
+CLI::Validator one_of(const std::vector<std::string>& values);  // "one of: gpu, sim"
+
+// `text` with every byte that is not part of valid UTF-8 written as \xHH, for messages about such text.
+std::string escape_invalid_utf8(const std::string& text);
+bool is_valid_utf8(const std::string& text);
 
 }  // namespace xs::cli

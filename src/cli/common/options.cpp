@@ -17,6 +17,8 @@
 namespace xs::cli {
 namespace {
 
+constexpr double kMinIssueTimeS = 1e-9, kMaxIssueTimeS = 1.0;  // --tiss0's accepted range
+
 // Parses at CLI11's callback time, so the error names the flag and surfaces from app.parse().
 CLI::Option* add_parsed(CLI::App& app, const std::string& flag, const std::string& help,
                         const std::string& type_name, std::function<void(const std::string&)> parse) {
@@ -50,6 +52,17 @@ CLI::Option* add_seconds_option(CLI::App& app, const std::string& flag, std::opt
   return add_parsed(app, flag, help, "TIME", [&seconds, flag, sign](const std::string& text) {
     const double value = parse_seconds(text, flag);
     check_sign(value, sign, flag, text, "0.76us");
+    seconds = value;
+  });
+}
+
+CLI::Option* add_seconds_in_range(CLI::App& app, const std::string& flag, std::optional<double>& seconds,
+                                  const std::string& help, const TimeRange& range) {
+  return add_parsed(app, flag, help, "TIME", [&seconds, flag, range](const std::string& text) {
+    const double value = parse_seconds(text, flag);
+    if (!(value >= range.min_s && value <= range.max_s))
+      throw input_error(flag, fmt::format("'{}' is outside the accepted range {} of {} (e.g. {})", text, range.text,
+                                          range.what, range.example));
     seconds = value;
   });
 }
@@ -95,10 +108,12 @@ void add_platform_flags(CLI::App& cmd, PlatformFlags& f, bool with_capacity, boo
   add_rate_option(cmd, "--R", f.drain_rate_bps,
                   help_text("R, effective aggregate drain rate", "GB/s, GiB/s, > 0; e.g. 717GB/s",
                             "eqs. 1-7, 10", kUnlessModel));
-  add_seconds_option(cmd, "--tiss0", f.tiss0_s,
-                     help_text("T_iss^0, backpressure-free burst issue time",
-                               fmt::format("{}, > 0; e.g. 0.76us", kTimeUnits), "eqs. 3-10", kUnlessModel),
-                     Sign::kPositive);
+  // T_iss^0 from 1 ns to 1 s, the range of a burst's issue time that --G's cap (1 s per gap) leaves measurable:
+  // 1e300s was accepted and printed 300-digit times.
+  add_seconds_in_range(cmd, "--tiss0", f.tiss0_s,
+                       help_text("T_iss^0, backpressure-free burst issue time",
+                                 fmt::format("{}, in [1ns, 1s]; e.g. 0.76us", kTimeUnits), "eqs. 3-10", kUnlessModel),
+                       {kMinIssueTimeS, kMaxIssueTimeS, "[1ns, 1s]", "a burst's issue time T_iss^0", "0.76us"});
   if (with_capacity)
     add_bytes_option(
         cmd, "--Q", f.capacity_bytes,

@@ -19,6 +19,15 @@ CLI::Option* add_bytes_option(CLI::App& app, const std::string& flag, std::optio
 // --flag TIME -> seconds.
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& flag, std::optional<double>& seconds,
                                 const std::string& help, Sign sign = Sign::kNonNegative);
+// --flag TIME -> seconds within [min_s, max_s]; outside it input_error naming the flag and `text` ("[1ns, 1s]").
+struct TimeRange {
+  double min_s = 0, max_s = 0;
+  const char* text = "";     // the range as the user writes it, "[1ns, 1s]"
+  const char* what = "";     // "a burst's issue time T_iss^0"
+  const char* example = "";  // "0.76us"
+};
+CLI::Option* add_seconds_in_range(CLI::App& app, const std::string& flag, std::optional<double>& seconds,
+                                  const std::string& help, const TimeRange& range);
 // --flag RATE -> bytes/s (always > 0).
 CLI::Option* add_rate_option(CLI::App& app, const std::string& flag, std::optional<double>& bytes_per_s,
                              const std::string& help);

@@ -35,21 +35,8 @@ std::vector<bench::ExpandedPoint> expand(Suite suite, const RemoteStoreFlags& f,
       for (const auto& note : notes) std::fprintf(stderr, "xstage-bench: note: %s\n", note.c_str());
     return bench::expand(config);
   } catch (const Error& e) {
-    // This sweep is built from the flags alone: a refused value is named by the flag the user typed, not by the
-    // config's JSON field ("config.blocks[0] (block cli).repetitions").
-    static const std::pair<const char*, const char*> kFlags[] = {
-        {"repetitions", "--reps"},      {"num_bursts", "--bursts"},          {"warmup_bursts", "--warmup"},
-        {"store_width_bytes", "--store-width"}, {"threads_per_producer", "--threads"},
-        {"K", "--K"},                   {"B", "--B"},                        {"G", "--G"}};
-    const std::string message = e.what();
-    for (const auto& [key, flag] : kFlags) {
-      const std::string suffix = std::string(".") + key;
-      const std::size_t at = message.find(suffix + ": ");
-      if (e.field().size() >= suffix.size() && e.field().compare(e.field().size() - suffix.size(), suffix.size(), suffix) == 0 &&
-          at != std::string::npos)
-        throw Error(e.code(), e.domain(), flag, std::string(flag) + ": " + message.substr(at + suffix.size() + 2));
-    }
-    throw;
+    // This sweep is built from the flags alone: a refused value is named by the flag the user typed.
+    throw name_by_flag(e, sweep);
   }
 }
 

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cli/common/cli_main.hpp"
+
 namespace xs::cli {
 namespace {
 
@@ -63,7 +65,7 @@ void SuiteOptionSink::add_text(const std::string& flag, std::string& value, cons
 void SuiteOptionSink::add_integer(const std::string& flag, int& value, const std::string& help, int min_value,
                                   int max_value) {
   add<int>(flag, value, help, std::to_string(value), [&](CLI::Option_group& g, const std::string& f, auto set) {
-    return g.add_option_function<int>(f, set, help)->check(CLI::Range(min_value, max_value));
+    return g.add_option_function<int>(f, set, help)->check(integer_in(min_value, max_value, help));
   });
 }
 

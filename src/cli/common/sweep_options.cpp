@@ -8,6 +8,7 @@
 #include <cctype>
 #include <set>
 
+#include "cli/common/cli_main.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
 #include "bench/runner.hpp"
@@ -22,7 +23,7 @@ namespace xs::cli {
 
 void add_backend_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--backend", o.kind, "Measurement backend: gpu (CUDA device) or sim (discrete-event simulator)")
-      ->check(CLI::IsMember({"gpu", "sim"}))->capture_default_str();
+      ->check(one_of({"gpu", "sim"}))->capture_default_str();
   app.add_option("--target", o.target, "Remote-store destination: local (HBM), host (mapped pinned host memory "
                  "over PCIe), peer:N (GPU N), nccl:N (NCCL symmetric window); default host");
   app.add_option("--device", o.device_index, "CUDA device that issues the stores")->capture_default_str();
@@ -31,9 +32,9 @@ void add_backend_options(CLI::App& app, BackendOptions& o) {
   app.add_option("--sim-Q", o.sim_Q, "sim: planted outstanding capacity Q")->capture_default_str();
   app.add_option("--sim-latency", o.sim_latency, "sim: completion latency after drain")->capture_default_str();
   app.add_option("--sim-noise", o.sim_noise, "sim: relative jitter (lognormal sigma)")->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0.0, 1.0));
   app.add_option("--sim-alpha", o.sim_alpha, "sim: planted interference term: a mainloop tile takes base x (1 + "
-                 "alpha x outstanding / Q) (suite loaded; 0: no term)")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+                 "alpha x outstanding / Q) (suite loaded; 0: no term)")->capture_default_str()->check(number_in(0.0, 100.0));
   app.add_option("--sim-tile-time", o.sim_tile_time, "sim: planted mainloop time per tile without stores (suite loaded)")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "sim: random seed (an integer >= 0)")->capture_default_str()
@@ -102,11 +103,11 @@ void add_sweep_overrides(CLI::App& app, SweepOverrides& o, bool with_suite) {
   app.add_option("--store-width", o.store_width_bytes, "Store width in bytes: 4, 8 or 16");
   app.add_option("--threads", o.threads_per_producer, "Threads per producer (CTA producers)");
   app.add_option("--producer", o.producer, "Producer granularity: cta (one per SM) or warp")
-      ->check(CLI::IsMember({"cta", "warp"}));
+      ->check(one_of({"cta", "warp"}));
   app.add_option("--address-mode", o.address_mode, "fresh: a new slice of a ring larger than L2 each burst; "
                  "same: the same lines every burst; scattered: 256-B rows at a seeded permutation of the row "
                  "slots of a ring larger than L2 (B a multiple of 256; seed: config key scatter_seed)")
-      ->check(CLI::IsMember({"fresh", "same", "scattered"}));
+      ->check(one_of({"fresh", "same", "scattered"}));
   app.add_flag("--completion", o.completion, "Also measure the remote-visible (system fence) horizon per burst");
   app.add_option("--min-stream", o.min_stream, "Raise num_bursts of small periodic points so that each repetition "
                  "streams at least this much after warm-up (e.g. 64MiB; 0 keeps --bursts/--warmup exactly; "
@@ -184,7 +185,42 @@ void select_blocks(bench::SweepConfig& config, const std::vector<std::string>& o
   config.blocks = std::move(kept);
 }
 
+// The flag that set a sweep key's value, where one did: the flags replace the config's defaults and every block's
+// own value for their keys; K, B and G only where --suite built the one block from them.
+const char* flag_of_key(const std::string& key, const SweepOverrides& o) {
+  if (key == "repetitions" && o.repetitions) return "--reps";
+  if (key == "num_bursts" && o.num_bursts) return "--bursts";
+  if (key == "warmup_bursts" && o.warmup_bursts) return "--warmup";
+  if (key == "store_width_bytes" && o.store_width_bytes) return "--store-width";
+  if (key == "threads_per_producer" && o.threads_per_producer) return "--threads";
+  if (key == "producer" && !o.producer.empty()) return "--producer";
+  if (key == "address_mode" && !o.address_mode.empty()) return "--address-mode";
+  if (key == "min_stream_bytes" && !o.min_stream.empty()) return "--min-stream";
+  if (o.suite.empty()) return nullptr;
+  if (key == "K" && !o.K.empty()) return "--K";
+  if (key == "B" && !o.B.empty()) return "--B";
+  if (key == "G" && !o.G.empty()) return "--G";
+  return nullptr;
+}
+
 }  // namespace
+
+Error name_by_flag(const Error& e, const SweepOverrides& o) {
+  // The config's JSON path ends in ".<key>" ("config.blocks[0] (block cli).repetitions"); the message repeats it.
+  const std::size_t dot = e.field().rfind('.');
+  if (dot == std::string::npos) return e;
+  const std::string key = e.field().substr(dot + 1);
+  const char* flag = flag_of_key(key, o);
+  const std::string message = e.what(), suffix = "." + key + ": ";
+  const std::size_t at = message.find(suffix);
+  if (flag == nullptr || at == std::string::npos) return e;
+  // A block of the config (not the one --suite builds) is still named: the flag may clash with its own values.
+  const std::string where = message.substr(0, at);  // "config.blocks[6] (block stream_0.5xL2)"
+  const std::size_t block_at = where.find("(block ");
+  const std::string block = block_at == std::string::npos ? "" : where.substr(block_at);
+  return Error(e.code(), e.domain(), flag, std::string(flag) + ": " + message.substr(at + suffix.size()) +
+                                               (block.empty() || block == "(block cli)" ? "" : " " + block));
+}
 
 std::vector<std::string> apply_overrides(bench::SweepConfig& config, const SweepOverrides& o,
                                          bool show_sweep_rules) {
@@ -252,7 +288,13 @@ std::vector<std::string> apply_overrides(bench::SweepConfig& config, const Sweep
                                 "threads store; num_bursts = tiles_per_cta / tiles_per_burst)", block.name,
                                 join_values(not_epilogue), bench::kLoadedMathThreads));
   }
-  const auto points = bench::expand(config);  // validate now: bad ranges fail before anything runs
+  // Validate now: bad ranges fail before anything runs, named by the flag that set the value.
+  std::vector<bench::ExpandedPoint> points;
+  try {
+    points = bench::expand(config);
+  } catch (const Error& e) {
+    throw name_by_flag(e, o);
+  }
   if (o.num_bursts || o.warmup_bursts) {
     for (const auto& b : config.blocks)
       if (b.suite == Suite::kIsolated)

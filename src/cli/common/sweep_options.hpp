@@ -12,6 +12,7 @@
 
 #include "bench/backend.hpp"
 #include "bench/sweep.hpp"
+#include "common/error.hpp"
 
 namespace xs::cli {
 
@@ -55,6 +56,11 @@ void add_sweep_overrides(CLI::App& app, SweepOverrides& overrides, bool with_sui
 // show_sweep_rules, e.g. for --dry-run), for the caller to print before anything runs.
 std::vector<std::string> apply_overrides(bench::SweepConfig& config, const SweepOverrides& overrides,
                                          bool show_sweep_rules = false);
+
+// An error of a sweep that the flags `o` changed, named by the flag the user typed where that flag set the value
+// ("--reps: 0 must be in [1, 100000]"), not by the config's JSON field ("config.blocks[0] (block cli).repetitions");
+// a value from the config file keeps its JSON path. apply_overrides throws its errors so named.
+Error name_by_flag(const Error& e, const SweepOverrides& o);
 
 // The blocks of a config: name, suite, K/B/G and point count (xstage-calibrate --list).
 void print_blocks(const bench::SweepConfig& config, std::FILE* out);
