@@ -205,7 +205,7 @@ const std::vector<Scenario>& scenarios() {
     // Soft knees T = (T0^n + D^n)^(1/n) read Q low under eq. 7 (capacity.cpp, "Not caught"; about 17% on K = 33 at
     // order 3, where the excess tends to 2.4% along the whole branch). Q's interval spans the fits without the
     // branch's first one and two points (calibration.cpp) and Q under every knee of orders 2-6 that the data do not
-    // reject (knee_shape.cpp, 2026-12-08). Before that envelope (200 seeds): 0.650 at order 2.5 (97 of 400 rows
+    // reject (knee_shape.cpp, 2026-12-07). Before that envelope (200 seeds): 0.650 at order 2.5 (97 of 400 rows
     // not identified by the tilt test), 0.530 at 3, 0.772 at 3.5, 0.942 at 4, 1.000 at 5; with it 1.000, 0.964,
     // 0.922, 0.975, 1.000. The envelope's shapes are the generator's family: the log-sum-exp knees below are not.
     for (auto [order, tag] : {std::tuple{4.0, ""}, std::tuple{3.0, "_order3"}, std::tuple{2.5, "_order2_5"},
