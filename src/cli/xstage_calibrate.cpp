@@ -2,10 +2,12 @@
 // local-control sweeps (GPU, or the discrete-event simulator), fits M_X = (T_iss^0(K,V), R, Q(K)),
 // validates it over the gap sweep without refitting, and writes one calibration file (atomically), with
 // a JSON-lines journal of finished points beside it for --resume.
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -132,7 +134,10 @@ int refit(const CalibrateOptions& o) {
     xs::bench::analyse_calibration(file, reference, fit_options);
   attach_interference(file, o.bootstrap);
   // The measurement's provenance stays in meta; the fit's own (which fitter, when) goes beside it.
+  // date_utc: when this fit was made (meta.date_utc stays the measurement's): a score's frozen-input rule
+  // (cli/common/input_dates) counts a refit as predating only the data it was fitted before.
   file.meta["refit"] = {{"from", std::filesystem::path(o.refit_path).filename().string()},
+                        {"date_utc", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))},
                         {"fitter_git_sha", xs::build_info::kGitSha}, {"fitter_git_dirty", xs::build_info::kGitDirty},
                         {"fitter_version", xs::build_info::kVersion}};
   {

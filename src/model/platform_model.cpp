@@ -239,8 +239,15 @@ PlatformModel PlatformModel::from_json(const json& section) {
   return m;
 }
 
-CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
+CapacityBracket PlatformModel::capacity_bracket(int num_producers, std::optional<double> drain_rate_lo_bps) const {
   CapacityBracket b;
+  // R's low end: the smaller R, the larger V - R T_iss^0, so the bound holds for every R the data allow.
+  double r_lo = std::numeric_limits<double>::quiet_NaN();
+  if (drain_rate_lo_bps) {
+    r_lo = std::max(0.0, *drain_rate_lo_bps);
+  } else if (const Lookup r = drain_rate(); r.has_bracket()) {
+    r_lo = std::max(0.0, std::min(r.bracket_lo, r.value));
+  }
   b.upper_bytes = std::numeric_limits<double>::infinity();
   auto raise_lower = [&](double bytes, int k) {
     if (bytes > b.lower_bytes) { b.lower_bytes = bytes; b.lower_from_k = k; }
@@ -251,7 +258,7 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
   for (const CapacityEvidence& e : capacity_evidence_) {
     if (e.num_producers <= num_producers && e.floor_lower_bound_bytes > 0)
       raise_lower(e.floor_lower_bound_bytes, e.num_producers);
-    if (e.num_producers >= num_producers && e.drain_start_volume_bytes > 0 && std::isfinite(drain_rate_bps_)) {
+    if (e.num_producers >= num_producers && e.drain_start_volume_bytes > 0 && std::isfinite(r_lo)) {
       // A drained burst bounds Q only where it had something outstanding (V > R T_iss^0). T_iss^0 at a
       // drained V is the floor's clamped end value (the floor stops below the drain). Q <= V - R T_iss^0 holds
       // for the true T_iss^0, so where the lookup is not a point (an unconstrained row is only an upper bound)
@@ -259,7 +266,7 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
       const double v = e.drain_start_volume_bytes;
       const Lookup t = tiss0_s(e.num_producers, v);
       const double t0 = t.usable_as_point ? t.value : t.has_bracket() ? std::max(0.0, t.bracket_lo) : 0.0;
-      const double bound = v - drain_rate_bps_ * t0;
+      const double bound = v - r_lo * t0;
       if (bound > 0) cut_upper(bound, e.num_producers);
     }
   }

@@ -19,6 +19,7 @@
 #pragma once
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,7 +132,10 @@ class PlatformModel {
   // section 3.5; every calibration so far has it so): a floor burst of K' <= K producers bounds Q(K) from
   // below, a drained burst of K' >= K producers from above; an identified Q(K') (ci95) does both. For a K
   // whose Q is not identified, so a design test can still be decided where the burst lies outside the bracket.
-  CapacityBracket capacity_bracket(int num_producers) const;
+  // A drained burst bounds Q by V - R T_iss^0, with both at the low end of what the data allow: R at its ci95's
+  // low end (drain_rate()'s bracket), or at drain_rate_lo_bps where the caller bounds R more loosely (e.g. by a
+  // copy-engine rate: 0 bounds nothing, the bound is then V). With R not identified, drains bound nothing.
+  CapacityBracket capacity_bracket(int num_producers, std::optional<double> drain_rate_lo_bps = std::nullopt) const;
   const std::string& drain_rate_bound() const { return drain_rate_bound_; }  // "fit", "lower", "not_identified"
   bool drain_rate_identified() const { return drain_rate_bound_ != "not_identified"; }
 

@@ -241,5 +241,32 @@ TEST(InputDates, MoeScoreSaysWhenTheCalibrationIsLaterOrOfAnotherGpu) {
   EXPECT_EQ(b["meta"]["dates"]["model"]["same_device_as_data"], false);
 }
 
+// A refit keeps its measurement's date but its parameters exist only since the fit: moe-score counts it as
+// predating the run only where meta.refit.date_utc (written by xstage-calibrate --refit) does; a refit without
+// that date (older files) is not counted (fa-score's rule, which moe-score lacked until 2026-12-07).
+TEST(InputDates, ARefitPredatesOnlyWhereItsFitDoes) {
+  Scratch s;
+  const std::string run_file = kRoot + "/results/h200/megamoe/megamoe-dsv4_flash-bn128.json";
+  auto model_dates = [&](const nlohmann::json& refit, const std::string& stem) {
+    nlohmann::json cal = nlohmann::json::parse(read_file(kMoeCal));
+    cal["meta"]["refit"] = refit;
+    { std::ofstream(s.path(stem + ".json")) << cal.dump(); }
+    const ToolRun r = s.run("xstage-predict", "moe-score --results " + run_file + " --model " + stem + ".json --out " +
+                                                  stem + "-score.json");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    if (r.rc != 0) return nlohmann::json();
+    return nlohmann::json::parse(read_file(s.path(stem + "-score.json")))["meta"]["dates"];
+  };
+  const nlohmann::json undated = model_dates({{"from", "calibration.json"}}, "undated");
+  EXPECT_EQ(undated["model"]["predates_data"], false) << undated.dump();
+  EXPECT_TRUE(undated["model"]["refit_date_utc"].is_null());
+  EXPECT_EQ(undated["every_input_predates_data"], false);
+  const nlohmann::json later = model_dates({{"from", "calibration.json"}, {"date_utc", "2026-12-07T00:00:00Z"}}, "later");
+  EXPECT_EQ(later["model"]["predates_data"], false) << later.dump();
+  const nlohmann::json before = model_dates({{"from", "calibration.json"}, {"date_utc", "2026-12-01T18:00:00Z"}}, "early");
+  EXPECT_EQ(before["model"]["predates_data"], true) << before.dump();
+  EXPECT_EQ(before["model"]["refit_date_utc"], "2026-12-01T18:00:00Z");
+}
+
 }  // namespace
 }  // namespace xs::test

@@ -356,6 +356,23 @@ TEST(PlatformModelCapacityBracket, AnUnconstrainedTissRowBoundsQWithItsBracketsL
   EXPECT_GT(b.upper_bytes, 2.98e6 + 1);
 }
 
+// The drained burst's bound holds for every R the data allow only at R's low end: with R 1e10 [0.8e10, 1.2e10],
+// K = 32's drain bounds Q by 3e6 - 0.8e10 x 2 us = 2.984e6 (not 2.98e6 at the point). A caller that bounds R
+// more loosely passes its low end: 0 leaves V itself (K = 16's 4e6 is then larger than K = 32's 3e6).
+TEST(PlatformModelCapacityBracket, DrainedBurstsBoundQWithRsLowEnd) {
+  json section = bracket_section();
+  section["R_ci95"] = {0.8e10, 1.2e10};
+  const auto model = m::PlatformModel::from_json(section);
+  EXPECT_NEAR(model.capacity_bracket(24).upper_bytes, 3e6 - 0.8e10 * 2e-6, 1);
+  EXPECT_NEAR(model.capacity_bracket(24, 0.0).upper_bytes, 3e6, 1);
+  EXPECT_NEAR(model.capacity_bracket(24, 1e10).upper_bytes, 2.98e6, 1);
+  json unidentified = bracket_section();
+  unidentified["R_bound"] = "not_identified";
+  unidentified["R_Bps"] = nullptr;
+  const auto m2 = m::PlatformModel::from_json(unidentified);
+  EXPECT_TRUE(std::isinf(m2.capacity_bracket(24).upper_bytes)) << "R unknown: a drain bounds nothing by itself";
+}
+
 TEST(PlatformModelCapacityBracket, ContradictionsAndEmptyDrainsAreNotBounds) {
   json section = bracket_section();
   // K = 16's floor (1e6) above K = 32's drain bound: a contradiction for K in [16, 32].

@@ -25,6 +25,17 @@ std::string device_of(const nlohmann::json& doc) {
   return "";
 }
 
+// A refit (xstage-calibrate --refit) keeps its measurement's meta.date_utc but was fitted later: the date of the
+// fit (meta.refit.date_utc, written since 2026-12-07; "" where the file does not record it).
+bool is_refit(const nlohmann::json& doc) {
+  return doc.is_object() && doc.contains("meta") && doc["meta"].is_object() && doc["meta"].contains("refit");
+}
+std::string refit_date_of(const nlohmann::json& doc) {
+  if (!is_refit(doc)) return "";
+  const nlohmann::json& r = doc["meta"]["refit"];
+  return r.is_object() && r.contains("date_utc") && r["date_utc"].is_string() ? r["date_utc"].get<std::string>() : "";
+}
+
 }  // namespace
 
 nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
@@ -49,9 +60,17 @@ nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
   for (const auto& [name, doc] : inputs) {
     const std::string d = date_of(doc);
     const std::optional<double> t = report::parse_record_instant(d, now_s);
-    const bool before = t && earliest && *t < *earliest;
+    bool before = t && earliest && *t < *earliest;
+    out[name] = {{"date_utc", t ? nlohmann::json(d) : nlohmann::json()}};
+    if (is_refit(doc)) {
+      // Its parameters exist only since the fit: it predates the data where the fit does too (unknown: not).
+      const std::string fd = refit_date_of(doc);
+      const std::optional<double> ft = report::parse_record_instant(fd, now_s);
+      before = before && ft && *ft < *earliest;
+      out[name]["refit_date_utc"] = ft ? nlohmann::json(fd) : nlohmann::json();
+    }
     all = all && before;
-    out[name] = {{"date_utc", t ? nlohmann::json(d) : nlohmann::json()}, {"predates_data", before}};
+    out[name]["predates_data"] = before;
     // Another GPU than the judged files' (both named): the input describes another machine.
     if (const std::string dev = device_of(doc); !dev.empty()) {
       out[name]["device"] = dev;
