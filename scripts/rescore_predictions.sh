@@ -21,14 +21,24 @@ files=(
   results/h200/interference/e9158ce-epilogue/fa-whole-score.json
   results/h200/interference/e9158ce-epilogue/moe-whole-score-h200-matrix.json
   results/h100/moe-matrix-8e7dc28/moe-whole-score.json
+  results/h100/calls-9a28bd3/moe-whole-score.json
+  results/h100/calls-9a28bd3/fa-whole-score.json
 )
-# The H100 matrix is packed (results/h100/moe-matrix-8e7dc28/MANIFEST): unpacked beside its score for the re-run
-# (the four files are ignored by git) and removed afterwards.
-packed=results/h100/moe-matrix-8e7dc28
-if [[ -f $packed/matrix.tar.gz ]]; then
-  tar xzf $packed/matrix.tar.gz -C $packed
-  trap 'rm -f '"$packed"'/megamoe-*.json; restore_aside' EXIT
-fi
+# Packed inputs (each folder's MANIFEST) are unpacked beside their scores for the re-run (the unpacked files are
+# ignored by git) and removed afterwards: TARBALL:FOLDER pairs.
+packed_inputs=(results/h100/moe-matrix-8e7dc28/matrix.tar.gz:results/h100/moe-matrix-8e7dc28
+               results/h100/calls-9a28bd3/matrix.tar.gz:results/h100/calls-9a28bd3
+               results/h100/calls-9a28bd3/predictions-2/runs.tar.gz:results/h100/calls-9a28bd3/predictions-2
+               results/h200/megamoe/b7f0e7b-sweep/sweep.tar.gz:results/h200/megamoe/b7f0e7b-sweep)
+unpacked=()  # every path a tarball put down, removed on exit
+for pair in "${packed_inputs[@]}"; do
+  tarball=${pair%%:*} dir=${pair#*:}
+  [[ -f $tarball ]] || continue
+  while IFS= read -r name; do unpacked+=("$dir/${name%/}"); done < <(tar tzf "$tarball" | grep -v '/.')
+  tar xzf "$tarball" -C "$dir"
+done
+cleanup_unpacked() { ((${#unpacked[@]})) && rm -rf -- "${unpacked[@]}"; return 0; }
+trap 'cleanup_unpacked; restore_aside' EXIT
 for out in "${files[@]}"; do
   [[ -f $out ]] || { echo "rescore_predictions: $out absent: skipped"; continue; }
   # The recorded command, one argument per line (the first, the tool, dropped).
