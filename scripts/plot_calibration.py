@@ -13,7 +13,7 @@ import argparse
 import math
 import os
 
-from plot_io import fail, load_result, pyplot
+from plot_io import fail, load_result, output_path, pyplot, run, save
 
 TOOL = "plot_calibration"
 EXPECTED = "a calibration file written by xstage-calibrate"
@@ -179,6 +179,7 @@ def main():
     ap.add_argument("--out", default=None, help="PNG path (default: beside the input)")
     args = ap.parse_args()
     doc = load(args.calibration)
+    out = output_path(TOOL, args.out, [args.calibration], default_from=args.calibration)
     global plt
     plt = pyplot(TOOL)
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
@@ -192,10 +193,9 @@ def main():
     fig.suptitle(f"X-Stage calibration: {dev}  ({os.path.basename(args.calibration)}); "
                  "error bars p10-p90 of the repetitions", fontsize=9)
     fig.tight_layout()
-    out = args.out or args.calibration.rsplit(".", 1)[0] + ".png"
-    fig.savefig(out, dpi=110)
+    save(TOOL, fig, out, 110)
     print(out)
 
 
 if __name__ == "__main__":
-    main()
+    run(TOOL, main, EXPECTED)

@@ -9,7 +9,7 @@ Usage: plot_fa_a2a.py RESULT.json [--out FIG.png]   (matplotlib; post-processing
 import argparse
 import os
 
-from plot_io import fail, load_result, pyplot
+from plot_io import fail, load_result, output_path, pyplot, run, save
 
 TOOL = "plot_fa_a2a"
 EXPECTED = "a result file written by xstage-bench fa_a2a"
@@ -21,6 +21,7 @@ def main():
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     doc = load_result(TOOL, args.result, EXPECTED)
+    out = output_path(TOOL, args.out, [args.result], default_from=args.result)
     copies = doc.get("extra", {}).get("fa_a2a") if isinstance(doc.get("extra"), dict) else None
     if not isinstance(copies, list):
         fail(TOOL, f"{args.result} has no fa_a2a points (extra.fa_a2a); expected " + EXPECTED)
@@ -114,10 +115,9 @@ def main():
     # The file's name only: an absolute path says where the plot was made, not what it shows.
     fig.suptitle(f"FlashAttention-A2A residual over FA-only ({dev}; {os.path.basename(args.result)})", fontsize=9)
     fig.tight_layout()
-    out = args.out or args.result.rsplit(".", 1)[0] + ".png"
-    fig.savefig(out, dpi=110)
+    save(TOOL, fig, out, 110)
     print(out)
 
 
 if __name__ == "__main__":
-    main()
+    run(TOOL, main, EXPECTED)

@@ -44,3 +44,59 @@ def load_result(tool, path, expected):
     if not isinstance(doc.get("points"), list):
         fail(tool, f"{path} has no points list; expected {expected}")
     return doc
+
+
+def output_path(tool, out, inputs, default_from=None):
+    """The PNG path to write: `out`, or `default_from` with its extension replaced by .png beside it. Exit 2 where it
+    is not a .png name, is a link, a folder or a device, lies in a folder that does not exist, or is (by resolved
+    path or inode) one of `inputs`: no output ever overwrites an input or writes through a link."""
+    import os
+    if out is None:
+        if default_from is None:
+            fail(tool, "no output path given (--out FIG.png)")
+        base, _ = os.path.splitext(default_from)
+        out = base + ".png"
+    if not out or not out.lower().endswith(".png"):
+        fail(tool, f"--out {out!r}: expected a path ending in .png")
+    if os.path.islink(out):
+        fail(tool, f"--out {out}: is a symbolic link; give the path of a regular file (links are not written through)")
+    if os.path.exists(out) and not os.path.isfile(out):
+        fail(tool, f"--out {out}: exists and is not a regular file (a folder or a device)")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        fail(tool, f"--out {out}: its folder {parent} does not exist")
+    for i in inputs:
+        same = os.path.realpath(i) == os.path.realpath(out)
+        if not same and os.path.exists(out) and os.path.exists(i):
+            same = os.path.samefile(i, out)
+        if same:
+            fail(tool, f"--out {out}: is the input {i}; give another path (an output never overwrites an input)")
+    return out
+
+
+def save(tool, fig, out, dpi):
+    """Writes the figure to `out` through a temporary file beside it and a rename (never half-written)."""
+    import os
+    import tempfile
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".png",
+                               dir=os.path.dirname(os.path.abspath(out)))
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi, format="png")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary new file, not mkstemp's 0600
+        os.replace(tmp, out)
+    except OSError as e:
+        fail(tool, f"cannot write {out}: {e.strerror}")
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def run(tool, main, expected):
+    """main() with a file that lacks what the plot reads ending in one line (exit 2), not a traceback."""
+    try:
+        main()
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        fail(tool, f"the input lacks what this plot reads ({type(e).__name__}: {e}); expected {expected}")

@@ -10,7 +10,7 @@ Usage: python3 scripts/plot_megamoe.py RESULT.json [--out FILE.png] [--timeline-
 import argparse
 import sys
 
-from plot_io import fail, load_result, pyplot
+from plot_io import fail, load_result, output_path, pyplot, run, save
 
 TOOL = "plot_megamoe"
 EXPECTED = "a result file written by xstage-bench megamoe"
@@ -23,6 +23,7 @@ def main():
     ap.add_argument("--timeline-point", type=int, default=0, help="index of the point whose timeline is drawn")
     a = ap.parse_args()
     doc = load_result(TOOL, a.result, EXPECTED)
+    out = output_path(TOOL, a.out, [a.result], default_from=a.result)
     pts = [p for p in doc["points"] if isinstance(p, dict) and p.get("suite") == "megamoe" and p.get("status") == "ok"]
     if not pts:
         fail(TOOL, f"no measured megamoe point (suite megamoe, status ok) in {a.result}; expected " + EXPECTED)
@@ -76,11 +77,10 @@ def main():
     fig.suptitle(f"megamoe {pts[0]['axes']['shape']} T={pts[0]['axes']['T']} b_n={pts[0]['axes']['block_n']} "
                  f"({doc.get('meta', {}).get('git_sha', '?')[:7]})")
     fig.tight_layout()
-    out = a.out or a.result.rsplit(".json", 1)[0] + ".png"
-    fig.savefig(out, dpi=90)
+    save(TOOL, fig, out, 90)
     print("plot: " + out)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(TOOL, main, EXPECTED)

@@ -240,13 +240,18 @@ def main(argv=None):
         print("plot_moe_matrix: matplotlib is not installed (try /usr/bin/python3)", file=sys.stderr)
         return 77
     chosen, _, _ = select(records, a.block_n)
-    out = lambda name: os.path.join(a.out_dir, f"{a.prefix}-{name}.png")  # noqa: E731
+    names = ("fig8-speedup", "fig10-trs", "fig9-timeline", "table2-stall", "dsweep")
+    # Every output checked before the first is written: never an input, a link or a non-file (plot_io.output_path).
+    from plot_io import output_path
+    paths = {n: output_path("plot_moe_matrix", os.path.join(a.out_dir, f"{a.prefix}-{n}.png"), a.results)
+             for n in names}
+    out = lambda name: paths[name]  # noqa: E731
     fig8(plt, chosen, out("fig8-speedup"))
     fig10(plt, chosen, out("fig10-trs"))
     fig9(plt, chosen, out("fig9-timeline"), a.timeline_shape, a.timeline_precision)
     table2_plot(plt, chosen, out("table2-stall"))
     dsweep_plot(plt, records, out("dsweep"))
-    for name in ("fig8-speedup", "fig10-trs", "fig9-timeline", "table2-stall", "dsweep"):
+    for name in names:
         print("plot: " + out(name))
     return 0
 

@@ -56,6 +56,19 @@ moe::PathInputs path_of(const json& doc, int num_sms, const std::string& file) {
   const json& m = doc.at("model");
   if (!m.contains("R_Bps") || !m["R_Bps"].is_number())
     throw input_error("--model", file + ": model.R_Bps missing or not a number");
+  // The replay drains at R and brackets with its ci95: a value the fitter did not pin down (a lower bound, an
+  // unconstrained R) is no point to replay, and is refused by name rather than scored as one.
+  const std::string r_bound = m.value("R_bound", std::string("fit"));
+  if (r_bound != "fit")
+    throw input_error("--model", fmt::format("{}: model.R_bound is \"{}\": R is not a fitted value, and moe-whole "
+                                             "replays the drain at R; use a calibration whose R is fitted "
+                                             "(R_bound \"fit\", R_constrained true)", file, r_bound));
+  if (!m.value("R_constrained", true))
+    throw input_error("--model", fmt::format("{}: model.R_constrained is false{}: the fitter did not pin R down, and "
+                                             "moe-whole replays the drain at R; use a calibration whose R is "
+                                             "constrained", file,
+                                             m.contains("R_caveat") && m["R_caveat"].is_string()
+                                                 ? " (" + m["R_caveat"].get<std::string>() + ")" : std::string()));
   moe::PathInputs p;
   p.drain_rate_bps = p.drain_rate_lo_bps = p.drain_rate_hi_bps = m["R_Bps"].get<double>();
   if (m.contains("R_ci95") && m["R_ci95"].is_array() && m["R_ci95"].size() == 2 && m["R_ci95"][0].is_number() &&

@@ -174,3 +174,28 @@ TEST(FaInterference, NoMeasuredFieldOfTheJudgedLaunchesMovesThePrediction) {
 
 }  // namespace
 }  // namespace xs::attention::judge
+
+namespace xs::attention::judge {
+namespace {
+
+// A Q row the fitter marked unconstrained (bound "fit", constrained false: a soft knee, a drifting R) is not a
+// measurement of Q: the FA judge's Q term is then no point and its range is the bracket, which leaves such rows out
+// (found by the adversarial review of 2026-12-07: the unconstrained and constrained rows gave identical verdicts).
+TEST(FaCalibrationTerms, AnUnconstrainedQRowIsNoPoint) {
+  const char* rows = R"({"R_Bps": 52e9, "R_ci95": [50e9, 54e9], "tiss0": [],
+      "Q": [{"K": 132, "bytes": 3.5e6, "ci95": [3.45e6, 3.55e6], "bound": "fit", "constrained": CONSTRAINED}]})";
+  auto cal = [&](const char* c) {
+    std::string text = rows;
+    text.replace(text.find("CONSTRAINED"), 11, c);
+    return fa_calibration_from_model(json::parse(text), c);
+  };
+  const Term pinned = xs::attention::model::capacity_term(cal("true"), 132);
+  EXPECT_DOUBLE_EQ(pinned.point, 3.5e6);
+  const Term loose = xs::attention::model::capacity_term(cal("false"), 132);
+  EXPECT_TRUE(std::isnan(loose.point)) << loose.source;
+  EXPECT_EQ(loose.source, "bracket");
+  EXPECT_FALSE(loose.range.lo >= 3.45e6 && loose.range.hi <= 3.55e6) << "the row's ci95 is not a measurement";
+}
+
+}  // namespace
+}  // namespace xs::attention::judge

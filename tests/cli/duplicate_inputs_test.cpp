@@ -268,5 +268,61 @@ TEST(InputDates, ARefitPredatesOnlyWhereItsFitDoes) {
   EXPECT_EQ(before["model"]["refit_date_utc"], "2026-12-01T18:00:00Z");
 }
 
+// From the adversarial review of 2026-12-07: a simulator calibration (meta.devices empty) passed as one of the judged
+// GPU's; a judged file without a date was dropped when finding the earliest, so a later input still "predated" the
+// data; a refit dated before its own measurement was trusted.
+TEST(InputDates, SimulatorInputsUndatedDataAndImpossibleRefitDatesAreNotOutOfSample) {
+  Scratch s;
+  const std::string run_file = kRoot + "/results/h200/megamoe/megamoe-dsv4_flash-bn128.json";
+  auto dates_of = [&](const nlohmann::json& cal, const std::string& results, const std::string& stem) {
+    { std::ofstream(s.path(stem + ".json")) << cal.dump(); }
+    const ToolRun r = s.run("xstage-predict", "moe-score --results " + results + " --model " + stem + ".json --out " +
+                                                  stem + "-score.json");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    if (r.rc != 0) return nlohmann::json();
+    return nlohmann::json::parse(read_file(s.path(stem + "-score.json")))["meta"]["dates"];
+  };
+  const nlohmann::json cal = nlohmann::json::parse(read_file(kMoeCal));
+  nlohmann::json sim = cal;
+  sim["meta"]["backend"] = "sim";
+  sim["meta"]["devices"] = nlohmann::json::array();
+  const nlohmann::json a = dates_of(sim, run_file, "sim");
+  EXPECT_EQ(a["model"]["same_device_as_data"], false) << a.dump();
+  EXPECT_EQ(a["model"]["device"], "simulator");
+  EXPECT_EQ(a["every_input_from_the_judged_device"], false);
+
+  nlohmann::json undated = nlohmann::json::parse(read_file(run_file));
+  undated["meta"].erase("date_utc");
+  { std::ofstream(s.path("undated-run.json")) << undated.dump(); }
+  const nlohmann::json b = dates_of(cal, run_file + " undated-run.json", "undated");
+  EXPECT_TRUE(b["earliest_judged_result_utc"].is_null()) << b.dump();
+  EXPECT_EQ(b["model"]["predates_data"], false);
+  EXPECT_EQ(b["every_input_predates_data"], false);
+
+  nlohmann::json early_fit = cal;
+  early_fit["meta"]["refit"] = {{"from", "calibration.json"}, {"date_utc", "2026-11-30T00:00:00Z"}};
+  const nlohmann::json c = dates_of(early_fit, run_file, "early-fit");
+  EXPECT_EQ(c["model"]["predates_data"], false) << c.dump();
+  EXPECT_TRUE(c["model"]["refit_date_utc"].is_null());
+}
+
+// moe-whole replays the drain at R: a calibration whose R is only a lower bound or unconstrained is refused naming the
+// field, not scored as a point (adversarial review of 2026-12-07: both scored identically to the fitted R).
+TEST(MoeWholeInputs, RefusesAnRThatIsNotAFittedValue) {
+  Scratch s;
+  nlohmann::json lower = nlohmann::json::parse(read_file(kMoeCal));
+  lower["model"]["R_bound"] = "lower";
+  lower["model"]["R_ci95"] = nullptr;
+  { std::ofstream(s.path("lower.json")) << lower.dump(); }
+  nlohmann::json loose = nlohmann::json::parse(read_file(kMoeCal));
+  loose["model"]["R_constrained"] = false;
+  { std::ofstream(s.path("loose.json")) << loose.dump(); }
+  const std::string rest = " --interference " + kLoaded + " --out whole.json";
+  expect_refused(s, "xstage-predict", "moe-whole --results " + kMoe + " --model lower.json" + rest, 2,
+                 {"--model", "R_bound", "lower"});
+  expect_refused(s, "xstage-predict", "moe-whole --results " + kMoe + " --model loose.json" + rest, 2,
+                 {"--model", "R_constrained"});
+}
+
 }  // namespace
 }  // namespace xs::test

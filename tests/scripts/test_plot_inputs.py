@@ -47,6 +47,35 @@ class PlotInputs(unittest.TestCase):
         self.assert_refused(run("plot_fa_a2a.py", CALIBRATION), 2, "has no fa_a2a points", "xstage-bench fa_a2a")
         self.assert_refused(run("plot_megamoe.py", CALIBRATION), 2, "no measured megamoe point")
 
+    def test_outputs_never_overwrite_an_input_or_write_through_a_link(self):
+        # From the hostile review of 2026-12-07: a PNG replaced the calibration it plotted (default output of an input
+        # named *.png, or --out onto it) and a symlinked --out wrote through to its target.
+        with open(CALIBRATION, "rb") as f:
+            original = f.read()
+        with tempfile.TemporaryDirectory() as d:
+            cal_png = os.path.join(d, "c.png")
+            victim = os.path.join(d, "victim.json")
+            for path in (cal_png, victim):
+                with open(path, "wb") as f:
+                    f.write(original)
+            os.symlink(victim, os.path.join(d, "lnk.png"))
+            os.mkdir(os.path.join(d, "dir.png"))
+            cases = [((cal_png,), "is the input"),
+                     ((victim, "--out", victim.replace(".json", ".png")), None),
+                     ((victim, "--out", os.path.join(d, "lnk.png")), "symbolic link"),
+                     ((victim, "--out", os.path.join(d, "dir.png")), "not a regular file"),
+                     ((victim, "--out", os.path.join(d, "x.json")), "ending in .png"),
+                     ((victim, "--out", os.path.join(d, "no", "x.png")), "does not exist")]
+            for args, needle in cases:
+                if needle is None:
+                    continue
+                with self.subTest(args=args):
+                    self.assert_refused(run("plot_calibration.py", *args), 2, needle)
+            for path in (cal_png, victim):
+                with open(path, "rb") as f:
+                    self.assertEqual(f.read(), original, path)
+            self.assertEqual(sorted(os.listdir(d)), ["c.png", "dir.png", "lnk.png", "victim.json"])
+
     def test_missing_matplotlib_says_how_to_install_it(self):
         with tempfile.TemporaryDirectory() as d:
             os.mkdir(os.path.join(d, "matplotlib"))

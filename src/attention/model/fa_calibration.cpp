@@ -189,8 +189,10 @@ Term capacity_term(const FaCalibration& c, int k) {
   const xs::model::PlatformModel& p = c.platform;
   if (p.has_capacity()) {
     // Identified at this very K (a "fit" row), not interpolated across K the fitter left unidentified.
+    // A row the fitter marked unconstrained (a soft knee, R drifting) is not a measurement of Q: it falls through
+    // to the bracket below, which leaves such rows out (docs/result-schema.md, `constrained`).
     for (const xs::model::CapacityPoint& row : p.capacity_table())
-      if ((row.num_producers == k || row.num_producers == 0) && row.bound == "fit") {
+      if ((row.num_producers == k || row.num_producers == 0) && row.bound == "fit" && row.constrained) {
         t.point = row.capacity_bytes;
         t.range = {row.ci95_lo, row.ci95_hi};
         t.source = row.num_producers == 0 ? "constant model" : fmt::format("Q fit at K = {}", k);

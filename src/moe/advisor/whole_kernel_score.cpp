@@ -512,8 +512,17 @@ std::string whole_kernel_markdown(const json& s) {
       if (d->contains(k) && !(*d)[k].value("predates_data", false))
         late += fmt::format("{}{} ({})", late.empty() ? "" : ", ", k,
                             (*d)[k]["date_utc"].is_string() ? (*d)[k]["date_utc"].get<std::string>() : "no date");
+    std::string elsewhere;
+    for (const char* k : {"model", "interference", "gemm_rates"})
+      if (d->contains(k) && !(*d)[k].value("same_device_as_data", true))
+        elsewhere += fmt::format("{}{} ({})", elsewhere.empty() ? "" : ", ", k,
+                                 (*d)[k].value("device", std::string("no device named")));
+    if (!elsewhere.empty())
+      md += "**Not measured on the judged GPU (" + d->value("judged_device", std::string("none named")) + "):** " +
+            elsewhere + ".\n\n";
     md += late.empty() ? "Every input was measured before the earliest judged result file (" +
-                             d->value("earliest_judged_result_utc", std::string("?")) + "): out of sample.\n\n"
+                             d->value("earliest_judged_result_utc", std::string("?")) + "): out of sample" +
+                             (elsewhere.empty() ? "" : " in time, on another machine") + ".\n\n"
                        : "**In-sample for some inputs:** measured after the earliest judged result file (" +
                              (d->contains("earliest_judged_result_utc") && (*d)["earliest_judged_result_utc"].is_string()
                                   ? (*d)["earliest_judged_result_utc"].get<std::string>()
