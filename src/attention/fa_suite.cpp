@@ -10,6 +10,7 @@
 #include "attention/config.hpp"
 #include "attention/point/fa_app_point.hpp"
 #include "bench/app_bench.hpp"
+#include "bench/sweep.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
@@ -76,6 +77,11 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   s.seq_lens = parse_integer_range(f.M, "--M");
   s.heads = parse_integer_range(f.heads, "--heads");
   s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
+  bench::check_target_names(s.targets);
+  if (const std::uint64_t n = static_cast<std::uint64_t>(s.seq_lens.size()) * s.heads.size() * s.targets.size();
+      n > bench::kMaxSweepPoints)
+    throw input_error("--M", fmt::format("--M x --heads x --target expand to {} points, over the cap of {}; narrow the "
+                                         "ranges or split the run", n, bench::kMaxSweepPoints));
   const int device = point_device(c);
   // Every point's shape and flags before anything runs, the dry run included (exit 2 naming the flag).
   for (long long h : s.heads)

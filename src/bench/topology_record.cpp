@@ -96,7 +96,20 @@ nlohmann::json topology_record_json(const std::vector<int>& gpus, const std::vec
   return j;
 }
 
+void check_target_names(const std::vector<std::string>& targets) {
+  for (const auto& t : targets) {
+    if (t == "local" || t == "host") continue;
+    const bool remote = t.rfind("peer:", 0) == 0 || t.rfind("nccl:", 0) == 0;
+    const std::string n = remote ? t.substr(5) : "";
+    const bool digits = !n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos;
+    if (!remote || !digits)
+      throw input_error("--target", "'" + t + "' is not a target; accepted: local, host, peer:N, nccl:N "
+                                    "(N a GPU index or rank, e.g. host,local or nccl:1)");
+  }
+}
+
 void check_targets_on_ranks(const std::string& suite, const std::vector<std::string>& targets, int num_ranks) {
+  check_target_names(targets);
   if (num_ranks <= 1) return;
   for (const auto& t : targets) {
     if (t.rfind("nccl:", 0) == 0 || (!remote_target_of(t) && t.rfind("peer:", 0) != 0)) continue;

@@ -73,6 +73,9 @@ nlohmann::json topology_record_json(const std::vector<int>& gpus, const std::vec
 // Several ranks: stores into other ranks' buffers go through nccl:N (every rank's NCCL window,
 // runtime/rank_windows.hpp); peer:N (and a malformed peer/remote target) is refused, since peer access does not
 // cross processes. Throws input_error("--target", ...) for such a target when num_ranks > 1; one rank: nothing.
+// Each target's form (local, host, peer:N, nccl:N), before any GPU is looked at: input_error on --target (exit 2).
+void check_target_names(const std::vector<std::string>& targets);
+// check_target_names, then: peer:N is refused on several ranks (peer access does not cross processes).
 void check_targets_on_ranks(const std::string& suite, const std::vector<std::string>& targets, int num_ranks);
 
 }  // namespace xs::bench

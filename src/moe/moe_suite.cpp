@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "bench/app_bench.hpp"
+#include "bench/sweep.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
 #include "common/range.hpp"
@@ -144,6 +145,23 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   }
   if (f.overlap_waves < 1) throw input_error("--overlap-waves", "the overlapped pipeline needs at least 1 wave");
   const std::vector<std::string> targets = parse_name_list(c.target.empty() ? "host,local" : c.target, "--target");
+  bench::check_target_names(targets);
+  // The product before anything is allocated (a 1000 x 1000 x 1000 sweep took 15 GB before its refusal), and each
+  // axis value's range before any GPU is looked at: exit 2 naming the flag, the dry run included.
+  if (const std::uint64_t n = static_cast<std::uint64_t>(targets.size()) * chosen.size() * precisions.size() *
+                              routings.size() * tokens.size() * ksms.size() * leads.size();
+      n > bench::kMaxSweepPoints)
+    throw input_error("--T", fmt::format("--target x --shapes x --precision x --routing x --T x --ksm x --D expand to "
+                                         "{} points, over the cap of {}; narrow the ranges or split the run", n,
+                                         bench::kMaxSweepPoints));
+  for (long long t : tokens)
+    if (t < 1 || t > (1 << 20)) throw input_error("--T", fmt::format("T={} out of range: tokens per rank in [1, 2^20]", t));
+  for (long long k : ksms)
+    if (k < 1 || k > 1024)
+      throw input_error("--ksm", fmt::format("K_SM={} out of range: [1, 1024] (and at most the GPU's SM count, "
+                                             "checked when the point runs)", k));
+  if (!std::isfinite(f.alpha) || f.alpha < 0) throw input_error("--alpha", "the Zipf exponent must be finite and >= 0");
+  if (!std::isfinite(f.gain) || !(f.gain > 0)) throw input_error("--gain", "the gain must be finite and > 0");
   // Several ranks: P is the number of ranks (each rank plays its own EP rank). nccl:N is the real Combine into
   // every rank's NCCL window (moe_point.hpp MoeExchange; the fused variants only); peer:N stays refused.
   bench::check_world_matches_p(c.rank.world_size, f.P, "--P");

@@ -25,6 +25,14 @@ TEST(FaSuiteFlags, RefusesBadPointFlagsNamingTheFlag) {
   expect_refused(s, kTool, "fa_a2a --M 8192 --P 5 --no-progress --out f.json", 2, {"--P"});
 }
 
+// From the hostile review of 2026-12-07: a bad --target exited 77 and a million-point sweep was accepted.
+TEST(FaSuiteFlags, RefusesABadTargetAndASweepOverTheCap) {
+  Scratch s;
+  expect_refused(s, "xstage-bench", "fa_a2a --target bogus --dry-run", 2, {"--target", "'bogus' is not a target"});
+  expect_refused(s, "xstage-bench", "fa_a2a --M 128:1048576:+128 --heads 1:64:+1 --dry-run", 2,
+                 {"--M", "1048576 points", "cap of 100000"});
+}
+
 TEST(FaSuiteFlags, DryRunShowsTheSendingDevice) {
   Scratch s;
   const ToolRun r = s.run(kTool, "fa_a2a --M 8192 --target peer:1 --device 3 --dry-run");

@@ -51,6 +51,15 @@ TEST(MegaMoeSuite, BadValuesAreRefusedNamingTheFlag) {
   expect_refused(s, kTool, "megamoe --dry-run --csv t.csv", 2, {"--csv"});
   expect_refused(s, kTool, "megamoe --models-file /nonexistent.json --dry-run", 2, {"--models-file"});
   expect_refused(s, kTool, "megamoe --variants interleaved,wave --dry-run", 2, {"--variants", "expert_wave"});
+  // From the hostile review of 2026-12-07: these exited 77 ("no usable GPU") and the dry run accepted them; a
+  // 1000 x 1000 x 1000 sweep grew to 15 GB before its refusal.
+  expect_refused(s, kTool, "megamoe --target host,bogus --dry-run", 2, {"--target", "peer:N"});
+  expect_refused(s, kTool, "megamoe --T 0 --dry-run", 2, {"--T", "T=0"});
+  expect_refused(s, kTool, "megamoe --ksm 100000 --dry-run", 2, {"--ksm", "K_SM=100000"});
+  expect_refused(s, kTool, "megamoe --alpha -1 --dry-run", 2, {"--alpha"});
+  expect_refused(s, kTool, "megamoe --gain nan --dry-run", 2, {"--gain"});
+  expect_refused(s, kTool, "megamoe --T 1:1000:+1 --ksm 1:1000:+1 --D 1:1000:+1 --dry-run", 2,
+                 {"2000000000 points", "cap of 100000"});
   expect_refused(s, kTool, "megamoe --tensor-tflops fast --dry-run", 2, {"--tensor-tflops", "bf16=608,fp8=1020"});
   expect_refused(s, kTool, "megamoe --tensor-tflops fp16=600 --dry-run", 2, {"--tensor-tflops", "does not name a precision"});
   expect_refused(s, kTool, "megamoe --tensor-tflops bf16=600,bf16=700 --dry-run", 2, {"--tensor-tflops", "twice"});
