@@ -217,6 +217,13 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
                                           "(xstage-bench --suite fa_a2a); usage: {}", attention::kFaSuiteId,
                                           suites.empty() ? "none" : suites, kUsage));
     const std::string data_device = measured_device_name(doc, path);
+    // A copy re-judged by fa-result (extra.rejudged) holds the re-judging calibration's predictions in place of the
+    // run's own: none of its predictions is the frozen one (adversarial review of 2026-12-07: they counted as out of
+    // sample). Score the run's own file for that.
+    const bool rejudged_copy = doc.contains("extra") && doc["extra"].is_object() && doc["extra"].contains("rejudged");
+    if (rejudged_copy)
+      fmt::print(stderr, "xstage-predict fa-score: note: {} is a copy re-judged by fa-result (extra.rejudged): its "
+                 "predictions are not the run's frozen ones, so none of its rows counts as out of sample\n", path);
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
       const json& point = doc["points"][i];
       if (point.value("suite", "") != attention::kFaSuiteId || point.value("status", "") != "ok") continue;
@@ -226,7 +233,7 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
         all_points.push_back({spec, result});
         // The calibrations whose frozen predictions the run itself stored beside this point (their content hash).
         std::set<std::string> frozen_hashes;
-        collect_calibration_hashes(point, frozen_hashes);
+        if (!rejudged_copy) collect_calibration_hashes(point, frozen_hashes);
         for (std::size_t c = 0; c < calibrations.size(); ++c) {
           const auto& cal = calibrations[c];
           if (!cal.target.empty() && cal.target != spec.target) continue;
@@ -237,7 +244,6 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           const bool frozen = frozen_hashes.count(cal.fnv1a64) > 0;
           const json& cal_meta = calibration_docs[c].second.contains("meta") ? calibration_docs[c].second["meta"] : json();
           const bool refit = cal_meta.is_object() && cal_meta.contains("refit");
-          if (!in_sample && frozen) overall_out_of_sample.add(j);
           num_out_of_sample_not_frozen += !in_sample && !frozen;
           by_calibration[cal.path].add(j);
           // A calibration of another GPU model predicts nothing about this one: allowed (a cross-check), said.
@@ -261,6 +267,9 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
           // A refit keeps its measurement's date but was fitted later: it predates nothing unless it is the run's own.
           num_refit_not_frozen += refit && !frozen;
           if (predates == json(true) && !other_device && !device_unknown && (frozen || !refit)) overall_predating.add(j);
+          // Out of sample: after the rule, with the run's own frozen calibration, measured before the data on its GPU.
+          if (!in_sample && frozen && predates == json(true) && !other_device && !device_unknown)
+            overall_out_of_sample.add(j);
           num_unknown_order += predates.is_null();
           rows.push_back({{"file", path}, {"point", i}, {"calibration", cal.path}, {"M", spec.seq_len},
                           {"calibration_device", cal.device}, {"data_device", data_device},

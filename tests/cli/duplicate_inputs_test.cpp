@@ -211,6 +211,22 @@ TEST(FaScoreInputs, OutOfSampleNeedsTheRunsOwnCalibration) {
   EXPECT_EQ(ts.at("rows_whose_calibration_is_a_refit_not_the_runs_own"), 8);
 }
 
+// A copy re-judged by fa-result carries the re-judging calibration's hash where the run's frozen prediction was: it is
+// not the run's own prediction, so none of its rows is out of sample, whatever calibration scores it (adversarial
+// review of 2026-12-07: a calibration measured after the data counted 8 rows out of sample this way).
+TEST(FaScoreInputs, ARejudgedCopyIsNeverOutOfSample) {
+  Scratch s;
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-fd62b85";
+  const std::string fa = dir + "/fa-a2a-host.json", cal = dir + "/calibration-host-fa.json";
+  const ToolRun rj = s.run("xstage-predict", "fa-result " + fa + " --model " + cal + " --out rejudged.json");
+  ASSERT_EQ(rj.rc, 0) << rj.err;
+  const ToolRun sc = s.run("xstage-predict", "fa-score rejudged.json --model " + cal + " --out score.json");
+  ASSERT_EQ(sc.rc, 0) << sc.err;
+  EXPECT_TRUE(contains(sc.err, "re-judged by fa-result")) << sc.err;
+  const nlohmann::json o = nlohmann::json::parse(read_file(s.path("score.json")));
+  EXPECT_EQ(counted(o.at("tally_out_of_sample")), 0);
+}
+
 
 // ---- input dates: which inputs of a score predate the launches it judges, and on which GPU ----------------------
 
