@@ -36,6 +36,12 @@ TEST(InputLimits, DryRunRefusesWhatTheRunRefuses) {
                  {"target peer:1 does not exist in the simulator"});
   expect_refused(s, "xstage-calibrate", "--backend sim --dry-run --suite periodic --K 100000", 2, {"K=100000"});
   expect_refused(s, "xstage-calibrate", "--backend sim --dry-run --sim-R 717", 2, {"--sim-R", "has no unit"});
+  // Planted values the simulated run cannot carry to its end (hostile review of 2026-12-07: --sim-R 1e-305GB/s
+  // measured, then died on NaN and left a journal): refused before anything runs, run and dry run alike.
+  expect_refused(s, "xstage-bench", kBench + " --dry-run --sim-R 1e-305GB/s", 2, {"--sim-R", "[1MB/s, 1000TB/s]"});
+  expect_refused(s, "xstage-bench", kBench + " --sim-R 1e-305GB/s --out r.json", 2, {"--sim-R", "out of range"});
+  expect_refused(s, "xstage-bench", kBench + " --sim-tiss0 1000s --out r.json", 2, {"--sim-tiss0", "[1ns, 1s]"});
+  expect_refused(s, "xstage-bench", kBench + " --sim-latency 5s --out r.json", 2, {"--sim-latency", "[0s, 1s]"});
 }
 
 TEST(InputLimits, HelpStatesTheEnforcedCaps) {

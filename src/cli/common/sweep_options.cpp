@@ -60,16 +60,25 @@ int count_local_gpus() {
 std::unique_ptr<Backend> make_backend(const BackendOptions& o, int rank) {
   if (o.kind == "sim") {
     sim::SimParams p;
+    // Planted values a simulated run can carry to the end (hostile review of 2026-12-07: --sim-R 1e-305GB/s measured
+    // a sweep, then died on NaN times and left a journal): refused before anything is written, dry run included.
     p.drain_rate_bps = parse_rate_bps(o.sim_R, "--sim-R");
+    if (!(p.drain_rate_bps >= 1e6 && p.drain_rate_bps <= 1e15))
+      throw input_error("--sim-R", fmt::format("{} is out of range: a drain rate in [1MB/s, 1000TB/s], e.g. 717GB/s",
+                                               o.sim_R));
     p.tiss0_ref_s = parse_seconds(o.sim_tiss0, "--sim-tiss0");
-    if (!(p.tiss0_ref_s > 0)) throw input_error("--sim-tiss0", "must be > 0");
+    if (!(p.tiss0_ref_s >= 1e-9 && p.tiss0_ref_s <= 1.0))
+      throw input_error("--sim-tiss0", fmt::format("{} is out of range: [1ns, 1s], e.g. 2us", o.sim_tiss0));
     p.capacity_bytes = static_cast<double>(parse_bytes(o.sim_Q, "--sim-Q"));
     if (!(p.capacity_bytes > 0)) throw input_error("--sim-Q", "must be > 0");
     p.completion_latency_s = parse_seconds(o.sim_latency, "--sim-latency");
+    if (!(p.completion_latency_s >= 0 && p.completion_latency_s <= 1.0))
+      throw input_error("--sim-latency", fmt::format("{} is out of range: [0s, 1s], e.g. 2us", o.sim_latency));
     p.noise = o.sim_noise;
     p.interference_alpha = o.sim_alpha;
     p.mainloop_tile_s = parse_seconds(o.sim_tile_time, "--sim-tile-time");
-    if (!(p.mainloop_tile_s > 0)) throw input_error("--sim-tile-time", "must be > 0");
+    if (!(p.mainloop_tile_s >= 1e-9 && p.mainloop_tile_s <= 1.0))
+      throw input_error("--sim-tile-time", fmt::format("{} is out of range: [1ns, 1s], e.g. 3us", o.sim_tile_time));
     p.seed = o.seed;
     return sim::make_sim_backend(p, rank);
   }
