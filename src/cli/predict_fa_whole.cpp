@@ -71,6 +71,7 @@ void run_predict_fa_whole(const PredictFaWholeOptions& o) {
   std::vector<report::NamedPath> results;  // every point counts once: no result file twice
   for (const auto& in : o.result_paths) results.push_back({in, "RESULT.json"});
   report::check_distinct_inputs(results);
+  report::check_distinct_contents(results);  // a copy under another name is refused
   const std::string model_text = report::read_text_file(o.model_path);
   const attention::model::FaCalibration cal = attention::model::load_fa_calibration(model_text, o.model_path);
   const std::string loaded_text = report::read_text_file(o.interference_path);

@@ -83,6 +83,7 @@ void run_predict_moe_score(const PredictMoeScoreOptions& o) {
   std::vector<report::NamedPath> results;  // every configuration counts once: no result file twice
   for (const std::string& in : o.results) results.push_back({in, "--results"});
   report::check_distinct_inputs(results);
+  report::check_distinct_contents(results);  // a copy under another name is refused
   for (const auto& [out, flag] : {std::pair{o.out_path, "--out"}, std::pair{md_path, "--md"}})
     if (!out.empty()) report::check_output_path(out, flag);
 

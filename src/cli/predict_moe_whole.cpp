@@ -146,6 +146,7 @@ void run_predict_moe_whole(const PredictMoeWholeOptions& o) {
   std::vector<report::NamedPath> results;  // every configuration counts once: no result file twice
   for (const std::string& in : o.results) results.push_back({in, "--results"});
   report::check_distinct_inputs(results);
+  report::check_distinct_contents(results);  // a copy under another name is refused
 
   std::string model_text, interference_text;
   const json cal = read_named(o.model_path, "--model", &model_text);

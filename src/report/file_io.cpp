@@ -15,6 +15,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/fnv1a.hpp"
 
 namespace xs::report {
 
@@ -456,6 +459,23 @@ void check_distinct_inputs(const std::vector<NamedPath>& inputs) {
                                              "only once: drop the duplicate", in.path, how, other->what));
     }
     seen.emplace_back(&in, id);
+  }
+}
+
+void check_distinct_contents(const std::vector<NamedPath>& inputs) {
+  std::map<std::string, std::vector<std::pair<const NamedPath*, std::string>>> by_hash;  // hash -> (input, content)
+  for (const NamedPath& in : inputs) {
+    if (in.path.empty()) continue;
+    std::string content = read_text_file(in.path);
+    const nlohmann::json parsed = nlohmann::json::parse(content, nullptr, false);
+    if (!parsed.is_discarded()) content = parsed.dump();
+    auto& same = by_hash[fnv1a64(content)];
+    for (const auto& [other, other_content] : same)
+      if (other_content == content)
+        throw input_error(in.what, fmt::format("'{}' holds the same content (the same JSON values) as '{}' ({}): a copy "
+                                               "would count every row twice; drop it", in.path, other->path,
+                                               other->what));
+    same.emplace_back(&in, std::move(content));
   }
 }
 

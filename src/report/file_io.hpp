@@ -93,6 +93,10 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
 // judged side by side) must be distinct files, by resolved path and by device and inode (a symlink, "..",
 // a hard link). Throws input_error(the later one's what, ...) naming both paths (exit 2).
 void check_distinct_inputs(const std::vector<NamedPath>& inputs);
+// No input is a copy of another: files holding the same JSON values (a byte copy, or one re-serialized with other
+// whitespace or key order; a file that is not JSON is compared by its bytes) would count every row twice. Throws
+// input_error(the later one's what, ...) naming both (exit 2). Reads each file; after check_distinct_inputs.
+void check_distinct_contents(const std::vector<NamedPath>& inputs);
 
 // "a character device", "a fifo", "a folder", ... for the file at `path`; "" when it is absent or a
 // regular file. Follows symlinks.

@@ -155,6 +155,25 @@ TEST(DuplicateInputs, FaWholeRefusesAResultFileTwice) {
   EXPECT_EQ(ok.rc, 0) << ok.err;
 }
 
+// From the hostile review of 2026-12-07: a byte-identical copy under another name doubled fa-whole's every tally and
+// was added to moe-score's sources; the judged file itself was taken as its own --interference ("not calibrated").
+TEST(DuplicateInputs, CopiesAndNonCalibrationsAsInterferenceAreRefused) {
+  Scratch s;
+  std::filesystem::copy_file(kFa, s.path("fa.json"));
+  std::filesystem::copy_file(kFa, s.path("fa-copy.json"));
+  const std::string rest = " --model " + kFaCal + " --interference " + kLoaded + " --out whole.json";
+  expect_refused(s, "xstage-predict", "fa-whole fa.json fa-copy.json" + rest, 2,
+                 {"'fa-copy.json' holds the same content", "'fa.json'"});
+  std::filesystem::copy_file(kMoe, s.path("moe.json"));
+  std::filesystem::copy_file(kMoe, s.path("moe-copy.json"));
+  expect_refused(s, "xstage-predict", "moe-score --results moe.json moe-copy.json --model " + kMoeCal + " --out m.json",
+                 2, {"'moe-copy.json' holds the same content"});
+  expect_refused(s, "xstage-predict", "fa-whole fa.json --model " + kFaCal + " --interference fa.json --out w.json", 2,
+                 {"--interference", "not a calibration file"});
+  expect_refused(s, "xstage-predict", "moe-whole --results moe.json --model " + kMoeCal +
+                 " --interference moe.json --out w.json", 2, {"--interference", "not a calibration file"});
+}
+
 TEST(DuplicateInputs, MoeScoreAndMoeWholeRefuseAResultFileTwice) {
   Scratch s;
   add_links(s, kMoe, "moe");

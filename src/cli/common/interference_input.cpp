@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
+
 namespace xs::cli {
 
 using nlohmann::json;
@@ -13,6 +15,16 @@ InterferenceInput interference_input_of(const json& doc, const std::string& file
   if (doc.is_object() && doc.contains("points") && doc["points"].is_array())
     for (const json& p : doc["points"])
       if (p.is_object() && p.value("id", std::string()).rfind("remote_store.loaded", 0) == 0) ++loaded_points;
+  // A file that is no calibration at all (an application or bench result: no fitted model, no loaded points, no
+  // interference block) is refused, not scored as "not calibrated" (hostile review of 2026-12-07: the judged file
+  // itself was accepted as its own --interference). An older calibration without the block still loads.
+  const bool has_model = doc.is_object() && doc.contains("model") && doc["model"].is_object();
+  const bool has_block = doc.is_object() && doc.contains("extra") && doc["extra"].is_object() &&
+                         doc["extra"].contains("interference");
+  if (!has_model && !has_block && loaded_points == 0)
+    throw input_error("--interference", fmt::format("{}: not a calibration file (no fitted model, no remote_store.loaded "
+                                                    "points, no extra.interference block); --interference takes a "
+                                                    "file written by xstage-calibrate", file));
   const json meta = doc.is_object() && doc.contains("meta") && doc["meta"].is_object() ? doc["meta"] : json::object();
   in.provenance = {{"file", file},
                    {"fnv1a64", fnv1a64},
