@@ -36,7 +36,7 @@ void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPoi
               s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.fa_schedule.c_str(), s.fa_tile_scheduler.c_str(), r.status.c_str(),
               r.reason.empty() ? "" : " - ", r.reason.c_str());
   if (r.status == "skipped") return;
-  const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
+  const auto us = [](const xs::Summary& t) { return t.median * 1e6; };
   std::printf("  T_FA %.1f us (%.1f TFLOPS)  T_A2A %.1f us (bulk %.1f)  T_serial %.1f  T_fused %.1f  T_cc %.1f us\n",
               us(r.t_fa), r.fa_tflops, us(r.t_a2a), us(r.t_a2a_bulk), us(r.t_serial), us(r.t_fused), us(r.t_cc));
   std::printf("  remote-visible: E_res = T_fused - T_FA = %.1f us, cc - FA = %.1f us, K = %d CTAs, %d tiles, "
@@ -45,9 +45,9 @@ void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPoi
               r.volume_bytes / (1024.0 * 1024.0));
   std::printf("  SM clock %.0f MHz, sigma %.3f us/KV tile, Q-loop %.1f us, T_RS fused %.2f us (p90 %.2f), cc %.2f us, "
               "fence %.2f us\n",
-              r.sm_clock_hz * 1e-6, r.sigma_s_per_kv_tile * 1e6, r.qloop_fused.median_s * 1e6,
-              r.store_span_fused.median_s * 1e6, r.store_span_fused.p90_s * 1e6, r.store_span_cc.median_s * 1e6,
-              r.fence_span_cc.median_s * 1e6);
+              r.sm_clock_hz * 1e-6, r.sigma_s_per_kv_tile * 1e6, r.qloop_fused.median * 1e6,
+              r.store_span_fused.median * 1e6, r.store_span_fused.p90 * 1e6, r.store_span_cc.median * 1e6,
+              r.fence_span_cc.median * 1e6);
   std::printf("  sender-side: T_FA %.1f  T_serial %.1f  T_fused %.1f  T_cc %.1f us; E_res %.1f us, cc - FA %.1f us "
               "(paired medians)\n",
               us(r.sender_fa), us(r.sender_serial), us(r.sender_fused), us(r.sender_cc), us(r.e_res_sender_paired),

@@ -26,17 +26,17 @@ namespace {
 using nlohmann::json;
 
 // One quantity over `rounds` rounds, within +-spread of `median_s`.
-TimeStats timed(std::mt19937& rng, double median_s, double spread, int rounds) {
+Summary timed(std::mt19937& rng, double median_s, double spread, int rounds) {
   std::uniform_real_distribution<double> u(1 - spread, 1 + spread);
   std::vector<double> samples;
   for (int i = 0; i < rounds; ++i) samples.push_back(median_s * u(rng));
-  return timed_stats(samples);
+  return summarize(samples);
 }
 
-TimeStats paired(const TimeStats& a, const TimeStats& b) {  // same-round a - b
+Summary paired(const Summary& a, const Summary& b) {  // same-round a - b
   std::vector<double> d;
-  for (std::size_t i = 0; i < a.samples_s.size(); ++i) d.push_back(a.samples_s[i] - b.samples_s[i]);
-  return timed_stats(d);
+  for (std::size_t i = 0; i < a.samples.size(); ++i) d.push_back(a.samples[i] - b.samples[i]);
+  return summarize(d);
 }
 
 // A host point like the committed M = 8K one (every field the prediction reads nonzero); `sender_side`
@@ -140,12 +140,12 @@ TEST(FaResultReader, ReadBackPointIsJudgedExactlyAsTheMeasuredOne) {
     EXPECT_EQ(again["prediction"], original["prediction"]);
     EXPECT_EQ(again["judgement"], original["judgement"]);
     EXPECT_EQ(again["agreement"], original["agreement"]);
-    EXPECT_EQ(back.e_res_sender_paired.samples_s, r.e_res_sender_paired.samples_s);
-    EXPECT_EQ(back.t_serial.samples_s, r.t_serial.samples_s);
-    EXPECT_EQ(back.critical_qloop_paired.median_s, r.critical_qloop_paired.median_s);  // summaries only
-    if (sender_side) EXPECT_EQ(back.e_res_sender_cycles_paired.p10_s, r.e_res_sender_cycles_paired.p10_s);
-    EXPECT_EQ(back.critical_epilogue_paired.p90_s, r.critical_epilogue_paired.p90_s);
-    EXPECT_EQ(back.critical_other_paired.p10_s, r.critical_other_paired.p10_s);
+    EXPECT_EQ(back.e_res_sender_paired.samples, r.e_res_sender_paired.samples);
+    EXPECT_EQ(back.t_serial.samples, r.t_serial.samples);
+    EXPECT_EQ(back.critical_qloop_paired.median, r.critical_qloop_paired.median);  // summaries only
+    if (sender_side) EXPECT_EQ(back.e_res_sender_cycles_paired.p10, r.e_res_sender_cycles_paired.p10);
+    EXPECT_EQ(back.critical_epilogue_paired.p90, r.critical_epilogue_paired.p90);
+    EXPECT_EQ(back.critical_other_paired.p10, r.critical_other_paired.p10);
   }
 }
 

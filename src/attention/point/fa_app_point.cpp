@@ -90,24 +90,24 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   p.status = r.status;
   p.reason = r.reason;
   if (r.status == "skipped") return p;  // nothing ran: no times, nothing checked
-  const std::pair<const char*, const TimeStats*> variants[] = {
+  const std::pair<const char*, const Summary*> variants[] = {
       {"fa", &r.t_fa}, {"a2a", &r.t_a2a}, {"a2a_bulk", &r.t_a2a_bulk}, {"serial", &r.t_serial},
       {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}, {"fa_heads_major", &r.t_fa_heads_major},
       {"fa_alone", &r.t_fa_alone}};
   for (const auto& [name, t] : variants)
-    if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
+    if (!t->samples.empty()) p.variants[name] = summarize(t->samples);
   // The sender-side boundary of the same variants (fa_runner.hpp), "<variant>_sender_side".
-  const std::pair<const char*, const TimeStats*> sender[] = {
+  const std::pair<const char*, const Summary*> sender[] = {
       {"fa_sender_side", &r.sender_fa}, {"serial_sender_side", &r.sender_serial},
       {"fused_sender_side", &r.sender_fused}, {"completion_coupled_sender_side", &r.sender_cc}};
   for (const auto& [name, t] : sender)
-    if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
-  const std::pair<const char*, const TimeStats*> paired[] = {
+    if (!t->samples.empty()) p.variants[name] = summarize(t->samples);
+  const std::pair<const char*, const Summary*> paired[] = {
       {"fused_minus_fa", &r.e_res_paired}, {"completion_coupled_minus_fa", &r.e_cc_paired},
       {"fused_minus_fa_sender_side", &r.e_res_sender_paired},
       {"completion_coupled_minus_fa_sender_side", &r.e_cc_sender_paired}};
   for (const auto& [name, t] : paired)
-    if (!t->samples_s.empty()) p.paired[name] = summarize(t->samples_s);
+    if (!t->samples.empty()) p.paired[name] = summarize(t->samples);
   p.verification.checked = spec.verify;
   p.verification.passed = r.verified;
   p.verification.detail = r.error_detail;
@@ -128,7 +128,7 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
       {"sender_side", "variants *_sender_side: in-kernel %globaltimer from the first tile start to the last "
                       "store issued, per launch, mean over back-to-back launches with one synchronization "
                       "after them (paper section 5.1); serial adds the A2A copy's event time"}};
-  if (!r.sender_fused.samples_s.empty())
+  if (!r.sender_fused.samples.empty())
     p.extra["burst_alignment"] = {{"store_phase_spread_median_s", r.store_phase_spread_median_s},
                                   {"peak_concurrent_storers", r.peak_concurrent_storers},
                                   {"mean_concurrent_storers", r.mean_concurrent_storers}};

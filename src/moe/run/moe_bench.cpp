@@ -55,13 +55,11 @@ json canonical_spec(const MoePointSpec& s) {
           {"variants", s.variants.empty() ? moe_variant_names() : s.variants}};
 }
 
-Summary to_summary(const TimeSummary& t) {
-  Summary s;
-  s.median = t.median_s;
-  s.p10 = t.p10_s;
-  s.p90 = t.p90_s;
-  s.samples = t.samples_s;
-  return s;
+// A variant's time as points[].variants keeps it: megamoe points have always recorded min and max as 0, and still do.
+Summary as_written(Summary t) {
+  t.min = 0;
+  t.max = 0;
+  return t;
 }
 
 json tiles_json(const TileDistributions& d) {
@@ -174,9 +172,9 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
   // the width's own entry; with one width the variant is expert_wave itself.
   const bool wave_alias = !r.best_wave_variant.empty() && r.best_wave_variant != "expert_wave";
   for (const auto& v : r.variants)
-    if (!v.time.samples_s.empty()) {
-      p.variants[v.name] = to_summary(v.time);
-      if (wave_alias && v.name == r.best_wave_variant) p.variants["expert_wave"] = to_summary(v.time);
+    if (!v.time.samples.empty()) {
+      p.variants[v.name] = as_written(v.time);
+      if (wave_alias && v.name == r.best_wave_variant) p.variants["expert_wave"] = as_written(v.time);
     }
   p.verification.checked = s.verify && r.status != "skipped";
   p.verification.passed = r.verified;
@@ -217,7 +215,7 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
       variants["expert_wave"]["variant"] = v.name;
     }
   }
-  auto summary = [](const TimeSummary& t) { return json{{"median", t.median_s}, {"p10", t.p10_s}, {"p90", t.p90_s}}; };
+  auto summary = [](const Summary& t) { return json{{"median", t.median}, {"p10", t.p10}, {"p90", t.p90}}; };
   json per_width = json::object();
   for (const auto& [name, t] : r.speedup_interleaved_vs_wave_width) per_width[name] = summary(t);
   p.extra = {{"emulated_rank", r.emulated_rank}, {"received_pairs", r.received_pairs}, {"remote_pairs", r.remote_pairs},
