@@ -97,8 +97,8 @@ FaA2aPointSpec host_spec() {
   FaA2aPointSpec s;
   s.seq_len = 8192;
   s.target = "host";
-  s.fa_schedule = "pingpong";
-  s.fa_tile_scheduler = "static";  // fa_canonical_spec leaves it out: the reader's default
+  s.knobs.schedule = "pingpong";
+  s.knobs.tile_scheduler = "static";  // fa_canonical_spec leaves it out: the reader's default
   return s;
 }
 
@@ -157,27 +157,27 @@ TEST(FaResultReader, SpecRoundTripsWithTheOmittedDefaults) {
   EXPECT_EQ(back.head_dim, spec.head_dim);
   EXPECT_EQ(back.num_ranks, spec.num_ranks);
   EXPECT_EQ(back.target, "host");
-  EXPECT_EQ(back.fa_schedule, "pingpong");
-  EXPECT_EQ(back.fa_tile_scheduler, "static");
-  EXPECT_EQ(back.fa_store_cache, "default");
+  EXPECT_EQ(back.knobs.schedule, "pingpong");
+  EXPECT_EQ(back.knobs.tile_scheduler, "static");
+  EXPECT_EQ(back.knobs.store_cache, "default");
   FaA2aPointSpec streaming = spec;
-  streaming.fa_store_cache = "streaming";
-  EXPECT_EQ(fa_point_spec_from_json(written_point(streaming, measured(3, true), host_platform())).fa_store_cache,
+  streaming.knobs.store_cache = "streaming";
+  EXPECT_EQ(fa_point_spec_from_json(written_point(streaming, measured(3, true), host_platform())).knobs.store_cache,
             "streaming");
-  EXPECT_EQ(back.fa_kv_cluster, 1);
+  EXPECT_EQ(back.knobs.kv_cluster, 1);
   FaA2aPointSpec clustered = spec;
-  clustered.fa_schedule = "baseline";
-  clustered.fa_kv_cluster = 2;
-  EXPECT_EQ(fa_point_spec_from_json(written_point(clustered, measured(3, true), host_platform())).fa_kv_cluster, 2);
+  clustered.knobs.schedule = "baseline";
+  clustered.knobs.kv_cluster = 2;
+  EXPECT_EQ(fa_point_spec_from_json(written_point(clustered, measured(3, true), host_platform())).knobs.kv_cluster, 2);
   // The split tail: written when on and read back; a point without the key (every earlier point) reads as
   // whole tiles.
   FaA2aPointSpec split = clustered;
-  split.fa_tail_splits = 2;
+  split.knobs.tail_splits = 2;
   json with_split = written_point(split, measured(3, true), host_platform());
-  EXPECT_EQ(fa_point_spec_from_json(with_split).fa_tail_splits, 2);
+  EXPECT_EQ(fa_point_spec_from_json(with_split).knobs.tail_splits, 2);
   EXPECT_FALSE(written_point(clustered, measured(3, true), host_platform())["axes"].contains("fa_tail_splits"));
   with_split["axes"].erase("fa_tail_splits");
-  EXPECT_EQ(fa_point_spec_from_json(with_split).fa_tail_splits, 1);
+  EXPECT_EQ(fa_point_spec_from_json(with_split).knobs.tail_splits, 1);
   EXPECT_EQ(back.repetitions, spec.repetitions);
   EXPECT_EQ(back.launches_per_graph, spec.launches_per_graph);
 }

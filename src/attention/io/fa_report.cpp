@@ -41,12 +41,7 @@ nlohmann::json fa_point_json(const FaA2aPointSpec& spec, const FaA2aPointResult&
                 {"repetitions", spec.repetitions}}},
       {"status", r.status},
       {"reason", r.reason}};
-  if (spec.fa_schedule != "baseline") j["spec"]["fa_schedule"] = spec.fa_schedule;  // as fa_canonical_spec
-  if (spec.fa_tile_scheduler != "static") j["spec"]["fa_tile_scheduler"] = spec.fa_tile_scheduler;
-  if (spec.fa_store_cache != "default") j["spec"]["fa_store_cache"] = spec.fa_store_cache;
-  if (spec.fa_kv_cluster != 1) j["spec"]["fa_kv_cluster"] = spec.fa_kv_cluster;
-  if (spec.fa_heads_per_band != 1) j["spec"]["fa_heads_per_band"] = spec.fa_heads_per_band;
-  if (spec.fa_tail_splits != 1) j["spec"]["fa_tail_splits"] = spec.fa_tail_splits;
+  j["spec"].update(nlohmann::json(spec.knobs));  // as fa_canonical_spec
   if (r.status == "skipped") return j;
   const double t_fa = r.t_fa.median, t_fused = r.t_fused.median, t_serial = r.t_serial.median;
   j["measured"] = {

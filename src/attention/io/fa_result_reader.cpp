@@ -87,14 +87,7 @@ FaA2aPointSpec fa_point_spec_from_json(const json& point) {
   s.repetitions = integer(axes, "axes", "repetitions");
   s.verify = report::read_bool(member(axes, "axes", "verify"), "axes.verify");
   if (optional_member(axes, "device") != nullptr) s.device = integer(axes, "axes", "device");  // several ranks: none
-  s.fa_schedule = optional_member(axes, "fa_schedule") ? text(axes, "axes", "fa_schedule") : "baseline";
-  s.fa_tile_scheduler =
-      optional_member(axes, "fa_tile_scheduler") ? text(axes, "axes", "fa_tile_scheduler") : "static";
-  s.fa_store_cache = optional_member(axes, "fa_store_cache") ? text(axes, "axes", "fa_store_cache") : "default";
-  s.fa_kv_cluster = optional_member(axes, "fa_kv_cluster") ? integer(axes, "axes", "fa_kv_cluster") : 1;
-  s.fa_heads_per_band =
-      optional_member(axes, "fa_heads_per_band") ? integer(axes, "axes", "fa_heads_per_band") : 1;
-  s.fa_tail_splits = optional_member(axes, "fa_tail_splits") ? integer(axes, "axes", "fa_tail_splits") : 1;
+  s.knobs = axes.get<FaKnobs>();  // absent keys: what every earlier point ran
   return s;
 }
 

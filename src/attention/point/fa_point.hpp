@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/config.hpp"
+#include "attention/point/fa_knobs.hpp"
 #include "attention/point/fa_launch_timeline.hpp"
 #include "common/stats.hpp"
 
@@ -25,12 +25,7 @@ struct FaA2aPointSpec {
                                  // GPUs, the sender's own slice local (attention/run/fa_destinations.hpp)
   int device = 0;                // the sending GPU (peer:N: its rank too)
   int num_ctas = 0;              // 0: one per SM
-  std::string fa_schedule = "baseline";  // --fa-schedule: the kernel's MainloopSchedule by name (every variant)
-  std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (every variant)
-  std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (every variant)
-  int fa_kv_cluster = 1;                      // --fa-kv-cluster: CTAs sharing K/V by TMA multicast, 1 | 2
-  int fa_heads_per_band = 1;                  // --fa-heads-per-band: tile order (scheduler.cuh), 0 = auto (L2)
-  int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;  // --fa-tail-splits: last round in KV pieces, 1 = off
+  FaKnobs knobs;                  // --fa-*: the kernel's knobs, every variant (fa_knobs.hpp)
   int launches_per_graph = 5;    // back-to-back launches per replay (sustained sender-side view)
   int warmup_replays = 2;
   int repetitions = 10;          // timed replays; medians reported
@@ -52,7 +47,7 @@ struct FaA2aPointResult {
   std::uint64_t seed = 0;
   int num_ctas = 0;              // K producers
   int num_tiles = 0;
-  int heads_per_band = 1;        // the tile order the launches used (resolved from spec.fa_heads_per_band)
+  int heads_per_band = 1;        // the tile order the launches used (resolved from spec.knobs.heads_per_band)
   double volume_bytes = 0;       // A2A volume this sender writes = H M d 2
   double remote_bytes = 0;       // of it, bytes per launch through the target (peer: the P - 1 remote slices)
   std::string destinations;      // where the rank slices went (fa_destinations.hpp describe())

@@ -29,33 +29,16 @@ namespace {
 using nlohmann::json;
 
 std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
-  std::vector<FaA2aPointSpec> specs;
-  for (const auto& target : o.targets)
-    for (long long heads : o.num_heads)
-      for (long long m : o.seq_lens) {
-        if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
-        if (heads <= 0 || heads > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", heads));
-        FaA2aPointSpec s;
-        s.device = o.device;
-        s.head_dim = o.head_dim;
-        s.seq_len = static_cast<int>(m);
-        s.num_heads = static_cast<int>(heads);
-        s.num_ranks = o.num_ranks;
-        s.target = target;
-        s.num_ctas = o.num_ctas;
-        s.fa_schedule = o.fa_schedule;
-        s.fa_tile_scheduler = o.fa_tile_scheduler;
-        s.fa_store_cache = o.fa_store_cache;
-        s.fa_kv_cluster = o.fa_kv_cluster;
-        s.fa_heads_per_band = o.fa_heads_per_band;
-        s.fa_tail_splits = o.fa_tail_splits;
-        s.repetitions = o.repetitions;
-        s.launches_per_graph = o.launches_per_graph;
-        s.verify = o.verify;
-        validate_fa_point_spec(s);
-        specs.push_back(s);
-      }
-  return specs;
+  FaA2aPointSpec prototype;
+  prototype.device = o.device;
+  prototype.head_dim = o.head_dim;
+  prototype.num_ranks = o.num_ranks;
+  prototype.num_ctas = o.num_ctas;
+  prototype.knobs = o.knobs;
+  prototype.repetitions = o.repetitions;
+  prototype.launches_per_graph = o.launches_per_graph;
+  prototype.verify = o.verify;
+  return fa_sweep_points(prototype, o.targets, o.num_heads, o.seq_lens);
 }
 
 }  // namespace

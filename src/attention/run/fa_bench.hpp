@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/config.hpp"
+#include "attention/point/fa_knobs.hpp"
 #include "bench/rank_comm.hpp"
 
 namespace xs::attention {
@@ -19,12 +19,7 @@ struct FaBenchOptions {
   std::vector<long long> num_heads{8};   // heads per rank (after the pre-attention All-to-All)
   int num_ranks = 8, num_ctas = 0, repetitions = 10, launches_per_graph = 5;
   int head_dim = 128;                    // --head-dim: 64 or 128
-  std::string fa_schedule = "baseline";  // --fa-schedule: the kernel's MainloopSchedule by name
-  std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (TileSchedulerKind)
-  std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (StoreCachePolicy)
-  int fa_kv_cluster = 1;                      // --fa-kv-cluster: 1 | 2 (FlashAttentionConfig::kv_cluster_size)
-  int fa_heads_per_band = 1;                  // --fa-heads-per-band: 1 (m-block fastest) | 0 auto | a divisor of heads
-  int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;  // --fa-tail-splits: 1 (off) .. 8
+  FaKnobs knobs;                          // --fa-*: the kernel's knobs (attention/point/fa_knobs.hpp)
   int device = 0;                        // --device: the sending GPU (peer:N: its rank in the All-to-All)
   bool verify = true, resume = false, progress = true;
   bool resume_any_build = false;  // with resume: another build's journal is continued (bench/run_journal.hpp)

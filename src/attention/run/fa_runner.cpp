@@ -115,14 +115,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     return r;
   }
   runtime::DeviceGuard guard(spec.device);
-  ka::FlashAttentionConfig config;
+  ka::FlashAttentionConfig config = fa_kernel_config(spec.knobs);  // validated above
   config.num_ctas = spec.num_ctas;
-  ka::parse_mainloop_schedule(spec.fa_schedule, &config.schedule);  // validated above
-  ka::parse_tile_scheduler(spec.fa_tile_scheduler, &config.tile_scheduler);
-  ka::parse_store_cache_policy(spec.fa_store_cache, &config.store_cache);
-  config.kv_cluster_size = spec.fa_kv_cluster;
-  config.heads_per_band = spec.fa_heads_per_band;
-  config.tail_kv_splits = spec.fa_tail_splits;
   r.seed = spec.seed != 0 ? spec.seed : fresh_seed();
   const FaProblem prob(spec.num_heads, spec.seq_len, spec.head_dim, r.seed);
   runtime::Stream stream;
