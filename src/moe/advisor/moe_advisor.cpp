@@ -134,6 +134,22 @@ MoePrediction predict_with_mainloops(MoeModelInputs in, double l1_mainloop_s, do
 }
 
 // The routing of the configuration (the runner builds the same one from the same fields).
+AdvisorConfig advisor_config_of(const MoePointSpec& s) {
+  AdvisorConfig c;
+  c.shape = s.shape;
+  c.precision = s.precision;
+  c.tokens_per_rank = s.tokens_per_rank;
+  c.num_ranks = s.num_ranks;
+  c.num_sms = s.num_ctas;
+  c.block_n = s.block_n;
+  c.routing = s.routing;
+  c.zipf_alpha = s.routing == "balanced" ? 0.0 : s.zipf_alpha;
+  c.gain = s.gain;
+  c.routing_seed = s.routing_seed;
+  c.target = s.target;
+  return c;
+}
+
 RoutingParams routing_params_of(const AdvisorConfig& c) {
   RoutingParams rp;
   rp.num_ranks = c.num_ranks;

@@ -34,7 +34,7 @@ struct MoePointSpec {
   int num_ctas = 66;              // K_SM
   int block_n = 128;              // b_n
   std::string target = "host";    // local | host | peer:N | nccl:N
-  int lead_rows = 0;              // Interleaved D; 0 = auto: max(1, ceil(D_knee))
+  int lead_rows = 0;              // Interleaved D; 0 = auto: model::knee_lead_rows (eq. 16), as the advisor's
   // ExpertWave widths swept as variants (expert_wave_w<n>; one width: the variant is expert_wave itself);
   // widths above E/P are clipped to E/P (one wave), duplicates dropped; empty = {1}. The fastest width is
   // the expert-wave baseline ("expert_wave" in the result, moe_variants.hpp).

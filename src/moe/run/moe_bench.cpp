@@ -22,6 +22,7 @@
 #include "moe/advisor/advisor_platform.hpp"
 #include "moe/advisor/moe_advisor.hpp"
 #include "moe/model/moe_model.hpp"
+#include "moe/point/moe_point_json.hpp"
 #include "moe/run/moe_runner.hpp"
 #include "moe/run/point_clocks.hpp"
 #include "report/file_io.hpp"
@@ -42,18 +43,6 @@ struct Calibration {
   model::PlatformModel model;
   std::string target;  // the file's config.target; empty when it names none
 };
-
-json canonical_spec(const MoePointSpec& s) {
-  return {{"shape", s.shape.name}, {"hidden", s.shape.hidden}, {"intermediate", s.shape.intermediate},
-          {"experts", s.shape.num_experts}, {"top_k", s.shape.top_k}, {"precision", s.precision},
-          {"routing", s.routing}, {"zipf_alpha", s.zipf_alpha}, {"gain", s.gain}, {"routing_seed", s.routing_seed},
-          {"T", s.tokens_per_rank}, {"P", s.num_ranks}, {"K_SM", s.num_ctas}, {"block_n", s.block_n},
-          {"target", s.target}, {"D", s.lead_rows}, {"experts_per_wave", s.experts_per_wave},
-          {"overlap_waves", s.overlap_waves}, {"launches_per_graph", s.launches_per_graph},
-          {"repetitions", s.repetitions}, {"verify", s.verify}, {"verify_rotation", s.verify_rotation},
-          {"cooperative_launch", s.cooperative_launch}, {"instrument", s.instrument},
-          {"variants", s.variants.empty() ? moe_variant_names() : s.variants}};
-}
 
 // A variant's time as points[].variants keeps it: megamoe points have always recorded min and max as 0, and still do.
 Summary as_written(Summary t) {
@@ -104,18 +93,7 @@ json not_applicable(const std::string& calibration_target, const MoePointSpec& s
 json before_run_prediction(const MoePointSpec& s, const MoeProblem& problem, const Calibration& cal,
                            double tensor_flops_per_s) {
   if (!cal.target.empty() && cal.target != s.target) return not_applicable(cal.target, s);
-  AdvisorConfig c;
-  c.shape = s.shape;
-  c.precision = s.precision;
-  c.tokens_per_rank = s.tokens_per_rank;
-  c.num_ranks = s.num_ranks;
-  c.num_sms = s.num_ctas;
-  c.block_n = s.block_n;
-  c.routing = s.routing;
-  c.zipf_alpha = s.routing == "balanced" ? 0.0 : s.zipf_alpha;
-  c.gain = s.gain;
-  c.routing_seed = s.routing_seed;
-  c.target = s.target;
+  const AdvisorConfig c = advisor_config_of(s);
   const AdvisorPlatform platform = advisor_platform_from(cal.model, cal.target, s.num_ctas, s.block_n);
   AdvisorThroughput t;
   t.tensor_flops_per_s = tensor_flops_per_s;
@@ -165,7 +143,7 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
   report::AppPoint p;
   p.id = "megamoe." + s.target;
   p.suite = "megamoe";
-  p.axes = canonical_spec(s);
+  p.axes = json(s);  // moe/point/moe_point_json.hpp
   p.status = r.status;
   p.reason = r.reason;
   // With several expert-wave widths, "expert_wave" is the fastest of them (the tuned baseline), stored beside
@@ -328,7 +306,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   bench::AppBenchPlan plan;
   plan.suite = "megamoe";
   for (const auto& s : o.points)
-    plan.points.push_back({"megamoe." + s.target, s.target, canonical_spec(s),
+    plan.points.push_back({"megamoe." + s.target, s.target, json(s),
                            fmt::format("{} {} {} T={} K_SM={} D={} target={}", s.shape.name, s.precision, s.routing,
                                        s.tokens_per_rank, s.num_ctas, s.lead_rows, s.target)});
   json tflops = json::object();
@@ -383,7 +361,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
   sections.config = json::array();
-  for (const auto& s : o.points) sections.config.push_back(canonical_spec(s));
+  for (const auto& s : o.points) sections.config.push_back(json(s));
   sections.config = {{"points", sections.config}};
   if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;
   if (!o.tensor_tflops.empty()) sections.extra["tensor_tflops_for_predictions"] = tflops;
