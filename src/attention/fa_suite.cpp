@@ -35,6 +35,7 @@ struct FaFlags {
 struct FaSweep {
   std::vector<long long> seq_lens, heads;
   std::vector<std::string> targets;
+  FaA2aPointSpec prototype;            // every point but its M, heads and target
   std::vector<FaA2aPointSpec> points;  // targets x heads x M, checked (fa_sweep_points)
 };
 
@@ -73,16 +74,15 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   s.heads = parse_integer_range(f.heads, "--heads");
   s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
   // Every point's shape and flags before anything runs, the dry run included (exit 2 naming the flag).
-  FaA2aPointSpec prototype;
-  prototype.head_dim = f.head_dim;
-  prototype.num_ranks = f.P;
-  prototype.device = point_device(c);
-  prototype.num_ctas = f.ctas;
-  prototype.knobs = f.knobs;
-  prototype.launches_per_graph = f.launches_per_graph;
-  if (c.repetitions) prototype.repetitions = *c.repetitions;
-  prototype.verify = !f.no_verify;
-  s.points = fa_sweep_points(prototype, s.targets, s.heads, s.seq_lens);
+  s.prototype.head_dim = f.head_dim;
+  s.prototype.num_ranks = f.P;
+  s.prototype.device = point_device(c);
+  s.prototype.num_ctas = f.ctas;
+  s.prototype.knobs = f.knobs;
+  s.prototype.launches_per_graph = f.launches_per_graph;
+  if (c.repetitions) s.prototype.repetitions = *c.repetitions;
+  s.prototype.verify = !f.no_verify;
+  s.points = fa_sweep_points(s.prototype, s.targets, s.heads, s.seq_lens);
   for (long long h : s.heads)
     for (long long m : s.seq_lens) check_ulysses(h, f.P, m);
   // Several ranks: P is the number of ranks (also checked by the point loop). nccl:N is the real All-to-All
@@ -112,14 +112,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.seq_lens = s.seq_lens;
   o.targets = s.targets;
   o.num_heads = s.heads;
-  o.num_ranks = f.P;
-  o.head_dim = f.head_dim;
-  o.device = point_device(c);
-  o.num_ctas = f.ctas;
-  o.knobs = f.knobs;
-  o.launches_per_graph = f.launches_per_graph;
-  if (c.repetitions) o.repetitions = *c.repetitions;
-  o.verify = !f.no_verify;
+  o.point = s.prototype;
   o.resume = c.resume;
   o.resume_any_build = c.resume_any_build;
   o.progress = c.progress;
