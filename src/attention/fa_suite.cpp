@@ -29,18 +29,15 @@ struct FaFlags {
   std::string M = "8192,16384,32768,49152,65536";
   std::string heads = "8";
   int P = 8, ctas = 0, launches_per_graph = 5, head_dim = 128;
-  std::string fa_schedule = "baseline";
-  std::string fa_tile_scheduler = "dynamic";
-  std::string fa_store_cache = "default";
-  int fa_kv_cluster = 1;
-  int fa_heads_per_band = 1;
-  int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;
+  FaKnobs knobs;  // --fa-*
   bool no_verify = false;
 };
 
 struct FaSweep {
   std::vector<long long> seq_lens, heads;
   std::vector<std::string> targets;
+  FaA2aPointSpec prototype;            // every point but its M, heads and target
+  std::vector<FaA2aPointSpec> points;  // targets x heads x M, checked (fa_sweep_points)
 };
 
 // Ulysses over P ranks (bench/rank_layout.hpp), its errors naming the flag. --heads is per rank (after the
@@ -82,30 +79,18 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
       n > bench::kMaxSweepPoints)
     throw input_error("--M", fmt::format("--M x --heads x --target expand to {} points, over the cap of {}; narrow the "
                                          "ranges or split the run", n, bench::kMaxSweepPoints));
-  const int device = point_device(c);
   // Every point's shape and flags before anything runs, the dry run included (exit 2 naming the flag).
+  s.prototype.head_dim = f.head_dim;
+  s.prototype.num_ranks = f.P;
+  s.prototype.device = point_device(c);
+  s.prototype.num_ctas = f.ctas;
+  s.prototype.knobs = f.knobs;
+  s.prototype.launches_per_graph = f.launches_per_graph;
+  if (c.repetitions) s.prototype.repetitions = *c.repetitions;
+  s.prototype.verify = !f.no_verify;
+  s.points = fa_sweep_points(s.prototype, s.targets, s.heads, s.seq_lens);
   for (long long h : s.heads)
-    for (long long m : s.seq_lens) {
-      if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
-      if (h <= 0 || h > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", h));
-      FaA2aPointSpec p;
-      p.seq_len = static_cast<int>(m);
-      p.num_heads = static_cast<int>(h);
-      p.head_dim = f.head_dim;
-      p.num_ranks = f.P;
-      p.device = device;
-      p.num_ctas = f.ctas;
-      p.fa_schedule = f.fa_schedule;
-      p.fa_tile_scheduler = f.fa_tile_scheduler;
-      p.fa_store_cache = f.fa_store_cache;
-      p.fa_kv_cluster = f.fa_kv_cluster;
-      p.fa_heads_per_band = f.fa_heads_per_band;
-      p.fa_tail_splits = f.fa_tail_splits;
-      p.launches_per_graph = f.launches_per_graph;
-      if (c.repetitions) p.repetitions = *c.repetitions;
-      validate_fa_point_spec(p);
-      check_ulysses(h, f.P, m);
-    }
+    for (long long m : s.seq_lens) check_ulysses(h, f.P, m);
   // Several ranks: P is the number of ranks (also checked by the point loop). nccl:N is the real All-to-All
   // through every rank's NCCL window (fa_runner.hpp FaExchange); peer:N still refused (peer access does not
   // cross processes, and one process's peer:N already is an All-to-All).
@@ -118,20 +103,11 @@ int dry_run(const FaFlags& f, const bench::SuiteContext& c) {
   const FaSweep s = expand(f, c);
   // The outputs and the journal are refused as the run refuses them, before anything is printed.
   bench::check_app_outputs_for_dry_run(kSuiteId, c.out_path.empty() ? kDefaultOutPath : c.out_path, c.resume);
-  for (const auto& t : s.targets)
-    for (long long h : s.heads)
-      for (long long m : s.seq_lens)
-        fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}{}\n", m, h, f.P, t,
-                   c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), f.head_dim,
-                   (f.fa_schedule == "baseline" ? "" : " schedule=" + f.fa_schedule) +
-                       " tiles=" + f.fa_tile_scheduler +
-                       (f.fa_store_cache == "default" ? "" : " store_cache=" + f.fa_store_cache) +
-                       (f.fa_kv_cluster == 1 ? "" : " kv_cluster=" + std::to_string(f.fa_kv_cluster)) +
-                       (f.fa_heads_per_band == 1 ? ""
-                        : f.fa_heads_per_band == 0 ? " heads_per_band=auto"
-                                                   : " heads_per_band=" + std::to_string(f.fa_heads_per_band)) +
-                       (f.fa_tail_splits == 1 ? "" : " tail_splits=" + std::to_string(f.fa_tail_splits)));
-  fmt::print("{} points\n", s.seq_lens.size() * s.heads.size() * s.targets.size());
+  for (const auto& p : s.points)
+    fmt::print("fa_a2a M={} heads={} P={} target={} device={} d={}{}\n", p.seq_len, p.num_heads, p.num_ranks,
+               p.target, c.rank.world_size > 1 ? std::string("per-rank") : std::to_string(c.device), p.head_dim,
+               describe_fa_knobs(p.knobs));
+  fmt::print("{} points\n", s.points.size());
   return 0;
 }
 
@@ -142,19 +118,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
   o.seq_lens = s.seq_lens;
   o.targets = s.targets;
   o.num_heads = s.heads;
-  o.num_ranks = f.P;
-  o.head_dim = f.head_dim;
-  o.device = point_device(c);
-  o.num_ctas = f.ctas;
-  o.fa_schedule = f.fa_schedule;
-  o.fa_tile_scheduler = f.fa_tile_scheduler;
-  o.fa_store_cache = f.fa_store_cache;
-  o.fa_kv_cluster = f.fa_kv_cluster;
-  o.fa_heads_per_band = f.fa_heads_per_band;
-  o.fa_tail_splits = f.fa_tail_splits;
-  o.launches_per_graph = f.launches_per_graph;
-  if (c.repetitions) o.repetitions = *c.repetitions;
-  o.verify = !f.no_verify;
+  o.point = s.prototype;
   o.resume = c.resume;
   o.resume_any_build = c.resume_any_build;
   o.progress = c.progress;
@@ -185,26 +149,26 @@ void register_attention_suites(bench::SuiteRegistry& registry) {
     sink.add_integer("--head-dim", flags->head_dim, "Head dim d (built: 64, 128)", 1, 1024);
     sink.add_integer("--P", flags->P, "Ulysses ranks the output is split over", 1, 1024);
     sink.add_integer("--ctas", flags->ctas, "Persistent CTAs (0: one per SM)", 0, 1 << 20);
-    sink.add_text("--fa-schedule", flags->fa_schedule,
+    sink.add_text("--fa-schedule", flags->knobs.schedule,
                   "FlashAttention consumer schedule: baseline, pingpong, pingpong_full (kernels/attention/config.hpp)");
-    sink.add_text("--fa-tile-scheduler", flags->fa_tile_scheduler,
+    sink.add_text("--fa-tile-scheduler", flags->knobs.tile_scheduler,
                   "Which CTA computes which tile: dynamic (a global ticket counter: slow SMs take fewer tiles) or "
                   "static (CTA c: tiles c, c + grid, ...)");
-    sink.add_text("--fa-store-cache", flags->fa_store_cache,
+    sink.add_text("--fa-store-cache", flags->knobs.store_cache,
                   "Cache operator of the output-tile stores, every variant: default (st.global) or streaming "
                   "(st.global.cs, evict-first in L2)");
-    sink.add_integer("--fa-kv-cluster", flags->fa_kv_cluster,
+    sink.add_integer("--fa-kv-cluster", flags->knobs.kv_cluster,
                      "CTAs per cluster sharing each K/V tile by TMA multicast, every variant: 1 (none) or 2 (the "
                      "two m-blocks of a head in step, half the K/V traffic from L2; baseline schedule, M a "
                      "multiple of 256)",
                      1, 2);
-    sink.add_integer("--fa-heads-per-band", flags->fa_heads_per_band,
+    sink.add_integer("--fa-heads-per-band", flags->knobs.heads_per_band,
                      "Tile order, every variant: tiles run in bands of this many heads, the head fastest inside a "
                      "band (co-running CTAs write contiguous Ulysses rows); 1 (default) = the m-block-fastest order; "
                      "0 = auto: the widest band whose K/V fits in 3/4 of L2 (measured slower on the H200); else a "
                      "divisor of --heads",
                      0, 1024);
-    sink.add_integer("--fa-tail-splits", flags->fa_tail_splits,
+    sink.add_integer("--fa-tail-splits", flags->knobs.tail_splits,
                      "Split tail, every variant: the last round of tiles (one per cluster of the grid) runs in this "
                      "many pieces over disjoint KV ranges, combined by the piece that finishes last (shorter idle "
                      "tail); 1 = off (every tile whole); must divide M / 128; baseline schedule",

@@ -21,22 +21,17 @@ struct Options {
   int repetitions = 10;
   int launches_per_graph = 5;
   int num_ctas = 0;
-  std::string fa_schedule = "baseline";
-  std::string fa_tile_scheduler = "dynamic";
-  std::string fa_store_cache = "default";
-  int fa_kv_cluster = 1;
-  int fa_heads_per_band = 1;
-  int fa_tail_splits = xs::kernels::attention::kDefaultTailKvSplits;
+  xs::attention::FaKnobs knobs;  // --fa-*
   int device = 0;
   bool no_verify = false;
 };
 
 void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPointResult& r) {
   std::printf("fa_a2a M=%d H=%d d=%d P=%d target=%s device=%d schedule=%s tiles=%s: %s%s%s\n", s.seq_len, s.num_heads,
-              s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.fa_schedule.c_str(), s.fa_tile_scheduler.c_str(), r.status.c_str(),
-              r.reason.empty() ? "" : " - ", r.reason.c_str());
+              s.head_dim, s.num_ranks, s.target.c_str(), s.device, s.knobs.schedule.c_str(),
+              s.knobs.tile_scheduler.c_str(), r.status.c_str(), r.reason.empty() ? "" : " - ", r.reason.c_str());
   if (r.status == "skipped") return;
-  const auto us = [](const xs::attention::TimeStats& t) { return t.median_s * 1e6; };
+  const auto us = [](const xs::Summary& t) { return t.median * 1e6; };
   std::printf("  T_FA %.1f us (%.1f TFLOPS)  T_A2A %.1f us (bulk %.1f)  T_serial %.1f  T_fused %.1f  T_cc %.1f us\n",
               us(r.t_fa), r.fa_tflops, us(r.t_a2a), us(r.t_a2a_bulk), us(r.t_serial), us(r.t_fused), us(r.t_cc));
   std::printf("  remote-visible: E_res = T_fused - T_FA = %.1f us, cc - FA = %.1f us, K = %d CTAs, %d tiles, "
@@ -45,9 +40,9 @@ void print(const xs::attention::FaA2aPointSpec& s, const xs::attention::FaA2aPoi
               r.volume_bytes / (1024.0 * 1024.0));
   std::printf("  SM clock %.0f MHz, sigma %.3f us/KV tile, Q-loop %.1f us, T_RS fused %.2f us (p90 %.2f), cc %.2f us, "
               "fence %.2f us\n",
-              r.sm_clock_hz * 1e-6, r.sigma_s_per_kv_tile * 1e6, r.qloop_fused.median_s * 1e6,
-              r.store_span_fused.median_s * 1e6, r.store_span_fused.p90_s * 1e6, r.store_span_cc.median_s * 1e6,
-              r.fence_span_cc.median_s * 1e6);
+              r.sm_clock_hz * 1e-6, r.sigma_s_per_kv_tile * 1e6, r.qloop_fused.median * 1e6,
+              r.store_span_fused.median * 1e6, r.store_span_fused.p90 * 1e6, r.store_span_cc.median * 1e6,
+              r.fence_span_cc.median * 1e6);
   std::printf("  sender-side: T_FA %.1f  T_serial %.1f  T_fused %.1f  T_cc %.1f us; E_res %.1f us, cc - FA %.1f us "
               "(paired medians)\n",
               us(r.sender_fa), us(r.sender_serial), us(r.sender_fused), us(r.sender_cc), us(r.e_res_sender_paired),
@@ -96,19 +91,20 @@ int main(int argc, char** argv) {
         ->check(xs::cli::integer_in(1, 100))->capture_default_str();
     app.add_option("--ctas", o.num_ctas, "Persistent CTAs (0: one per SM)")->check(xs::cli::integer_in(0, 1 << 16))
         ->capture_default_str();
-    app.add_option("--fa-schedule", o.fa_schedule, "FlashAttention consumer schedule: baseline, pingpong, pingpong_full")
+    app.add_option("--fa-schedule", o.knobs.schedule,
+                   "FlashAttention consumer schedule: baseline, pingpong, pingpong_full")
         ->capture_default_str();
-    app.add_option("--fa-tile-scheduler", o.fa_tile_scheduler, "Which CTA computes which tile: dynamic or static")
+    app.add_option("--fa-tile-scheduler", o.knobs.tile_scheduler, "Which CTA computes which tile: dynamic or static")
         ->capture_default_str();
-    app.add_option("--fa-store-cache", o.fa_store_cache, "Output stores' cache operator: default or streaming")
+    app.add_option("--fa-store-cache", o.knobs.store_cache, "Output stores' cache operator: default or streaming")
         ->capture_default_str();
-    app.add_option("--fa-heads-per-band", o.fa_heads_per_band,
+    app.add_option("--fa-heads-per-band", o.knobs.heads_per_band,
                    "Tile order: heads per band, 1 = m-block fastest (default), 0 = auto (the L2 size), else a divisor of heads")
         ->capture_default_str();
-    app.add_option("--fa-tail-splits", o.fa_tail_splits,
+    app.add_option("--fa-tail-splits", o.knobs.tail_splits,
                    "Split tail: the last round of tiles in this many KV pieces (1 = off, up to 8)")
         ->capture_default_str();
-    app.add_option("--fa-kv-cluster", o.fa_kv_cluster, "CTAs per cluster sharing K/V by TMA multicast: 1 or 2")
+    app.add_option("--fa-kv-cluster", o.knobs.kv_cluster, "CTAs per cluster sharing K/V by TMA multicast: 1 or 2")
         ->capture_default_str();
     app.add_option("--device", o.device, "CUDA device that computes and sends (peer:N: its rank)")->capture_default_str();
     app.add_flag("--no-verify", o.no_verify, "Skip the reference comparison (not recommended)");
@@ -125,12 +121,7 @@ int main(int argc, char** argv) {
         s.repetitions = o.repetitions;
         s.launches_per_graph = o.launches_per_graph;
         s.num_ctas = o.num_ctas;
-        s.fa_schedule = o.fa_schedule;
-        s.fa_tile_scheduler = o.fa_tile_scheduler;
-        s.fa_store_cache = o.fa_store_cache;
-        s.fa_kv_cluster = o.fa_kv_cluster;
-        s.fa_heads_per_band = o.fa_heads_per_band;
-        s.fa_tail_splits = o.fa_tail_splits;
+        s.knobs = o.knobs;
         s.device = o.device;
         s.verify = !o.no_verify;
         const auto r = xs::attention::run_fa_a2a_point(s);

@@ -8,7 +8,8 @@ namespace xs {
 double quantile(std::vector<double> values, double q);
 inline double median(const std::vector<double>& values) { return quantile(values, 0.5); }
 
-// Summary of repeated samples of one quantity; samples are kept so fits can be redone offline.
+// Summary of repeated samples of one quantity; samples are kept so fits can be redone offline. The one summary type
+// of every layer: the applications' per-round times (seconds), paired differences and ratios are Summaries too.
 struct Summary {
   double median = 0;
   double p10 = 0;
@@ -18,5 +19,9 @@ struct Summary {
   std::vector<double> samples;
 };
 Summary summarize(std::vector<double> samples);
+// Whether s holds a measurement: samples kept, or a median/p10/p90 written (a file's summaries may keep no samples).
+inline bool has_values(const Summary& s) {
+  return !s.samples.empty() || s.median != 0 || s.p10 != 0 || s.p90 != 0;
+}
 
 }  // namespace xs

@@ -274,7 +274,8 @@ void register_moe_suites(bench::SuiteRegistry& registry) {
     sink.add_integer("--P", flags->P, "EP degree (ranks): one rank emulates the most loaded of P; on P ranks each plays its own", 1, 16);
     sink.add_text("--ksm", flags->ksm, "Participating SMs K_SM (one persistent CTA each), range grammar");
     sink.add_integer("--block-n", flags->block_n, "Tile width b_n: 128 or 256", 128, 256);
-    sink.add_text("--D", flags->lead, "Interleaved lead in rows, range grammar; 0 = max(1, ceil(D_knee))");
+    sink.add_text("--D", flags->lead, "Interleaved lead in rows, range grammar; 0 = auto: eq. 16's knee lead "
+                  "max(1, ceil(D_knee)), D_knee = b_n K_SM / (2I) (model::knee_lead_rows, the advisor's D_knee_lead)");
     sink.add_text("--experts-per-wave", flags->experts_per_wave,
                   "Expert-wave widths swept as variants (expert_wave_w<n>; the fastest is the expert_wave baseline), "
                   "range grammar; widths above E/P run as one wave");

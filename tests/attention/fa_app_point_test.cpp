@@ -12,10 +12,7 @@
 namespace xs::attention {
 namespace {
 
-TimeStats rounds(std::vector<double> s) {
-  const Summary sum = summarize(s);
-  return {sum.median, sum.p10, sum.p90, std::move(s)};
-}
+Summary rounds(std::vector<double> s) { return summarize(std::move(s)); }
 
 FaA2aPointResult measured() {
   FaA2aPointResult r;
@@ -52,9 +49,9 @@ TEST(FaAppPoint, CarriesEveryRoundAndThePairedResiduals) {
   EXPECT_EQ(p.axes["M"], 8192);
   EXPECT_EQ(p.axes["verify"], true);
   ASSERT_EQ(p.variants.size(), 7u);
-  EXPECT_EQ(p.variants.at("fa_heads_major").samples, r.t_fa_heads_major.samples_s);
+  EXPECT_EQ(p.variants.at("fa_heads_major").samples, r.t_fa_heads_major.samples);
   EXPECT_EQ(p.extra["fa_only_layout"], "ulysses");
-  EXPECT_EQ(p.variants.at("completion_coupled").samples, r.t_cc.samples_s);
+  EXPECT_EQ(p.variants.at("completion_coupled").samples, r.t_cc.samples);
   EXPECT_DOUBLE_EQ(p.paired.at("fused_minus_fa").median, 14e-6);
   EXPECT_TRUE(p.verification.checked);
   EXPECT_TRUE(p.verification.passed);
@@ -77,11 +74,11 @@ TEST(FaAppPoint, RecordsBothBoundariesAndTheBurstAlignment) {
   r.peak_concurrent_storers = 40;
   r.mean_concurrent_storers = 12.5;
   const report::AppPoint p = fa_app_point(spec(), r, fa_point_json(spec(), r, nullptr, ""));
-  EXPECT_EQ(p.variants.at("fused").samples, r.t_fused.samples_s) << "the remote-visible boundary unchanged";
-  EXPECT_EQ(p.variants.at("fa_sender_side").samples, r.sender_fa.samples_s);
-  EXPECT_EQ(p.variants.at("fused_sender_side").samples, r.sender_fused.samples_s);
-  EXPECT_EQ(p.variants.at("completion_coupled_sender_side").samples, r.sender_cc.samples_s);
-  EXPECT_EQ(p.variants.at("serial_sender_side").samples, r.sender_serial.samples_s);
+  EXPECT_EQ(p.variants.at("fused").samples, r.t_fused.samples) << "the remote-visible boundary unchanged";
+  EXPECT_EQ(p.variants.at("fa_sender_side").samples, r.sender_fa.samples);
+  EXPECT_EQ(p.variants.at("fused_sender_side").samples, r.sender_fused.samples);
+  EXPECT_EQ(p.variants.at("completion_coupled_sender_side").samples, r.sender_cc.samples);
+  EXPECT_EQ(p.variants.at("serial_sender_side").samples, r.sender_serial.samples);
   EXPECT_DOUBLE_EQ(p.paired.at("fused_minus_fa_sender_side").median, 3e-6);
   EXPECT_DOUBLE_EQ(p.paired.at("completion_coupled_minus_fa_sender_side").median, 15e-6);
   EXPECT_DOUBLE_EQ(p.paired.at("fused_minus_fa").median, 14e-6);
@@ -91,7 +88,7 @@ TEST(FaAppPoint, RecordsBothBoundariesAndTheBurstAlignment) {
   EXPECT_TRUE(p.extra["boundaries"].contains("sender_side"));
   // Through the journal's JSON and back: both boundaries survive.
   const report::AppPoint back = report::app_point_from_json(report::to_json(p), "line");
-  EXPECT_EQ(back.variants.at("fused_sender_side").samples, r.sender_fused.samples_s);
+  EXPECT_EQ(back.variants.at("fused_sender_side").samples, r.sender_fused.samples);
   EXPECT_EQ(back.extra["burst_alignment"], p.extra["burst_alignment"]);
 }
 

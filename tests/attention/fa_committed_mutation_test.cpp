@@ -110,9 +110,9 @@ Flips flips(const std::vector<std::string>& before, const std::vector<std::strin
   return f;
 }
 
-void scale(TimeStats& t, double k) {
-  t.median_s *= k; t.p10_s *= k; t.p90_s *= k;
-  for (double& x : t.samples_s) x *= k;
+void scale(Summary& t, double k) {
+  t.median *= k; t.p10 *= k; t.p90 *= k;
+  for (double& x : t.samples) x *= k;
 }
 void scale_number(json& j, const char* key, double k) {
   if (j.contains(key) && j[key].is_number()) j[key] = j[key].get<double>() * k;

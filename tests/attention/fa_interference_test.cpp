@@ -117,20 +117,20 @@ TEST(FaInterference, NoMeasuredFieldOfTheJudgedLaunchesMovesThePrediction) {
   base.num_ctas = 132;
   base.num_tiles = 512;
   base.remote_bytes = 8.0 * 8192 * 128 * 2;
-  base.t_fa = timed_stats({411e-6, 412e-6, 410e-6, 413e-6, 411e-6});
-  base.sender_fa = timed_stats({405e-6, 406e-6, 404e-6, 407e-6, 405e-6});
-  base.t_fused = timed_stats({618e-6, 620e-6, 617e-6, 619e-6, 618e-6});
-  base.sender_fused = timed_stats({610e-6, 611e-6, 609e-6, 612e-6, 610e-6});
-  base.e_res_paired = timed_stats({207e-6, 208e-6, 207e-6, 206e-6, 207e-6});
-  base.e_res_sender_paired = timed_stats({205e-6, 205e-6, 204e-6, 205e-6, 206e-6});
-  base.clock_fa_hz = timed_stats({1.71e9, 1.71e9, 1.71e9, 1.71e9, 1.71e9});
-  base.clock_fused_hz = timed_stats({1.70e9, 1.70e9, 1.70e9, 1.70e9, 1.70e9});
-  base.sigma_rounds_fa_cycles = timed_stats({2616, 2610, 2620, 2616, 2618});
-  base.sigma_rounds_fused_cycles = timed_stats({3569, 3560, 3570, 3569, 3580});
+  base.t_fa = summarize({411e-6, 412e-6, 410e-6, 413e-6, 411e-6});
+  base.sender_fa = summarize({405e-6, 406e-6, 404e-6, 407e-6, 405e-6});
+  base.t_fused = summarize({618e-6, 620e-6, 617e-6, 619e-6, 618e-6});
+  base.sender_fused = summarize({610e-6, 611e-6, 609e-6, 612e-6, 610e-6});
+  base.e_res_paired = summarize({207e-6, 208e-6, 207e-6, 206e-6, 207e-6});
+  base.e_res_sender_paired = summarize({205e-6, 205e-6, 204e-6, 205e-6, 206e-6});
+  base.clock_fa_hz = summarize({1.71e9, 1.71e9, 1.71e9, 1.71e9, 1.71e9});
+  base.clock_fused_hz = summarize({1.70e9, 1.70e9, 1.70e9, 1.70e9, 1.70e9});
+  base.sigma_rounds_fa_cycles = summarize({2616, 2610, 2620, 2616, 2618});
+  base.sigma_rounds_fused_cycles = summarize({3569, 3560, 3570, 3569, 3580});
   base.sigma_s_per_kv_tile = 2.1e-6;
   base.sigma_fa_s_per_kv_tile = 1.5e-6;
   base.sm_clock_hz = 1.69e9;
-  base.qloop_fused = timed_stats({138e-6, 139e-6, 137e-6, 138e-6, 140e-6});
+  base.qloop_fused = summarize({138e-6, 139e-6, 137e-6, 138e-6, 140e-6});
   base.store_phase_spread_median_s = 85e-6;
   base.peak_concurrent_storers = 49;
   FaA2aPointSpec spec;
@@ -144,11 +144,11 @@ TEST(FaInterference, NoMeasuredFieldOfTheJudgedLaunchesMovesThePrediction) {
   };
   const json before = predict(base);
   ASSERT_TRUE(before["computed"].get<bool>()) << before.dump();
-  const auto scale = [](TimeStats& t, double f) {
-    t.median_s *= f;
-    t.p10_s *= f;
-    t.p90_s *= f;
-    for (double& x : t.samples_s) x *= f;
+  const auto scale = [](Summary& t, double f) {
+    t.median *= f;
+    t.p10 *= f;
+    t.p90 *= f;
+    for (double& x : t.samples) x *= f;
   };
   const std::vector<std::pair<const char*, std::function<void(FaA2aPointResult&)>>> judged = {
       {"t_fused", [&](auto& r) { scale(r.t_fused, 3); }},

@@ -20,16 +20,16 @@ namespace {
 
 using nlohmann::json;
 
-TimeStats rounds_of(std::mt19937& rng, double median_s, double spread, int n = 10) {
+Summary rounds_of(std::mt19937& rng, double median_s, double spread, int n = 10) {
   std::uniform_real_distribution<double> u(1 - spread, 1 + spread);
   std::vector<double> s;
   for (int i = 0; i < n; ++i) s.push_back(median_s * u(rng));
-  return timed_stats(s);
+  return summarize(s);
 }
-TimeStats diff(const TimeStats& a, const TimeStats& b) {
+Summary diff(const Summary& a, const Summary& b) {
   std::vector<double> d;
-  for (std::size_t i = 0; i < a.samples_s.size(); ++i) d.push_back(a.samples_s[i] - b.samples_s[i]);
-  return timed_stats(d);
+  for (std::size_t i = 0; i < a.samples.size(); ++i) d.push_back(a.samples[i] - b.samples[i]);
+  return summarize(d);
 }
 
 // A host point like the committed 8K ones: every field nonzero.
@@ -107,9 +107,9 @@ TEST(FaJudge, NoMeasuredFieldOfTheJudgedLaunchesMovesThePrediction) {
   const FaA2aPointResult base = host_point();
   const json before = prediction_of(base, cal);
   ASSERT_TRUE(before["decided"].get<bool>()) << before.dump();
-  auto scale = [](TimeStats& t, double f) {
-    t.median_s *= f; t.p10_s *= f; t.p90_s *= f;
-    for (double& x : t.samples_s) x *= f;
+  auto scale = [](Summary& t, double f) {
+    t.median *= f; t.p10 *= f; t.p90 *= f;
+    for (double& x : t.samples) x *= f;
   };
   // Every field of the fused, serial and completion-coupled launches, and the paired differences.
   const std::vector<std::pair<const char*, std::function<void(FaA2aPointResult&)>>> judged = {
@@ -184,8 +184,8 @@ TEST(FaJudge, TheMagnitudeFollowsTheAlignedCaseByHand) {
   // R 50 GB/s, T_iss^0 1 us, Q 1 MB, sigma_FA 1.5 us/tile, M = 8192 (64 KV tiles), K = 132, B_t = 32 KiB.
   const FaCalibration cal = constant_fa_calibration(50e9, 1e-6, 1e6);
   FaA2aPointResult r = host_point();
-  r.sigma_rounds_fa_cycles = timed_stats({1.5e-6 * 1.71e9});
-  r.clock_fa_hz = timed_stats({1.71e9});
+  r.sigma_rounds_fa_cycles = summarize({1.5e-6 * 1.71e9});
+  r.clock_fa_hz = summarize({1.71e9});
   const FaJudgement j = judge_point(host_spec(), r, cal);
   const double v = 132 * 32768.0, n_t = 4, g = 1.5e-6 * 64;
   const double drain = std::max(0.0, std::max(0.0, v / 50e9 - 1e-6 - g) - 0.75e-6);
@@ -369,10 +369,10 @@ TEST(FaJudge, AnExposureTheModelDidNotPredictTurnsAnAgreementIntoADisagreement) 
   const double mid = 0.5 * (j.prediction.e_res.lo + j.prediction.e_res.hi);
   std::vector<double> rounds;
   for (int i = 0; i < 10; ++i) rounds.push_back(mid * (1 + 0.002 * (i - 5)));
-  r.e_res_sender_paired = timed_stats(rounds);
+  r.e_res_sender_paired = summarize(rounds);
   EXPECT_EQ(judge_point(host_spec(), r, cal).model.result, "agrees");
   for (double& x : rounds) x *= 3;
-  r.e_res_sender_paired = timed_stats(rounds);
+  r.e_res_sender_paired = summarize(rounds);
   const FaJudgement tripled = judge_point(host_spec(), r, cal);
   EXPECT_EQ(tripled.model.result, "disagrees");
   EXPECT_EQ(tripled.model.direction, "under");

@@ -19,15 +19,15 @@ FaA2aPointResult measured(double t_fa_s, double t_fused_s, double t_serial_s) {
   FaA2aPointResult r;
   r.num_ctas = 132;
   r.num_tiles = 512;
-  r.t_fa.median_s = t_fa_s;
-  r.t_fused.median_s = t_fused_s;
-  r.t_serial.median_s = t_serial_s;
-  r.t_a2a.median_s = 325e-6;
-  r.t_cc.median_s = t_fused_s * 1.1;
+  r.t_fa.median = t_fa_s;
+  r.t_fused.median = t_fused_s;
+  r.t_serial.median = t_serial_s;
+  r.t_a2a.median = 325e-6;
+  r.t_cc.median = t_fused_s * 1.1;
   r.sigma_s_per_kv_tile = 0.79e-6;
   const double e = t_fused_s - t_fa_s;
   r.e_res_paired = band(e, e - 1e-6, e + 1e-6);
-  r.e_cc_paired.median_s = r.t_cc.median_s - t_fa_s;
+  r.e_cc_paired.median = r.t_cc.median - t_fa_s;
   r.fa_only_layout = "ulysses";
   r.verified = true;
   return r;
@@ -62,9 +62,9 @@ TEST(FaReport, HidingAgainstTheA2AAtTheCompletionBoundaryWhenSenderSideIsNotMeas
 
 TEST(FaReport, SenderSideBoundaryIsJudgedWhereMeasuredWithCompletionBeside) {
   FaA2aPointResult r = measured(85.4e-6, 99.4e-6, 140.9e-6);
-  r.sender_fa.median_s = 85.0e-6;
-  r.sender_fused.median_s = 87.0e-6;
-  r.sender_serial.median_s = 135.0e-6;
+  r.sender_fa.median = 85.0e-6;
+  r.sender_fused.median = 87.0e-6;
+  r.sender_serial.median = 135.0e-6;
   r.e_res_sender_paired = band(2.0e-6, 1.0e-6, 3.0e-6);
   const auto j = fa_point_json(spec_for("host"), r, nullptr, "");
   const auto& h = j["measured"]["hiding"];

@@ -26,17 +26,17 @@ namespace {
 using nlohmann::json;
 
 // One quantity over `rounds` rounds, within +-spread of `median_s`.
-TimeStats timed(std::mt19937& rng, double median_s, double spread, int rounds) {
+Summary timed(std::mt19937& rng, double median_s, double spread, int rounds) {
   std::uniform_real_distribution<double> u(1 - spread, 1 + spread);
   std::vector<double> samples;
   for (int i = 0; i < rounds; ++i) samples.push_back(median_s * u(rng));
-  return timed_stats(samples);
+  return summarize(samples);
 }
 
-TimeStats paired(const TimeStats& a, const TimeStats& b) {  // same-round a - b
+Summary paired(const Summary& a, const Summary& b) {  // same-round a - b
   std::vector<double> d;
-  for (std::size_t i = 0; i < a.samples_s.size(); ++i) d.push_back(a.samples_s[i] - b.samples_s[i]);
-  return timed_stats(d);
+  for (std::size_t i = 0; i < a.samples.size(); ++i) d.push_back(a.samples[i] - b.samples[i]);
+  return summarize(d);
 }
 
 // A host point like the committed M = 8K one (every field the prediction reads nonzero); `sender_side`
@@ -97,8 +97,8 @@ FaA2aPointSpec host_spec() {
   FaA2aPointSpec s;
   s.seq_len = 8192;
   s.target = "host";
-  s.fa_schedule = "pingpong";
-  s.fa_tile_scheduler = "static";  // fa_canonical_spec leaves it out: the reader's default
+  s.knobs.schedule = "pingpong";
+  s.knobs.tile_scheduler = "static";  // fa_canonical_spec leaves it out: the reader's default
   return s;
 }
 
@@ -140,12 +140,12 @@ TEST(FaResultReader, ReadBackPointIsJudgedExactlyAsTheMeasuredOne) {
     EXPECT_EQ(again["prediction"], original["prediction"]);
     EXPECT_EQ(again["judgement"], original["judgement"]);
     EXPECT_EQ(again["agreement"], original["agreement"]);
-    EXPECT_EQ(back.e_res_sender_paired.samples_s, r.e_res_sender_paired.samples_s);
-    EXPECT_EQ(back.t_serial.samples_s, r.t_serial.samples_s);
-    EXPECT_EQ(back.critical_qloop_paired.median_s, r.critical_qloop_paired.median_s);  // summaries only
-    if (sender_side) EXPECT_EQ(back.e_res_sender_cycles_paired.p10_s, r.e_res_sender_cycles_paired.p10_s);
-    EXPECT_EQ(back.critical_epilogue_paired.p90_s, r.critical_epilogue_paired.p90_s);
-    EXPECT_EQ(back.critical_other_paired.p10_s, r.critical_other_paired.p10_s);
+    EXPECT_EQ(back.e_res_sender_paired.samples, r.e_res_sender_paired.samples);
+    EXPECT_EQ(back.t_serial.samples, r.t_serial.samples);
+    EXPECT_EQ(back.critical_qloop_paired.median, r.critical_qloop_paired.median);  // summaries only
+    if (sender_side) EXPECT_EQ(back.e_res_sender_cycles_paired.p10, r.e_res_sender_cycles_paired.p10);
+    EXPECT_EQ(back.critical_epilogue_paired.p90, r.critical_epilogue_paired.p90);
+    EXPECT_EQ(back.critical_other_paired.p10, r.critical_other_paired.p10);
   }
 }
 
@@ -157,27 +157,27 @@ TEST(FaResultReader, SpecRoundTripsWithTheOmittedDefaults) {
   EXPECT_EQ(back.head_dim, spec.head_dim);
   EXPECT_EQ(back.num_ranks, spec.num_ranks);
   EXPECT_EQ(back.target, "host");
-  EXPECT_EQ(back.fa_schedule, "pingpong");
-  EXPECT_EQ(back.fa_tile_scheduler, "static");
-  EXPECT_EQ(back.fa_store_cache, "default");
+  EXPECT_EQ(back.knobs.schedule, "pingpong");
+  EXPECT_EQ(back.knobs.tile_scheduler, "static");
+  EXPECT_EQ(back.knobs.store_cache, "default");
   FaA2aPointSpec streaming = spec;
-  streaming.fa_store_cache = "streaming";
-  EXPECT_EQ(fa_point_spec_from_json(written_point(streaming, measured(3, true), host_platform())).fa_store_cache,
+  streaming.knobs.store_cache = "streaming";
+  EXPECT_EQ(fa_point_spec_from_json(written_point(streaming, measured(3, true), host_platform())).knobs.store_cache,
             "streaming");
-  EXPECT_EQ(back.fa_kv_cluster, 1);
+  EXPECT_EQ(back.knobs.kv_cluster, 1);
   FaA2aPointSpec clustered = spec;
-  clustered.fa_schedule = "baseline";
-  clustered.fa_kv_cluster = 2;
-  EXPECT_EQ(fa_point_spec_from_json(written_point(clustered, measured(3, true), host_platform())).fa_kv_cluster, 2);
+  clustered.knobs.schedule = "baseline";
+  clustered.knobs.kv_cluster = 2;
+  EXPECT_EQ(fa_point_spec_from_json(written_point(clustered, measured(3, true), host_platform())).knobs.kv_cluster, 2);
   // The split tail: written when on and read back; a point without the key (every earlier point) reads as
   // whole tiles.
   FaA2aPointSpec split = clustered;
-  split.fa_tail_splits = 2;
+  split.knobs.tail_splits = 2;
   json with_split = written_point(split, measured(3, true), host_platform());
-  EXPECT_EQ(fa_point_spec_from_json(with_split).fa_tail_splits, 2);
+  EXPECT_EQ(fa_point_spec_from_json(with_split).knobs.tail_splits, 2);
   EXPECT_FALSE(written_point(clustered, measured(3, true), host_platform())["axes"].contains("fa_tail_splits"));
   with_split["axes"].erase("fa_tail_splits");
-  EXPECT_EQ(fa_point_spec_from_json(with_split).fa_tail_splits, 1);
+  EXPECT_EQ(fa_point_spec_from_json(with_split).knobs.tail_splits, 1);
   EXPECT_EQ(back.repetitions, spec.repetitions);
   EXPECT_EQ(back.launches_per_graph, spec.launches_per_graph);
 }

@@ -1,4 +1,4 @@
-// Helpers shared by the fa_a2a report tests: a TimeStats from its three summary values, and whether a JSON
+// Helpers shared by the fa_a2a report tests: a Summary from its three summary values, and whether a JSON
 // string holds a phrase.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -9,11 +9,11 @@
 
 namespace xs::attention::test_stats {
 
-inline TimeStats band(double median_s, double p10_s, double p90_s) {
-  TimeStats t;
-  t.median_s = median_s;
-  t.p10_s = p10_s;
-  t.p90_s = p90_s;
+inline Summary band(double median_s, double p10_s, double p90_s) {
+  Summary t;
+  t.median = median_s;
+  t.p10 = p10_s;
+  t.p90 = p90_s;
   return t;
 }
 

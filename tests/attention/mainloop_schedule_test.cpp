@@ -32,10 +32,10 @@ TEST(MainloopSchedule, PointSpecRefusesAnUnknownScheduleNamingTheFlag) {
   FaA2aPointSpec s;
   EXPECT_NO_THROW(validate_fa_point_spec(s));
   for (const char* ok : {"baseline", "pingpong", "pingpong_full"}) {
-    s.fa_schedule = ok;
+    s.knobs.schedule = ok;
     EXPECT_NO_THROW(validate_fa_point_spec(s)) << ok;
   }
-  s.fa_schedule = "overlap";
+  s.knobs.schedule = "overlap";
   try {
     validate_fa_point_spec(s);
     ADD_FAILURE() << "accepted --fa-schedule overlap";
@@ -48,13 +48,13 @@ TEST(MainloopSchedule, PointSpecRefusesAnUnknownScheduleNamingTheFlag) {
 
 TEST(MainloopSchedule, OnlyANonBaselineScheduleEntersThePointKey) {
   FaA2aPointSpec base, ping;
-  ping.fa_schedule = "pingpong";
+  ping.knobs.schedule = "pingpong";
   EXPECT_FALSE(fa_canonical_spec(base).contains("fa_schedule")) << "baseline points keep their earlier key";
   ASSERT_TRUE(fa_canonical_spec(ping).contains("fa_schedule"));
   EXPECT_EQ(fa_canonical_spec(ping)["fa_schedule"], "pingpong");
   EXPECT_NE(fa_canonical_spec(base), fa_canonical_spec(ping)) << "a resumed run must not reuse another schedule's point";
   FaA2aPointSpec full = ping;
-  full.fa_schedule = "pingpong_full";
+  full.knobs.schedule = "pingpong_full";
   EXPECT_NE(fa_canonical_spec(full), fa_canonical_spec(ping));
 }
 
@@ -69,11 +69,11 @@ TEST(TileSchedulerKind, NamesRoundTripAndOnlyDynamicEntersThePointKey) {
   EXPECT_FALSE(ka::parse_tile_scheduler("greedy", &untouched));
   EXPECT_EQ(untouched, ka::TileSchedulerKind::kDynamic);
   FaA2aPointSpec fixed, drawn;
-  fixed.fa_tile_scheduler = "static";
+  fixed.knobs.tile_scheduler = "static";
   EXPECT_FALSE(fa_canonical_spec(fixed).contains("fa_tile_scheduler")) << "static points keep their earlier key";
   ASSERT_TRUE(fa_canonical_spec(drawn).contains("fa_tile_scheduler")) << "dynamic is the default";
   EXPECT_NE(fa_canonical_spec(fixed), fa_canonical_spec(drawn));
-  drawn.fa_tile_scheduler = "greedy";
+  drawn.knobs.tile_scheduler = "greedy";
   EXPECT_THROW(validate_fa_point_spec(drawn), Error);
 }
 
@@ -88,11 +88,11 @@ TEST(StoreCachePolicy, NamesRoundTripAndOnlyStreamingEntersThePointKey) {
   EXPECT_FALSE(ka::parse_store_cache_policy("evict_last", &untouched));
   EXPECT_EQ(untouched, ka::StoreCachePolicy::kStreaming);
   FaA2aPointSpec plain, streaming;
-  streaming.fa_store_cache = "streaming";
+  streaming.knobs.store_cache = "streaming";
   EXPECT_FALSE(fa_canonical_spec(plain).contains("fa_store_cache")) << "default points keep their earlier key";
   ASSERT_TRUE(fa_canonical_spec(streaming).contains("fa_store_cache"));
   EXPECT_NE(fa_canonical_spec(plain), fa_canonical_spec(streaming));
-  streaming.fa_store_cache = "evict_last";
+  streaming.knobs.store_cache = "evict_last";
   try {
     validate_fa_point_spec(streaming);
     ADD_FAILURE() << "an unknown policy was accepted";
@@ -104,7 +104,7 @@ TEST(StoreCachePolicy, NamesRoundTripAndOnlyStreamingEntersThePointKey) {
 
 TEST(KvCluster, OnlyClustersOf2EnterThePointKeyAndBadCombinationsAreRefused) {
   FaA2aPointSpec plain, clustered;
-  clustered.fa_kv_cluster = 2;
+  clustered.knobs.kv_cluster = 2;
   validate_fa_point_spec(clustered);
   EXPECT_FALSE(fa_canonical_spec(plain).contains("fa_kv_cluster")) << "unclustered points keep their earlier key";
   ASSERT_TRUE(fa_canonical_spec(clustered).contains("fa_kv_cluster"));
@@ -118,10 +118,10 @@ TEST(KvCluster, OnlyClustersOf2EnterThePointKeyAndBadCombinationsAreRefused) {
     return std::string("accepted");
   };
   FaA2aPointSpec bad = clustered;
-  bad.fa_kv_cluster = 4;
+  bad.knobs.kv_cluster = 4;
   EXPECT_EQ(field_of(bad), "--fa-kv-cluster");
   bad = clustered;
-  bad.fa_schedule = "pingpong";
+  bad.knobs.schedule = "pingpong";
   EXPECT_EQ(field_of(bad), "--fa-kv-cluster") << "clusters are built for the baseline schedule only";
   bad = clustered;
   bad.seq_len = 8192 + 128;  // a multiple of b_m, not of 2 b_m: the cluster's CTAs would straddle two heads

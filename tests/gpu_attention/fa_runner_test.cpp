@@ -27,20 +27,20 @@ TEST(FaA2aPoint, LocalTargetVerifiesAndTimes) {
   // heads-major extra computes the same bits.
   EXPECT_EQ(r.fa_only_layout, "ulysses");
   EXPECT_EQ(r.wrong_heads_major, 0u) << r.error_detail;
-  EXPECT_GT(r.t_fa_heads_major.median_s, 0);
-  EXPECT_GT(r.t_fa.median_s, 0);
-  EXPECT_GT(r.t_fused.median_s, 0);
-  EXPECT_GT(r.t_cc.median_s, 0);
-  EXPECT_GT(r.t_serial.median_s, 0);
+  EXPECT_GT(r.t_fa_heads_major.median, 0);
+  EXPECT_GT(r.t_fa.median, 0);
+  EXPECT_GT(r.t_fused.median, 0);
+  EXPECT_GT(r.t_cc.median, 0);
+  EXPECT_GT(r.t_serial.median, 0);
   EXPECT_GT(r.sigma_s_per_kv_tile, 0);
-  EXPECT_GT(r.store_span_fused.median_s, 0);
+  EXPECT_GT(r.store_span_fused.median, 0);
   // Sender-side boundary: one value per kept round of every variant, paired differences per round.
-  for (const TimeStats* t : {&r.sender_fa, &r.sender_fused, &r.sender_cc, &r.sender_serial}) {
-    EXPECT_EQ(t->samples_s.size(), 3u);
-    EXPECT_GT(t->median_s, 0);
+  for (const Summary* t : {&r.sender_fa, &r.sender_fused, &r.sender_cc, &r.sender_serial}) {
+    EXPECT_EQ(t->samples.size(), 3u);
+    EXPECT_GT(t->median, 0);
   }
-  EXPECT_EQ(r.e_res_sender_paired.samples_s.size(), 3u);
-  EXPECT_EQ(r.e_cc_sender_paired.samples_s.size(), 3u);
+  EXPECT_EQ(r.e_res_sender_paired.samples.size(), 3u);
+  EXPECT_EQ(r.e_cc_sender_paired.samples.size(), 3u);
   // Burst alignment: at least one CTA stores at a time, never more than the grid; the mean is at most the peak.
   EXPECT_GE(r.peak_concurrent_storers, 1);
   EXPECT_LE(r.peak_concurrent_storers, r.num_ctas);
@@ -62,7 +62,7 @@ TEST(FaA2aPoint, HeadDim64VerifiesAndTimes) {
   EXPECT_EQ(r.wrong_fused + r.wrong_cc + r.wrong_serial + r.unwritten_local + r.wrong_heads_major, 0u)
       << r.error_detail;
   EXPECT_DOUBLE_EQ(r.volume_bytes, 4.0 * 2048 * 64 * 2);
-  EXPECT_GT(r.t_fa.median_s, 0);
+  EXPECT_GT(r.t_fa.median, 0);
 }
 
 TEST(FaA2aPoint, HostTargetVerifies) {
@@ -105,7 +105,7 @@ TEST(FaA2aPoint, PeerIsAnAllToAllOverTheOtherRanksGpus) {
   ASSERT_EQ(r.status, "ok") << r.reason;
   EXPECT_TRUE(r.verified) << r.error_detail;
   EXPECT_DOUBLE_EQ(r.remote_bytes, r.volume_bytes / 2) << "only the other rank's slice leaves the GPU";
-  EXPECT_TRUE(r.t_a2a_bulk.samples_s.empty()) << "no single destination for a bulk copy";
+  EXPECT_TRUE(r.t_a2a_bulk.samples.empty()) << "no single destination for a bulk copy";
 }
 
 TEST(FaA2aPoint, HonoursTheDevice) {

@@ -43,19 +43,19 @@ std::string text(const json& obj, const std::string& path, const char* key) {
 
 // {median, p10, p90} at obj[key]; the samples of the same quantity from `samples_from` (variants.<name> or
 // paired.<name>) where the point keeps them.
-TimeStats stats(const json& obj, const std::string& path, const char* key, const json* samples_from = nullptr,
+Summary stats(const json& obj, const std::string& path, const char* key, const json* samples_from = nullptr,
                 const std::string& samples_path = "") {
   const std::string at = join_path(path, key);
   const json& s = member(obj, path, key);
-  TimeStats t;
-  t.median_s = number(s, at, "median");
-  t.p10_s = number(s, at, "p10");
-  t.p90_s = number(s, at, "p90");
+  Summary t;
+  t.median = number(s, at, "median");
+  t.p10 = number(s, at, "p10");
+  t.p90 = number(s, at, "p90");
   if (samples_from != nullptr) {
     const std::string samples_at = join_path(samples_path, "samples");
     const json& samples = report::read_array(member(*samples_from, samples_path, "samples"), samples_at);
     for (std::size_t i = 0; i < samples.size(); ++i)
-      t.samples_s.push_back(report::read_finite(samples[i], report::index_path(samples_at, i)));
+      t.samples.push_back(report::read_finite(samples[i], report::index_path(samples_at, i)));
   }
   return t;
 }
@@ -87,14 +87,7 @@ FaA2aPointSpec fa_point_spec_from_json(const json& point) {
   s.repetitions = integer(axes, "axes", "repetitions");
   s.verify = report::read_bool(member(axes, "axes", "verify"), "axes.verify");
   if (optional_member(axes, "device") != nullptr) s.device = integer(axes, "axes", "device");  // several ranks: none
-  s.fa_schedule = optional_member(axes, "fa_schedule") ? text(axes, "axes", "fa_schedule") : "baseline";
-  s.fa_tile_scheduler =
-      optional_member(axes, "fa_tile_scheduler") ? text(axes, "axes", "fa_tile_scheduler") : "static";
-  s.fa_store_cache = optional_member(axes, "fa_store_cache") ? text(axes, "axes", "fa_store_cache") : "default";
-  s.fa_kv_cluster = optional_member(axes, "fa_kv_cluster") ? integer(axes, "axes", "fa_kv_cluster") : 1;
-  s.fa_heads_per_band =
-      optional_member(axes, "fa_heads_per_band") ? integer(axes, "axes", "fa_heads_per_band") : 1;
-  s.fa_tail_splits = optional_member(axes, "fa_tail_splits") ? integer(axes, "axes", "fa_tail_splits") : 1;
+  s.knobs = axes.get<FaKnobs>();  // absent keys: what every earlier point ran
   return s;
 }
 
@@ -151,7 +144,7 @@ FaA2aPointResult fa_point_result_from_json(const json& point) {
       // The clock the bench converted them at (written beside them in files after commit c32287c; before, only in
       // clock_normalized, which every such file also has).
       if (optional_member(*sr, "reference_clock_hz") != nullptr)
-        r.clock_fa_hz.median_s = number(*sr, rp, "reference_clock_hz");
+        r.clock_fa_hz.median = number(*sr, rp, "reference_clock_hz");
     }
   }
   r.num_ctas = integer(m, at, "K");

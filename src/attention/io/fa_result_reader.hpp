@@ -10,9 +10,8 @@
 namespace xs::attention {
 
 // From `axes`: M, heads, head_dim, P, target, num_ctas, launches_per_graph, repetitions, verify (required);
-// device, fa_schedule (default baseline), fa_tile_scheduler (default static), fa_store_cache (default
-// default), fa_kv_cluster (default 1), fa_heads_per_band (default 1) and fa_tail_splits (default 1):
-// fa_canonical_spec omits those six at the values every earlier point ran. A point of another suite, or without a required key, is an input_error
+// device, and the kernel's knobs (point/fa_knobs.hpp from_json: fa_canonical_spec omits them at the values every
+// earlier point ran, which an absent key means). A point of another suite, or without a required key, is an input_error
 // whose field is the JSON path of the key (e.g. "axes.M"), relative to the point.
 FaA2aPointSpec fa_point_spec_from_json(const nlohmann::json& point);
 

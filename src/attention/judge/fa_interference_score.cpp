@@ -107,7 +107,7 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
     r.pred = predict_with_interference(r.inputs, term);
     r.frozen_v2 = predict_frozen(r.inputs);
     r.sender = measured_residual(p.result);
-    r.completion = measured_residual(p.result.e_res_paired.samples_s, "remote_visible_completion");
+    r.completion = measured_residual(p.result.e_res_paired.samples, "remote_visible_completion");
     set_decisiveness(r.sender, r.inputs.compute_only.t_fa_s);
     set_decisiveness(r.completion, r.inputs.compute_only.t_fa_s);
     rows.push_back(std::move(r));

@@ -52,10 +52,10 @@ json fa_diagnostics(const FaA2aPointResult& r, const FaPointConfig& config, cons
     d["residual_outside_prediction_note"] =
         "measured median minus the nearest end of the predicted interval (positive: exposure the model did not predict)";
   }
-  const double sigma_fa = r.sigma_rounds_fa_cycles.median_s > 0 ? r.sigma_rounds_fa_cycles.median_s : 0;
-  const double sigma_fused = r.sigma_rounds_fused_cycles.median_s > 0 ? r.sigma_rounds_fused_cycles.median_s : 0;
-  if (sigma_fa > 0 && sigma_fused > 0 && r.clock_fa_hz.median_s > 0) {
-    const double per_tile_s = (sigma_fused - sigma_fa) / r.clock_fa_hz.median_s;
+  const double sigma_fa = r.sigma_rounds_fa_cycles.median > 0 ? r.sigma_rounds_fa_cycles.median : 0;
+  const double sigma_fused = r.sigma_rounds_fused_cycles.median > 0 ? r.sigma_rounds_fused_cycles.median : 0;
+  if (sigma_fa > 0 && sigma_fused > 0 && r.clock_fa_hz.median > 0) {
+    const double per_tile_s = (sigma_fused - sigma_fa) / r.clock_fa_hz.median;
     const double n_kv = std::ceil(static_cast<double>(config.seq_len) / TileShape::kBlockN);
     d["qloop_under_load"] = {
         {"measured", true}, {"sigma_fused_over_sigma_FA", sigma_fused / sigma_fa},
@@ -74,16 +74,16 @@ json fa_diagnostics(const FaA2aPointResult& r, const FaPointConfig& config, cons
                                                    r.peak_concurrent_storers)}};
   if (has_values(r.critical_qloop_paired))
     d["critical_path"] = {
-        {"measured", true}, {"qloop_growth_s", r.critical_qloop_paired.median_s},
-        {"epilogue_growth_s", r.critical_epilogue_paired.median_s}, {"other_growth_s", r.critical_other_paired.median_s},
+        {"measured", true}, {"qloop_growth_s", r.critical_qloop_paired.median},
+        {"epilogue_growth_s", r.critical_epilogue_paired.median}, {"other_growth_s", r.critical_other_paired.median},
         {"model_missed", fmt::format("the model puts E_res in the stores' issue and stalls (predicted point {}); on "
                                      "the critical path the Q-loops grew {} and the epilogues {}",
-                                     us(p.e_res_point_s), us(r.critical_qloop_paired.median_s),
-                                     us(r.critical_epilogue_paired.median_s))}};
+                                     us(p.e_res_point_s), us(r.critical_qloop_paired.median),
+                                     us(r.critical_epilogue_paired.median))}};
   if (has_values(r.e_res_sender_cycles_paired))
-    d["clock_normalized_E_res"] = {{"measured", true}, {"median_s", r.e_res_sender_cycles_paired.median_s},
-                                   {"p10_s", r.e_res_sender_cycles_paired.p10_s},
-                                   {"p90_s", r.e_res_sender_cycles_paired.p90_s},
+    d["clock_normalized_E_res"] = {{"measured", true}, {"median_s", r.e_res_sender_cycles_paired.median},
+                                   {"p10_s", r.e_res_sender_cycles_paired.p10},
+                                   {"p90_s", r.e_res_sender_cycles_paired.p90},
                                    {"model_missed", "SM clock changes between the fused and the FA-only launches; "
                                                     "the outcome is scored on wall time"}};
   return d;

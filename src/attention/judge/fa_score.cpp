@@ -82,7 +82,7 @@ double interval_score(const Interval& p, double y) {
 
 MeasuredResidual measured_residual(const FaA2aPointResult& r) {
   const FaBoundary b = judged_boundary(r);
-  return measured_residual(b.e_res->samples_s, b.name);
+  return measured_residual(b.e_res->samples, b.name);
 }
 
 Outcome score(const Interval& pred, double point_s, bool decided, const std::string& why_not_decided,

@@ -46,15 +46,15 @@ FaComputeOnly compute_only_of(const FaA2aPointResult& r) {
   FaComputeOnly c;
   // Sigma in the regime E_res is measured in (the FA-only launches of the sender-side rounds, SM cycles at
   // their own median clock) where measured, else the lone instrumented FA-only launch.
-  if (r.sigma_rounds_fa_cycles.median_s > 0 && r.clock_fa_hz.median_s > 0) {
-    c.sigma_s_per_kv_tile = r.sigma_rounds_fa_cycles.median_s / r.clock_fa_hz.median_s;
+  if (r.sigma_rounds_fa_cycles.median > 0 && r.clock_fa_hz.median > 0) {
+    c.sigma_s_per_kv_tile = r.sigma_rounds_fa_cycles.median / r.clock_fa_hz.median;
     c.sigma_source = "fa_only_rounds";
   } else if (r.sigma_fa_s_per_kv_tile > 0) {
     c.sigma_s_per_kv_tile = r.sigma_fa_s_per_kv_tile;
     c.sigma_source = "fa_only_launch";
   }
-  const bool sender = r.sender_fa.median_s > 0;
-  c.t_fa_s = sender ? r.sender_fa.median_s : r.t_fa.median_s;
+  const bool sender = r.sender_fa.median > 0;
+  c.t_fa_s = sender ? r.sender_fa.median : r.t_fa.median;
   c.t_fa_boundary = sender ? "sender_side" : "remote_visible_completion";
   return c;
 }

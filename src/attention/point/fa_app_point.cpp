@@ -1,6 +1,8 @@
 // xstage attention host layer: fa_a2a points in the common application-point form (see fa_app_point.hpp).
 #include "attention/point/fa_app_point.hpp"
 
+#include <fmt/format.h>
+
 #include "attention/config.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
@@ -25,58 +27,34 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   if (s.launches_per_graph < 1) throw input_error("--launches-per-graph", "need at least 1");
   if (s.repetitions < 1) throw input_error("--reps", "need at least 1 repetition");
   if (s.num_ctas < 0) throw input_error("--ctas", "must be >= 0 (0: one per SM)");
-  ka::MainloopSchedule schedule;
-  if (!ka::parse_mainloop_schedule(s.fa_schedule, &schedule))
-    throw input_error("--fa-schedule", "unknown FlashAttention schedule '" + s.fa_schedule + "'; use one of " +
-                                           ka::kMainloopScheduleNames);
-  ka::TileSchedulerKind tiles;
-  if (!ka::parse_tile_scheduler(s.fa_tile_scheduler, &tiles))
-    throw input_error("--fa-tile-scheduler", "unknown tile scheduler '" + s.fa_tile_scheduler + "'; use one of " +
-                                                 ka::kTileSchedulerNames);
-  ka::StoreCachePolicy store_cache;
-  if (!ka::parse_store_cache_policy(s.fa_store_cache, &store_cache))
-    throw input_error("--fa-store-cache", "unknown store cache policy '" + s.fa_store_cache + "'; use one of " +
-                                              ka::kStoreCachePolicyNames);
-  if (!ka::kv_cluster_size_is_built(s.fa_kv_cluster))
-    throw input_error("--fa-kv-cluster", std::to_string(s.fa_kv_cluster) + " is not built; use 1 or 2");
-  if (s.fa_kv_cluster > 1) {
-    if (schedule != ka::MainloopSchedule::kBaseline)
-      throw input_error("--fa-kv-cluster", "clusters of 2 are built for --fa-schedule baseline only");
-    if (s.seq_len % (s.fa_kv_cluster * ka::TileShape::kBlockM) != 0)
-      throw input_error("--fa-kv-cluster", "M = " + std::to_string(s.seq_len) + " must be a multiple of " +
-                                               std::to_string(s.fa_kv_cluster * ka::TileShape::kBlockM) +
-                                               " with clusters of " + std::to_string(s.fa_kv_cluster));
-    if (s.num_ctas % s.fa_kv_cluster != 0)
-      throw input_error("--ctas", std::to_string(s.num_ctas) + " is not a multiple of --fa-kv-cluster " +
-                                      std::to_string(s.fa_kv_cluster));
-  }
-  if (s.fa_heads_per_band < 0 || (s.fa_heads_per_band > 0 && s.num_heads % s.fa_heads_per_band != 0))
-    throw input_error("--fa-heads-per-band", std::to_string(s.fa_heads_per_band) + " does not divide --heads " +
-                                                 std::to_string(s.num_heads) + "; use 0 (auto: the L2 size) or a divisor");
-  if (s.fa_tail_splits < 1 || s.fa_tail_splits > ka::kMaxTailKvSplits)
-    throw input_error("--fa-tail-splits", std::to_string(s.fa_tail_splits) + "; accepted: 1 (off) to " +
-                                              std::to_string(ka::kMaxTailKvSplits));
-  if (s.fa_tail_splits > 1 && schedule != ka::MainloopSchedule::kBaseline)
-    throw input_error("--fa-tail-splits", "the split tail is built for --fa-schedule baseline only");
+  validate_fa_knobs(s.knobs, s.seq_len, s.num_heads, s.num_ctas);
+}
+
+std::vector<FaA2aPointSpec> fa_sweep_points(const FaA2aPointSpec& prototype, const std::vector<std::string>& targets,
+                                            const std::vector<long long>& heads,
+                                            const std::vector<long long>& seq_lens) {
+  std::vector<FaA2aPointSpec> points;
+  for (const auto& target : targets)
+    for (long long h : heads)
+      for (long long m : seq_lens) {
+        if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
+        if (h <= 0 || h > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", h));
+        FaA2aPointSpec s = prototype;
+        s.seq_len = static_cast<int>(m);
+        s.num_heads = static_cast<int>(h);
+        s.target = target;
+        validate_fa_point_spec(s);
+        points.push_back(s);
+      }
+  return points;
 }
 
 json fa_canonical_spec(const FaA2aPointSpec& s) {
   json j = {{"M", s.seq_len}, {"heads", s.num_heads}, {"head_dim", s.head_dim}, {"P", s.num_ranks},
             {"target", s.target}, {"num_ctas", s.num_ctas}, {"launches_per_graph", s.launches_per_graph},
             {"repetitions", s.repetitions}, {"verify", s.verify}, {"device", s.device}};
-  // The FlashAttention schedule only when not the baseline, so every earlier point keeps its key.
-  if (s.fa_schedule != "baseline") j["fa_schedule"] = s.fa_schedule;
-  // Likewise the tile scheduler only when not the static one every point before it ran.
-  if (s.fa_tile_scheduler != "static") j["fa_tile_scheduler"] = s.fa_tile_scheduler;
-  // And the store cache policy only when not the default every point before it ran.
-  if (s.fa_store_cache != "default") j["fa_store_cache"] = s.fa_store_cache;
-  // And the K/V cluster size only when not 1 (no cluster), as every point before it ran.
-  if (s.fa_kv_cluster != 1) j["fa_kv_cluster"] = s.fa_kv_cluster;
-  // And the tile order's heads per band only when not 1 (the default m-block-fastest order of every point before
-  // it; 0 = auto, the value used is measured.heads_per_band).
-  if (s.fa_heads_per_band != 1) j["fa_heads_per_band"] = s.fa_heads_per_band;
-  // And the split tail's pieces only when not 1 (whole tiles, as every point before it ran).
-  if (s.fa_tail_splits != 1) j["fa_tail_splits"] = s.fa_tail_splits;
+  // The kernel's knobs only where they differ from what every earlier point ran, so each keeps its key.
+  j.update(json(s.knobs));
   return j;
 }
 
@@ -90,24 +68,24 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
   p.status = r.status;
   p.reason = r.reason;
   if (r.status == "skipped") return p;  // nothing ran: no times, nothing checked
-  const std::pair<const char*, const TimeStats*> variants[] = {
+  const std::pair<const char*, const Summary*> variants[] = {
       {"fa", &r.t_fa}, {"a2a", &r.t_a2a}, {"a2a_bulk", &r.t_a2a_bulk}, {"serial", &r.t_serial},
       {"fused", &r.t_fused}, {"completion_coupled", &r.t_cc}, {"fa_heads_major", &r.t_fa_heads_major},
       {"fa_alone", &r.t_fa_alone}};
   for (const auto& [name, t] : variants)
-    if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
+    if (!t->samples.empty()) p.variants[name] = summarize(t->samples);
   // The sender-side boundary of the same variants (fa_runner.hpp), "<variant>_sender_side".
-  const std::pair<const char*, const TimeStats*> sender[] = {
+  const std::pair<const char*, const Summary*> sender[] = {
       {"fa_sender_side", &r.sender_fa}, {"serial_sender_side", &r.sender_serial},
       {"fused_sender_side", &r.sender_fused}, {"completion_coupled_sender_side", &r.sender_cc}};
   for (const auto& [name, t] : sender)
-    if (!t->samples_s.empty()) p.variants[name] = summarize(t->samples_s);
-  const std::pair<const char*, const TimeStats*> paired[] = {
+    if (!t->samples.empty()) p.variants[name] = summarize(t->samples);
+  const std::pair<const char*, const Summary*> paired[] = {
       {"fused_minus_fa", &r.e_res_paired}, {"completion_coupled_minus_fa", &r.e_cc_paired},
       {"fused_minus_fa_sender_side", &r.e_res_sender_paired},
       {"completion_coupled_minus_fa_sender_side", &r.e_cc_sender_paired}};
   for (const auto& [name, t] : paired)
-    if (!t->samples_s.empty()) p.paired[name] = summarize(t->samples_s);
+    if (!t->samples.empty()) p.paired[name] = summarize(t->samples);
   p.verification.checked = spec.verify;
   p.verification.passed = r.verified;
   p.verification.detail = r.error_detail;
@@ -128,7 +106,7 @@ report::AppPoint fa_app_point(const FaA2aPointSpec& spec, const FaA2aPointResult
       {"sender_side", "variants *_sender_side: in-kernel %globaltimer from the first tile start to the last "
                       "store issued, per launch, mean over back-to-back launches with one synchronization "
                       "after them (paper section 5.1); serial adds the A2A copy's event time"}};
-  if (!r.sender_fused.samples_s.empty())
+  if (!r.sender_fused.samples.empty())
     p.extra["burst_alignment"] = {{"store_phase_spread_median_s", r.store_phase_spread_median_s},
                                   {"peak_concurrent_storers", r.peak_concurrent_storers},
                                   {"mean_concurrent_storers", r.mean_concurrent_storers}};

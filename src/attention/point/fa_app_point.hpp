@@ -3,6 +3,7 @@
 // object of fa_point_json (extra.fa_a2a, the Table-3 printout, scripts/plot_fa_a2a.py). Plain C++.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,13 @@ inline constexpr int kFaMaxRanks = 16;  // = kernels/attention kMaxRanks (static
 // "--launches-per-graph" (>= 1), "--reps" (>= 1), "--ctas" (>= 0), "--fa-schedule" (a MainloopSchedule
 // name: baseline, pingpong, pingpong_full).
 void validate_fa_point_spec(const FaA2aPointSpec& spec);
+
+// The sweep's points, targets x heads x M in that order: `prototype` with each M, heads and target, every one
+// checked (M in 1..1M and heads in 1..1024 first, then validate_fa_point_spec) before any is returned. The suite's
+// dry run and the sweep (run/fa_bench.cpp) both expand through it.
+std::vector<FaA2aPointSpec> fa_sweep_points(const FaA2aPointSpec& prototype, const std::vector<std::string>& targets,
+                                            const std::vector<long long>& heads,
+                                            const std::vector<long long>& seq_lens);
 
 // Everything that shapes a point's measurement: M, heads, head_dim, P, target, num_ctas,
 // launches_per_graph, repetitions, verify, device, and fa_schedule when it is not "baseline". The journal

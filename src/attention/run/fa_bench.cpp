@@ -28,36 +28,6 @@ namespace xs::attention {
 namespace {
 using nlohmann::json;
 
-std::vector<FaA2aPointSpec> expand(const FaBenchOptions& o) {
-  std::vector<FaA2aPointSpec> specs;
-  for (const auto& target : o.targets)
-    for (long long heads : o.num_heads)
-      for (long long m : o.seq_lens) {
-        if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
-        if (heads <= 0 || heads > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", heads));
-        FaA2aPointSpec s;
-        s.device = o.device;
-        s.head_dim = o.head_dim;
-        s.seq_len = static_cast<int>(m);
-        s.num_heads = static_cast<int>(heads);
-        s.num_ranks = o.num_ranks;
-        s.target = target;
-        s.num_ctas = o.num_ctas;
-        s.fa_schedule = o.fa_schedule;
-        s.fa_tile_scheduler = o.fa_tile_scheduler;
-        s.fa_store_cache = o.fa_store_cache;
-        s.fa_kv_cluster = o.fa_kv_cluster;
-        s.fa_heads_per_band = o.fa_heads_per_band;
-        s.fa_tail_splits = o.fa_tail_splits;
-        s.repetitions = o.repetitions;
-        s.launches_per_graph = o.launches_per_graph;
-        s.verify = o.verify;
-        validate_fa_point_spec(s);
-        specs.push_back(s);
-      }
-  return specs;
-}
-
 }  // namespace
 
 int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
@@ -84,13 +54,13 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
       calibration = model::load_fa_calibration(report::read_text_file(o.model_path), o.model_path);
       model_target = calibration->target;
     }
-    specs = expand(o);
+    specs = fa_sweep_points(o.point, o.targets, o.num_heads, o.seq_lens);
     // The GPU backend names the device in the journal header and the result's meta. No usable GPU (exit 77)
     // stops here, before a journal exists: the points could not run on it either.
-    if (const int num_gpus = runtime::count_devices(); o.device >= num_gpus)
-      throw input_error("--device", fmt::format("GPU {} does not exist: this node has {} GPU{} (use 0..{})", o.device,
-                                                num_gpus, num_gpus == 1 ? "" : "s", num_gpus - 1));
-    backend = runtime::make_gpu_backend(o.device);
+    if (const int num_gpus = runtime::count_devices(); o.point.device >= num_gpus)
+      throw input_error("--device", fmt::format("GPU {} does not exist: this node has {} GPU{} (use 0..{})",
+                                                o.point.device, num_gpus, num_gpus == 1 ? "" : "s", num_gpus - 1));
+    backend = runtime::make_gpu_backend(o.point.device);
     // Topology check (issue 14): the pairs the peer/nccl points store across, refused without peer access.
     // (Several ranks: an nccl target is the All-to-All across the ranks' windows, checked by NCCL itself.)
     std::vector<std::string> checked;
@@ -98,17 +68,17 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
       if (!(several && target.rfind("nccl:", 0) == 0)) checked.push_back(target);
     std::vector<bench::GpuPair> pairs;
     for (const auto& target : checked)
-      for (const auto& p : bench::pairs_for_point(target, o.device, o.num_ranks))
+      for (const auto& p : bench::pairs_for_point(target, o.point.device, o.point.num_ranks))
         if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
     const bool remote = std::any_of(checked.begin(), checked.end(),
                                     [](const std::string& t) { return bench::remote_target_of(t).has_value(); });
     if (remote) {
       const auto links = runtime::query_peer_links(pairs);
       for (const auto& target : checked)
-        bench::check_peer_access(target, bench::pairs_for_point(target, o.device, o.num_ranks), links,
+        bench::check_peer_access(target, bench::pairs_for_point(target, o.point.device, o.point.num_ranks), links,
                                  runtime::count_devices());
       std::vector<int> gpus = bench::gpus_of(pairs);
-      if (gpus.empty()) gpus = {o.device};  // nccl:<device>: a one-rank communicator
+      if (gpus.empty()) gpus = {o.point.device};  // nccl:<device>: a one-rank communicator
       topology = runtime::measure_topology_record(gpus, pairs, links);
     }
   });
@@ -124,7 +94,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
       if (is_nccl(s.target))
         window_bytes = std::max(window_bytes, std::size_t{2} * static_cast<std::size_t>(s.seq_len) *
                                                   static_cast<std::size_t>(s.num_heads) * static_cast<std::size_t>(s.head_dim));
-    bench::agree(comm, [&] { windows = runtime::RankWindows::create(comm, o.device, window_bytes); });
+    bench::agree(comm, [&] { windows = runtime::RankWindows::create(comm, o.point.device, window_bytes); });
     nccl_exchange = fa_exchange_over(*windows, comm);
   }
 
@@ -142,7 +112,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
   plan.resume = o.resume;
   plan.resume_any_build = o.resume_any_build;
   plan.progress = o.progress;
-  if (several) plan.describe_rank = [&] { return runtime::describe_rank_device(o.device); };
+  if (several) plan.describe_rank = [&] { return runtime::describe_rank_device(o.point.device); };
   const bench::AppBenchOutcome outcome = bench::run_app_points(
       plan, comm, [&](std::size_t i, const bench::AppPointSpec& spec, const bench::PointContext& ctx) {
         FaA2aPointSpec s = specs[i];
@@ -160,10 +130,10 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
   for (const auto& p : outcome.points) legacy.push_back(fa_legacy_json(p));
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
-  sections.config = {{"M", o.seq_lens}, {"targets", o.targets}, {"heads", o.num_heads}, {"P", o.num_ranks},
-                     {"head_dim", o.head_dim}, {"device", o.device},
-                     {"num_ctas", o.num_ctas}, {"repetitions", o.repetitions},
-                     {"launches_per_graph", o.launches_per_graph}, {"verify", o.verify}};
+  sections.config = {{"M", o.seq_lens}, {"targets", o.targets}, {"heads", o.num_heads}, {"P", o.point.num_ranks},
+                     {"head_dim", o.point.head_dim}, {"device", o.point.device},
+                     {"num_ctas", o.point.num_ctas}, {"repetitions", o.point.repetitions},
+                     {"launches_per_graph", o.point.launches_per_graph}, {"verify", o.point.verify}};
   if (several) sections.config.erase("device");  // each rank's own GPU (meta.ranks)
   sections.extra["fa_a2a"] = legacy;
   if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;

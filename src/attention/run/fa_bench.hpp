@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/config.hpp"
+#include "attention/point/fa_point.hpp"
 #include "bench/rank_comm.hpp"
 
 namespace xs::attention {
@@ -17,16 +17,10 @@ struct FaBenchOptions {
   std::vector<long long> seq_lens;       // M
   std::vector<std::string> targets;      // local | host | peer:N
   std::vector<long long> num_heads{8};   // heads per rank (after the pre-attention All-to-All)
-  int num_ranks = 8, num_ctas = 0, repetitions = 10, launches_per_graph = 5;
-  int head_dim = 128;                    // --head-dim: 64 or 128
-  std::string fa_schedule = "baseline";  // --fa-schedule: the kernel's MainloopSchedule by name
-  std::string fa_tile_scheduler = "dynamic";  // --fa-tile-scheduler: static | dynamic (TileSchedulerKind)
-  std::string fa_store_cache = "default";     // --fa-store-cache: default | streaming (StoreCachePolicy)
-  int fa_kv_cluster = 1;                      // --fa-kv-cluster: 1 | 2 (FlashAttentionConfig::kv_cluster_size)
-  int fa_heads_per_band = 1;                  // --fa-heads-per-band: 1 (m-block fastest) | 0 auto | a divisor of heads
-  int fa_tail_splits = kernels::attention::kDefaultTailKvSplits;  // --fa-tail-splits: 1 (off) .. 8
-  int device = 0;                        // --device: the sending GPU (peer:N: its rank in the All-to-All)
-  bool verify = true, resume = false, progress = true;
+  // Every point but its M, heads and target (fa_sweep_points): P, CTAs, head dim, the kernel's knobs, launches per
+  // graph, repetitions, verify, and device (the sending GPU; peer:N: its rank in the All-to-All).
+  FaA2aPointSpec point;
+  bool resume = false, progress = true;
   bool resume_any_build = false;  // with resume: another build's journal is continued (bench/run_journal.hpp)
   bool json = false;                     // print the result file on stdout instead of the table
   std::string model_path;                // calibration file for the predictions (optional)
@@ -38,7 +32,7 @@ struct FaBenchOptions {
 // interrupted); throws xs::Error otherwise (exit 2: an existing journal without --resume, another run's
 // journal, a locked one, a peer pair without peer access; 3 CUDA failure; 77 no GPU).
 // `comm` (null: one rank) runs the sweep on every rank of a run (bench/app_bench.hpp's rank-aware loop): each
-// rank measures every point on options.device (its own GPU) with the seed rank 0 drew, rank 0 merges the
+// rank measures every point on options.point.device (its own GPU) with the seed rank 0 drew, rank 0 merges the
 // points (per trial the slowest rank), writes the result with every rank's device in meta.ranks and prints
 // the table. Several ranks run local/host only (fa_suite refuses peer/nccl there): each rank is an
 // independent sender, no data crosses ranks. Runs with a peer/nccl target get meta.topology

@@ -39,14 +39,14 @@ constexpr double kRelTolerance = 1e-2;
 constexpr int kClockProbes = 5;  // readings of the SM clock after a batch of FA-only launches
 static_assert(kFaMaxRanks == ka::kMaxRanks, "the host-side P check must match the kernel's rank table");
 
-TimeStats stats_of(std::vector<double> v) {
-  TimeStats t;
+Summary stats_of(std::vector<double> v) {
+  Summary t;
   if (v.empty()) return t;
   std::sort(v.begin(), v.end());
   auto at = [&](double q) { return v[static_cast<std::size_t>(std::lround(q * (v.size() - 1)))]; };
-  t.median_s = at(0.5);
-  t.p10_s = at(0.1);
-  t.p90_s = at(0.9);
+  t.median = at(0.5);
+  t.p10 = at(0.1);
+  t.p90 = at(0.9);
   return t;
 }
 
@@ -65,14 +65,14 @@ void summarize_records(const std::vector<ka::TileRecord>& recs, int grid, Instru
                             &fence = d.fence_span_s;
   if (which == Instrumented::kFaOnly) {
     r.sm_clock_fa_hz = clock_hz;
-    r.sigma_fa_s_per_kv_tile = stats_of(sigma).median_s;
+    r.sigma_fa_s_per_kv_tile = stats_of(sigma).median;
   } else if (cc) {
     r.store_span_cc = stats_of(span);
     r.fence_span_cc = stats_of(fence);
   } else {
     r.sm_clock_hz = clock_hz;
     r.qloop_fused = stats_of(qloop);
-    r.sigma_s_per_kv_tile = stats_of(sigma).median_s;
+    r.sigma_s_per_kv_tile = stats_of(sigma).median;
     r.store_span_fused = stats_of(span);
   }
 }
@@ -115,14 +115,8 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     return r;
   }
   runtime::DeviceGuard guard(spec.device);
-  ka::FlashAttentionConfig config;
+  ka::FlashAttentionConfig config = fa_kernel_config(spec.knobs);  // validated above
   config.num_ctas = spec.num_ctas;
-  ka::parse_mainloop_schedule(spec.fa_schedule, &config.schedule);  // validated above
-  ka::parse_tile_scheduler(spec.fa_tile_scheduler, &config.tile_scheduler);
-  ka::parse_store_cache_policy(spec.fa_store_cache, &config.store_cache);
-  config.kv_cluster_size = spec.fa_kv_cluster;
-  config.heads_per_band = spec.fa_heads_per_band;
-  config.tail_kv_splits = spec.fa_tail_splits;
   r.seed = spec.seed != 0 ? spec.seed : fresh_seed();
   const FaProblem prob(spec.num_heads, spec.seq_len, spec.head_dim, r.seed);
   runtime::Stream stream;
@@ -288,26 +282,26 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
   // same traffic from the other ranks as the fused variant does.
   const runtime::ReplayBarrier barrier = ex != nullptr ? ex->barrier : runtime::ReplayBarrier();
   const auto t = runtime::time_variants(timed, L, spec.warmup_replays, spec.repetitions, s, sync_checked, barrier);
-  r.t_fa = timed_stats(t[kFa]);
-  r.t_a2a = timed_stats(t[kA2a]);
-  if (contiguous != nullptr) r.t_a2a_bulk = timed_stats(t[kBulk]);
-  r.t_serial = timed_stats(t[kSerial]);
-  r.t_fused = timed_stats(t[kFused]);
-  r.t_cc = timed_stats(t[kCc]);
-  r.t_fa_heads_major = timed_stats(t[kHeadsMajor]);
+  r.t_fa = summarize(t[kFa]);
+  r.t_a2a = summarize(t[kA2a]);
+  if (contiguous != nullptr) r.t_a2a_bulk = summarize(t[kBulk]);
+  r.t_serial = summarize(t[kSerial]);
+  r.t_fused = summarize(t[kFused]);
+  r.t_cc = summarize(t[kCc]);
+  r.t_fa_heads_major = summarize(t[kHeadsMajor]);
   {
     const auto alone = runtime::time_variants({enqueue_fa}, L, 5, std::max(20, spec.repetitions), s, sync_checked,
                                               barrier);
-    r.t_fa_alone = timed_stats(alone[0]);
+    r.t_fa_alone = summarize(alone[0]);
     // The clock right after such a batch, probed as the attach script probes cuDNN's (fa_clock_probe.hpp).
-    r.clock_probe_fa_hz = timed_stats(probe_clock_after_batches(
+    r.clock_probe_fa_hz = summarize(probe_clock_after_batches(
         [&](cudaStream_t st) {
           for (int l = 0; l < L; ++l) enqueue_fa(st);
         },
         kClockProbes, s));
   }
-  r.e_res_paired = timed_stats(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
-  r.e_cc_paired = timed_stats(runtime::paired_difference(t[kCc], t[kFa]).samples);
+  r.e_res_paired = summarize(runtime::paired_difference(t[kFused], t[kFa]).samples);  // same-round differences
+  r.e_cc_paired = summarize(runtime::paired_difference(t[kCc], t[kFa]).samples);
   // ---- Sender-side boundary (attention/run/fa_sender.hpp): rounds of L instrumented back-to-back launches,
   // one stream synchronization per round; burst alignment from every kept fused launch ----
   if (spec.instrument) {
@@ -396,7 +390,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
     // Rounds of L launches, in the same order for both variants (time_sender_side keeps every round).
     const std::size_t per_round = static_cast<std::size_t>(L);
     const std::size_t rounds = std::min(cycles_of[0].size(), cycles_of[1].size()) / per_round;
-    const double ref_hz = r.clock_fa_hz.median_s;
+    const double ref_hz = r.clock_fa_hz.median;
     bool every_clock = ref_hz > 0;
     for (const auto& c : clock_of)
       for (double hz : c) every_clock = every_clock && hz > 0;
@@ -410,34 +404,34 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
         fa_s.push_back(mean[0] / ref_hz);
         diff_s.push_back((mean[1] - mean[0]) / ref_hz);
       }
-      r.sender_fa_cycles = timed_stats(std::move(fa_s));
-      r.e_res_sender_cycles_paired = timed_stats(std::move(diff_s));
+      r.sender_fa_cycles = summarize(std::move(fa_s));
+      r.e_res_sender_cycles_paired = summarize(std::move(diff_s));
       // Every kept launch has a clock here, so each has its critical path, in the same order as cycles_of.
       if (critical_cycles_of[0].size() == cycles_of[0].size() && critical_cycles_of[1].size() == cycles_of[1].size()) {
         auto d = critical_path_round_differences(critical_cycles_of, per_round, rounds, ref_hz);
-        r.critical_qloop_paired = timed_stats(std::move(d[0]));
-        r.critical_epilogue_paired = timed_stats(std::move(d[1]));
-        r.critical_other_paired = timed_stats(std::move(d[2]));
+        r.critical_qloop_paired = summarize(std::move(d[0]));
+        r.critical_epilogue_paired = summarize(std::move(d[1]));
+        r.critical_other_paired = summarize(std::move(d[2]));
       }
     }
-    r.sender_fa = timed_stats(sender[kSenderFa]);
-    r.sender_fused = timed_stats(sender[kSenderFused]);
-    r.sender_cc = timed_stats(sender[kSenderCc]);
-    r.sender_serial = timed_stats(sender[kSenderSerial]);
-    r.e_res_sender_paired = timed_stats(runtime::paired_difference(sender[kSenderFused], sender[kSenderFa]).samples);
-    r.e_cc_sender_paired = timed_stats(runtime::paired_difference(sender[kSenderCc], sender[kSenderFa]).samples);
+    r.sender_fa = summarize(sender[kSenderFa]);
+    r.sender_fused = summarize(sender[kSenderFused]);
+    r.sender_cc = summarize(sender[kSenderCc]);
+    r.sender_serial = summarize(sender[kSenderSerial]);
+    r.e_res_sender_paired = summarize(runtime::paired_difference(sender[kSenderFused], sender[kSenderFa]).samples);
+    r.e_cc_sender_paired = summarize(runtime::paired_difference(sender[kSenderCc], sender[kSenderFa]).samples);
     std::vector<double> spread, peak, mean;
     for (const BurstAlignment& b : bursts) {
       if (b.num_waves > 0) spread.push_back(b.phase_spread_median_s);
       peak.push_back(b.peak_concurrent_storers);
       mean.push_back(b.mean_concurrent_storers);
     }
-    r.store_phase_spread_median_s = stats_of(spread).median_s;
-    r.peak_concurrent_storers = stats_of(peak).median_s;
-    r.mean_concurrent_storers = stats_of(mean).median_s;
+    r.store_phase_spread_median_s = stats_of(spread).median;
+    r.peak_concurrent_storers = stats_of(peak).median;
+    r.mean_concurrent_storers = stats_of(mean).median;
   }
   const double flops = 4.0 * spec.seq_len * static_cast<double>(spec.seq_len) * spec.head_dim * spec.num_heads;
-  r.fa_tflops = r.t_fa.median_s > 0 ? flops / r.t_fa.median_s * 1e-12 : 0;
+  r.fa_tflops = r.t_fa.median > 0 ? flops / r.t_fa.median * 1e-12 : 0;
   if (spec.verify && !ok) {
     r.status = "failed";
     r.reason = "verification failed: " + r.error_detail;

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "model/platform_model.hpp"
+#include "moe/point/moe_point_json.hpp"
 #include "moe/point/routing.hpp"
 
 namespace xs::moe {
@@ -32,36 +33,8 @@ const json& sub(const json& obj, const char* key) {
   return it == obj.end() ? kNull : *it;
 }
 
-// The configuration of a point's axes (every axis needed, else input_error naming it).
-AdvisorConfig config_of(const json& ax) {
-  const auto need = [&](const char* key) {
-    const auto v = num(ax, key);
-    if (!v) throw input_error(std::string("axes.") + key, "missing or not a number");
-    return *v;
-  };
-  const auto text = [&](const char* key) {
-    const json& v = sub(ax, key);
-    if (!v.is_string()) throw input_error(std::string("axes.") + key, "missing or not a string");
-    return v.get<std::string>();
-  };
-  AdvisorConfig c;
-  c.shape.name = text("shape");
-  c.shape.hidden = static_cast<int>(need("hidden"));
-  c.shape.intermediate = static_cast<int>(need("intermediate"));
-  c.shape.num_experts = static_cast<int>(need("experts"));
-  c.shape.top_k = static_cast<int>(need("top_k"));
-  c.precision = text("precision");
-  c.tokens_per_rank = static_cast<int>(need("T"));
-  c.num_ranks = static_cast<int>(need("P"));
-  c.num_sms = static_cast<int>(need("K_SM"));
-  c.block_n = static_cast<int>(need("block_n"));
-  c.routing = text("routing");
-  c.zipf_alpha = need("zipf_alpha");
-  c.gain = need("gain");
-  c.routing_seed = static_cast<std::uint64_t>(need("routing_seed"));
-  c.target = text("target");
-  return c;
-}
+// The configuration of a point's axes (moe_point_json.hpp: every axis needed, else input_error naming it).
+AdvisorConfig config_of(const json& ax) { return advisor_config_of(ax.get<MoePointSpec>()); }
 
 std::string label_of(const AdvisorConfig& c, const std::string& target) {
   std::string s = fmt::format("{} K{} {} {} {} T{} b_n{}", target, c.num_sms, c.shape.name, c.precision, c.routing,

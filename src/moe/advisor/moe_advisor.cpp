@@ -111,6 +111,136 @@ std::string fluid_sentence(const Advice& a) {
                      ratio(a.fluid_worst.wave_schedule_s, inter));
 }
 
+// The advice's report rows (docs/predict-moe.md) of what it was made from: the configuration, the platform and the
+// throughput.
+void add_input_rows(Rows& r, const Advice& a, const AdvisorConfig& c, const AdvisorPlatform& platform,
+                    const AdvisorThroughput& throughput, const MoeProblem& problem, int block_m) {
+  const MoePrediction& p = a.tile;
+  const bool target_known = !platform.calibration_target.empty();
+  r.text("shape", c.shape.name.empty() ? "custom" : c.shape.name, "configs/moe/models.json name, or custom");
+  r.integer("hidden", c.shape.hidden, "h");
+  r.integer("intermediate", c.shape.intermediate, "I, expert intermediate");
+  r.integer("experts", c.shape.num_experts, "E, routed experts");
+  r.integer("top_k", c.shape.top_k, "experts per token");
+  r.text("precision", c.precision, "GEMM precision (the Combine is bf16 in both)");
+  r.integer("T", c.tokens_per_rank, "tokens per source rank");
+  r.integer("P", c.num_ranks, "EP degree; (P-1)/P of the Combine rows are remote");
+  r.integer("K_SM", c.num_sms, "participating SMs = aligned producers");
+  r.integer("block_m", block_m, "b_m");
+  r.integer("block_n", c.block_n, "b_n");
+  r.text("routing", c.routing, "balanced (alpha 0) or skewed");
+  r.number("zipf_alpha", c.zipf_alpha, "alpha, Zipf skew of expert popularity");
+  r.number("gain", c.gain, "weight of the popularity bias");
+  r.integer("routing_seed", static_cast<double>(c.routing_seed), "routing seed");
+  r.text("target", c.target, "the target the prediction is meant for");
+  r.text("calibration_target", target_known ? platform.calibration_target : "not known",
+         "target the calibration measured (not known with --R/--tiss0)");
+  if (target_known) r.flag("target_matches", platform.calibration_target == c.target, "calibration target == target");
+  r.rate("R_Bps", platform.drain_rate_bps, "R, effective drain rate");
+  r.seconds("tiss0_s", platform.tiss0_s, "T_iss^0(K_SM, K_SM V_t), backpressure-free issue time");
+  r.bytes("tiss0_V_bytes", c.num_sms * p.tile_combine_bytes, "K_SM V_t, the volume T_iss^0 was looked up at");
+  r.flag("tiss0_extrapolated", platform.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
+  if (throughput.run) {
+    const RunPoint& run = *throughput.run;
+    r.text("throughput_from", "measured", "T_L1, T_L2 = the run's expert_wave mainloop medians");
+    r.text("run_point", run.source + ": " + run.description, "the measured point used");
+    std::string diffs;
+    for (const auto& d : run.differences) diffs += (diffs.empty() ? "" : ", ") + d;
+    r.text("run_differences", diffs.empty() ? "none" : diffs, "preferred axes the point does not match");
+    if (run.wave_median_s) r.seconds("run_wave_s", *run.wave_median_s, "measured expert_wave median per launch");
+    if (run.interleaved_median_s)
+      r.seconds("run_interleaved_s", *run.interleaved_median_s, "measured interleaved median per launch");
+    if (run.wave_median_s && run.interleaved_median_s)
+      r.number("run_speedup", ratio(*run.wave_median_s, *run.interleaved_median_s), "measured wave / interleaved");
+    if (run.same_routing && run.received_pairs && run.remote_pairs)
+      r.flag("run_routing_matches",
+             *run.received_pairs == double(problem.num_received_pairs) &&
+                 *run.remote_pairs == double(problem.num_remote_pairs),
+             "the run's received/remote pairs equal this routing's");
+  } else {
+    r.text("throughput_from", "--tensor-tflops", "T_L = 2 b_m b_n k / (F / device_sms)");
+    r.number("tensor_flops_per_s", *throughput.tensor_flops_per_s, "F, device tensor throughput (FLOP/s)");
+    r.integer("device_sms", c.device_sms, "SMs F is spread over");
+  }
+}
+
+// The advice's report rows of the model's terms (eqs. 1-16), the schedule replay, the routing's work, the fluid
+// estimate and the recommendation.
+void add_model_rows(Rows& r, const Advice& a, const AdvisorPlatform& platform, const MoeProblem& problem,
+                    const std::vector<WaveWork>& waves) {
+  const MoePrediction& p = a.tile;
+  r.seconds("T_L1_s", p.l1_mainloop_s, "T_L1^mma, Linear-1 tile mainloop");
+  r.seconds("T_L2_s", p.l2_mainloop_s, "T_L2^mma, Linear-2 tile mainloop");
+  r.number("n1_per_n2", p.l1_per_l2_tiles, "n1/n2 = 2I/h, L1 tiles per L2 tile");
+  r.bytes("V_t_bytes", p.tile_combine_bytes, "V_t = b_m b_n 2 B, one L2 tile's Combine rows");
+  r.bytes("V_bytes", p.burst_bytes, "V = K_SM V_t (P-1)/P, aligned remote burst");
+  r.seconds("drain_time_s", p.drain_time_s, "V/R (eq. 1)");
+  r.seconds("G_wave_s", p.wave_gap_s, "G_wave ~ T_L2");
+  r.seconds("G_star_s", m::recovery_gap_s(platform.tiss0_s, p.burst_bytes, platform.drain_rate_bps),
+            "G* = [V/R - T_iss^0]+ (eq. 5)");
+  const double wave_rate = ratio(p.burst_bytes, platform.tiss0_s + p.wave_gap_s);
+  r.rate("wave_injection_rate_Bps", wave_rate, "V / (T_iss^0 + G_wave) (eq. 10)");
+  r.flag("wave_rate_bound_ok", wave_rate <= platform.drain_rate_bps, "eq. 10 rate bound at G_wave");
+  r.bytes("q_peak_bytes", p.peak_outstanding_bytes, "[V - R T_iss^0]+ (eq. 6)");
+  if (platform.capacity_bytes) {
+    r.bytes("Q_bytes", *platform.capacity_bytes, "Q(K_SM)");
+    r.flag("Q_is_lower_bound", platform.capacity_is_lower_bound, "Q(K) from the model is only a lower bound");
+    r.flag("Q_extrapolated", platform.capacity_extrapolated, "K outside the model's Q table");
+  }
+  r.text("capacity_bound", bound_verdict_name(p.capacity_bound),
+         p.capacity_bound != BoundVerdict::kNotDecided ? "q_peak <= Q (eq. 10)"
+         : platform.capacity_unavailable.empty()     ? "q_peak <= Q (eq. 10): no Q given (--Q or a --model with Q)"
+                                                     : platform.capacity_unavailable);
+  r.seconds("dT_wave_s", p.wave_issue_overhead_s, "[V/R - G_wave - T_iss^0]+ (eq. 9)");
+  r.seconds("wave_span_s", std::max(platform.tiss0_s, p.drain_time_s), "T_RS ~ max(T_iss^0, V/R), wave schedule");
+  r.seconds("wave_stall_per_l2_tile_s", p.wave_stall_per_l2_tile_s, "[T_RS - T_L2]+ (eq. 15)");
+  r.seconds("G_int_s", p.interleaved_gap_s, "T_L2 + (n1/n2) T_L1 (eq. 14)");
+  r.seconds("dT_int_s", p.interleaved_issue_overhead_s, "[dT_wave - (n1/n2) T_L1]+ (eq. 13)");
+  r.seconds("interleaved_stall_per_l2_tile_s", p.interleaved_stall_per_l2_tile_s, "[V/R - G_int]+");
+  r.rate("injection_rate_Bps", p.interleaved_injection_rate_bps, "V / (T_iss^0 + G_int) (eq. 14)");
+  r.flag("eq14_rate_bound_ok", p.rate_bound_ok, "eq. 14: injection <= R");
+  r.text("interleaving_sufficient", bound_verdict_name(p.interleaving_sufficient), "eqs. 14 and 10 both hold");
+  r.number("D_knee", p.lead_knee_rows, "b_n K_SM / (2I), scheduler rows (eq. 16)");
+  r.integer("D_knee_lead", a.knee_lead_rows, "max(1, ceil(D_knee)), eq. 16's lead alone");
+  r.seconds("replay_wave_s", a.replay_wave_s,
+            "schedule replay (kernels/moe/scheduler.cuh): expert-wave kernel time, L2 tiles T_L2 + wave stall");
+  r.seconds("replay_interleaved_s", a.replay_leads.makespan_s,
+            "schedule replay: interleaved kernel time at recommended_D, L2 tiles T_L2 + interleaved stall");
+  r.seconds("replay_interleaved_at_D_knee_s", a.replay_interleaved_knee_s,
+            "schedule replay: interleaved at D_knee_lead");
+  r.number("replay_speedup", ratio(a.replay_wave_s, a.replay_leads.makespan_s),
+           "replayed expert-wave / interleaved at recommended_D");
+  r.integer("emulated_rank", problem.emulated_rank, "the most loaded rank, whose work is modelled");
+  r.integer("received_pairs", double(problem.num_received_pairs), "(token, top-k) pairs it computes");
+  r.integer("remote_pairs", double(problem.num_remote_pairs), "pairs whose Combine row goes to another rank");
+  r.integer("num_waves", double(waves.size()), "expert waves (one local expert each)");
+  double remote_bytes = 0;
+  for (const WaveWork& w : waves) remote_bytes += w.remote_bytes;
+  r.bytes("remote_bytes", remote_bytes, "remote Combine bytes of the launch");
+  r.seconds("compute_s", a.fluid_no_limit.compute_s, "fluid: sum of tile mainloops / K_SM");
+  r.seconds("drain_s", a.fluid_no_limit.drain_s, "fluid: remote bytes / R");
+  r.seconds("t_interleaved_fluid_s", a.fluid_no_limit.interleaved_s, "fluid: max(compute, drain)");
+  if (a.fluid_at_capacity) {
+    r.seconds("t_wave_fluid_s", a.fluid_at_capacity->wave_schedule_s, "fluid expert-wave time at Q");
+    r.number("fluid_speedup", ratio(a.fluid_at_capacity->wave_schedule_s, a.fluid_no_limit.interleaved_s),
+             "fluid wave / interleaved");
+  } else {
+    r.seconds("t_wave_fluid_min_s", a.fluid_no_limit.wave_schedule_s, "fluid expert-wave time at Q = infinity");
+    r.seconds("t_wave_fluid_max_s", a.fluid_worst.wave_schedule_s,
+              platform.capacity_bytes ? "fluid expert-wave time at Q's lower bound"
+                                      : "fluid expert-wave time at Q = 0");
+    r.number("fluid_speedup_min", ratio(a.fluid_no_limit.wave_schedule_s, a.fluid_no_limit.interleaved_s),
+             "fluid wave (Q = inf) / interleaved");
+    r.number("fluid_speedup_max", ratio(a.fluid_worst.wave_schedule_s, a.fluid_no_limit.interleaved_s),
+             "fluid wave (slowest Q) / interleaved");
+  }
+  r.text("recommended_schedule", a.schedule, "interleaved, either or expert_wave");
+  r.integer("recommended_D", a.lead_rows,
+            "the interleaved row lead: max(1, ceil(D_knee)) unless its replayed time is more than 2% "
+            "above the best replayed D's, then the smallest replayed D within 2% of the best");
+  r.text("reason", a.reason, "why");
+}
+
 }  // namespace
 
 MoePrediction predict_with_mainloops(MoeModelInputs in, double l1_mainloop_s, double l2_mainloop_s) {
@@ -134,6 +264,22 @@ MoePrediction predict_with_mainloops(MoeModelInputs in, double l1_mainloop_s, do
 }
 
 // The routing of the configuration (the runner builds the same one from the same fields).
+AdvisorConfig advisor_config_of(const MoePointSpec& s) {
+  AdvisorConfig c;
+  c.shape = s.shape;
+  c.precision = s.precision;
+  c.tokens_per_rank = s.tokens_per_rank;
+  c.num_ranks = s.num_ranks;
+  c.num_sms = s.num_ctas;
+  c.block_n = s.block_n;
+  c.routing = s.routing;
+  c.zipf_alpha = s.routing == "balanced" ? 0.0 : s.zipf_alpha;
+  c.gain = s.gain;
+  c.routing_seed = s.routing_seed;
+  c.target = s.target;
+  return c;
+}
+
 RoutingParams routing_params_of(const AdvisorConfig& c) {
   RoutingParams rp;
   rp.num_ranks = c.num_ranks;
@@ -230,120 +376,8 @@ Advice advise(const AdvisorConfig& c, const AdvisorPlatform& platform, const Adv
 
   // ---- report rows (docs/predict-moe.md) ----
   Rows r(a.rows);
-  r.text("shape", c.shape.name.empty() ? "custom" : c.shape.name, "configs/moe/models.json name, or custom");
-  r.integer("hidden", c.shape.hidden, "h");
-  r.integer("intermediate", c.shape.intermediate, "I, expert intermediate");
-  r.integer("experts", c.shape.num_experts, "E, routed experts");
-  r.integer("top_k", c.shape.top_k, "experts per token");
-  r.text("precision", c.precision, "GEMM precision (the Combine is bf16 in both)");
-  r.integer("T", c.tokens_per_rank, "tokens per source rank");
-  r.integer("P", c.num_ranks, "EP degree; (P-1)/P of the Combine rows are remote");
-  r.integer("K_SM", c.num_sms, "participating SMs = aligned producers");
-  r.integer("block_m", in.block_m, "b_m");
-  r.integer("block_n", c.block_n, "b_n");
-  r.text("routing", c.routing, "balanced (alpha 0) or skewed");
-  r.number("zipf_alpha", c.zipf_alpha, "alpha, Zipf skew of expert popularity");
-  r.number("gain", c.gain, "weight of the popularity bias");
-  r.integer("routing_seed", static_cast<double>(c.routing_seed), "routing seed");
-  r.text("target", c.target, "the target the prediction is meant for");
-  r.text("calibration_target", target_known ? platform.calibration_target : "not known",
-         "target the calibration measured (not known with --R/--tiss0)");
-  if (target_known) r.flag("target_matches", platform.calibration_target == c.target, "calibration target == target");
-  r.rate("R_Bps", platform.drain_rate_bps, "R, effective drain rate");
-  r.seconds("tiss0_s", platform.tiss0_s, "T_iss^0(K_SM, K_SM V_t), backpressure-free issue time");
-  r.bytes("tiss0_V_bytes", c.num_sms * p.tile_combine_bytes, "K_SM V_t, the volume T_iss^0 was looked up at");
-  r.flag("tiss0_extrapolated", platform.tiss0_extrapolated, "(K, V) outside the model's T_iss^0 table");
-  if (throughput.run) {
-    const RunPoint& run = *throughput.run;
-    r.text("throughput_from", "measured", "T_L1, T_L2 = the run's expert_wave mainloop medians");
-    r.text("run_point", run.source + ": " + run.description, "the measured point used");
-    std::string diffs;
-    for (const auto& d : run.differences) diffs += (diffs.empty() ? "" : ", ") + d;
-    r.text("run_differences", diffs.empty() ? "none" : diffs, "preferred axes the point does not match");
-    if (run.wave_median_s) r.seconds("run_wave_s", *run.wave_median_s, "measured expert_wave median per launch");
-    if (run.interleaved_median_s)
-      r.seconds("run_interleaved_s", *run.interleaved_median_s, "measured interleaved median per launch");
-    if (run.wave_median_s && run.interleaved_median_s)
-      r.number("run_speedup", ratio(*run.wave_median_s, *run.interleaved_median_s), "measured wave / interleaved");
-    if (run.same_routing && run.received_pairs && run.remote_pairs)
-      r.flag("run_routing_matches",
-             *run.received_pairs == double(problem.num_received_pairs) &&
-                 *run.remote_pairs == double(problem.num_remote_pairs),
-             "the run's received/remote pairs equal this routing's");
-  } else {
-    r.text("throughput_from", "--tensor-tflops", "T_L = 2 b_m b_n k / (F / device_sms)");
-    r.number("tensor_flops_per_s", *throughput.tensor_flops_per_s, "F, device tensor throughput (FLOP/s)");
-    r.integer("device_sms", c.device_sms, "SMs F is spread over");
-  }
-  r.seconds("T_L1_s", p.l1_mainloop_s, "T_L1^mma, Linear-1 tile mainloop");
-  r.seconds("T_L2_s", p.l2_mainloop_s, "T_L2^mma, Linear-2 tile mainloop");
-  r.number("n1_per_n2", p.l1_per_l2_tiles, "n1/n2 = 2I/h, L1 tiles per L2 tile");
-  r.bytes("V_t_bytes", p.tile_combine_bytes, "V_t = b_m b_n 2 B, one L2 tile's Combine rows");
-  r.bytes("V_bytes", p.burst_bytes, "V = K_SM V_t (P-1)/P, aligned remote burst");
-  r.seconds("drain_time_s", p.drain_time_s, "V/R (eq. 1)");
-  r.seconds("G_wave_s", p.wave_gap_s, "G_wave ~ T_L2");
-  r.seconds("G_star_s", m::recovery_gap_s(platform.tiss0_s, p.burst_bytes, platform.drain_rate_bps),
-            "G* = [V/R - T_iss^0]+ (eq. 5)");
-  const double wave_rate = ratio(p.burst_bytes, platform.tiss0_s + p.wave_gap_s);
-  r.rate("wave_injection_rate_Bps", wave_rate, "V / (T_iss^0 + G_wave) (eq. 10)");
-  r.flag("wave_rate_bound_ok", wave_rate <= platform.drain_rate_bps, "eq. 10 rate bound at G_wave");
-  r.bytes("q_peak_bytes", p.peak_outstanding_bytes, "[V - R T_iss^0]+ (eq. 6)");
-  if (platform.capacity_bytes) {
-    r.bytes("Q_bytes", *platform.capacity_bytes, "Q(K_SM)");
-    r.flag("Q_is_lower_bound", platform.capacity_is_lower_bound, "Q(K) from the model is only a lower bound");
-    r.flag("Q_extrapolated", platform.capacity_extrapolated, "K outside the model's Q table");
-  }
-  r.text("capacity_bound", bound_verdict_name(p.capacity_bound),
-         p.capacity_bound != BoundVerdict::kNotDecided ? "q_peak <= Q (eq. 10)"
-         : platform.capacity_unavailable.empty()     ? "q_peak <= Q (eq. 10): no Q given (--Q or a --model with Q)"
-                                                     : platform.capacity_unavailable);
-  r.seconds("dT_wave_s", p.wave_issue_overhead_s, "[V/R - G_wave - T_iss^0]+ (eq. 9)");
-  r.seconds("wave_span_s", std::max(platform.tiss0_s, p.drain_time_s), "T_RS ~ max(T_iss^0, V/R), wave schedule");
-  r.seconds("wave_stall_per_l2_tile_s", p.wave_stall_per_l2_tile_s, "[T_RS - T_L2]+ (eq. 15)");
-  r.seconds("G_int_s", p.interleaved_gap_s, "T_L2 + (n1/n2) T_L1 (eq. 14)");
-  r.seconds("dT_int_s", p.interleaved_issue_overhead_s, "[dT_wave - (n1/n2) T_L1]+ (eq. 13)");
-  r.seconds("interleaved_stall_per_l2_tile_s", p.interleaved_stall_per_l2_tile_s, "[V/R - G_int]+");
-  r.rate("injection_rate_Bps", p.interleaved_injection_rate_bps, "V / (T_iss^0 + G_int) (eq. 14)");
-  r.flag("eq14_rate_bound_ok", p.rate_bound_ok, "eq. 14: injection <= R");
-  r.text("interleaving_sufficient", bound_verdict_name(p.interleaving_sufficient), "eqs. 14 and 10 both hold");
-  r.number("D_knee", p.lead_knee_rows, "b_n K_SM / (2I), scheduler rows (eq. 16)");
-  r.integer("D_knee_lead", a.knee_lead_rows, "max(1, ceil(D_knee)), eq. 16's lead alone");
-  r.seconds("replay_wave_s", a.replay_wave_s,
-            "schedule replay (kernels/moe/scheduler.cuh): expert-wave kernel time, L2 tiles T_L2 + wave stall");
-  r.seconds("replay_interleaved_s", a.replay_leads.makespan_s,
-            "schedule replay: interleaved kernel time at recommended_D, L2 tiles T_L2 + interleaved stall");
-  r.seconds("replay_interleaved_at_D_knee_s", a.replay_interleaved_knee_s, "schedule replay: interleaved at D_knee_lead");
-  r.number("replay_speedup", ratio(a.replay_wave_s, a.replay_leads.makespan_s),
-           "replayed expert-wave / interleaved at recommended_D");
-  r.integer("emulated_rank", problem.emulated_rank, "the most loaded rank, whose work is modelled");
-  r.integer("received_pairs", double(problem.num_received_pairs), "(token, top-k) pairs it computes");
-  r.integer("remote_pairs", double(problem.num_remote_pairs), "pairs whose Combine row goes to another rank");
-  r.integer("num_waves", double(waves.size()), "expert waves (one local expert each)");
-  double remote_bytes = 0;
-  for (const WaveWork& w : waves) remote_bytes += w.remote_bytes;
-  r.bytes("remote_bytes", remote_bytes, "remote Combine bytes of the launch");
-  r.seconds("compute_s", a.fluid_no_limit.compute_s, "fluid: sum of tile mainloops / K_SM");
-  r.seconds("drain_s", a.fluid_no_limit.drain_s, "fluid: remote bytes / R");
-  r.seconds("t_interleaved_fluid_s", a.fluid_no_limit.interleaved_s, "fluid: max(compute, drain)");
-  if (a.fluid_at_capacity) {
-    r.seconds("t_wave_fluid_s", a.fluid_at_capacity->wave_schedule_s, "fluid expert-wave time at Q");
-    r.number("fluid_speedup", ratio(a.fluid_at_capacity->wave_schedule_s, a.fluid_no_limit.interleaved_s),
-             "fluid wave / interleaved");
-  } else {
-    r.seconds("t_wave_fluid_min_s", a.fluid_no_limit.wave_schedule_s, "fluid expert-wave time at Q = infinity");
-    r.seconds("t_wave_fluid_max_s", a.fluid_worst.wave_schedule_s,
-              platform.capacity_bytes ? "fluid expert-wave time at Q's lower bound"
-                                      : "fluid expert-wave time at Q = 0");
-    r.number("fluid_speedup_min", ratio(a.fluid_no_limit.wave_schedule_s, a.fluid_no_limit.interleaved_s),
-             "fluid wave (Q = inf) / interleaved");
-    r.number("fluid_speedup_max", ratio(a.fluid_worst.wave_schedule_s, a.fluid_no_limit.interleaved_s),
-             "fluid wave (slowest Q) / interleaved");
-  }
-  r.text("recommended_schedule", a.schedule, "interleaved, either or expert_wave");
-  r.integer("recommended_D", a.lead_rows,
-            "the interleaved row lead: max(1, ceil(D_knee)) unless its replayed time is more than 2% "
-            "above the best replayed D's, then the smallest replayed D within 2% of the best");
-  r.text("reason", a.reason, "why");
+  add_input_rows(r, a, c, platform, throughput, problem, in.block_m);
+  add_model_rows(r, a, platform, problem, waves);
   return a;
 }
 

@@ -11,6 +11,7 @@
 #include "moe/point/moe_run_point.hpp"
 #include "moe/point/problem.hpp"
 #include "moe/model/schedule_sim.hpp"
+#include "moe/point/moe_point.hpp"
 #include "moe/point/routing.hpp"
 #include "moe/point/shapes.hpp"
 
@@ -75,6 +76,11 @@ struct Advice {
   std::string reason;
   std::vector<AdvisorRow> rows;  // the report, in order (docs/predict-moe.md lists the keys)
 };
+
+// The configuration a megamoe point describes: its shape, precision, T, P, K_SM, b_n, routing (zipf_alpha 0 for a
+// balanced routing, as routing_params_of(MoePointSpec) has it), gain, seed and target; device_sms at its default. The
+// sweep advises a point's spec through it and the score reads a file's points (their axes, moe_point_json.hpp) so.
+AdvisorConfig advisor_config_of(const MoePointSpec& spec);
 
 // The routing a configuration describes (the advisor builds its problem from it; so does a caller that
 // passes a built problem to the overload below).

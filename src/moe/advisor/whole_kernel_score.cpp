@@ -319,7 +319,11 @@ json bar(const std::string& what, std::optional<double> measured, double limit, 
 
 }  // namespace
 
-json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& settings, const json& provenance) {
+namespace {
+
+// One set of the score (host K_SM = k): per schedule the host predictors' errors and the transfer's outcomes, the
+// speedup's Spearman per predictor, and the bars.
+json set_json(const WholeKernelResult& r, int k) {
   const std::vector<std::pair<const char*, Getter>> host_predictors = {
       {"transfer (calibration term)", g_transfer},
       {"transfer, Burst-Gap replay without the term", g_no_term},
@@ -327,117 +331,116 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
       {"reference: term fitted on the other shapes' application data (leave-one-shape-out)", g_reference},
       {"ab initio host (GEMM rate + calibration term)", g_ab_host},
       {"constant ab initio: total tile time / K_SM", g_ab_const}};
-  json sets = json::array();
-  for (int k : {66, 132}) {
-    json per_schedule = json::object();
-    for (const char* schedule : {"interleaved", "expert_wave"}) {
-      json preds = json::object();
-      int n_options = 0;
-      int agrees = 0, disagrees = 0, not_decided = 0, too_wide = 0;
-      std::vector<double> widths;  // (high - low) / point of the transfer's interval
-      for (const auto& [name, get] : host_predictors) {
-        std::vector<std::pair<double, double>> pm;
-        for (const WholeKernelConfig& c : r.configs) {
-          if (c.num_sms != k) continue;
-          for (const WholeKernelOption& o : c.options) {
-            if (o.option.schedule != schedule || !o.host_measured_s) continue;
-            if (const auto p = get(o)) pm.emplace_back(*p, *o.host_measured_s);
-          }
-        }
-        preds[name] = to_json(stats_of(pm));
-      }
-      // Ab initio local against the local control's measured time.
-      std::vector<std::pair<double, double>> local_pm;
+  json per_schedule = json::object();
+  for (const char* schedule : {"interleaved", "expert_wave"}) {
+    json preds = json::object();
+    int n_options = 0;
+    int agrees = 0, disagrees = 0, not_decided = 0, too_wide = 0;
+    std::vector<double> widths;  // (high - low) / point of the transfer's interval
+    for (const auto& [name, get] : host_predictors) {
+      std::vector<std::pair<double, double>> pm;
       for (const WholeKernelConfig& c : r.configs) {
         if (c.num_sms != k) continue;
         for (const WholeKernelOption& o : c.options) {
-          if (o.option.schedule != schedule) continue;
-          ++n_options;
-          if (o.abinitio_local_s && o.local_measured_s) local_pm.emplace_back(*o.abinitio_local_s, *o.local_measured_s);
-          if (!o.transfer_s) {
-            ++not_decided;
-          } else {
-            // Disagrees where the predicted bracket misses the measured median's +-1% (the launches' own spread
-            // is below that), at any width; agrees where it meets it and is sharp: no wider than the bar's
-            // +-5% of its point; a wider bracket that meets it decides nothing (not decided).
-            const double m = *o.host_measured_s;
-            const bool meets = *o.transfer_lo_s <= m * 1.01 && *o.transfer_hi_s >= m * 0.99;
-            const double width = (*o.transfer_hi_s - *o.transfer_lo_s) / *o.transfer_s;
-            widths.push_back(width);
-            const bool sharp = width <= 2 * kTransferSharpRelative;
-            if (!meets) ++disagrees;
-            else if (sharp) ++agrees;
-            else ++not_decided, ++too_wide;
-          }
+          if (o.option.schedule != schedule || !o.host_measured_s) continue;
+          if (const auto p = get(o)) pm.emplace_back(*p, *o.host_measured_s);
         }
       }
-      preds["ab initio local (GEMM rate) vs the local control"] = to_json(stats_of(local_pm));
-      per_schedule[schedule] = {{"options", n_options},
-                                {"transfer_outcomes", {{"agrees", agrees}, {"disagrees", disagrees},
-                                                       {"not_decided", not_decided},
-                                                       {"not_decided_too_wide", too_wide},
-                                                       {"interval_relative_width_median",
-                                                        widths.empty() ? json() : json(quantile(widths, 0.5))}}},
-                                {"predictors", preds}};
+      preds[name] = to_json(stats_of(pm));
     }
-    // Speedup (expert-wave / interleaved) at every measured pair.
-    json spearman_of = json::object();
-    const std::vector<std::pair<const char*, Getter>> speedup_predictors = {
-        {"transfer (calibration term)", g_transfer},
-        {"transfer, Burst-Gap replay without the term", g_no_term},
-        {"constant: host = local x median ratio (= the local control's speedup x a constant)", g_constant},
-        {"local control's measured speedup", g_local_measured},
-        {"reference (leave-one-shape-out application-data term)", g_reference},
-        {"ab initio", g_ab_host}};
-    for (const auto& [name, get] : speedup_predictors) {
-      std::vector<double> pred, meas;
-      for (const WholeKernelConfig& c : r.configs) {
-        if (c.num_sms != k) continue;
-        for (const MeasuredPair& m : c.pairs) {
-          const WholeKernelOption* w = option_at(c, expert_wave_with(m.experts_per_wave));
-          const WholeKernelOption* i = option_at(c, interleaved_at(m.lead_rows));
-          if (!w || !i) continue;
-          const auto pw = get(*w), pi = get(*i);
-          if (!pw || !pi) continue;
-          pred.push_back(*pw / *pi);
-          meas.push_back(m.speedup_median);
+    // Ab initio local against the local control's measured time.
+    std::vector<std::pair<double, double>> local_pm;
+    for (const WholeKernelConfig& c : r.configs) {
+      if (c.num_sms != k) continue;
+      for (const WholeKernelOption& o : c.options) {
+        if (o.option.schedule != schedule) continue;
+        ++n_options;
+        if (o.abinitio_local_s && o.local_measured_s) local_pm.emplace_back(*o.abinitio_local_s, *o.local_measured_s);
+        if (!o.transfer_s) {
+          ++not_decided;
+        } else {
+          // Disagrees where the predicted bracket misses the measured median's +-1% (the launches' own spread
+          // is below that), at any width; agrees where it meets it and is sharp: no wider than the bar's
+          // +-5% of its point; a wider bracket that meets it decides nothing (not decided).
+          const double m = *o.host_measured_s;
+          const bool meets = *o.transfer_lo_s <= m * 1.01 && *o.transfer_hi_s >= m * 0.99;
+          const double width = (*o.transfer_hi_s - *o.transfer_lo_s) / *o.transfer_s;
+          widths.push_back(width);
+          const bool sharp = width <= 2 * kTransferSharpRelative;
+          if (!meets) ++disagrees;
+          else if (sharp) ++agrees;
+          else ++not_decided, ++too_wide;
         }
       }
-      const auto rho = spearman(pred, meas);
-      spearman_of[name] = {{"pairs", pred.size()}, {"spearman", rho ? json(*rho) : json(nullptr)}};
     }
-    int num_configs = 0;
-    for (const WholeKernelConfig& c : r.configs) num_configs += c.num_sms == k;
-    // The bars (issue 28), for the predictions whose term comes from the calibration alone.
-    json bars = json::array();
-    const std::string set = fmt::format("host K_SM={}", k);
-    for (const char* schedule : {"interleaved", "expert_wave"}) {
-      const json& t = per_schedule[schedule]["predictors"]["transfer (calibration term)"];
-      const auto get = [](const json& j, const char* key) {
-        return j[key].is_number() ? std::optional<double>(j[key].get<double>()) : std::nullopt;
-      };
-      bars.push_back(bar(fmt::format("{} transfer {} median |error| <= 5%", set, schedule), get(t, "abs_error_median"), 0.05, true));
-      bars.push_back(bar(fmt::format("{} transfer {} p90 |error| <= 10%", set, schedule), get(t, "abs_error_p90"), 0.10, true));
-      const json& a = per_schedule[schedule]["predictors"]["ab initio host (GEMM rate + calibration term)"];
-      bars.push_back(bar(fmt::format("{} ab initio host {} median |error| <= 10%", set, schedule), get(a, "abs_error_median"), 0.10, true));
-      const json& al = per_schedule[schedule]["predictors"]["ab initio local (GEMM rate) vs the local control"];
-      bars.push_back(bar(fmt::format("{} ab initio local {} median |error| <= 10%", set, schedule), get(al, "abs_error_median"), 0.10, true));
+    preds["ab initio local (GEMM rate) vs the local control"] = to_json(stats_of(local_pm));
+    per_schedule[schedule] = {{"options", n_options},
+                              {"transfer_outcomes", {{"agrees", agrees}, {"disagrees", disagrees},
+                                                     {"not_decided", not_decided},
+                                                     {"not_decided_too_wide", too_wide},
+                                                     {"interval_relative_width_median",
+                                                      widths.empty() ? json() : json(quantile(widths, 0.5))}}},
+                              {"predictors", preds}};
+  }
+  // Speedup (expert-wave / interleaved) at every measured pair.
+  json spearman_of = json::object();
+  const std::vector<std::pair<const char*, Getter>> speedup_predictors = {
+      {"transfer (calibration term)", g_transfer},
+      {"transfer, Burst-Gap replay without the term", g_no_term},
+      {"constant: host = local x median ratio (= the local control's speedup x a constant)", g_constant},
+      {"local control's measured speedup", g_local_measured},
+      {"reference (leave-one-shape-out application-data term)", g_reference},
+      {"ab initio", g_ab_host}};
+  for (const auto& [name, get] : speedup_predictors) {
+    std::vector<double> pred, meas;
+    for (const WholeKernelConfig& c : r.configs) {
+      if (c.num_sms != k) continue;
+      for (const MeasuredPair& m : c.pairs) {
+        const WholeKernelOption* w = option_at(c, expert_wave_with(m.experts_per_wave));
+        const WholeKernelOption* i = option_at(c, interleaved_at(m.lead_rows));
+        if (!w || !i) continue;
+        const auto pw = get(*w), pi = get(*i);
+        if (!pw || !pi) continue;
+        pred.push_back(*pw / *pi);
+        meas.push_back(m.speedup_median);
+      }
     }
-    const json& sp = spearman_of["transfer (calibration term)"]["spearman"];
-    bars.push_back(bar(set + " transfer speedup Spearman >= 0.8",
-                       sp.is_number() ? std::optional<double>(sp.get<double>()) : std::nullopt, 0.8, false));
-    const json& spa = spearman_of["ab initio"]["spearman"];
-    bars.push_back(bar(set + " ab initio speedup Spearman >= 0.8",
-                       spa.is_number() ? std::optional<double>(spa.get<double>()) : std::nullopt, 0.8, false));
-    sets.push_back({{"set", set}, {"configs", num_configs}, {"schedules", per_schedule},
-                    {"speedup_spearman", spearman_of}, {"bars", bars}});
+    const auto rho = spearman(pred, meas);
+    spearman_of[name] = {{"pairs", pred.size()}, {"spearman", rho ? json(*rho) : json(nullptr)}};
   }
-  json fits = json::array();
-  for (const ReferenceFit& f : r.reference_fits) {
-    const auto value = [&](double x) { return f.identified && std::isfinite(x) ? json(x) : json(nullptr); };
-    fits.push_back({{"left_out_shape", f.left_out_shape}, {"status", f.identified ? "fit" : f.why_not},
-                    {"a", value(f.a)}, {"b", value(f.b)}, {"train_abs_error_median", value(f.train_median_error)}});
+  int num_configs = 0;
+  for (const WholeKernelConfig& c : r.configs) num_configs += c.num_sms == k;
+  // The bars (issue 28), for the predictions whose term comes from the calibration alone.
+  json bars = json::array();
+  const std::string set = fmt::format("host K_SM={}", k);
+  for (const char* schedule : {"interleaved", "expert_wave"}) {
+    const json& t = per_schedule[schedule]["predictors"]["transfer (calibration term)"];
+    const auto get = [](const json& j, const char* key) {
+      return j[key].is_number() ? std::optional<double>(j[key].get<double>()) : std::nullopt;
+    };
+    bars.push_back(bar(fmt::format("{} transfer {} median |error| <= 5%", set, schedule),
+                       get(t, "abs_error_median"), 0.05, true));
+    bars.push_back(bar(fmt::format("{} transfer {} p90 |error| <= 10%", set, schedule),
+                       get(t, "abs_error_p90"), 0.10, true));
+    const json& a = per_schedule[schedule]["predictors"]["ab initio host (GEMM rate + calibration term)"];
+    bars.push_back(bar(fmt::format("{} ab initio host {} median |error| <= 10%", set, schedule),
+                       get(a, "abs_error_median"), 0.10, true));
+    const json& al = per_schedule[schedule]["predictors"]["ab initio local (GEMM rate) vs the local control"];
+    bars.push_back(bar(fmt::format("{} ab initio local {} median |error| <= 10%", set, schedule),
+                       get(al, "abs_error_median"), 0.10, true));
   }
+  const json& sp = spearman_of["transfer (calibration term)"]["spearman"];
+  bars.push_back(bar(set + " transfer speedup Spearman >= 0.8",
+                     sp.is_number() ? std::optional<double>(sp.get<double>()) : std::nullopt, 0.8, false));
+  const json& spa = spearman_of["ab initio"]["spearman"];
+  bars.push_back(bar(set + " ab initio speedup Spearman >= 0.8",
+                     spa.is_number() ? std::optional<double>(spa.get<double>()) : std::nullopt, 0.8, false));
+  return {{"set", set}, {"configs", num_configs}, {"schedules", per_schedule}, {"speedup_spearman", spearman_of},
+          {"bars", bars}};
+}
+
+// Every configuration's options with each predictor's time (6 significant digits).
+json configs_json(const WholeKernelResult& r) {
   json configs = json::array();
   for (const WholeKernelConfig& c : r.configs) {
     json opts = json::array();
@@ -473,6 +476,21 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
     }
   };
   round(configs);
+  return configs;
+}
+
+}  // namespace
+
+json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& settings, const json& provenance) {
+  json sets = json::array();
+  for (int k : {66, 132}) sets.push_back(set_json(r, k));
+  json fits = json::array();
+  for (const ReferenceFit& f : r.reference_fits) {
+    const auto value = [&](double x) { return f.identified && std::isfinite(x) ? json(x) : json(nullptr); };
+    fits.push_back({{"left_out_shape", f.left_out_shape}, {"status", f.identified ? "fit" : f.why_not},
+                    {"a", value(f.a)}, {"b", value(f.b)}, {"train_abs_error_median", value(f.train_median_error)}});
+  }
+  const json configs = configs_json(r);
   return {{"schema", {{"name", "xstage.moe_whole_kernel_score"}, {"version", "1.0"}}},
           {"meta", provenance},
           {"interference_term", {{"label", r.term_label}, {"status", r.term_status}}},

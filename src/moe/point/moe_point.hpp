@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "moe/point/routing.hpp"
+#include "common/stats.hpp"
 #include "moe/point/shapes.hpp"
 #include "runtime/rank_windows.hpp"
 
@@ -33,7 +34,7 @@ struct MoePointSpec {
   int num_ctas = 66;              // K_SM
   int block_n = 128;              // b_n
   std::string target = "host";    // local | host | peer:N | nccl:N
-  int lead_rows = 0;              // Interleaved D; 0 = auto: max(1, ceil(D_knee))
+  int lead_rows = 0;              // Interleaved D; 0 = auto: model::knee_lead_rows (eq. 16), as the advisor's
   // ExpertWave widths swept as variants (expert_wave_w<n>; one width: the variant is expert_wave itself);
   // widths above E/P are clipped to E/P (one wave), duplicates dropped; empty = {1}. The fastest width is
   // the expert-wave baseline ("expert_wave" in the result, moe_variants.hpp).
@@ -89,11 +90,6 @@ inline RoutingParams routing_params_of(const MoePointSpec& spec) {
   return rp;
 }
 
-struct TimeSummary {
-  double median_s = 0, p10_s = 0, p90_s = 0;
-  std::vector<double> samples_s;
-};
-
 // Per-tile distributions of one variant's instrumented launch (tile_stats.hpp computes them).
 struct TileDistributions {
   int num_tiles = 0;
@@ -126,7 +122,7 @@ struct VariantResult {
   std::string phases = "all";     // all | linear1 | linear2
   int lead_rows = 0, experts_per_wave = 0;
   int verify_position = -1;       // place in this point's verification order
-  TimeSummary time;               // per launch
+  Summary time;               // per launch
   double tflops = 0;              // 2 * pairs * 3 h I / median time (L1 gate+up and L2 of every valid row)
   bool verified = false;
   std::uint64_t wrong_elements = 0, unwritten_slots = 0, unexpected_slots = 0, bitwise_differences = 0;
@@ -157,9 +153,9 @@ struct MoePointResult {
   std::vector<VariantResult> variants;
   // Same-round paired ratios (> 1: interleaved is faster): the best expert-wave width over interleaved (and
   // each width's), serial_then_copy and unfused_overlapped over interleaved; interleaved_cc over interleaved.
-  TimeSummary speedup_interleaved_vs_wave, speedup_interleaved_vs_serial_then_copy,
+  Summary speedup_interleaved_vs_wave, speedup_interleaved_vs_serial_then_copy,
       speedup_interleaved_vs_unfused_overlapped, cc_vs_fused_interleaved;
-  std::map<std::string, TimeSummary> speedup_interleaved_vs_wave_width;  // by variant name
+  std::map<std::string, Summary> speedup_interleaved_vs_wave_width;  // by variant name
   // Whole-phase rates: useful flops of the phase / the phase variant's median (phase_l1: 2 pairs h 2I,
   // phase_l2: 2 pairs I h); 0 when not run.
   double phase_l1_tflops = 0, phase_l2_tflops = 0;

@@ -22,6 +22,7 @@
 #include "moe/advisor/advisor_platform.hpp"
 #include "moe/advisor/moe_advisor.hpp"
 #include "moe/model/moe_model.hpp"
+#include "moe/point/moe_point_json.hpp"
 #include "moe/run/moe_runner.hpp"
 #include "moe/run/point_clocks.hpp"
 #include "report/file_io.hpp"
@@ -43,25 +44,11 @@ struct Calibration {
   std::string target;  // the file's config.target; empty when it names none
 };
 
-json canonical_spec(const MoePointSpec& s) {
-  return {{"shape", s.shape.name}, {"hidden", s.shape.hidden}, {"intermediate", s.shape.intermediate},
-          {"experts", s.shape.num_experts}, {"top_k", s.shape.top_k}, {"precision", s.precision},
-          {"routing", s.routing}, {"zipf_alpha", s.zipf_alpha}, {"gain", s.gain}, {"routing_seed", s.routing_seed},
-          {"T", s.tokens_per_rank}, {"P", s.num_ranks}, {"K_SM", s.num_ctas}, {"block_n", s.block_n},
-          {"target", s.target}, {"D", s.lead_rows}, {"experts_per_wave", s.experts_per_wave},
-          {"overlap_waves", s.overlap_waves}, {"launches_per_graph", s.launches_per_graph},
-          {"repetitions", s.repetitions}, {"verify", s.verify}, {"verify_rotation", s.verify_rotation},
-          {"cooperative_launch", s.cooperative_launch}, {"instrument", s.instrument},
-          {"variants", s.variants.empty() ? moe_variant_names() : s.variants}};
-}
-
-Summary to_summary(const TimeSummary& t) {
-  Summary s;
-  s.median = t.median_s;
-  s.p10 = t.p10_s;
-  s.p90 = t.p90_s;
-  s.samples = t.samples_s;
-  return s;
+// A variant's time as points[].variants keeps it: megamoe points have always recorded min and max as 0, and still do.
+Summary as_written(Summary t) {
+  t.min = 0;
+  t.max = 0;
+  return t;
 }
 
 json tiles_json(const TileDistributions& d) {
@@ -106,18 +93,7 @@ json not_applicable(const std::string& calibration_target, const MoePointSpec& s
 json before_run_prediction(const MoePointSpec& s, const MoeProblem& problem, const Calibration& cal,
                            double tensor_flops_per_s) {
   if (!cal.target.empty() && cal.target != s.target) return not_applicable(cal.target, s);
-  AdvisorConfig c;
-  c.shape = s.shape;
-  c.precision = s.precision;
-  c.tokens_per_rank = s.tokens_per_rank;
-  c.num_ranks = s.num_ranks;
-  c.num_sms = s.num_ctas;
-  c.block_n = s.block_n;
-  c.routing = s.routing;
-  c.zipf_alpha = s.routing == "balanced" ? 0.0 : s.zipf_alpha;
-  c.gain = s.gain;
-  c.routing_seed = s.routing_seed;
-  c.target = s.target;
+  const AdvisorConfig c = advisor_config_of(s);
   const AdvisorPlatform platform = advisor_platform_from(cal.model, cal.target, s.num_ctas, s.block_n);
   AdvisorThroughput t;
   t.tensor_flops_per_s = tensor_flops_per_s;
@@ -167,16 +143,16 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
   report::AppPoint p;
   p.id = "megamoe." + s.target;
   p.suite = "megamoe";
-  p.axes = canonical_spec(s);
+  p.axes = json(s);  // moe/point/moe_point_json.hpp
   p.status = r.status;
   p.reason = r.reason;
   // With several expert-wave widths, "expert_wave" is the fastest of them (the tuned baseline), stored beside
   // the width's own entry; with one width the variant is expert_wave itself.
   const bool wave_alias = !r.best_wave_variant.empty() && r.best_wave_variant != "expert_wave";
   for (const auto& v : r.variants)
-    if (!v.time.samples_s.empty()) {
-      p.variants[v.name] = to_summary(v.time);
-      if (wave_alias && v.name == r.best_wave_variant) p.variants["expert_wave"] = to_summary(v.time);
+    if (!v.time.samples.empty()) {
+      p.variants[v.name] = as_written(v.time);
+      if (wave_alias && v.name == r.best_wave_variant) p.variants["expert_wave"] = as_written(v.time);
     }
   p.verification.checked = s.verify && r.status != "skipped";
   p.verification.passed = r.verified;
@@ -217,7 +193,7 @@ report::AppPoint to_app_point(const MoePointSpec& s, const MoePointResult& r, js
       variants["expert_wave"]["variant"] = v.name;
     }
   }
-  auto summary = [](const TimeSummary& t) { return json{{"median", t.median_s}, {"p10", t.p10_s}, {"p90", t.p90_s}}; };
+  auto summary = [](const Summary& t) { return json{{"median", t.median}, {"p10", t.p10}, {"p90", t.p90}}; };
   json per_width = json::object();
   for (const auto& [name, t] : r.speedup_interleaved_vs_wave_width) per_width[name] = summary(t);
   p.extra = {{"emulated_rank", r.emulated_rank}, {"received_pairs", r.received_pairs}, {"remote_pairs", r.remote_pairs},
@@ -330,7 +306,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   bench::AppBenchPlan plan;
   plan.suite = "megamoe";
   for (const auto& s : o.points)
-    plan.points.push_back({"megamoe." + s.target, s.target, canonical_spec(s),
+    plan.points.push_back({"megamoe." + s.target, s.target, json(s),
                            fmt::format("{} {} {} T={} K_SM={} D={} target={}", s.shape.name, s.precision, s.routing,
                                        s.tokens_per_rank, s.num_ctas, s.lead_rows, s.target)});
   json tflops = json::object();
@@ -385,7 +361,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   bench::AppResultSections sections;
   sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
   sections.config = json::array();
-  for (const auto& s : o.points) sections.config.push_back(canonical_spec(s));
+  for (const auto& s : o.points) sections.config.push_back(json(s));
   sections.config = {{"points", sections.config}};
   if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;
   if (!o.tensor_tflops.empty()) sections.extra["tensor_tflops_for_predictions"] = tflops;

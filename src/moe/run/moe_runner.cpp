@@ -32,14 +32,8 @@ namespace {
 namespace km = xs::kernels::moe;
 using runtime::DeviceBuffer;
 
-// Interpolated quantiles (common/stats), as every other result file.
-TimeSummary summarize(std::vector<double> v) {
-  if (v.empty()) return TimeSummary{};  // zeros, never NaN: the result file stays numeric
-  const Summary sum = xs::summarize(std::move(v));
-  return TimeSummary{sum.median, sum.p10, sum.p90, sum.samples};
-}
-
-TimeSummary ratio(const std::vector<double>& num, const std::vector<double>& den) {
+// Same-round ratios num / den (rounds with den > 0), summarized as every time is (common/stats: no rounds, zeros).
+Summary ratio(const std::vector<double>& num, const std::vector<double>& den) {
   std::vector<double> r;
   for (std::size_t i = 0; i < num.size() && i < den.size(); ++i)
     if (den[i] > 0) r.push_back(num[i] / den[i]);
@@ -248,10 +242,10 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
     vr.time = summarize(seconds[vi]);
     // Useful flops of what the launch computes: both GEMMs, or one phase (L1 2 pairs h 2I, L2 2 pairs I h).
     const double flops = vr.phases == "linear1" ? r.flops * 2.0 / 3.0 : vr.phases == "linear2" ? r.flops / 3.0 : r.flops;
-    vr.tflops = vr.time.median_s > 0 ? flops / vr.time.median_s * 1e-12 : 0;
+    vr.tflops = vr.time.median > 0 ? flops / vr.time.median * 1e-12 : 0;
     if (vr.phases == "linear1") r.phase_l1_tflops = vr.tflops;
     if (vr.phases == "linear2") r.phase_l2_tflops = vr.tflops;
-    medians.push_back(vr.time.median_s);
+    medians.push_back(vr.time.median);
   }
   const int best = best_wave_plan(plans, medians);
   if (best >= 0) {
