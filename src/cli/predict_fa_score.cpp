@@ -68,6 +68,33 @@ std::string measured_device_name(const json& doc, const std::string& path) {
   return doc.contains("meta") ? report::measured_device(doc["meta"], path).name : "";
 }
 
+// fa-score judges FA-A2A files: a file with no fa_a2a point at all (a MegaMoE or calibration file given by mistake)
+// is refused, not silently scored as zero rows.
+void require_fa_points(const json& doc, const std::string& path) {
+  std::string suites;
+  bool has_fa = false;
+  for (const json& point : doc["points"]) {
+    const std::string suite = point.value("suite", "");
+    has_fa = has_fa || suite == attention::kFaSuiteId;
+    if (!suite.empty() && suites.find(suite) == std::string::npos) suites += (suites.empty() ? "" : ", ") + suite;
+  }
+  if (!has_fa)
+    throw input_error(path, fmt::format("holds no {} point (its suites: {}): fa-score judges FA-A2A result files "
+                                        "(xstage-bench --suite fa_a2a); usage: {}", attention::kFaSuiteId,
+                                        suites.empty() ? "none" : suites, kUsage));
+}
+
+// A copy re-judged by fa-result (extra.rejudged) holds the re-judging calibration's predictions in place of the run's
+// own: none of its predictions is the frozen one (adversarial review of 2026-12-07: they counted as out of sample).
+// Said on stderr; score the run's own file for that.
+bool is_rejudged_copy(const json& doc, const std::string& path) {
+  const bool rejudged = doc.contains("extra") && doc["extra"].is_object() && doc["extra"].contains("rejudged");
+  if (rejudged)
+    fmt::print(stderr, "xstage-predict fa-score: note: {} is a copy re-judged by fa-result (extra.rejudged): its "
+               "predictions are not the run's frozen ones, so none of its rows counts as out of sample\n", path);
+  return rejudged;
+}
+
 // One tally per predictor; for the model also its point errors, the directions of its misses and how wide its
 // decided intervals are beside the measured residual (an interval wide enough agrees with anything: the
 // sharpness is reported beside the agreements).
@@ -203,27 +230,9 @@ void run_predict_fa_score(const PredictFaScoreOptions& o) {
       const bool before = !date_known || report::compare_instants(measured_utc, rule["written_utc"].get<std::string>()) <= 0;
       rule[before ? "data_measured_before_written" : "data_measured_after_written"].push_back(path);
     }
-    // fa-score judges FA-A2A files: a file with no fa_a2a point at all (a MegaMoE or calibration file given by
-    // mistake) is refused, not silently scored as zero rows.
-    std::string suites;
-    bool has_fa = false;
-    for (const json& point : doc["points"]) {
-      const std::string suite = point.value("suite", "");
-      has_fa = has_fa || suite == attention::kFaSuiteId;
-      if (!suite.empty() && suites.find(suite) == std::string::npos) suites += (suites.empty() ? "" : ", ") + suite;
-    }
-    if (!has_fa)
-      throw input_error(path, fmt::format("holds no {} point (its suites: {}): fa-score judges FA-A2A result files "
-                                          "(xstage-bench --suite fa_a2a); usage: {}", attention::kFaSuiteId,
-                                          suites.empty() ? "none" : suites, kUsage));
+    require_fa_points(doc, path);
     const std::string data_device = measured_device_name(doc, path);
-    // A copy re-judged by fa-result (extra.rejudged) holds the re-judging calibration's predictions in place of the
-    // run's own: none of its predictions is the frozen one (adversarial review of 2026-12-07: they counted as out of
-    // sample). Score the run's own file for that.
-    const bool rejudged_copy = doc.contains("extra") && doc["extra"].is_object() && doc["extra"].contains("rejudged");
-    if (rejudged_copy)
-      fmt::print(stderr, "xstage-predict fa-score: note: {} is a copy re-judged by fa-result (extra.rejudged): its "
-                 "predictions are not the run's frozen ones, so none of its rows counts as out of sample\n", path);
+    const bool rejudged_copy = is_rejudged_copy(doc, path);
     for (std::size_t i = 0; i < doc["points"].size(); ++i) {
       const json& point = doc["points"][i];
       if (point.value("suite", "") != attention::kFaSuiteId || point.value("status", "") != "ok") continue;
