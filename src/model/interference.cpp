@@ -97,6 +97,17 @@ std::string epilogue_outside(const InterferenceTerm& t, const LoadState& load) {
   const double k_min = t.parameter("k_min").value, k_max = t.parameter("k_max").value;
   if (load.num_sms < k_min || load.num_sms > k_max)
     why.push_back(fmt::format("K_SM {} is outside the calibrated {:g}-{:g}", load.num_sms, k_min, k_max));
+  // A parameter the fitter left unconstrained is no point to predict with (adversarial review of 2026-12-07: a gamma
+  // "not identified: fixed at 0" scored as exact between k_min and k_max): the cost per byte anywhere, gamma away
+  // from K_ref (where K^gamma is 1 whatever gamma is).
+  const InterferenceParameter& cost = t.parameter("cost_s_per_byte_at_kref");
+  if (!cost.constrained)
+    why.push_back("the cost per byte is not constrained by the calibration" + (cost.note.empty() ? "" : ": " + cost.note));
+  const InterferenceParameter& gamma = t.parameter("k_exponent");
+  const double k_ref = t.parameter("k_ref").value;
+  if (!gamma.constrained && load.num_sms != k_ref)
+    why.push_back(fmt::format("gamma (K exponent) is not constrained{}: the cost is known at K_SM {:g} only, not {}",
+                              gamma.note.empty() ? "" : " (" + gamma.note + ")", k_ref, load.num_sms));
   const double v_min = t.parameter("v_min").value, v_max = t.parameter("v_max").value;
   if (load.burst_bytes_per_sm > 0 && (load.burst_bytes_per_sm < v_min || load.burst_bytes_per_sm > v_max))
     why.push_back(fmt::format("{:g} B stored per tile is outside the calibrated {:g}-{:g} B", load.burst_bytes_per_sm,

@@ -96,6 +96,26 @@ TEST(InterferenceTerm, OutsideCalibrationNamesTheReason) {
   EXPECT_EQ(t.outside_calibration(full_load(66)), "");
 }
 
+// An epilogue term whose gamma the fitter left unconstrained ("not identified: fixed at 0") is known at K_ref only:
+// any other K_SM is outside what it calibrated, said with the reason; an unconstrained cost is outside everywhere
+// (adversarial review of 2026-12-07: both were used as points).
+TEST(InterferenceTerm, AnUnconstrainedParameterIsOutsideTheCalibration) {
+  InterferenceTerm t;
+  t.status = InterferenceStatus::kIdentified;
+  t.form = kEpiloguePerByteForm;
+  t.parameters = {exact("cost_s_per_byte_at_kref", 2e-10), exact("k_ref", 132), exact("k_exponent", 0.9),
+                  exact("misfit_log_sd", 0.05), exact("k_min", 33), exact("k_max", 132), exact("v_min", 512),
+                  exact("v_max", 131072)};
+  EXPECT_EQ(t.outside_calibration(full_load(66)), "");
+  for (auto& p : t.parameters)
+    if (p.name == "k_exponent") { p.constrained = false; p.value = p.lo = p.hi = 0; p.note = "not identified: fixed at 0"; }
+  EXPECT_NE(t.outside_calibration(full_load(66)).find("gamma (K exponent) is not constrained"), std::string::npos);
+  EXPECT_EQ(t.outside_calibration(full_load(132)), "") << "at K_ref, K^gamma is 1 whatever gamma is";
+  for (auto& p : t.parameters)
+    if (p.name == "cost_s_per_byte_at_kref") p.constrained = false;
+  EXPECT_NE(t.outside_calibration(full_load(132)).find("cost per byte is not constrained"), std::string::npos);
+}
+
 TEST(InterferenceTerm, StatusesAndBadLoads) {
   InterferenceTerm t;
   EXPECT_THROW(t.slowdown(full_load(66)), std::logic_error);  // not calibrated: no number
