@@ -160,9 +160,16 @@ std::string format_seconds(double seconds) {
   if (a < 1e-6) return fmt::format("{:.1f} ns", seconds * 1e9);
   if (a < 1e-3) return fmt::format("{:.3f} us", seconds * 1e6);
   if (a < 1.0) return fmt::format("{:.3f} ms", seconds * 1e3);
-  return fmt::format("{:.3f} s", seconds);
+  if (a < 1e6) return fmt::format("{:.3f} s", seconds);
+  return fmt::format("{:.3e} s", seconds);  // not 300 digits for 1e300 s
 }
 
-std::string format_rate(double bytes_per_s) { return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9); }
+// GB/s, the unit of every table; a rate that would print as 0.0 GB/s in MB/s, or B/s below 0.1 MB/s.
+std::string format_rate(double bytes_per_s) {
+  const double a = std::fabs(bytes_per_s);
+  if (a == 0.0 || a >= 0.05e9) return fmt::format("{:.1f} GB/s", bytes_per_s / 1e9);
+  if (a >= 0.05e6) return fmt::format("{:.1f} MB/s", bytes_per_s / 1e6);
+  return fmt::format("{:.3g} B/s", bytes_per_s);
+}
 
 }  // namespace xs

@@ -50,6 +50,11 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_bytes(4456448), "4.25 MiB");
   EXPECT_EQ(format_seconds(6e-6), "6.000 us");
   EXPECT_EQ(format_rate(717e9), "717.0 GB/s");
+  // A small rate is not printed as 0.0 GB/s, a huge time not in 300 digits (hostile review of 2026-12-07).
+  EXPECT_EQ(format_rate(1e6), "1.0 MB/s");
+  EXPECT_EQ(format_rate(12.0), "12 B/s");
+  EXPECT_EQ(format_seconds(1e300), "1.000e+300 s");
+  EXPECT_EQ(format_seconds(2.5), "2.500 s");
 }
 
 }  // namespace
