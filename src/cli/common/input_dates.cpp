@@ -4,6 +4,7 @@
 #include <ctime>
 #include <optional>
 
+#include "report/measured_device.hpp"
 #include "report/utc_instant.hpp"
 
 namespace xs::cli {
@@ -59,7 +60,8 @@ nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
   // The judged files' device: "" where none names one; "mixed" where they name several.
   std::string data_device;
   for (const nlohmann::json& doc : judged_docs)
-    if (const std::string d = device_of(doc); !d.empty()) data_device = data_device.empty() || data_device == d ? d : "mixed";
+    if (const std::string d = device_of(doc); !d.empty())
+      data_device = data_device.empty() || report::device_key(data_device) == report::device_key(d) ? d : "mixed";
   nlohmann::json out = {{"earliest_judged_result_utc", earliest ? nlohmann::json(earliest_text) : nlohmann::json()},
                         {"judged_device", data_device}};
   bool all = earliest.has_value();
@@ -83,8 +85,9 @@ nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
     const std::string dev = device_of(doc);
     if (!dev.empty()) out[name]["device"] = dev;
     if (!dev.empty() || !data_device.empty())
-      out[name]["same_device_as_data"] = !dev.empty() && data_device != "mixed" &&
-                                         (data_device.empty() ? dev != "simulator" : dev == data_device);
+      out[name]["same_device_as_data"] =
+          !dev.empty() && data_device != "mixed" &&
+          (data_device.empty() ? dev != "simulator" : report::device_key(dev) == report::device_key(data_device));
   }
   out["every_input_predates_data"] = all;
   bool same = true;

@@ -16,8 +16,9 @@ namespace xs::cli {
 //  "every_input_from_the_judged_device": bool}. A missing or malformed date is unknown, never "before"
 // (report/utc_instant), and a judged file without one makes the earliest unknown. A refit predates only where its fit
 // date (meta.refit.date_utc, not before its measurement) does. Devices (meta.devices[0].name; "simulator" for
-// meta.backend "sim"): an input is from the judged GPU only where both name the same one; an input naming none beside
-// data that name one, a simulator input, or judged files on several GPUs ("mixed") are not.
+// meta.backend "sim"): an input is from the judged GPU only where both name the same one (report::device_key:
+// trimmed, case-blind); an input naming none beside data that name one, a simulator input, or judged files on several
+// GPUs ("mixed") are not.
 nlohmann::json input_dates(const std::vector<nlohmann::json>& judged_docs,
                            const std::vector<std::pair<std::string, nlohmann::json>>& inputs);
 // The stderr note a tool prints where not every input predates the data or one was measured on another GPU ("" where
