@@ -21,6 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from moe_matrix import mechanism  # noqa: E402
+from plot_io import output_path  # noqa: E402
 from moe_matrix.analysis import speedup_of  # noqa: E402
 from moe_matrix.points import (PRECISIONS, ROUTINGS, SHAPES, TOKENS, InputError, get, load_points,  # noqa: E402
                                select, status_of)
@@ -242,7 +243,6 @@ def main(argv=None):
     chosen, _, _ = select(records, a.block_n)
     names = ("fig8-speedup", "fig10-trs", "fig9-timeline", "table2-stall", "dsweep")
     # Every output checked before the first is written: never an input, a link or a non-file (plot_io.output_path).
-    from plot_io import output_path
     paths = {n: output_path("plot_moe_matrix", os.path.join(a.out_dir, f"{a.prefix}-{n}.png"), a.results)
              for n in names}
     out = lambda name: paths[name]  # noqa: E731
