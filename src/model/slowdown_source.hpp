@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "model/interference.hpp"
 
@@ -14,6 +15,9 @@ struct SlowdownSource {
   std::string why;    // for a status other than kIdentified
   std::string label;  // where the term comes from (a calibration file, "hand-made", ...)
   std::function<SlowdownBracket(const LoadState&)> slowdown;
+  // Where a load leaves what the term was calibrated on (InterferenceTerm::outside_calibration): one sentence per
+  // reason, "; "-joined, empty inside. Unset: the source has no calibrated range (the identity, hand-made terms).
+  std::function<std::string(const LoadState&)> outside;
 
   bool usable() const { return status == InterferenceStatus::kIdentified && static_cast<bool>(slowdown); }
   // "interference not calibrated: <why>" (or not identified); "" when usable.
@@ -30,6 +34,7 @@ inline SlowdownSource slowdown_source_of(const InterferenceTerm& term, const std
   s.why = term.why;
   s.label = label;
   s.slowdown = [term](const LoadState& load) { return term.slowdown(load); };
+  s.outside = [term](const LoadState& load) { return term.outside_calibration(load); };
   return s;
 }
 
@@ -41,5 +46,33 @@ inline SlowdownSource no_interference(const std::string& label) {
   s.slowdown = [](const LoadState&) { return SlowdownBracket{1, 1, 1}; };
   return s;
 }
+
+// Collects where a replay's loads leave the term's calibration: the number of evaluations outside and each distinct
+// reason once, in first-seen order (the first kMaxReasons; the rest are counted).
+struct OutsideCalibration {
+  static constexpr std::size_t kMaxReasons = 3;
+  int evaluations = 0, outside = 0, more_reasons = 0;
+  std::vector<std::string> reasons;
+  void add(const SlowdownSource& term, const LoadState& load) {
+    ++evaluations;
+    if (!term.outside) return;
+    const std::string why = term.outside(load);
+    if (why.empty()) return;
+    ++outside;
+    for (const std::string& r : reasons)
+      if (r == why) return;
+    if (reasons.size() < kMaxReasons) reasons.push_back(why); else ++more_reasons;
+  }
+  bool any() const { return outside > 0; }
+  // "the interference term is used outside its calibration at N of M loads: <reason>[; ...]" ("" when none).
+  std::string sentence() const {
+    if (!any()) return "";
+    std::string out = "the interference term is used outside its calibration at " + std::to_string(outside) + " of " +
+                      std::to_string(evaluations) + " loads: ";
+    for (std::size_t i = 0; i < reasons.size(); ++i) out += (i ? " | " : "") + reasons[i];
+    if (more_reasons > 0) out += " | and " + std::to_string(more_reasons) + " more load(s) with other values";
+    return out;
+  }
+};
 
 }  // namespace xs::model

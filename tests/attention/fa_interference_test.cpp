@@ -112,6 +112,28 @@ TEST(FaInterference, AnUncalibratedTermPredictsNothingAndSaysSo) {
   EXPECT_EQ(to_json(p)["computed"], false);
 }
 
+// A term used where its calibration did not reach (issue 27 item 4): the replay still runs, but no point is given
+// and the reason is named; inside the range the same term gives its points.
+TEST(FaInterference, ATermUsedOutsideItsCalibrationGivesNoPoint) {
+  const FaCalibration with_q = calibration(R"([{"K": 1, "bytes": 16384, "ci95": [16384, 16384], "bound": "fit"}])");
+  xs::model::SlowdownSource t = linear_term();
+  t.outside = [](const xs::model::LoadState& l) {
+    return l.burst_bytes_per_sm > 16384 ? std::string("32768 B stored per tile is outside the calibrated 0-16384 B")
+                                        : std::string();
+  };
+  const FaInterferencePrediction p = predict_with_interference(two_waves(with_q), t);
+  ASSERT_TRUE(p.computed) << p.why_not;
+  EXPECT_TRUE(std::isnan(p.sender_point_s));
+  EXPECT_TRUE(std::isnan(p.completion_point_s));
+  EXPECT_NE(p.why_no_point.find("outside its calibration"), std::string::npos) << p.why_no_point;
+  EXPECT_NE(p.term_outside_calibration.find("32768 B stored per tile"), std::string::npos);
+  EXPECT_TRUE(to_json(p)["term_outside_calibration"].is_string());
+  t.outside = [](const xs::model::LoadState&) { return std::string(); };
+  const FaInterferencePrediction q = predict_with_interference(two_waves(with_q), t);
+  EXPECT_NEAR(q.sender_point_s, 1.8 * kUs, 1e-15);
+  EXPECT_TRUE(q.term_outside_calibration.empty());
+}
+
 TEST(FaInterference, NoMeasuredFieldOfTheJudgedLaunchesMovesThePrediction) {
   FaA2aPointResult base;
   base.num_ctas = 132;

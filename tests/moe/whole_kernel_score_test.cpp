@@ -108,6 +108,35 @@ TEST(WholeKernelScore, AnUncalibratedTermGivesNoTransferAndSaysSo) {
   }
 }
 
+// A term used where its calibration did not reach (issue 27 item 4): no transfer and no ab initio host point, the
+// reason named, the extrapolated time kept apart, and nothing of it in the bars' statistics.
+TEST(WholeKernelScore, ATermUsedOutsideItsCalibrationIsNotDecided) {
+  model::SlowdownSource t = knee();
+  t.outside = [](const model::LoadState&) { return std::string("K_SM 132 is outside the calibrated 8-66"); };
+  const ScoreInputs in = read_score_inputs({{"megamoe-check.json", committed_check_file()}}, "host");
+  const WholeKernelResult r = predict_whole_kernel(in, settings_with(t));
+  int extrapolated = 0;
+  for (const WholeKernelConfig& c : r.configs)
+    for (const WholeKernelOption& o : c.options) {
+      EXPECT_FALSE(o.transfer_s.has_value());
+      EXPECT_FALSE(o.abinitio_host_s.has_value());
+      if (o.transfer_extrapolated_s) {
+        ++extrapolated;
+        EXPECT_NE(o.transfer_why_not.find("outside its calibration"), std::string::npos) << o.transfer_why_not;
+        EXPECT_NE(o.transfer_why_not.find("K_SM 132"), std::string::npos);
+      }
+    }
+  ASSERT_GT(extrapolated, 0);
+  const json j = whole_kernel_json(r, settings_with(t), json::object());
+  int counted = 0;
+  for (const json& set : j["sets"])
+    for (const auto& [schedule, sj] : set["schedules"].items()) {
+      counted += sj["transfer_outcomes"]["not_decided_term_outside_calibration"].get<int>();
+      EXPECT_EQ(sj["predictors"]["transfer (calibration term)"]["n"], 0);
+    }
+  EXPECT_EQ(counted, extrapolated);
+}
+
 }  // namespace
 }  // namespace xs::moe
 

@@ -160,12 +160,15 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
   for (const Row& r : rows) {
     const double t_fa = r.inputs.compute_only.t_fa_s;
     const FaInterferencePrediction& p = r.pred;
-    const bool ds = p.computed && sharp(p.sender, t_fa), dc = p.computed && sharp(p.completion, t_fa);
+    const bool inside = p.term_outside_calibration.empty();
+    const bool ds = p.computed && inside && sharp(p.sender, t_fa), dc = p.computed && inside && sharp(p.completion, t_fa);
     const std::string why_s = !p.computed ? p.why_not
+                              : !inside   ? p.term_outside_calibration
                                           : fmt::format("the sender-side interval [{:.1f}, {:.1f}] us is not sharp "
                                                         "(Q's bracket or R's and the term's ranges)",
                                                         p.sender.lo * 1e6, p.sender.hi * 1e6);
     const std::string why_c = !p.computed ? p.why_not
+                              : !inside   ? p.term_outside_calibration
                                           : fmt::format("the completion interval [{:.1f}, {:.1f}] us is not sharp",
                                                         p.completion.lo * 1e6, p.completion.hi * 1e6);
     const Outcome os = score(p.sender, p.sender_point_s, ds, why_s, r.sender);

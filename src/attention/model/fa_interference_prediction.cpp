@@ -36,6 +36,7 @@ FaReplay replay_fa_waves(const FaFrozenInputs& in, const xs::model::SlowdownSour
                                                              in.compute_only.sigma_s_per_kv_tile));  // G
   const double kv_bytes = 2.0 * c.num_heads * c.seq_len * head_dim * TileShape::kElemBytes;
   FaReplay out;
+  xs::model::OutsideCalibration outside;
   double q = 0, sum_s = 0;
   int beside = 0;
   double left = tiles;
@@ -69,6 +70,7 @@ FaReplay replay_fa_waves(const FaFrozenInputs& in, const xs::model::SlowdownSour
       // u, the share of the wave the path is full: the burst arrives at the wave's start, the queue drains at R
       // and stays above Q for (q - Q) / R. Without a finite Q the term derives u from the offered rate.
       if (std::isfinite(q_bytes)) load.full_fraction = std::min(1.0, std::max(0.0, q - q_bytes) / r_bps / wave_s);
+      outside.add(term, load);
       s = side_of(term.slowdown(load), side);
       sum_s += s;
       ++beside;
@@ -80,6 +82,7 @@ FaReplay replay_fa_waves(const FaFrozenInputs& in, const xs::model::SlowdownSour
   }
   out.queue_end_bytes = q + previous_bytes;  // the last wave's stores, issued after its compute
   out.mean_slowdown = beside ? sum_s / beside : 1.0;
+  out.term_outside_calibration = outside.sentence();
   return out;
 }
 
@@ -114,6 +117,7 @@ FaInterferencePrediction predict_with_interference(const FaFrozenInputs& in, con
       for (int side : {0, 2}) {
         const double q_eff = qv > 0 ? qv : 0.0;
         const FaReplay x = replay_fa_waves(in, term, rv, std::isfinite(q_eff) ? q_eff : INFINITY, side, l2_bytes);
+        if (p.term_outside_calibration.empty()) p.term_outside_calibration = x.term_outside_calibration;
         const double sv = x.sender_s(rv, std::isfinite(q_eff) ? q_eff : INFINITY);
         const double cv = x.completion_s(rv);
         slo = std::min(slo, sv);
@@ -142,6 +146,10 @@ FaInterferencePrediction predict_with_interference(const FaFrozenInputs& in, con
   } else {
     p.why_no_point = "R has no point: " + in.drain_rate.why;
   }
+  if (!p.term_outside_calibration.empty()) {  // an extrapolation of the term is no point prediction (issue 27 item 4)
+    p.extra_compute_s = p.sender_point_s = p.completion_point_s = NAN;
+    p.why_no_point = p.term_outside_calibration;
+  }
   return p;
 }
 
@@ -155,7 +163,8 @@ json to_json(const FaInterferencePrediction& p) {
           {"sender_side", {{"point_s", number(p.sender_point_s)}, {"interval_s", {number(p.sender.lo), number(p.sender.hi)}}}},
           {"completion", {{"point_s", number(p.completion_point_s)},
                           {"interval_s", {number(p.completion.lo), number(p.completion.hi)}}}},
-          {"why_no_point", p.why_no_point.empty() ? json() : json(p.why_no_point)}};
+          {"why_no_point", p.why_no_point.empty() ? json() : json(p.why_no_point)},
+          {"term_outside_calibration", p.term_outside_calibration.empty() ? json() : json(p.term_outside_calibration)}};
 }
 
 }  // namespace xs::attention::model

@@ -38,6 +38,9 @@ struct FaInterferencePrediction {
   double sender_point_s = NAN, completion_point_s = NAN;
   Interval sender, completion;
   std::string why_no_point;             // where a point is missing
+  // Where the term was evaluated outside its calibration (at any corner): one sentence, empty inside. The
+  // prediction then decides nothing (no point; the judge scores it not decided) and the numbers stay as diagnostics.
+  std::string term_outside_calibration;
 };
 
 // The judged boundary's T_FA and sigma_FA come from in.compute_only. operands_in_l2: whether K and V of all
@@ -48,6 +51,7 @@ FaInterferencePrediction predict_with_interference(const FaFrozenInputs& in, con
 // One evaluation (tests and the reference fit): the replay at fixed R, Q and bracket side (0 lo, 1 mid, 2 hi).
 struct FaReplay {
   double extra_compute_s = 0, capacity_wait_s = 0, queue_end_bytes = 0, mean_slowdown = 1;
+  std::string term_outside_calibration;  // xs::model::OutsideCalibration::sentence() of the waves' loads
   double sender_s(double r_bps, double q_bytes) const {
     return extra_compute_s + capacity_wait_s + std::max(0.0, queue_end_bytes - q_bytes) / r_bps;
   }

@@ -46,14 +46,17 @@ double number_field(const json& row, const char* key, const std::string& path) {
 struct Replayer {
   const MoeProblem& problem;
   const AdvisorConfig& config;
+  // The kernel time, or NaN with why_not where the replay could not run. extrapolated: where the term was used
+  // outside its calibration, the time is still returned and *extrapolated says why (empty otherwise).
   double run(const ScheduleOption& o, const TimeModelInputs& in, const model::SlowdownSource& term,
-             BracketSide side, std::string* why_not = nullptr) const {
+             BracketSide side, std::string* why_not = nullptr, std::string* extrapolated = nullptr) const {
     const TimeModelResult r = time_model(problem, config.block_n, config.num_sms, o.schedule,
                                          std::max(1, o.lead_rows), std::max(1, o.experts_per_wave), in, term, side);
     if (!r.computed) {
       if (why_not) *why_not = r.why_not;
       return NAN;
     }
+    if (extrapolated) *extrapolated = r.term_outside_calibration;
     return r.kernel_s;
   }
 };
@@ -166,7 +169,11 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
         const TimeModelResult mid_r =
             time_model(problem, in.config.block_n, in.config.num_sms, hm.option.schedule,
                        std::max(1, hm.option.lead_rows), std::max(1, hm.option.experts_per_wave), h, s.term);
-        if (mid_r.computed) {
+        if (mid_r.computed && !mid_r.term_outside_calibration.empty()) {
+          // An extrapolation of the term is no point prediction (issue 27 item 4): not decided, the time a diagnostic.
+          wo.transfer_why_not = mid_r.term_outside_calibration;
+          wo.transfer_extrapolated_s = base + mid_r.kernel_s;
+        } else if (mid_r.computed) {
           const double mid = mid_r.kernel_s;
           wo.replay_host_s = mid;
           wo.mean_slowdown_l2 = mid_r.mean_slowdown_l2;
@@ -198,9 +205,14 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
         h.l1_s = local_in.l1_s;
         h.l2_s = local_in.l2_s;
         wo.abinitio_local_s = rp.run(hm.option, local_in, identity, BracketSide::kMid);
-        std::string why;
-        wo.abinitio_host_s = opt(rp.run(hm.option, h, s.term, BracketSide::kMid, &why));
+        std::string why, extrapolated;
+        wo.abinitio_host_s = opt(rp.run(hm.option, h, s.term, BracketSide::kMid, &why, &extrapolated));
         if (!wo.abinitio_host_s) wo.abinitio_why_not = why;
+        if (!extrapolated.empty()) {
+          wo.abinitio_host_extrapolated_s = wo.abinitio_host_s;
+          wo.abinitio_host_s.reset();
+          wo.abinitio_why_not = extrapolated;
+        }
         const auto tiles = problem.tile_space(in.config.block_n);
         wo.abinitio_constant_s =
             (double(tiles.num_l1_tiles()) * local_in.l1_s + double(tiles.num_l2_tiles()) * local_in.l2_s) /
@@ -335,7 +347,7 @@ json set_json(const WholeKernelResult& r, int k) {
   for (const char* schedule : {"interleaved", "expert_wave"}) {
     json preds = json::object();
     int n_options = 0;
-    int agrees = 0, disagrees = 0, not_decided = 0, too_wide = 0;
+    int agrees = 0, disagrees = 0, not_decided = 0, too_wide = 0, extrapolated = 0;
     std::vector<double> widths;  // (high - low) / point of the transfer's interval
     for (const auto& [name, get] : host_predictors) {
       std::vector<std::pair<double, double>> pm;
@@ -358,6 +370,7 @@ json set_json(const WholeKernelResult& r, int k) {
         if (o.abinitio_local_s && o.local_measured_s) local_pm.emplace_back(*o.abinitio_local_s, *o.local_measured_s);
         if (!o.transfer_s) {
           ++not_decided;
+          extrapolated += o.transfer_extrapolated_s.has_value();
         } else {
           // Disagrees where the predicted bracket misses the measured median's +-1% (the launches' own spread
           // is below that), at any width; agrees where it meets it and is sharp: no wider than the bar's
@@ -378,6 +391,7 @@ json set_json(const WholeKernelResult& r, int k) {
                               {"transfer_outcomes", {{"agrees", agrees}, {"disagrees", disagrees},
                                                      {"not_decided", not_decided},
                                                      {"not_decided_too_wide", too_wide},
+                                                     {"not_decided_term_outside_calibration", extrapolated},
                                                      {"interval_relative_width_median",
                                                       widths.empty() ? json() : json(quantile(widths, 0.5))}}},
                               {"predictors", preds}};
@@ -418,13 +432,19 @@ json set_json(const WholeKernelResult& r, int k) {
     const auto get = [](const json& j, const char* key) {
       return j[key].is_number() ? std::optional<double>(j[key].get<double>()) : std::nullopt;
     };
-    bars.push_back(bar(fmt::format("{} transfer {} median |error| <= 5%", set, schedule),
-                       get(t, "abs_error_median"), 0.05, true));
-    bars.push_back(bar(fmt::format("{} transfer {} p90 |error| <= 10%", set, schedule),
-                       get(t, "abs_error_p90"), 0.10, true));
+    // How many options a bar's statistic rests on (an extrapolated or missing prediction is not in it).
+    const auto over = [&](json b, const json& stats) {
+      b["predicted_options"] = stats["n"];
+      b["options"] = per_schedule[schedule]["options"];
+      return b;
+    };
+    bars.push_back(over(bar(fmt::format("{} transfer {} median |error| <= 5%", set, schedule),
+                            get(t, "abs_error_median"), 0.05, true), t));
+    bars.push_back(over(bar(fmt::format("{} transfer {} p90 |error| <= 10%", set, schedule),
+                            get(t, "abs_error_p90"), 0.10, true), t));
     const json& a = per_schedule[schedule]["predictors"]["ab initio host (GEMM rate + calibration term)"];
-    bars.push_back(bar(fmt::format("{} ab initio host {} median |error| <= 10%", set, schedule),
-                       get(a, "abs_error_median"), 0.10, true));
+    bars.push_back(over(bar(fmt::format("{} ab initio host {} median |error| <= 10%", set, schedule),
+                            get(a, "abs_error_median"), 0.10, true), a));
     const json& al = per_schedule[schedule]["predictors"]["ab initio local (GEMM rate) vs the local control"];
     bars.push_back(bar(fmt::format("{} ab initio local {} median |error| <= 10%", set, schedule),
                        get(al, "abs_error_median"), 0.10, true));
@@ -461,6 +481,8 @@ json configs_json(const WholeKernelResult& r) {
                  {"abinitio_host_s", j(o.abinitio_host_s)},
                  {"abinitio_local_s", j(o.abinitio_local_s)},
                  {"abinitio_constant_s", j(o.abinitio_constant_s)}};
+      if (o.transfer_extrapolated_s) oj["transfer_extrapolated_s"] = *o.transfer_extrapolated_s;
+      if (o.abinitio_host_extrapolated_s) oj["abinitio_host_extrapolated_s"] = *o.abinitio_host_extrapolated_s;
       if (!o.transfer_why_not.empty()) oj["transfer_why_not"] = o.transfer_why_not;
       if (!o.abinitio_why_not.empty()) oj["abinitio_why_not"] = o.abinitio_why_not;
       opts.push_back(oj);
@@ -508,7 +530,9 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
             {"transfer_outcomes", "disagrees: the transfer's [low, high] misses the measured median +-1% (at any width); "
                                   "agrees: it meets it and is no wider than +-5% of its point (the bar's tolerance); "
                                   "not decided: it meets it but is wider (not_decided_too_wide), or no transfer was "
-                                  "computed (no local control, or the term not usable)"},
+                                  "computed (no local control, the term not usable, or the term used outside its calibration: "
+                                  "not_decided_term_outside_calibration, the extrapolated time in the option's "
+                                  "transfer_extrapolated_s, never in a bar)"},
             {"speedup", "expert-wave / interleaved at every measured pair, Spearman of predicted vs measured median"},
             {"reference", "a term s = 1 + a [offered/R - b]+ fitted on the application data of the other shapes "
                           "(host K_SM=66 transfers); reference only, the bars apply to the calibration's term"}}},
@@ -559,12 +583,18 @@ std::string whole_kernel_markdown(const json& s) {
     for (const auto& [name, p] : set["speedup_spearman"].items())
       md += fmt::format("| {} | {} | {} |\n", name, p["pairs"].get<int>(),
                         p["spearman"].is_number() ? fmt::format("{:.3f}", p["spearman"].get<double>()) : "-");
-    md += "\n| bar | measured | result |\n|---|---|---|\n";
+    md += "\n| bar | measured | result | predicted options |\n|---|---|---|---|\n";
     for (const json& b : set["bars"])
-      md += fmt::format("| {} | {} | {}{} |\n", b["bar"].get<std::string>(),
+      md += fmt::format("| {} | {} | {}{} | {} |\n", b["bar"].get<std::string>(),
                         b["measured"].is_number() ? fmt::format("{:.4g}", b["measured"].get<double>()) : "-",
                         b["result"].get<std::string>(),
-                        b.contains("by") && b["by"].get<double>() > 0 ? fmt::format(" by {:.4g}", b["by"].get<double>()) : "");
+                        b.contains("by") && b["by"].get<double>() > 0 ? fmt::format(" by {:.4g}", b["by"].get<double>()) : "",
+                        b.contains("options") ? fmt::format("{} of {}", b["predicted_options"].get<int>(), b["options"].get<int>())
+                                              : std::string("-"));
+    for (const auto& [schedule, sj] : set["schedules"].items())
+      if (const int x = sj["transfer_outcomes"].value("not_decided_term_outside_calibration", 0); x > 0)
+        md += fmt::format("\n{}: {} transfer(s) not decided because the interference term would be used outside its "
+                          "calibration (extrapolated times in the JSON, not in the bars).\n", schedule, x);
     md += "\n";
   }
   md += "Reference fits (application data, leave-one-shape-out; not scored against the bars):\n\n";

@@ -57,6 +57,9 @@ struct WholeKernelOption {
   std::optional<double> abinitio_host_s, abinitio_local_s;
   std::optional<double> abinitio_constant_s;   // total compute-only tile time / K_SM (no schedule, no path)
   std::string abinitio_why_not;
+  // Where the term was used outside its calibration (an extrapolation): the prediction is not decided (transfer_s
+  // or abinitio_host_s null, the why says so) and the extrapolated time is kept here as a diagnostic only.
+  std::optional<double> transfer_extrapolated_s, abinitio_host_extrapolated_s;
 };
 
 struct WholeKernelConfig {

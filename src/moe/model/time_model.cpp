@@ -75,6 +75,7 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
   DrainQueue queue{in.drain_rate_bps, in.capacity_bytes};
   double offered_bps = 0;  // sum of the CTAs' contributions
   TimeModelResult r;
+  model::OutsideCalibration outside;  // loads past the term's calibrated range
   double sum_s1 = 0, sum_s2 = 0, sum_offered_l2 = 0;
   std::uint64_t n1 = 0, n2 = 0;
   double end = 0;
@@ -130,6 +131,7 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
       load.tile_time_s = base_s;  // T0: the tile's compute-only time (the wait is additive, scaled by k-blocks)
       load.k_blocks_per_tile = is_l2 ? in.l2_k_blocks : in.l1_k_blocks;
       load.burst_bytes_per_sm = beside_bytes;  // this CTA's Combine rows stored beside this tile (0: none)
+      if (base_s > 0) outside.add(term, load);
       s = base_s > 0 ? side_of(term.slowdown(load), side) : 1.0;
       if (!(s > 0) || !std::isfinite(s))
         throw std::logic_error("time_model: the interference term returned a slowdown that is not a positive number");
@@ -195,6 +197,8 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
   r.slowdown_extra_per_cta_s = extra / g;
   r.mean_slowdown_l1 = n1 ? sum_s1 / n1 : 1.0;
   r.mean_slowdown_l2 = n2 ? sum_s2 / n2 : 1.0;
+  r.term_outside_loads = outside.outside;
+  r.term_outside_calibration = outside.sentence();
   r.mean_offered_rate_l2_bps = n2 ? sum_offered_l2 / n2 : 0.0;
   return r;
 }

@@ -57,6 +57,10 @@ struct TimeModelResult {
   double mean_offered_rate_l2_bps = 0;  // offered rate seen by L2 tiles (mean over them)
   std::uint64_t tiles = 0;
   bool deadlock = false;
+  // Loads at which the term was evaluated outside what it was calibrated on (an extrapolation), and why (empty:
+  // none). A time that rests on them is no point prediction: callers report it as not decided.
+  int term_outside_loads = 0;
+  std::string term_outside_calibration;
 };
 
 // schedule: "interleaved" (lead_rows = D >= 1) or "expert_wave" (experts_per_wave >= 1). input_error for bad
