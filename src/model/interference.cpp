@@ -108,17 +108,19 @@ std::string epilogue_outside(const InterferenceTerm& t, const LoadState& load) {
   if (!gamma.constrained && load.num_sms != k_ref)
     why.push_back(fmt::format("gamma (K exponent) is not constrained{}: the cost is known at K_SM {:g} only, not {}",
                               gamma.note.empty() ? "" : " (" + gamma.note + ")", k_ref, load.num_sms));
+  // Below the calibrated range is no extrapolation: slowdown() brackets it between s = 1 (nothing stored) and the
+  // law at the calibrated minimum. Above it is.
   const double v_min = t.parameter("v_min").value, v_max = t.parameter("v_max").value;
-  if (load.burst_bytes_per_sm > 0 && (load.burst_bytes_per_sm < v_min || load.burst_bytes_per_sm > v_max))
-    why.push_back(fmt::format("{:g} B stored per tile is outside the calibrated {:g}-{:g} B", load.burst_bytes_per_sm,
+  if (load.burst_bytes_per_sm > 0 && load.burst_bytes_per_sm > v_max)
+    why.push_back(fmt::format("{:g} B stored per tile is above the calibrated {:g}-{:g} B", load.burst_bytes_per_sm,
                               v_min, v_max));
   // The law's regressor, B / T0 (files fitted before 2026-12-06 evening do not carry its range: not checked there).
   const InterferenceParameter* x_lo = t.find("store_load_min_Bps");
   const InterferenceParameter* x_hi = t.find("store_load_max_Bps");
   if (x_lo && x_hi && load.burst_bytes_per_sm > 0 && load.tile_time_s > 0) {
     const double x = load.burst_bytes_per_sm / load.tile_time_s;
-    if (x < x_lo->value || x > x_hi->value)
-      why.push_back(fmt::format("B / T0 = {:.3g} B/s per CTA is outside the calibrated {:.3g}-{:.3g} B/s (the "
+    if (x > x_hi->value)
+      why.push_back(fmt::format("B / T0 = {:.3g} B/s per CTA is above the calibrated {:.3g}-{:.3g} B/s (the "
                                 "slowdown is linear in it by assumption there)", x, x_lo->value, x_hi->value));
   }
   std::string out;
@@ -166,7 +168,20 @@ SlowdownBracket InterferenceTerm::slowdown(const LoadState& load) const {
       throw input_error("tile_time_s", "the epilogue_per_byte term needs the tile's time without stores (T0 > 0)");
     const SlowdownBracket a = epilogue_cost_per_byte(*this, load.num_sms);
     const double x = load.burst_bytes_per_sm / load.tile_time_s;
-    return {1 + a.lo * x, 1 + a.mid * x, 1 + a.hi * x};
+    // Below what was calibrated (fewer bytes per tile than v_min, or a lower B / T0): s = 1 with nothing stored, and s
+    // is taken to grow with the bytes stored, so s lies in [1, the law's high end at the calibrated minimum]; the
+    // linear law stays the middle. (Above the range is an extrapolation: outside_calibration() says so.)
+    double x_hi = x;
+    bool below = false;
+    if (const InterferenceParameter* v_min = find("v_min"); v_min && load.burst_bytes_per_sm < v_min->value) {
+      x_hi = std::max(x_hi, v_min->value / load.tile_time_s);
+      below = true;
+    }
+    if (const InterferenceParameter* x_min = find("store_load_min_Bps"); x_min && x < x_min->value) {
+      x_hi = std::max(x_hi, x_min->value);
+      below = true;
+    }
+    return {below ? 1.0 : 1 + a.lo * x, 1 + a.mid * x, 1 + a.hi * x_hi};
   }
 
   // s_free: the slowdown below the knee (median over the calibration's free points, CI) x its scatter.

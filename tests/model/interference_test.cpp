@@ -116,6 +116,34 @@ TEST(InterferenceTerm, AnUnconstrainedParameterIsOutsideTheCalibration) {
   EXPECT_NE(t.outside_calibration(full_load(132)).find("cost per byte is not constrained"), std::string::npos);
 }
 
+// eq. I2 below its calibrated range (fewer bytes per tile, a lower B / T0) is bracketed between s = 1 and the law
+// at the calibrated minimum, not reported as outside; above the range it is outside, with the reason.
+TEST(InterferenceTerm, BelowTheCalibratedRangeIsABracketAboveItIsOutside) {
+  InterferenceTerm t;
+  t.status = InterferenceStatus::kIdentified;
+  t.form = kEpiloguePerByteForm;
+  t.parameters = {exact("cost_s_per_byte_at_kref", 2e-10), exact("k_ref", 132), exact("k_exponent", 0.9),
+                  exact("misfit_log_sd", 0.0), exact("k_min", 33), exact("k_max", 132), exact("v_min", 512),
+                  exact("v_max", 131072), exact("store_load_min_Bps", 1e8), exact("store_load_max_Bps", 5e10)};
+  LoadState l = full_load(132);
+  l.tile_time_s = 4e-6;
+  l.burst_bytes_per_sm = 2048;  // x = 5.12e8 B/s: inside
+  EXPECT_EQ(t.outside_calibration(l), "");
+  SlowdownBracket s = t.slowdown(l);
+  EXPECT_NEAR(s.lo, 1 + 2e-10 * 5.12e8, 1e-12);
+  EXPECT_NEAR(s.hi, s.lo, 1e-12);
+  l.burst_bytes_per_sm = 256;  // below v_min; x = 6.4e7 B/s, below the calibrated B / T0 too
+  EXPECT_EQ(t.outside_calibration(l), "");
+  s = t.slowdown(l);
+  EXPECT_DOUBLE_EQ(s.lo, 1.0);
+  EXPECT_NEAR(s.mid, 1 + 2e-10 * 6.4e7, 1e-12);
+  EXPECT_NEAR(s.hi, 1 + 2e-10 * (512 / 4e-6), 1e-12);  // v_min / T0 = 1.28e8 > the calibrated 1e8
+  l.burst_bytes_per_sm = 262144;  // above v_max, and x above the calibrated 5e10? 6.6e10: yes
+  const std::string why = t.outside_calibration(l);
+  EXPECT_NE(why.find("262144 B stored per tile is above"), std::string::npos) << why;
+  EXPECT_NE(why.find("is above the calibrated"), std::string::npos) << why;
+}
+
 TEST(InterferenceTerm, StatusesAndBadLoads) {
   InterferenceTerm t;
   EXPECT_THROW(t.slowdown(full_load(66)), std::logic_error);  // not calibrated: no number
