@@ -18,6 +18,7 @@
 #include "cli/common/options.hpp"
 #include "common/error.hpp"
 #include "moe/advisor/advisor_score_io.hpp"
+#include "model/platform_model.hpp"
 #include "moe/advisor/whole_kernel_score.hpp"
 #include "report/file_io.hpp"
 #include "report/fnv1a.hpp"
@@ -77,19 +78,35 @@ moe::PathInputs path_of(const json& doc, int num_sms, const std::string& file) {
     p.drain_rate_hi_bps = m["R_ci95"][1].get<double>();
   }
   p.capacity_bytes = std::numeric_limits<double>::infinity();
-  p.capacity_text = fmt::format("Q(K={}) not in the calibration: no capacity limit replayed", num_sms);
+  p.capacity_text = fmt::format("Q(K={}) not in the calibration", num_sms);
   if (m.contains("Q") && m["Q"].is_array())
     for (const json& row : m["Q"]) {
       if (!row.is_object() || !row.contains("K") || !row["K"].is_number() || row["K"].get<int>() != num_sms) continue;
       const std::string bound = row.value("bound", std::string("fit"));
       const bool constrained = row.value("constrained", false);
       if (bound == "fit" && constrained && row.contains("bytes") && row["bytes"].is_number()) {
-        p.capacity_bytes = row["bytes"].get<double>();
+        p.capacity_bytes = p.capacity_lo_bytes = p.capacity_hi_bytes = row["bytes"].get<double>();
+        p.capacity_is_point = true;
+        if (row.contains("ci95") && row["ci95"].is_array() && row["ci95"].size() == 2 && row["ci95"][0].is_number() &&
+            row["ci95"][1].is_number()) {
+          p.capacity_lo_bytes = row["ci95"][0].get<double>();
+          p.capacity_hi_bytes = row["ci95"][1].get<double>();
+        }
         p.capacity_text = fmt::format("Q(K={}) = {:.0f} B", num_sms, p.capacity_bytes);
       } else {
-        p.capacity_text = fmt::format("Q(K={}) {} (not a point): no capacity limit replayed", num_sms, bound);
+        p.capacity_text = fmt::format("Q(K={}) {} (not a point)", num_sms, bound);
       }
     }
+  if (!p.capacity_is_point) {
+    // The bracket every measured K gives (Q nondecreasing in K; drained bursts at R's low end).
+    const model::CapacityBracket b = model::PlatformModel::from_json(m).capacity_bracket(num_sms);
+    p.capacity_lo_bytes = b.consistent ? b.lower_bytes : 0.0;
+    p.capacity_hi_bytes = b.consistent ? b.upper_bytes : std::numeric_limits<double>::infinity();
+    p.capacity_text += fmt::format(", bracketed by the calibration's bursts in [{:.0f}, {}] B{}", p.capacity_lo_bytes,
+                                   std::isfinite(p.capacity_hi_bytes) ? fmt::format("{:.0f}", p.capacity_hi_bytes)
+                                                                      : std::string("inf"),
+                                   b.consistent ? "" : " (the evidence contradicts itself: the whole range)");
+  }
   return p;
 }
 

@@ -27,7 +27,8 @@ WholeKernelSettings settings_with(model::SlowdownSource term) {
   s.path.drain_rate_bps = 52.5e9;
   s.path.drain_rate_lo_bps = 51.7e9;
   s.path.drain_rate_hi_bps = 52.8e9;
-  s.path.capacity_bytes = std::numeric_limits<double>::infinity();
+  s.path.capacity_bytes = s.path.capacity_lo_bytes = s.path.capacity_hi_bytes = std::numeric_limits<double>::infinity();
+  s.path.capacity_is_point = true;  // no capacity limit at all (a hand-made path)
   s.reference_fit = false;
   return s;
 }
@@ -135,6 +136,36 @@ TEST(WholeKernelScore, ATermUsedOutsideItsCalibrationIsNotDecided) {
       EXPECT_EQ(sj["predictors"]["transfer (calibration term)"]["n"], 0);
     }
   EXPECT_EQ(counted, extrapolated);
+}
+
+// Q(K_SM) not identified (issue 27 item 4): the point is replayed at Q's high end and stands only where Q's low end
+// gives the same time; where Q decides the time there is no transfer point, the reason names Q, and the interval
+// spans Q's bracket.
+TEST(WholeKernelScore, AnUnidentifiedCapacityThatDecidesTheTimeGivesNoPoint) {
+  const ScoreInputs in = read_score_inputs({{"megamoe-check.json", committed_check_file()}}, "host");
+  WholeKernelSettings s = settings_with(knee());
+  s.path.capacity_is_point = false;
+  s.path.capacity_lo_bytes = 1e12;  // Q at least 1 TB: never reached, the point stands
+  s.path.capacity_text = "Q(K) not identified";
+  const WholeKernelResult loose = predict_whole_kernel(in, s);
+  s.path.capacity_lo_bytes = 4096;  // Q may be 4 KiB: the Combine waits for room
+  const WholeKernelResult tight = predict_whole_kernel(in, s);
+  int points = 0, open = 0;
+  for (std::size_t c = 0; c < loose.configs.size(); ++c)
+    for (std::size_t i = 0; i < loose.configs[c].options.size(); ++i) {
+      const WholeKernelOption& a = loose.configs[c].options[i];
+      const WholeKernelOption& b = tight.configs[c].options[i];
+      if (!a.transfer_s) continue;
+      ++points;
+      ASSERT_TRUE(b.transfer_hi_s && a.transfer_hi_s);
+      EXPECT_GE(*b.transfer_hi_s, *a.transfer_hi_s);  // the interval's high end replays Q's low end
+      if (b.transfer_s) continue;
+      ++open;
+      EXPECT_NE(b.transfer_why_not.find("Q(K) not identified"), std::string::npos) << b.transfer_why_not;
+      EXPECT_GT(*b.transfer_hi_s, *a.transfer_hi_s);
+    }
+  ASSERT_GT(points, 0);
+  EXPECT_GT(open, 0);
 }
 
 }  // namespace

@@ -44,6 +44,13 @@ struct Row {
   double reference_completion_s = NAN;
 };
 
+// Why a prediction is not decided: not computed, the term extrapolated, or an interval that is not sharp.
+std::string not_decided_why(const FaInterferencePrediction& p, const Interval& i, const char* what, const char* cause) {
+  if (!p.computed) return p.why_not;
+  if (!p.term_outside_calibration.empty()) return p.term_outside_calibration;
+  return fmt::format("the {} [{:.1f}, {:.1f}] us is not sharp{}{}", what, i.lo * 1e6, i.hi * 1e6, *cause ? " " : "", cause);
+}
+
 json bar_at(const char* boundary, double point_s, const Interval& interval, const MeasuredResidual& m, double t_fa_s,
             int seq_len) {
   json j = {{"boundary", boundary}, {"M", seq_len}};
@@ -162,15 +169,8 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
     const FaInterferencePrediction& p = r.pred;
     const bool inside = p.term_outside_calibration.empty();
     const bool ds = p.computed && inside && sharp(p.sender, t_fa), dc = p.computed && inside && sharp(p.completion, t_fa);
-    const std::string why_s = !p.computed ? p.why_not
-                              : !inside   ? p.term_outside_calibration
-                                          : fmt::format("the sender-side interval [{:.1f}, {:.1f}] us is not sharp "
-                                                        "(Q's bracket or R's and the term's ranges)",
-                                                        p.sender.lo * 1e6, p.sender.hi * 1e6);
-    const std::string why_c = !p.computed ? p.why_not
-                              : !inside   ? p.term_outside_calibration
-                                          : fmt::format("the completion interval [{:.1f}, {:.1f}] us is not sharp",
-                                                        p.completion.lo * 1e6, p.completion.hi * 1e6);
+    const std::string why_s = not_decided_why(p, p.sender, "sender-side interval", "(Q's bracket or R's and the term's ranges)");
+    const std::string why_c = not_decided_why(p, p.completion, "completion interval", "");
     const Outcome os = score(p.sender, p.sender_point_s, ds, why_s, r.sender);
     const Outcome oc = score(p.completion, p.completion_point_s, dc, why_c, r.completion);
     const Outcome zs = score({0, 0}, 0, true, "", r.sender), zc = score({0, 0}, 0, true, "", r.completion);

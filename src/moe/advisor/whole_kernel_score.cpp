@@ -61,6 +61,54 @@ struct Replayer {
   }
 };
 
+// Q(K_SM) where the calibration gives no point: the replay at its bracket's low end (the high end is what the
+// point was replayed at). A gap over kCapacityPointRelative of the time means Q decides the time, and the time is no
+// point: the reason, else "".
+constexpr double kCapacityPointRelative = 1e-3;
+std::string capacity_dependence(const Replayer& rp, const ScheduleOption& o, const TimeModelInputs& at_hi,
+                                const PathInputs& path, const model::SlowdownSource& term, double time_at_hi_s) {
+  if (path.capacity_is_point || !std::isfinite(time_at_hi_s)) return "";
+  TimeModelInputs at_lo = at_hi;
+  at_lo.capacity_bytes = std::max(1.0, path.capacity_lo_bytes);
+  const double t_lo = rp.run(o, at_lo, term, BracketSide::kMid);
+  if (std::isfinite(t_lo) && std::fabs(t_lo - time_at_hi_s) <= kCapacityPointRelative * time_at_hi_s) return "";
+  return fmt::format("{}, and the replay depends on it: {:.4g} s at Q's low end {:.4g} B, {:.4g} s at its high end "
+                     "{:.4g} B (no point; the interval spans Q's bracket)", path.capacity_text, t_lo,
+                     at_lo.capacity_bytes, time_at_hi_s, at_hi.capacity_bytes);
+}
+
+// The transfer of one option: the local control's measured time (base = measured - the local replay) plus the host
+// replay (h: the host path with the local control's tile times), its interval over R's ci95, Q's bracket and the
+// term's sides; no point where the term is extrapolated or Q decides the time (the why says which).
+void predict_transfer(const Replayer& rp, const ScheduleOption& o, const TimeModelInputs& h, double base,
+                      const WholeKernelSettings& s, const model::SlowdownSource& identity, WholeKernelOption& wo) {
+  wo.transfer_no_term_s = base + rp.run(o, h, identity, BracketSide::kMid);
+  const TimeModelResult mid_r =
+      time_model(rp.problem, rp.config.block_n, rp.config.num_sms, o.schedule,
+                 std::max(1, o.lead_rows), std::max(1, o.experts_per_wave), h, s.term);
+  if (mid_r.computed && !mid_r.term_outside_calibration.empty()) {
+    // An extrapolation of the term is no point prediction (issue 27 item 4): not decided, the time a diagnostic.
+    wo.transfer_why_not = mid_r.term_outside_calibration;
+    wo.transfer_extrapolated_s = base + mid_r.kernel_s;
+  } else if (mid_r.computed) {
+    const double mid = mid_r.kernel_s;
+    wo.replay_host_s = mid;
+    wo.mean_slowdown_l2 = mid_r.mean_slowdown_l2;
+    wo.transfer_why_not = capacity_dependence(rp, o, h, s.path, s.term, mid);
+    if (wo.transfer_why_not.empty()) wo.transfer_s = base + mid;
+    TimeModelInputs lo = h, hi = h;  // the interval: R's ci95, Q's bracket and the term's sides
+    lo.drain_rate_bps = s.path.drain_rate_hi_bps;
+    lo.capacity_bytes = s.path.capacity_hi_bytes;
+    hi.drain_rate_bps = s.path.drain_rate_lo_bps;
+    hi.capacity_bytes = std::max(1.0, s.path.capacity_lo_bytes);
+    wo.transfer_lo_s = base + rp.run(o, lo, s.term, BracketSide::kLow);
+    wo.transfer_hi_s = base + rp.run(o, hi, s.term, BracketSide::kHigh);
+  } else {
+    wo.transfer_why_not = mid_r.why_not;
+  }
+}
+
+
 std::optional<double> opt(double x) { return std::isfinite(x) ? std::optional<double>(x) : std::nullopt; }
 
 const MeasuredOption* find_option(const std::vector<MeasuredOption>& v, const ScheduleOption& o) {
@@ -133,7 +181,7 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
     const Replayer rp{problem, in.config};
     TimeModelInputs host_in;
     host_in.drain_rate_bps = s.path.drain_rate_bps;
-    host_in.capacity_bytes = s.path.capacity_bytes;
+    host_in.capacity_bytes = s.path.capacity_is_point ? s.path.capacity_bytes : s.path.capacity_hi_bytes;
     host_in.l1_k_blocks = in.config.shape.hidden / 64;        // L1: k = h
     host_in.l2_k_blocks = in.config.shape.intermediate / 64;  // L2: k = I
     // The ab initio tile times: a measured per-shape GEMM rate, else the spec-sheet F the host point recorded
@@ -165,27 +213,7 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
         h.l2_s = local_in.l2_s;
         wo.replay_local_s = rp.run(hm.option, local_in, identity, BracketSide::kMid);
         const double base = *wo.local_measured_s - wo.replay_local_s;
-        wo.transfer_no_term_s = base + rp.run(hm.option, h, identity, BracketSide::kMid);
-        const TimeModelResult mid_r =
-            time_model(problem, in.config.block_n, in.config.num_sms, hm.option.schedule,
-                       std::max(1, hm.option.lead_rows), std::max(1, hm.option.experts_per_wave), h, s.term);
-        if (mid_r.computed && !mid_r.term_outside_calibration.empty()) {
-          // An extrapolation of the term is no point prediction (issue 27 item 4): not decided, the time a diagnostic.
-          wo.transfer_why_not = mid_r.term_outside_calibration;
-          wo.transfer_extrapolated_s = base + mid_r.kernel_s;
-        } else if (mid_r.computed) {
-          const double mid = mid_r.kernel_s;
-          wo.replay_host_s = mid;
-          wo.mean_slowdown_l2 = mid_r.mean_slowdown_l2;
-          wo.transfer_s = base + mid;
-          TimeModelInputs lo = h, hi = h;
-          lo.drain_rate_bps = s.path.drain_rate_hi_bps;
-          hi.drain_rate_bps = s.path.drain_rate_lo_bps;
-          wo.transfer_lo_s = base + rp.run(hm.option, lo, s.term, BracketSide::kLow);
-          wo.transfer_hi_s = base + rp.run(hm.option, hi, s.term, BracketSide::kHigh);
-        } else {
-          wo.transfer_why_not = mid_r.why_not;
-        }
+        predict_transfer(rp, hm.option, h, base, s, identity, wo);
         if (s.reference_fit && in.config.num_sms == 66) {
           RefRow row;
           row.config = res.configs.size();
@@ -208,6 +236,11 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
         std::string why, extrapolated;
         wo.abinitio_host_s = opt(rp.run(hm.option, h, s.term, BracketSide::kMid, &why, &extrapolated));
         if (!wo.abinitio_host_s) wo.abinitio_why_not = why;
+        if (wo.abinitio_host_s && extrapolated.empty())
+          if (std::string q = capacity_dependence(rp, hm.option, h, s.path, s.term, *wo.abinitio_host_s); !q.empty()) {
+            wo.abinitio_host_s.reset();
+            wo.abinitio_why_not = q;
+          }
         if (!extrapolated.empty()) {
           wo.abinitio_host_extrapolated_s = wo.abinitio_host_s;
           wo.abinitio_host_s.reset();
@@ -333,6 +366,40 @@ json bar(const std::string& what, std::optional<double> measured, double limit, 
 
 namespace {
 
+// The transfer's outcomes over a set of options (see the "transfer_outcomes" definition in the file).
+struct TransferOutcomes {
+  int agrees = 0, disagrees = 0, not_decided = 0, too_wide = 0, extrapolated = 0, capacity_open = 0;
+  std::vector<double> widths;  // (high - low) / point of the transfer's interval
+  void add(const WholeKernelOption& o) {
+    const double m = o.host_measured_s.value_or(NAN);
+    const auto meets = [&] { return *o.transfer_lo_s <= m * 1.01 && *o.transfer_hi_s >= m * 0.99; };
+    if (!o.transfer_s && o.transfer_lo_s && o.transfer_hi_s) {
+      // No point (Q decides the time), but an interval: it can still miss the measurement.
+      if (meets()) ++not_decided, ++capacity_open;
+      else ++disagrees;
+    } else if (!o.transfer_s) {
+      ++not_decided;
+      extrapolated += o.transfer_extrapolated_s.has_value();
+    } else {
+      // Disagrees where the predicted bracket misses the measured median's +-1% (the launches' own spread
+      // is below that), at any width; agrees where it meets it and is sharp: no wider than the bar's
+      // +-5% of its point; a wider bracket that meets it decides nothing (not decided).
+      const double width = (*o.transfer_hi_s - *o.transfer_lo_s) / *o.transfer_s;
+      widths.push_back(width);
+      const bool sharp = width <= 2 * kTransferSharpRelative;
+      if (!meets()) ++disagrees;
+      else if (sharp) ++agrees;
+      else ++not_decided, ++too_wide;
+    }
+  }
+  json to_json() const {
+    return {{"agrees", agrees}, {"disagrees", disagrees}, {"not_decided", not_decided},
+            {"not_decided_too_wide", too_wide}, {"not_decided_term_outside_calibration", extrapolated},
+            {"not_decided_capacity_not_identified", capacity_open},
+            {"interval_relative_width_median", widths.empty() ? json() : json(quantile(widths, 0.5))}};
+  }
+};
+
 // One set of the score (host K_SM = k): per schedule the host predictors' errors and the transfer's outcomes, the
 // speedup's Spearman per predictor, and the bars.
 json set_json(const WholeKernelResult& r, int k) {
@@ -347,8 +414,7 @@ json set_json(const WholeKernelResult& r, int k) {
   for (const char* schedule : {"interleaved", "expert_wave"}) {
     json preds = json::object();
     int n_options = 0;
-    int agrees = 0, disagrees = 0, not_decided = 0, too_wide = 0, extrapolated = 0;
-    std::vector<double> widths;  // (high - low) / point of the transfer's interval
+    TransferOutcomes outcomes;
     for (const auto& [name, get] : host_predictors) {
       std::vector<std::pair<double, double>> pm;
       for (const WholeKernelConfig& c : r.configs) {
@@ -368,32 +434,12 @@ json set_json(const WholeKernelResult& r, int k) {
         if (o.option.schedule != schedule) continue;
         ++n_options;
         if (o.abinitio_local_s && o.local_measured_s) local_pm.emplace_back(*o.abinitio_local_s, *o.local_measured_s);
-        if (!o.transfer_s) {
-          ++not_decided;
-          extrapolated += o.transfer_extrapolated_s.has_value();
-        } else {
-          // Disagrees where the predicted bracket misses the measured median's +-1% (the launches' own spread
-          // is below that), at any width; agrees where it meets it and is sharp: no wider than the bar's
-          // +-5% of its point; a wider bracket that meets it decides nothing (not decided).
-          const double m = *o.host_measured_s;
-          const bool meets = *o.transfer_lo_s <= m * 1.01 && *o.transfer_hi_s >= m * 0.99;
-          const double width = (*o.transfer_hi_s - *o.transfer_lo_s) / *o.transfer_s;
-          widths.push_back(width);
-          const bool sharp = width <= 2 * kTransferSharpRelative;
-          if (!meets) ++disagrees;
-          else if (sharp) ++agrees;
-          else ++not_decided, ++too_wide;
-        }
+        outcomes.add(o);
       }
     }
     preds["ab initio local (GEMM rate) vs the local control"] = to_json(stats_of(local_pm));
     per_schedule[schedule] = {{"options", n_options},
-                              {"transfer_outcomes", {{"agrees", agrees}, {"disagrees", disagrees},
-                                                     {"not_decided", not_decided},
-                                                     {"not_decided_too_wide", too_wide},
-                                                     {"not_decided_term_outside_calibration", extrapolated},
-                                                     {"interval_relative_width_median",
-                                                      widths.empty() ? json() : json(quantile(widths, 0.5))}}},
+                              {"transfer_outcomes", outcomes.to_json()},
                               {"predictors", preds}};
   }
   // Speedup (expert-wave / interleaved) at every measured pair.
@@ -532,7 +578,8 @@ json whole_kernel_json(const WholeKernelResult& r, const WholeKernelSettings& se
                                   "not decided: it meets it but is wider (not_decided_too_wide), or no transfer was "
                                   "computed (no local control, the term not usable, or the term used outside its calibration: "
                                   "not_decided_term_outside_calibration, the extrapolated time in the option's "
-                                  "transfer_extrapolated_s, never in a bar)"},
+                                  "transfer_extrapolated_s, never in a bar; or Q(K_SM) not identified and deciding the time: "
+                                  "not_decided_capacity_not_identified, where its interval still meets the measurement)"},
             {"speedup", "expert-wave / interleaved at every measured pair, Spearman of predicted vs measured median"},
             {"reference", "a term s = 1 + a [offered/R - b]+ fitted on the application data of the other shapes "
                           "(host K_SM=66 transfers); reference only, the bars apply to the calibration's term"}}},

@@ -10,6 +10,7 @@
 // of the other shapes (leave-one-shape-out; reference only, never scored against the bars). Nothing a judged
 // (host) launch measured enters a prediction: the host medians are read only by the scorer.
 #pragma once
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +36,11 @@ std::vector<GemmRate> read_gemm_rates(const nlohmann::json& doc, const std::stri
 // The remote path as the predictions read it from the calibration (R, Q(K_SM) where identified).
 struct PathInputs {
   double drain_rate_bps = 0, drain_rate_lo_bps = 0, drain_rate_hi_bps = 0;
-  double capacity_bytes = 0;  // +inf where Q(K_SM) is not identified
+  double capacity_bytes = 0;  // Q(K_SM) where identified; +inf where not (then the replay's point has no Q)
+  // Q(K_SM)'s bracket [lo, hi] (hi may be +inf): the ci95 where identified, else PlatformModel::capacity_bracket.
+  // Where Q is not identified and the replay at lo differs from the one at hi, the transfer has no point.
+  double capacity_lo_bytes = 0, capacity_hi_bytes = std::numeric_limits<double>::infinity();
+  bool capacity_is_point = false;
   std::string capacity_text;
 };
 

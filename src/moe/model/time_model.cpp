@@ -50,6 +50,22 @@ double side_of(const model::SlowdownBracket& s, BracketSide side) {
   return side == BracketSide::kLow ? s.lo : side == BracketSide::kHigh ? s.hi : s.mid;
 }
 
+// The load a tile sees (model::LoadState): every field from the configuration or the replay's own queue.
+model::LoadState tile_load(const TimeModelInputs& in, double offered_bps, double outstanding_bytes, int num_ctas,
+                           double base_s, bool is_l2, double beside_bytes) {
+  model::LoadState load;
+  load.offered_rate_bps = std::max(0.0, offered_bps);  // the running sum can round below 0
+  load.outstanding_bytes = outstanding_bytes;
+  load.drain_rate_bps = in.drain_rate_bps;
+  load.capacity_bytes = std::isfinite(in.capacity_bytes) ? in.capacity_bytes : 0.0;
+  load.num_sms = num_ctas;
+  load.operands_in_l2 = in.operands_in_l2;
+  load.tile_time_s = base_s;  // T0: the tile's compute-only time (the wait is additive, scaled by k-blocks)
+  load.k_blocks_per_tile = is_l2 ? in.l2_k_blocks : in.l1_k_blocks;
+  load.burst_bytes_per_sm = beside_bytes;  // this CTA's Combine rows stored beside this tile (0: none)
+  return load;
+}
+
 template <class Schedule>
 TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const Schedule& sched,
                        const TimeModelInputs& in, const SlowdownSource& term, BracketSide side) {
@@ -121,16 +137,7 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
     double s = 1.0;
     if (remote) {
       queue.advance(start);
-      model::LoadState load;
-      load.offered_rate_bps = std::max(0.0, offered_bps);  // the running sum can round below 0
-      load.outstanding_bytes = queue.bytes;
-      load.drain_rate_bps = in.drain_rate_bps;
-      load.capacity_bytes = std::isfinite(in.capacity_bytes) ? in.capacity_bytes : 0.0;
-      load.num_sms = num_ctas;
-      load.operands_in_l2 = in.operands_in_l2;
-      load.tile_time_s = base_s;  // T0: the tile's compute-only time (the wait is additive, scaled by k-blocks)
-      load.k_blocks_per_tile = is_l2 ? in.l2_k_blocks : in.l1_k_blocks;
-      load.burst_bytes_per_sm = beside_bytes;  // this CTA's Combine rows stored beside this tile (0: none)
+      const model::LoadState load = tile_load(in, offered_bps, queue.bytes, num_ctas, base_s, is_l2, beside_bytes);
       if (base_s > 0) outside.add(term, load);
       s = base_s > 0 ? side_of(term.slowdown(load), side) : 1.0;
       if (!(s > 0) || !std::isfinite(s))
