@@ -239,15 +239,8 @@ PlatformModel PlatformModel::from_json(const json& section) {
   return m;
 }
 
-CapacityBracket PlatformModel::capacity_bracket(int num_producers, std::optional<double> drain_rate_lo_bps) const {
+CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
   CapacityBracket b;
-  // R's low end: the smaller R, the larger V - R T_iss^0, so the bound holds for every R the data allow.
-  double r_lo = std::numeric_limits<double>::quiet_NaN();
-  if (drain_rate_lo_bps) {
-    r_lo = std::max(0.0, *drain_rate_lo_bps);
-  } else if (const Lookup r = drain_rate(); r.has_bracket()) {
-    r_lo = std::max(0.0, std::min(r.bracket_lo, r.value));
-  }
   b.upper_bytes = std::numeric_limits<double>::infinity();
   auto raise_lower = [&](double bytes, int k) {
     if (bytes > b.lower_bytes) { b.lower_bytes = bytes; b.lower_from_k = k; }
@@ -255,21 +248,13 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers, std::optional
   auto cut_upper = [&](double bytes, int k) {
     if (bytes < b.upper_bytes) { b.upper_bytes = bytes; b.upper_from_k = k; }
   };
-  for (const CapacityEvidence& e : capacity_evidence_) {
+  // Floors only: a drained burst's Q <= V - R T_iss^0 is not used (removed 2026-12-07 evening). Under the 5-10%
+  // per-point offsets the H200 shows between runs, a floor point lifted by its offset past the knee margin reads as
+  // drained, and the bound then excluded the planted Q in 7 of 34 to 37 of 113 unidentified rows of the coverage
+  // study (tests/fit/truth_coverage_test.cpp); with floors alone the bracket holds it in >= 90% of every scenario.
+  for (const CapacityEvidence& e : capacity_evidence_)
     if (e.num_producers <= num_producers && e.floor_lower_bound_bytes > 0)
       raise_lower(e.floor_lower_bound_bytes, e.num_producers);
-    if (e.num_producers >= num_producers && e.drain_start_volume_bytes > 0 && std::isfinite(r_lo)) {
-      // A drained burst bounds Q only where it had something outstanding (V > R T_iss^0). T_iss^0 at a
-      // drained V is the floor's clamped end value (the floor stops below the drain). Q <= V - R T_iss^0 holds
-      // for the true T_iss^0, so where the lookup is not a point (an unconstrained row is only an upper bound)
-      // the bound takes the low end of its bracket (0 without one): looser, never tighter than the data allow.
-      const double v = e.drain_start_volume_bytes;
-      const Lookup t = tiss0_s(e.num_producers, v);
-      const double t0 = t.usable_as_point ? t.value : t.has_bracket() ? std::max(0.0, t.bracket_lo) : 0.0;
-      const double bound = v - r_lo * t0;
-      if (bound > 0) cut_upper(bound, e.num_producers);
-    }
-  }
   for (const CapacityPoint& c : capacity_) {
     if (c.bound == "fit" && !c.constrained) continue;  // its interval is not a measurement of Q
     if (c.num_producers <= num_producers) raise_lower(c.bound == "lower" ? c.capacity_bytes : c.ci95_lo, c.num_producers);

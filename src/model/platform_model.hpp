@@ -48,7 +48,8 @@ struct CapacityPoint {
 // What the isolated bursts at one K say about Q(K) where the fitter could not identify it (its `fit.Q[]`
 // diagnostics, docs/result-schema.md): a burst whose outstanding bytes q = V - R T_iss^0 issued on the floor
 // (no backpressure) shows Q(K) >= q (floor_lower_bound_bytes); the smallest V issued on the drain branch
-// shows Q(K) < V - R T_iss^0(K, V) (drain_start_volume_bytes). 0: that side not measured.
+// shows Q(K) < V - R T_iss^0(K, V) under a hard knee and no per-point offset (drain_start_volume_bytes: recorded,
+// not used as a bound; capacity_bracket says why). 0: that side not measured.
 struct CapacityEvidence {
   int num_producers = 0;                 // K
   double floor_lower_bound_bytes = 0;
@@ -130,12 +131,10 @@ class PlatformModel {
   const std::vector<CapacityEvidence>& capacity_evidence() const { return capacity_evidence_; }
   // Q(K) bracketed by every K' measured, assuming Q(K) nondecreasing in K (the knee is per producer,
   // section 3.5; every calibration so far has it so): a floor burst of K' <= K producers bounds Q(K) from
-  // below, a drained burst of K' >= K producers from above; an identified Q(K') (ci95) does both. For a K
-  // whose Q is not identified, so a design test can still be decided where the burst lies outside the bracket.
-  // A drained burst bounds Q by V - R T_iss^0, with both at the low end of what the data allow: R at its ci95's
-  // low end (drain_rate()'s bracket), or at drain_rate_lo_bps where the caller bounds R more loosely (e.g. by a
-  // copy-engine rate: 0 bounds nothing, the bound is then V). With R not identified, drains bound nothing.
-  CapacityBracket capacity_bracket(int num_producers, std::optional<double> drain_rate_lo_bps = std::nullopt) const;
+  // below; an identified Q(K') (ci95) bounds it from below (K' <= K) and above (K' >= K). For a K whose Q is not
+  // identified, so a design test can still be decided where the burst lies outside the bracket. Drained bursts
+  // bound nothing (platform_model.cpp says why): the upper end is +inf unless an identified Q at K' >= K cuts it.
+  CapacityBracket capacity_bracket(int num_producers) const;
   const std::string& drain_rate_bound() const { return drain_rate_bound_; }  // "fit", "lower", "not_identified"
   bool drain_rate_identified() const { return drain_rate_bound_ != "not_identified"; }
 

@@ -218,20 +218,43 @@ TEST(FaCommittedMutation, TenTimesTheIssueTimeCannotMoveADrainBoundAgreement) {
   EXPECT_EQ(beyond[agreed].model.direction, "over");
 }
 
-TEST(FaCommittedMutation, AShiftedCapacityDisagrees) {
-  const Flips f = flips(outcomes(no_cal, no_point), outcomes([](json& c) {
-    for (json& row : c["model"]["Q"]) {
-      scale_number(row, "bytes", 0.25);
-      scale_pair(row, "ci95", 0.25);
-    }
-    if (c["model"].contains("fit") && c["model"]["fit"].contains("Q"))
-      for (json& e : c["model"]["fit"]["Q"]) {
-        scale_number(e, "floor_lower_bound_bytes", 0.25);
-        scale_number(e, "drain_start_V_bytes", 0.25);
+// A shifted Q. Since drained bursts no longer bound an unidentified Q (2026-12-07 evening: under per-point offsets
+// they excluded the planted Q), the one committed agreement left on these files does not rest on Q, so no shift of Q
+// can lose it: the test instead shows that the verdicts read Q. Every Q number x4 (rows, intervals, the floors'
+// evidence) gains agreements a correct calibration does not have, which only a verdict that depends on Q can do;
+// x0.25 moves the predicted intervals.
+TEST(FaCommittedMutation, AShiftedCapacityMovesTheVerdicts) {
+  const auto both = [](const std::function<void(json&)>& cal) {
+    std::vector<FaJudgement> out;
+    for (const DataSet* set : {&kH200, &kH100})
+      for (FaJudgement& j : judgements(*set, set == &kH200 ? h200_points() : h100_points(), cal, no_point))
+        out.push_back(std::move(j));
+    return out;
+  };
+  const auto shift = [](double f) {
+    return [f](json& c) {
+      for (json& row : c["model"]["Q"]) {
+        scale_number(row, "bytes", f);
+        scale_pair(row, "ci95", f);
       }
-  }, no_point));
-  EXPECT_GT(f.agree_to_disagree, 0);
-  EXPECT_LT(f.agree_after, f.agree_before);
+      if (c["model"].contains("fit") && c["model"]["fit"].contains("Q"))
+        for (json& e : c["model"]["fit"]["Q"]) {
+          scale_number(e, "floor_lower_bound_bytes", f);
+          scale_number(e, "drain_start_V_bytes", f);
+        }
+    };
+  };
+  const std::vector<FaJudgement> base = both(no_cal), up = both(shift(4.0)), down = both(shift(0.25));
+  ASSERT_EQ(base.size(), up.size());
+  int agree_base = 0, agree_up = 0, moved_down = 0;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    agree_base += base[i].model.result == "agrees";
+    agree_up += up[i].model.result == "agrees";
+    moved_down += down[i].prediction.e_res.lo != base[i].prediction.e_res.lo ||
+                  down[i].prediction.e_res.hi != base[i].prediction.e_res.hi;
+  }
+  EXPECT_GT(agree_up, agree_base) << "Q x4 changed no verdict: the verdicts do not read Q";
+  EXPECT_GT(moved_down, 0) << "Q x0.25 moved no prediction";
 }
 
 // The rule, row by row on every committed H200 and H100 judgement: disagrees exactly where the predicted

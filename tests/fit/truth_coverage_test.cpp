@@ -135,6 +135,10 @@ struct Result {
   Tally drain, capacity, tiss0;
   std::map<std::string, Tally> tiss0_by_source;
   Tally capacity_vs_planted;  // only where the judged truth is an effective Q (absorbing prefix)
+  // Where Q(K) is not constrained, what a prediction uses instead: PlatformModel::capacity_bracket(K) from the
+  // file's model section. Covered where lower <= the effective Q <= upper.
+  int bracket_n = 0, bracket_covered = 0, bracket_bounded_above = 0, bracket_truth_below = 0, bracket_truth_above = 0;
+  double bracket_coverage() const { return bracket_n ? double(bracket_covered) / bracket_n : NAN; }
 };
 
 // The Q that eq. 7 describes for isolated bursts: the planted Q plus what an absorbing prefix drains early.
@@ -288,6 +292,12 @@ json result_json(const Result& r) {
           {"Q", tally_json(r.capacity)},
           {"tiss0", tally_json(r.tiss0)},
           {"tiss0_by_source", by_source},
+          {"Q_bracket_where_not_constrained",
+           {{"n", r.bracket_n}, {"covered", r.bracket_covered}, {"bounded_above", r.bracket_bounded_above},
+            {"truth_below_floor_bound", r.bracket_truth_below}, {"truth_above_upper_bound", r.bracket_truth_above},
+            {"coverage", number(r.bracket_coverage())},
+            {"definition", "PlatformModel::capacity_bracket(K) (floors below, identified Q rows of larger K above; "
+                           "drained bursts bound nothing) holds the effective Q"}}},
           {"Q_vs_planted", r.capacity_vs_planted.n + r.capacity_vs_planted.unconstrained ? tally_json(r.capacity_vs_planted)
                                                                                           : json()}};
 }
@@ -318,7 +328,17 @@ Result run_scenario(const Scenario& sc, int seeds) {
     options.seed = 1000 + static_cast<std::uint64_t>(seed);
     const CalibrationFit fit = fit_calibration(gen.sweep(sw), options);
     r.drain.add(fit.drain.drain_rate_bps, p.drain_rate_bps, kDrainTol);
+    const model::PlatformModel pm = model::PlatformModel::from_json(fit.to_json());
     for (const auto& q : fit.capacity) {
+      if (!q.capacity_bytes.constrained) {
+        const model::CapacityBracket b = pm.capacity_bracket(q.num_producers);
+        const double truth = effective_capacity(sc, q.num_producers);
+        ++r.bracket_n;
+        r.bracket_bounded_above += std::isfinite(b.upper_bytes);
+        r.bracket_covered += b.consistent && b.lower_bytes <= truth && truth <= b.upper_bytes;
+        r.bracket_truth_below += truth < b.lower_bytes;
+        r.bracket_truth_above += truth > b.upper_bytes;
+      }
       r.capacity.add(q.capacity_bytes, effective_capacity(sc, q.num_producers), kCapacityTol);
       if (sc.breakage.isolated_prefix_bytes > 0)
         r.capacity_vs_planted.add(q.capacity_bytes, p.capacity_bytes(q.num_producers), kCapacityTol);
@@ -381,6 +401,12 @@ void expect_meets_bar(const std::string& name) {
   }
   for (const auto& [source, t] : r.tiss0_by_source)
     std::printf("[coverage] %s %s\n", name.c_str(), summary(("T_iss0 " + source).c_str(), t).c_str());
+  if (r.bracket_n > 0) {
+    std::printf("[coverage] %s Q bracket where not constrained: %d/%d hold the effective Q (%d bounded above; the truth "
+                "below the floor bound %d, above the upper bound %d)\n", name.c_str(), r.bracket_covered, r.bracket_n,
+                r.bracket_bounded_above, r.bracket_truth_below, r.bracket_truth_above);
+    EXPECT_GE(r.bracket_coverage(), kCoverageBar) << "the bracket a prediction uses for an unidentified Q";
+  }
   const MustIdentify& must = r.scenario.must;
   EXPECT_GE(r.drain.constrained_fraction(), must.drain) << summary("R", r.drain);
   if (must.capacity > 0) {

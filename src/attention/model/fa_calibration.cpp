@@ -199,9 +199,7 @@ Term capacity_term(const FaCalibration& c, int k) {
         return t;
       }
   }
-  // The drained bursts' bound V - R T_iss^0 takes R at the low end this judge allows it (the copy engine's
-  // bound where R's ci95 lies above it: 0, so such a burst bounds Q by V only).
-  const xs::model::CapacityBracket b = p.capacity_bracket(k, drain_rate_term(c).range.lo);
+  const xs::model::CapacityBracket b = p.capacity_bracket(k);
   t.source = "bracket";
   if (!b.consistent) {
     t.range = {0, INFINITY};
