@@ -2,6 +2,7 @@
 #include "runtime/variant_timer.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/error.hpp"
@@ -67,26 +68,32 @@ void plain_sync(cudaStream_t stream, const char* what) {
 
 }  // namespace
 
+bench::RoundReplay graph_replay(const std::vector<VariantEnqueue>& variants, int launches_per_graph,
+                                cudaStream_t stream, const StreamSync& synchronize) {
+  if (variants.empty()) throw input_error("variants", "nothing to time");
+  if (launches_per_graph < 1) throw input_error("launches_per_graph", "expected >= 1");
+  struct Graphs {
+    std::vector<std::unique_ptr<VariantGraph>> graphs;
+    std::optional<Event> start, stop;  // created after the captures
+  };
+  auto g = std::make_shared<Graphs>();
+  for (const auto& v : variants) g->graphs.push_back(std::make_unique<VariantGraph>(v, launches_per_graph, stream));
+  g->start.emplace();
+  g->stop.emplace();
+  const StreamSync sync = synchronize ? synchronize : StreamSync(plain_sync);
+  return [g, stream, sync](std::size_t v, bool) {
+    return g->graphs.at(v)->replay_s(stream, g->start->get(), g->stop->get(), sync);
+  };
+}
+
 std::vector<std::vector<double>> time_variants(const std::vector<VariantEnqueue>& variants, int launches_per_graph,
                                                int warmup, int repetitions, cudaStream_t stream,
                                                const StreamSync& synchronize, const ReplayBarrier& barrier) {
   if (variants.empty()) throw input_error("variants", "nothing to time");
   if (launches_per_graph < 1) throw input_error("launches_per_graph", "expected >= 1");
-  if (warmup < 0) throw input_error("warmup", "expected >= 0");
-  if (repetitions < 1) throw input_error("repetitions", "expected >= 1");
-  const StreamSync sync = synchronize ? synchronize : StreamSync(plain_sync);
-  std::vector<std::unique_ptr<VariantGraph>> graphs;
-  for (const auto& v : variants) graphs.push_back(std::make_unique<VariantGraph>(v, launches_per_graph, stream));
-  const Event start, stop;
-  std::vector<std::vector<double>> seconds(variants.size());
-  for (int round = 0; round < warmup + repetitions; ++round)
-    for (std::size_t i = 0; i < graphs.size(); ++i) {
-      const std::size_t v = (i + static_cast<std::size_t>(round)) % graphs.size();
-      if (barrier) barrier();
-      const double t = graphs[v]->replay_s(stream, start.get(), stop.get(), sync);
-      if (round >= warmup) seconds[v].push_back(t);
-    }
-  return seconds;
+  bench::check_round_robin(variants.size(), warmup, repetitions);
+  const bench::RoundReplay replay = graph_replay(variants, launches_per_graph, stream, synchronize);
+  return bench::time_round_robin(variants.size(), warmup, repetitions, replay, barrier);
 }
 
 }  // namespace xs::runtime

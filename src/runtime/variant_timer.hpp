@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "bench/app_bench.hpp"
+#include "bench/point_harness.hpp"
 
 namespace xs::runtime {
 
@@ -40,8 +41,14 @@ class CapturedGraph {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// Captures each variant's graph of `launches_per_graph` launches now, in order; the returned replay runs variant
+// v's graph once, timed with events: seconds per launch (the harness's round-robin calls it, bench/point_harness).
+// input_error for no variant or launches_per_graph < 1. Throws xs::Error (exit 3) on CUDA failures.
+bench::RoundReplay graph_replay(const std::vector<VariantEnqueue>& variants, int launches_per_graph,
+                                cudaStream_t stream, const StreamSync& synchronize = {});
+
 // Returns [variant][round] seconds per launch (event time of one replay / launches_per_graph), the
-// `warmup` leading rounds dropped, `repetitions` rounds kept. Throws xs::Error (exit 3) on CUDA failures;
+// `warmup` leading rounds dropped, `repetitions` rounds kept (bench::time_round_robin over graph_replay). Throws xs::Error (exit 3) on CUDA failures;
 // input_error for launches_per_graph < 1, warmup < 0, repetitions < 1 or no variant. `barrier`, when given,
 // runs before every replay (after the previous one's stream synchronization).
 std::vector<std::vector<double>> time_variants(const std::vector<VariantEnqueue>& variants, int launches_per_graph,

@@ -5,6 +5,7 @@
 
 #include "attention/run/fa_burst.hpp"
 #include "attention/run/fa_device.hpp"
+#include "bench/point_harness.hpp"
 #include "common/error.hpp"
 #include "common/cuda_check.hpp"
 #include "runtime/stream.hpp"
@@ -26,44 +27,40 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
   auto* rec_dev = static_cast<ka::TileRecord*>(rec.get());
   std::vector<ka::TileRecord> host(L * per_launch);
   std::vector<runtime::Event> start(L), stop(L);
-  const std::size_t nv = variants.size();
-  std::vector<std::vector<double>> out(nv);
-  for (int round = 0; round < warmup + repetitions; ++round) {
-    for (std::size_t k = 0; k < nv; ++k) {
-      const std::size_t v = (static_cast<std::size_t>(round) + k) % nv;
-      const SenderVariant& var = variants[v];
-      XS_CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), stream));
-      if (round_barrier) {  // every rank starts this variant's L launches together
-        sync_checked(stream, "sender-side round (clear records)");
-        round_barrier();
-      }
-      for (std::size_t l = 0; l < L; ++l) {
-        var.enqueue(stream, rec_dev + l * per_launch);
-        if (var.after) {
-          XS_CUDA_CHECK(cudaEventRecord(start[l].get(), stream));
-          var.after(stream);
-          XS_CUDA_CHECK(cudaEventRecord(stop[l].get(), stream));
-        }
-      }
-      sync_checked(stream, "sender-side round");  // the one remote-visibility barrier after L launches
-      if (round < warmup) continue;
-      XS_CUDA_CHECK(cudaMemcpy(host.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
-      double sum_s = 0;
-      for (std::size_t l = 0; l < L; ++l) {
-        sum_s += launch_sender_span_s(host.data() + l * per_launch, per_launch);
-        if (var.after) {
-          float ms = 0;
-          XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start[l].get(), stop[l].get()));
-          sum_s += ms * 1e-3;
-        }
-        if (sink)
-          sink(v, std::vector<ka::TileRecord>(host.begin() + static_cast<std::ptrdiff_t>(l * per_launch),
-                                              host.begin() + static_cast<std::ptrdiff_t>((l + 1) * per_launch)));
-      }
-      out[v].push_back(sum_s / static_cast<double>(L));
+  // One round's replay of variant v: L launches, one synchronization, then (kept rounds) the sender-side spans.
+  auto replay = [&](std::size_t v, bool kept) {
+    const SenderVariant& var = variants[v];
+    XS_CUDA_CHECK(cudaMemsetAsync(rec.get(), 0, rec.bytes(), stream));
+    if (round_barrier) {  // every rank starts this variant's L launches together
+      sync_checked(stream, "sender-side round (clear records)");
+      round_barrier();
     }
-  }
-  return out;
+    for (std::size_t l = 0; l < L; ++l) {
+      var.enqueue(stream, rec_dev + l * per_launch);
+      if (var.after) {
+        XS_CUDA_CHECK(cudaEventRecord(start[l].get(), stream));
+        var.after(stream);
+        XS_CUDA_CHECK(cudaEventRecord(stop[l].get(), stream));
+      }
+    }
+    sync_checked(stream, "sender-side round");  // the one remote-visibility barrier after L launches
+    if (!kept) return 0.0;
+    XS_CUDA_CHECK(cudaMemcpy(host.data(), rec.get(), rec.bytes(), cudaMemcpyDeviceToHost));
+    double sum_s = 0;
+    for (std::size_t l = 0; l < L; ++l) {
+      sum_s += launch_sender_span_s(host.data() + l * per_launch, per_launch);
+      if (var.after) {
+        float ms = 0;
+        XS_CUDA_CHECK(cudaEventElapsedTime(&ms, start[l].get(), stop[l].get()));
+        sum_s += ms * 1e-3;
+      }
+      if (sink)
+        sink(v, std::vector<ka::TileRecord>(host.begin() + static_cast<std::ptrdiff_t>(l * per_launch),
+                                            host.begin() + static_cast<std::ptrdiff_t>((l + 1) * per_launch)));
+    }
+    return sum_s / static_cast<double>(L);
+  };
+  return bench::time_round_robin(variants.size(), warmup, repetitions, replay);  // rotating, as variant_timer
 }
 
 void replay_instrumented_graph(const SenderVariant& variant, std::uint32_t num_record_slots, int launches_per_round,

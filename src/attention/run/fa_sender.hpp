@@ -35,8 +35,8 @@ struct SenderVariant {
 using SenderLaunchSink = std::function<void(std::size_t variant, const std::vector<kernels::attention::TileRecord>&)>;
 
 // Returns [variant][round] sender-side seconds per launch. Rounds visit the variants round-robin from a
-// rotating start (like runtime/variant_timer), so same-round differences pair measurements taken close
-// together; the `warmup` leading rounds are dropped. Throws xs::Error (exit 3) on CUDA failures.
+// rotating start (bench::time_round_robin, as runtime/variant_timer), so same-round differences pair
+// measurements taken close together; the `warmup` leading rounds are dropped. Throws xs::Error (exit 3) on CUDA failures.
 std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants,
                                                   std::uint32_t num_record_slots, int launches_per_round, int warmup,
                                                   int repetitions, cudaStream_t stream,

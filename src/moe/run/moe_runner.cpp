@@ -1,16 +1,18 @@
-// xstage moe layer (CUDA): the megamoe point runner (see moe_runner.hpp): validation, the device state
-// (moe_point_device), per-variant verification on fresh poison in a rotating order, instrumentation, the
-// round-robin timing and the paired ratios.
+// xstage moe layer (CUDA): the megamoe point runner (see moe_runner.hpp) on the shared point harness
+// (bench/point_harness.hpp): validation, the device state (moe_point_device), each plan's poison, launch and
+// Combine check, the instrumented launches, the timed plans and the paired ratios.
 #include "moe/run/moe_runner.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
 
+#include "bench/point_harness.hpp"
 #include "bench/rank_comm.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
@@ -47,52 +49,9 @@ MoeVariantPlan serial_plan() {
   return p;
 }
 
-}  // namespace
-
-MoePointResult run_moe_point(const MoePointSpec& spec) {
-  const Routing routing = generate_routing(routing_params_of(spec));
-  return run_moe_point(spec, routing, build_problem(routing, spec.shape.hidden, spec.shape.intermediate));
-}
-
-MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, const MoeProblem& prob) {
-  MoePointResult r;
-  const runtime::Target target = runtime::parse_target(spec.target);
-  validate_tile_shape(spec.shape.hidden, spec.shape.intermediate, spec.block_n);
-  if (spec.precision != "bf16" && spec.precision != "fp8")
-    throw input_error("precision", "'" + spec.precision + "' is not a precision; accepted: bf16, fp8");
-  const bool fp8 = spec.precision == "fp8";
-  if (fp8 && spec.block_n != 128)
-    throw input_error("block_n", "fp8 W8A8 is built for b_n = 128 only (256 accumulators per thread at 256)");
-  check_variant_families(spec.variants);
-  const MoeExchange* ex = spec.exchange.get();  // several ranks: the Combine into every rank's window
-  if (ex != nullptr) {
-    for (const char* f : {"serial_then_copy", "unfused_overlapped", "phase_l1", "phase_l2"})
-      if (spec.variants.empty() || std::find(spec.variants.begin(), spec.variants.end(), f) != spec.variants.end())
-        throw input_error("--variants", std::string("the unfused variant is not built across ranks (") + f +
-                                            ": its Combine would need ncclSend/ncclRecv, or it reads another "
-                                            "launch's intermediates): name the fused variants, e.g. "
-                                            "expert_wave,interleaved");
-    if (ex->peer_windows.size() != static_cast<std::size_t>(spec.num_ranks) || !ex->barrier ||
-        ex->own_window == nullptr || ex->world_rank != prob.emulated_rank)
-      throw input_error("exchange", "a Combine across ranks needs one window per rank (P = " +
-                                        std::to_string(spec.num_ranks) + "), a barrier, and this rank playing the "
-                                        "routing's emulated rank");
-    for (void* w : ex->peer_windows)
-      if (w == nullptr) throw input_error("exchange", "a rank's window is not load/store reachable from this rank");
-  }
-  runtime::DeviceInfo info;
-  if (auto why = runtime::sm90_point_unavailable_reason(ex != nullptr ? runtime::parse_target("local") : target,
-                                                        spec.device, &info)) {
-    r.status = "skipped";
-    r.reason = *why;
-    return r;
-  }
-  if (spec.num_ctas < 1 || spec.num_ctas > info.sm_count)
-    throw input_error("K_SM", "K_SM = " + std::to_string(spec.num_ctas) + " must be in [1, " +
-                                  std::to_string(info.sm_count) + "] on this device");
-  runtime::DeviceGuard guard(spec.device);
-
-  // ---- Problem ----
+// The point's description from its problem (host only): counts, lead rows, wave widths; returns the plans.
+std::vector<MoeVariantPlan> describe_point(const MoePointSpec& spec, const Routing& routing, const MoeProblem& prob,
+                                           MoePointResult& r) {
   if (prob.hidden != spec.shape.hidden || prob.intermediate != spec.shape.intermediate ||
       prob.num_ranks != spec.num_ranks || prob.tokens_per_rank != spec.tokens_per_rank || prob.top_k != spec.shape.top_k)
     throw input_error("problem", "the given problem was not built from this point's spec (h, I, P, T or top-k differ)");
@@ -110,132 +69,126 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
   r.lead_rows = spec.lead_rows > 0 ? spec.lead_rows
                                    : model::knee_lead_rows(model::lead_knee_rows(spec.block_n, spec.num_ctas, inter));
   r.experts_per_wave = expert_wave_widths(spec.experts_per_wave, prob.num_local_experts);
-  const std::vector<MoeVariantPlan> plans =
-      plan_variants(spec.variants, r.experts_per_wave, r.lead_rows, spec.fault_skip_l2_wait_variant);
-  if (prob.num_row_blocks == 0) {
-    r.status = "skipped";
-    r.reason = "no (token, top-k) pair is routed to the emulated rank";
-    return r;
-  }
+  return plan_variants(spec.variants, r.experts_per_wave, r.lead_rows, spec.fault_skip_l2_wait_variant);
+}
 
-  r.input_seed = spec.input_seed != 0 ? spec.input_seed : runtime::fresh_seed();
+// The input checks that need no GPU (exit 2 even where none exists).
+void validate_point(const MoePointSpec& spec, const MoeProblem& prob) {
+  validate_tile_shape(spec.shape.hidden, spec.shape.intermediate, spec.block_n);
+  if (spec.precision != "bf16" && spec.precision != "fp8")
+    throw input_error("precision", "'" + spec.precision + "' is not a precision; accepted: bf16, fp8");
+  if (spec.precision == "fp8" && spec.block_n != 128)
+    throw input_error("block_n", "fp8 W8A8 is built for b_n = 128 only (256 accumulators per thread at 256)");
+  check_variant_families(spec.variants);
+  const MoeExchange* ex = spec.exchange.get();  // several ranks: the Combine into every rank's window
+  if (ex == nullptr) return;
+  for (const char* f : {"serial_then_copy", "unfused_overlapped", "phase_l1", "phase_l2"})
+    if (spec.variants.empty() || std::find(spec.variants.begin(), spec.variants.end(), f) != spec.variants.end())
+      throw input_error("--variants", std::string("the unfused variant is not built across ranks (") + f +
+                                          ": its Combine would need ncclSend/ncclRecv, or it reads another "
+                                          "launch's intermediates): name the fused variants, e.g. "
+                                          "expert_wave,interleaved");
+  if (ex->peer_windows.size() != static_cast<std::size_t>(spec.num_ranks) || !ex->barrier ||
+      ex->own_window == nullptr || ex->world_rank != prob.emulated_rank)
+    throw input_error("exchange", "a Combine across ranks needs one window per rank (P = " +
+                                      std::to_string(spec.num_ranks) + "), a barrier, and this rank playing the "
+                                      "routing's emulated rank");
+  for (void* w : ex->peer_windows)
+    if (w == nullptr) throw input_error("exchange", "a rank's window is not load/store reachable from this rank");
+}
+
+// The point's device state; members in the order the runner made them (destroyed in reverse).
+struct MoePointRun {
+  runtime::DeviceGuard guard;
   runtime::Stream stream;
-  const cudaStream_t s = stream.get();
-  MoePointDevice dev(spec, prob, r.input_seed, s);
-  for (const auto& v : plans) {
-    VariantResult vr;
-    vr.name = v.name;
-    vr.family = v.family;
-    vr.schedule = v.schedule;
-    vr.mode = v.pipeline != "fused" ? v.pipeline : v.completion_coupled ? "completion_coupled" : "fused";
-    vr.phases = v.phases;
-    vr.lead_rows = v.lead_rows;
-    vr.experts_per_wave = v.experts_per_wave;
-    r.variants.push_back(vr);
-  }
+  MoePointDevice dev;
+  CombineTolerance tol;
+  bool have_first = false;  // the bitwise reference: the first variant that passed on its own
+  MoePointRun(const MoePointSpec& spec, const MoeProblem& prob, std::uint64_t input_seed)
+      : guard(spec.device), dev(spec, prob, input_seed, stream.get()) {}
+};
 
-  // ---- Verification: each variant on freshly poisoned intermediates and destinations, in a rotated order ----
-  bool all_ok = true;
-  if (spec.verify) {
-    dev.run_reference(s);
-    r.reference_rms = dev.reference_rms();
-    const CombineTolerance tol = combine_tolerance(spec.precision, r.reference_rms);
-    bool have_first = false;
-    const auto order = verification_order(plans.size(), static_cast<std::size_t>(std::max(0, spec.verify_rotation)));
-    for (std::size_t pos = 0; pos < order.size(); ++pos) {
-      const std::size_t vi = order[pos];
-      const MoeVariantPlan& v = plans[vi];
-      VariantResult& vr = r.variants[vi];
-      vr.verify_position = static_cast<int>(pos);
-      r.verification_order.push_back(v.name);
-      // Across ranks: nobody poisons while another rank's previous launch may still store into its window,
-      // and every window is poisoned before any rank stores into it.
-      if (ex != nullptr) ex->barrier();
-      dev.poison_intermediates(s);
-      if (v.phases != "all") {  // a phase launch reads the pool (and act) of a full launch
-        dev.enqueue(serial_plan(), s);
-        if (v.phases == "linear1") dev.poison_act(s);
-      }
-      dev.poison_destinations(s);
-      if (ex != nullptr) {
-        sync_checked(s, "poison the Combine window");
-        ex->barrier();
-      }
-      dev.enqueue(v, s);
-      if (v.phases == "linear1") {  // its act is checked through a Linear-2 phase launch
-        MoeVariantPlan l2 = serial_plan();
-        l2.phases = "linear2";
-        dev.enqueue(l2, s);
-      }
-      sync_checked(s, "megamoe");
-      std::uint64_t own_unwritten = 0;
-      if (ex != nullptr) {  // every rank's Combine landed (each kernel ends with a system fence)
-        ex->barrier();
-        own_unwritten = dev.own_window_unwritten();
-      }
-      const std::vector<void*> test = dev.delivered(v, s);
-      const km::CombineCompareResult c =
-          dev.compare(test, false, static_cast<float>(tol.abs_tol), static_cast<float>(tol.rel_tol), s);
-      vr.relative_difference = c.relative_difference;
-      vr.wrong_elements = c.wrong_elements;
-      vr.unwritten_slots = c.unwritten_slots;
-      vr.unexpected_slots = ex != nullptr ? 0 : c.unexpected_slots;
-      vr.abs_tol = tol.abs_tol;
-      vr.rel_tol = tol.rel_tol;
-      vr.max_relative_difference = tol.max_relative_difference;
-      CombineCounts counts;
-      counts.compared_elements = c.compared_elements;
-      counts.wrong_elements = c.wrong_elements;
-      counts.unwritten_slots = c.unwritten_slots;
-      counts.unexpected_slots = c.unexpected_slots;
-      counts.multi_writer_slots = c.multi_writer_slots;
-      counts.relative_difference = c.relative_difference;
-      // Across ranks the other ranks write the slots this rank's pairs do not target: no "unexpected" check
-      // there; instead every slot of this rank's own window must have been written by some rank.
-      CombineVerdict verdict = judge_combine(counts, tol, ex == nullptr);
-      if (!have_first) {
-        if (verdict.passed) {  // the bitwise reference is a variant that passed on its own
-          dev.keep_as_first(test, s);
-          have_first = true;
-        }
-      } else {
-        const km::CombineCompareResult b = dev.compare(test, true, 0.0f, 0.0f, s);
-        vr.bitwise_differences = b.total_elements - b.bitwise_equal_elements;
-      }
-      if (ex != nullptr) ex->barrier();  // nobody poisons for the next variant while a rank still reads
-      vr.verified = verdict.passed && own_unwritten == 0 && vr.bitwise_differences == 0;
-      vr.verification_detail = "max abs error " + std::to_string(c.max_abs_error) + ", max rel error " +
-                               std::to_string(c.max_rel_error) + ", relative difference " +
-                               std::to_string(c.relative_difference) + ", compared " +
-                               std::to_string(c.compared_elements) + (verdict.passed ? "" : "; " + verdict.reason);
-      if (ex != nullptr) vr.verification_detail += "; own window: " + std::to_string(own_unwritten) + " slots unwritten";
-      if (vr.bitwise_differences > 0)
-        vr.verification_detail += "; " + std::to_string(vr.bitwise_differences) + " elements differ bitwise from " +
-                                  r.verification_order.front();
-      all_ok = all_ok && vr.verified;
+// Judges variant `v`'s delivered Combine against the reference and, bitwise, the first variant that passed.
+bool check_variant(MoePointRun& run, const MoeExchange* ex, const MoeVariantPlan& v, VariantResult& vr,
+                   const MoePointResult& r) {
+  const cudaStream_t s = run.stream.get();
+  const CombineTolerance& tol = run.tol;
+  std::uint64_t own_unwritten = 0;
+  if (ex != nullptr) own_unwritten = run.dev.own_window_unwritten();  // every rank's Combine landed (the harness met)
+  const std::vector<void*> test = run.dev.delivered(v, s);
+  const km::CombineCompareResult c =
+      run.dev.compare(test, false, static_cast<float>(tol.abs_tol), static_cast<float>(tol.rel_tol), s);
+  vr.relative_difference = c.relative_difference;
+  vr.wrong_elements = c.wrong_elements;
+  vr.unwritten_slots = c.unwritten_slots;
+  vr.unexpected_slots = ex != nullptr ? 0 : c.unexpected_slots;
+  vr.abs_tol = tol.abs_tol;
+  vr.rel_tol = tol.rel_tol;
+  vr.max_relative_difference = tol.max_relative_difference;
+  CombineCounts counts;
+  counts.compared_elements = c.compared_elements;
+  counts.wrong_elements = c.wrong_elements;
+  counts.unwritten_slots = c.unwritten_slots;
+  counts.unexpected_slots = c.unexpected_slots;
+  counts.multi_writer_slots = c.multi_writer_slots;
+  counts.relative_difference = c.relative_difference;
+  // Across ranks the other ranks write the slots this rank's pairs do not target: no "unexpected" check
+  // there; instead every slot of this rank's own window must have been written by some rank.
+  const CombineVerdict verdict = judge_combine(counts, tol, ex == nullptr);
+  if (!run.have_first) {
+    if (verdict.passed) {
+      run.dev.keep_as_first(test, s);
+      run.have_first = true;
     }
+  } else {
+    const km::CombineCompareResult b = run.dev.compare(test, true, 0.0f, 0.0f, s);
+    vr.bitwise_differences = b.total_elements - b.bitwise_equal_elements;
   }
-  r.verified = spec.verify && all_ok;
+  vr.verified = verdict.passed && own_unwritten == 0 && vr.bitwise_differences == 0;
+  vr.verification_detail = "max abs error " + std::to_string(c.max_abs_error) + ", max rel error " +
+                           std::to_string(c.max_rel_error) + ", relative difference " +
+                           std::to_string(c.relative_difference) + ", compared " +
+                           std::to_string(c.compared_elements) + (verdict.passed ? "" : "; " + verdict.reason);
+  if (ex != nullptr) vr.verification_detail += "; own window: " + std::to_string(own_unwritten) + " slots unwritten";
+  if (vr.bitwise_differences > 0)
+    vr.verification_detail += "; " + std::to_string(vr.bitwise_differences) + " elements differ bitwise from " +
+                              r.verification_order.front();
+  return vr.verified;
+}
 
-  // ---- Instrumented launch per variant (one launch: fused and serial_then_copy) ----
-  if (spec.instrument)
-    for (std::size_t vi = 0; vi < plans.size(); ++vi) {
-      const MoeVariantPlan& v = plans[vi];
-      if (v.pipeline == "unfused_overlapped" || v.phases != "all") continue;
-      DeviceBuffer records(static_cast<std::size_t>(dev.tiles().num_tiles()) * sizeof(km::TileRecord));
-      XS_CUDA_CHECK(cudaMemsetAsync(records.get(), 0, records.bytes(), s));
-      dev.enqueue(v, s, records.as<km::TileRecord>(), records.bytes());
-      sync_checked(s, "megamoe (instrumented)");
-      r.variants[vi].tiles = summarize_tiles(runtime::download<km::TileRecord>(records), dev.tiles(), info.clock_rate_hz);
+// Each plan's verified launch: intermediates and destinations poisoned just before it (verification_gate.hpp).
+bench::VerifiedVariant verified_variant(MoePointRun& run, const MoeExchange* ex, const MoeVariantPlan& v,
+                                        VariantResult& vr, const MoePointResult& r) {
+  bench::VerifiedVariant out;
+  out.name = v.name;
+  out.exchanged = true;  // across ranks its Combine stores into every rank's window
+  out.poison = [&run, ex, &v] {
+    const cudaStream_t s = run.stream.get();
+    run.dev.poison_intermediates(s);
+    if (v.phases != "all") {  // a phase launch reads the pool (and act) of a full launch
+      run.dev.enqueue(serial_plan(), s);
+      if (v.phases == "linear1") run.dev.poison_act(s);
     }
+    run.dev.poison_destinations(s);
+    if (ex != nullptr) sync_checked(s, "poison the Combine window");
+  };
+  out.launch = [&run, &v] {
+    const cudaStream_t s = run.stream.get();
+    run.dev.enqueue(v, s);
+    if (v.phases == "linear1") {  // its act is checked through a Linear-2 phase launch
+      MoeVariantPlan l2 = serial_plan();
+      l2.phases = "linear2";
+      run.dev.enqueue(l2, s);
+    }
+    sync_checked(s, "megamoe");
+  };
+  out.check = [&run, ex, &v, &vr, &r] { return check_variant(run, ex, v, vr, r); };
+  return out;
+}
 
-  // ---- Timing: graphs of back-to-back launches, rotating round-robin ----
-  std::vector<runtime::VariantEnqueue> enqueues;
-  for (std::size_t vi = 0; vi < plans.size(); ++vi)
-    enqueues.push_back([&, vi](cudaStream_t st) { dev.enqueue(plans[vi], st); });
-  const auto seconds = runtime::time_variants(enqueues, spec.launches_per_graph, spec.warmup_rounds, spec.repetitions,
-                                              s, [](cudaStream_t st, const char* what) { sync_checked(st, what); },
-                                              ex != nullptr ? ex->barrier : runtime::ReplayBarrier());
+// Paired times, TFLOP/s and the same-round ratios against the interleaved variant.
+void summarize_timing(const std::vector<MoeVariantPlan>& plans, const std::vector<std::vector<double>>& seconds,
+                      MoePointResult& r) {
   std::vector<double> medians;
   for (std::size_t vi = 0; vi < plans.size(); ++vi) {
     VariantResult& vr = r.variants[vi];
@@ -267,7 +220,100 @@ MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, c
       r.speedup_interleaved_vs_unfused_overlapped = ratio(*x, *inter_rounds);
     if (const auto* x = rounds("interleaved_cc")) r.cc_vs_fused_interleaved = ratio(*x, *inter_rounds);
   }
-  if (spec.verify && !all_ok) {
+}
+
+VariantResult variant_result_of(const MoeVariantPlan& v) {
+  VariantResult vr;
+  vr.name = v.name;
+  vr.family = v.family;
+  vr.schedule = v.schedule;
+  vr.mode = v.pipeline != "fused" ? v.pipeline : v.completion_coupled ? "completion_coupled" : "fused";
+  vr.phases = v.phases;
+  vr.lead_rows = v.lead_rows;
+  vr.experts_per_wave = v.experts_per_wave;
+  return vr;
+}
+
+}  // namespace
+
+MoePointResult run_moe_point(const MoePointSpec& spec) {
+  const Routing routing = generate_routing(routing_params_of(spec));
+  return run_moe_point(spec, routing, build_problem(routing, spec.shape.hidden, spec.shape.intermediate));
+}
+
+MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, const MoeProblem& prob) {
+  MoePointResult r;
+  const runtime::Target target = runtime::parse_target(spec.target);
+  validate_point(spec, prob);
+  const MoeExchange* ex = spec.exchange.get();  // several ranks: the Combine into every rank's window
+  runtime::DeviceInfo info;
+  std::vector<MoeVariantPlan> plans;
+  std::optional<MoePointRun> run;
+  auto unavailable = [&]() -> std::optional<std::string> {
+    if (auto why = runtime::sm90_point_unavailable_reason(ex != nullptr ? runtime::parse_target("local") : target,
+                                                          spec.device, &info))
+      return why;
+    if (spec.num_ctas < 1 || spec.num_ctas > info.sm_count)
+      throw input_error("K_SM", "K_SM = " + std::to_string(spec.num_ctas) + " must be in [1, " +
+                                    std::to_string(info.sm_count) + "] on this device");
+    plans = describe_point(spec, routing, prob, r);  // a point without rows is skipped with its description
+    if (prob.num_row_blocks == 0) return "no (token, top-k) pair is routed to the emulated rank";
+    return std::nullopt;
+  };
+  std::vector<runtime::VariantEnqueue> enqueues;
+  auto prepare = [&] {
+    r.input_seed = spec.input_seed != 0 ? spec.input_seed : runtime::fresh_seed();
+    MoePointRun& p = run.emplace(spec, prob, r.input_seed);
+    for (const auto& v : plans) r.variants.push_back(variant_result_of(v));
+    bench::PointPlan plan;
+    plan.verify = spec.verify;
+    if (spec.verify) {  // the fp32 reference once, then each plan in a rotated order
+      p.dev.run_reference(p.stream.get());
+      r.reference_rms = p.dev.reference_rms();
+      p.tol = combine_tolerance(spec.precision, r.reference_rms);
+      plan.verify_order = verification_order(plans.size(), static_cast<std::size_t>(std::max(0, spec.verify_rotation)));
+      for (std::size_t pos = 0; pos < plan.verify_order.size(); ++pos) {
+        r.variants[plan.verify_order[pos]].verify_position = static_cast<int>(pos);
+        r.verification_order.push_back(plans[plan.verify_order[pos]].name);
+      }
+    }
+    for (std::size_t vi = 0; vi < plans.size(); ++vi)
+      plan.verified.push_back(verified_variant(p, ex, plans[vi], r.variants[vi], r));
+    // Across ranks: nobody poisons while another rank's previous launch may still store into its window,
+    // and every window is poisoned before any rank stores into it.
+    plan.exchange = {ex != nullptr ? ex->barrier : runtime::ReplayBarrier(), true};
+    // Instrumented launch per variant (one launch: fused and serial_then_copy).
+    if (spec.instrument)
+      plan.instrument = [&] {
+        for (std::size_t vi = 0; vi < plans.size(); ++vi) {
+          const MoeVariantPlan& v = plans[vi];
+          if (v.pipeline == "unfused_overlapped" || v.phases != "all") continue;
+          DeviceBuffer records(static_cast<std::size_t>(p.dev.tiles().num_tiles()) * sizeof(km::TileRecord));
+          XS_CUDA_CHECK(cudaMemsetAsync(records.get(), 0, records.bytes(), p.stream.get()));
+          p.dev.enqueue(v, p.stream.get(), records.as<km::TileRecord>(), records.bytes());
+          sync_checked(p.stream.get(), "megamoe (instrumented)");
+          r.variants[vi].tiles =
+              summarize_tiles(runtime::download<km::TileRecord>(records), p.dev.tiles(), info.clock_rate_hz);
+        }
+      };
+    // Timing: graphs of back-to-back launches, rotating round-robin.
+    for (std::size_t vi = 0; vi < plans.size(); ++vi)
+      enqueues.push_back([&p, &plans, vi](cudaStream_t st) { p.dev.enqueue(plans[vi], st); });
+    plan.timing = {plans.size(), spec.warmup_rounds, spec.repetitions, [&] {
+                     return runtime::graph_replay(enqueues, spec.launches_per_graph, p.stream.get(),
+                                                  [](cudaStream_t st, const char* what) { sync_checked(st, what); });
+                   }};
+    return plan;
+  };
+  const bench::PointOutcome out = bench::run_point_harness(unavailable, prepare);
+  if (!out.skip_reason.empty()) {
+    r.status = "skipped";
+    r.reason = out.skip_reason;
+    return r;
+  }
+  r.verified = out.verified;
+  summarize_timing(plans, out.rounds, r);
+  if (out.verification_failed) {
     r.status = "failed";
     r.reason = "verification failed (see each variant)";
   }
