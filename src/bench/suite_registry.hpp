@@ -1,11 +1,10 @@
 // xstage bench layer: the registry of xstage-bench suites. A suite is plain data: its id, one line for
 // --list, the options it adds (through OptionSink, so this layer stays free of CLI11), a dry run and a run.
-// Each suite library exposes one `register_*_suites(SuiteRegistry&)` that the executable calls: explicit
-// calls, because a static registrar object in a static library is dropped by the linker unless something
-// references its object file.
 //
-// A new suite (see attention/fa_suite.cpp): one file in a library that is always built, defining
-//   void register_moe_suites(bench::SuiteRegistry& r) {
+// A new application registers its suites from its own folder src/<app>/ (see attention/suite.cpp): suite.hpp
+// declares `void xs::<app>::register_suites(bench::SuiteRegistry&)` and suite.cpp, in the library
+// xs_<app>_suite that is always built, defines it:
+//   void register_suites(bench::SuiteRegistry& r) {
 //     auto flags = std::make_shared<MoeFlags>();  // shared by the option hook and the run
 //     r.add({.id = "megamoe", .description = "...", .options_title = "Options of the megamoe suite",
 //            .add_options = [flags](bench::OptionSink& s) { s.add_text("--tokens", flags->tokens, "..."); },
@@ -13,8 +12,12 @@
 //            .run = [flags](const bench::SuiteContext& c) { return run_moe_bench(*flags, c); }});
 //   }
 // whose run calls the CUDA library only where that exists (compiled with a definition the CMake sets when
-// the CUDA target exists, else throw no_gpu_error("... needs the CUDA build")), plus one call in
-// xstage_bench.cpp and that library linked into xstage-bench. The run goes through bench/app_bench.hpp.
+// the CUDA target exists, else throw no_gpu_error("... needs the CUDA build")). The run goes through
+// bench/app_bench.hpp and the points through common/axes.hpp. The one edit outside the folder is the entry <app>
+// in XS_APPS (the top CMakeLists.txt): the build adds the folder, links xs_<app>_suite into xstage-bench and calls
+// register_suites from code generated in that list's order (src/cli/CMakeLists.txt), which is --list's order.
+// Explicit calls, not static registrar objects: a registrar in a static library is dropped by the linker unless
+// something references its object file, and the order of static initialisation across files is not --list's.
 #pragma once
 #include <functional>
 #include <optional>

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <set>
 
+#include "common/axes.hpp"
 #include "common/error.hpp"
-#include "common/range.hpp"
 #include "common/units.hpp"
 #include "report/result_file.hpp"
 
@@ -326,40 +326,37 @@ std::vector<ExpandedPoint> expand(const SweepConfig& config) {
     }
     derive_epilogue_bursts(base);
     const std::uint64_t stream_bytes = min_stream_bytes(config.defaults, block.overrides, path);
-    const auto ks = parse_integer_range(block.K, path + ".K");
-    const auto bs = parse_bytes_range(block.B, path + ".B");
+    // Read in this order, so that a bad K is named before a bad B or G.
+    const IntegerAxis ks = integer_axis(block.K, path + ".K");
+    const SizeAxis bs = size_axis(block.B, path + ".B");
     // An isolated burst has no gap; its block's G is ignored.
-    const auto gs = block.suite == Suite::kIsolated ? std::vector<double>{0.0}
-                                                    : parse_seconds_range(block.G, path + ".G");
+    const TimeAxis gs =
+        block.suite == Suite::kIsolated ? TimeAxis(path + ".G", {0.0}) : time_axis(block.G, path + ".G");
     // The local-memory control always writes device HBM (section 3.1).
     if (block.suite == Suite::kLocalControl) base.target = "local";
-    // Each range holds at most 100,000 values, so the product fits in 64 bits; check it before
-    // allocating a single point.
-    total += static_cast<std::uint64_t>(ks.size()) * bs.size() * gs.size();
+    // The block's points: K slowest, G fastest (common/axes.hpp). Each range holds at most 100,000 values, so the
+    // product fits in 64 bits; check it before allocating a single point.
+    const auto space = product(ks, bs, gs);
+    total += space.size();
     if (total > kMaxSweepPoints)
       throw input_error(path, fmt::format("the sweep expands to more than {} points (K x B x G over all blocks); "
                                           "narrow the ranges or split the run", kMaxSweepPoints));
-    for (long long k : ks) {
-      for (auto b : bs) {
-        for (double g : gs) {
-          PointSpec spec = base;
-          if (k < 1 || k > kMaxProducers)
-            throw input_error(path + ".K", fmt::format("K={} must be in [1, {}]", k, kMaxProducers));
-          spec.num_producers = static_cast<int>(k);
-          spec.bytes_per_producer = b;
-          spec.gap_s = g;
-          const int requested_bursts = spec.num_bursts, requested_warmup = spec.warmup_bursts;
-          stretch_bursts(spec, stream_bytes);
-          try {
-            validate_spec(spec);
-          } catch (const Error& e) {  // name the block: a flag applies to every block, each with its own values
-            throw Error(e.code(), e.domain(), path + "." + e.field(),
-                        fmt::format("{} (block {}).{}", path, block.name, e.what()));
-          }
-          if (seen.insert(point_key(spec)).second)
-            points.push_back({block.name, spec, requested_bursts, requested_warmup});
-        }
+    for (const auto& [k, b, g] : space) {
+      PointSpec spec = base;
+      if (k < 1 || k > kMaxProducers)
+        throw input_error(path + ".K", fmt::format("K={} must be in [1, {}]", k, kMaxProducers));
+      spec.num_producers = static_cast<int>(k);
+      spec.bytes_per_producer = b;
+      spec.gap_s = g;
+      const int requested_bursts = spec.num_bursts, requested_warmup = spec.warmup_bursts;
+      stretch_bursts(spec, stream_bytes);
+      try {
+        validate_spec(spec);
+      } catch (const Error& e) {  // name the block: a flag applies to every block, each with its own values
+        throw Error(e.code(), e.domain(), path + "." + e.field(),
+                    fmt::format("{} (block {}).{}", path, block.name, e.what()));
       }
+      if (seen.insert(point_key(spec)).second) points.push_back({block.name, spec, requested_bursts, requested_warmup});
     }
   }
   return points;

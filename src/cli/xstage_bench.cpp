@@ -1,22 +1,22 @@
 // xstage-bench: runs one registered benchmark suite over a sweep and writes the common result format, each
 // point with its measured times beside the model's prediction (from --model, no refitting). The suites come
-// from their libraries' register_*_suites calls (bench/suite_registry.hpp); this file names none of them.
+// from the registry (bench/suite_registry.hpp): the remote_store suites, which read this tool's shared flags, and
+// one register_suites per application of XS_APPS (cli/common/app_suites.hpp); this file names no application.
 #include <fmt/format.h>
 
 #include <string>
 #include <vector>
 
-#include "attention/fa_suite.hpp"
 #include "bench/rank_agree.hpp"
 #include "bench/rank_launch.hpp"
 #include "bench/suite_registry.hpp"
+#include "cli/common/app_suites.hpp"
 #include "cli/common/cli_main.hpp"
 #include "cli/common/remote_store_suites.hpp"
 #include "cli/common/suite_options.hpp"
 #include "cli/common/sweep_options.hpp"
 #include "cli/common/table_output.hpp"
 #include "common/error.hpp"
-#include "moe/moe_suite.hpp"
 #include "report/file_io.hpp"
 #include "report/journal.hpp"
 #if defined(XS_HAVE_CUDA)
@@ -97,8 +97,7 @@ int main(int argc, char** argv) {
     BenchOptions o;
     xs::bench::SuiteRegistry registry;
     xs::cli::register_remote_store_suites(registry, o.flags);
-    xs::attention::register_attention_suites(registry);
-    xs::moe::register_moe_suites(registry);
+    xs::cli::register_app_suites(registry);
     CLI::App app{
         "xstage-bench: run one benchmark suite over a sweep; each point is stored with its measured times\n"
         "(median, p10/p90, every sample) and, with --model, the Burst-Gap prediction beside it.\n\n"

@@ -3,10 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/error.hpp"
+#include "report/fnv1a.hpp"
 
 namespace xs::bench {
 namespace {
@@ -35,6 +41,48 @@ TEST(Sweep, ExpandsCartesianProduct) {
   EXPECT_EQ(points[6].spec.gap_s, 0.0);
   EXPECT_EQ(points[9].spec.target, "local");  // the control always writes HBM
   EXPECT_NEAR(points[11].spec.gap_s, 2e-6, 1e-15);
+}
+
+TEST(Sweep, PointsRunBlockThenKThenBThenG) {
+  auto j = small_config();
+  j["blocks"] = nlohmann::json::array(
+      {{{"name", "a"}, {"suite", "periodic"}, {"K", "16,8"}, {"B", "2KiB:8KiB:x2"}, {"G", "1us,0"}},
+       {{"name", "b"}, {"suite", "local_control"}, {"K", "4"}, {"B", "1KiB,512"}, {"G", "0:1us:+0.5us"}}});
+  const auto points = expand(sweep_config_from_json(j));
+  std::vector<std::string> expected;
+  for (int k : {16, 8})
+    for (int b : {2048, 4096, 8192})
+      for (double g : {1e-6, 0.0}) expected.push_back(fmt::format("a K={} B={} G={:g}", k, b, g));
+  for (int b : {1024, 512})
+    for (double g : {0.0, 0.5e-6, 1e-6}) expected.push_back(fmt::format("b K=4 B={} G={:g}", b, g));
+  std::vector<std::string> got;
+  for (const auto& p : points)
+    got.push_back(fmt::format("{} K={} B={} G={:g}", p.block, p.spec.num_producers, p.spec.bytes_per_producer,
+                              p.spec.gap_s));
+  EXPECT_EQ(got, expected);
+}
+
+// The built-in calibrations' and the committed configs' points, blocks and keys in order, as expanded before the
+// sweep declared its axes (issue 30).
+std::string points_fingerprint(const SweepConfig& config) {
+  std::string keys;
+  for (const auto& p : expand(config)) keys += p.block + " " + point_key(p.spec) + "\n";
+  return report::fnv1a64(keys);
+}
+
+TEST(Sweep, BuiltInAndCommittedSweepsExpandToTheSamePointsAsBefore) {
+  EXPECT_EQ(points_fingerprint(default_calibration("host", 50e9)), "fnv1a64:51f85964ebf441dd");
+  EXPECT_EQ(points_fingerprint(default_calibration("local", 50e9)), "fnv1a64:c243e5547ddf49ec");
+  const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../configs/calibrate/";
+  for (const auto& [file, fingerprint] : std::vector<std::pair<std::string, std::string>>{
+           {"host-default.json", "fnv1a64:1959e4c5361bc59f"},
+           {"host-fa.json", "fnv1a64:a7856684c680f01e"},
+           {"host-small-k.json", "fnv1a64:bb0c3b54f0e06809"},
+           {"loaded-burst-volume.json", "fnv1a64:09206c3bee46f6b0"},
+           {"loaded-epilogue-wide.json", "fnv1a64:3d185e3ce5c0c8b0"},
+           {"loaded-epilogue.json", "fnv1a64:ebf34c6ed6c6f6a5"},
+           {"quick.json", "fnv1a64:a0f000eaa62ecd4a"}})
+    EXPECT_EQ(points_fingerprint(load_sweep_config(dir + file)), fingerprint) << file;
 }
 
 TEST(Sweep, DefaultGapsDoNotMoveWithSmallChangesOfTheRateGuess) {

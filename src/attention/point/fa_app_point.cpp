@@ -30,22 +30,26 @@ void validate_fa_point_spec(const FaA2aPointSpec& s) {
   validate_fa_knobs(s.knobs, s.seq_len, s.num_heads, s.num_ctas);
 }
 
+Product<StringAxis, IntegerAxis, IntegerAxis> fa_sweep_space(const std::vector<std::string>& targets,
+                                                              const std::vector<long long>& heads,
+                                                              const std::vector<long long>& seq_lens) {
+  return product(StringAxis("--target", targets), IntegerAxis("--heads", heads), IntegerAxis("--M", seq_lens));
+}
+
 std::vector<FaA2aPointSpec> fa_sweep_points(const FaA2aPointSpec& prototype, const std::vector<std::string>& targets,
                                             const std::vector<long long>& heads,
                                             const std::vector<long long>& seq_lens) {
   std::vector<FaA2aPointSpec> points;
-  for (const auto& target : targets)
-    for (long long h : heads)
-      for (long long m : seq_lens) {
-        if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
-        if (h <= 0 || h > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", h));
-        FaA2aPointSpec s = prototype;
-        s.seq_len = static_cast<int>(m);
-        s.num_heads = static_cast<int>(h);
-        s.target = target;
-        validate_fa_point_spec(s);
-        points.push_back(s);
-      }
+  for (const auto& [target, h, m] : fa_sweep_space(targets, heads, seq_lens)) {
+    if (m <= 0 || m > (1 << 20)) throw input_error("--M", fmt::format("M={} out of range (1..1M)", m));
+    if (h <= 0 || h > 1024) throw input_error("--heads", fmt::format("{} heads: accepted 1..1024", h));
+    FaA2aPointSpec s = prototype;
+    s.seq_len = static_cast<int>(m);
+    s.num_heads = static_cast<int>(h);
+    s.target = target;
+    validate_fa_point_spec(s);
+    points.push_back(s);
+  }
   return points;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/point/fa_point.hpp"
+#include "common/axes.hpp"
 #include "report/app_point.hpp"
 
 namespace xs::attention {
@@ -22,9 +23,14 @@ inline constexpr int kFaMaxRanks = 16;  // = kernels/attention kMaxRanks (static
 // name: baseline, pingpong, pingpong_full).
 void validate_fa_point_spec(const FaA2aPointSpec& spec);
 
-// The sweep's points, targets x heads x M in that order: `prototype` with each M, heads and target, every one
-// checked (M in 1..1M and heads in 1..1024 first, then validate_fa_point_spec) before any is returned. The suite's
-// dry run and the sweep (run/fa_bench.cpp) both expand through it.
+// The sweep's axes and their order: targets slowest, then heads, M fastest (common/axes.hpp).
+Product<StringAxis, IntegerAxis, IntegerAxis> fa_sweep_space(const std::vector<std::string>& targets,
+                                                              const std::vector<long long>& heads,
+                                                              const std::vector<long long>& seq_lens);
+
+// The sweep's points in fa_sweep_space's order: `prototype` with each M, heads and target, every one checked (M in
+// 1..1M and heads in 1..1024 first, then validate_fa_point_spec) before any is returned. The suite's dry run and
+// the sweep (run/fa_bench.cpp) both expand through it.
 std::vector<FaA2aPointSpec> fa_sweep_points(const FaA2aPointSpec& prototype, const std::vector<std::string>& targets,
                                             const std::vector<long long>& heads,
                                             const std::vector<long long>& seq_lens);

@@ -34,7 +34,7 @@ struct FaBenchOptions {
 // `comm` (null: one rank) runs the sweep on every rank of a run (bench/app_bench.hpp's rank-aware loop): each
 // rank measures every point on options.point.device (its own GPU) with the seed rank 0 drew, rank 0 merges the
 // points (per trial the slowest rank), writes the result with every rank's device in meta.ranks and prints
-// the table. Several ranks run local/host only (fa_suite refuses peer/nccl there): each rank is an
+// the table. Several ranks run local/host only (attention/suite.cpp refuses peer/nccl there): each rank is an
 // independent sender, no data crosses ranks. Runs with a peer/nccl target get meta.topology
 // (bench/topology_record.hpp) and are refused (exit 2) when a pair they store across has no peer access.
 int run_fa_bench(const FaBenchOptions& options, bench::RankComm* comm = nullptr);

@@ -32,7 +32,7 @@ struct MoeBenchOptions {
 // (bench/app_bench.hpp's rank-aware loop): with one rank the point emulates the most loaded of its P ranks, as
 // before; with P ranks rank r plays EP rank r (its own experts' share of the same routing, the same input
 // seed) on its own GPU (points[].device), rank 0 merges (per trial the slowest rank: the most loaded one sets
-// the step time) and writes. Several ranks run local/host only (moe_suite refuses peer/nccl there): each rank's
+// the step time) and writes. Several ranks run local/host only (moe/suite.cpp refuses peer/nccl there): each rank's
 // Combine stays on its own GPU or host buffer; no data crosses ranks.
 int run_moe_bench(const MoeBenchOptions& options, bench::RankComm* comm = nullptr);
 

@@ -1,6 +1,6 @@
-// xstage attention layer: the fa_a2a suite's flags, dry run and run (see fa_suite.hpp). The run itself is
+// xstage attention layer: the fa_a2a suite's flags, dry run and run (see suite.hpp). The run itself is
 // attention/run/fa_bench.cpp, linked only where the CUDA part (xs_attention) is built.
-#include "attention/fa_suite.hpp"
+#include "attention/suite.hpp"
 
 #include <fmt/format.h>
 
@@ -37,7 +37,7 @@ struct FaSweep {
   std::vector<long long> seq_lens, heads;
   std::vector<std::string> targets;
   FaA2aPointSpec prototype;            // every point but its M, heads and target
-  std::vector<FaA2aPointSpec> points;  // targets x heads x M, checked (fa_sweep_points)
+  std::vector<FaA2aPointSpec> points;  // fa_sweep_space's order (targets x heads x M), checked (fa_sweep_points)
 };
 
 // Ulysses over P ranks (bench/rank_layout.hpp), its errors naming the flag. --heads is per rank (after the
@@ -75,8 +75,7 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   s.heads = parse_integer_range(f.heads, "--heads");
   s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
   bench::check_target_names(s.targets);
-  if (const std::uint64_t n = static_cast<std::uint64_t>(s.seq_lens.size()) * s.heads.size() * s.targets.size();
-      n > bench::kMaxSweepPoints)
+  if (const std::uint64_t n = fa_sweep_space(s.targets, s.heads, s.seq_lens).size(); n > bench::kMaxSweepPoints)
     throw input_error("--M", fmt::format("--M x --heads x --target expand to {} points, over the cap of {}; narrow the "
                                          "ranges or split the run", n, bench::kMaxSweepPoints));
   // Every point's shape and flags before anything runs, the dry run included (exit 2 naming the flag).
@@ -89,8 +88,8 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   if (c.repetitions) s.prototype.repetitions = *c.repetitions;
   s.prototype.verify = !f.no_verify;
   s.points = fa_sweep_points(s.prototype, s.targets, s.heads, s.seq_lens);
-  for (long long h : s.heads)
-    for (long long m : s.seq_lens) check_ulysses(h, f.P, m);
+  for (const auto& [h, m] : product(IntegerAxis("--heads", s.heads), IntegerAxis("--M", s.seq_lens)))
+    check_ulysses(h, f.P, m);
   // Several ranks: P is the number of ranks (also checked by the point loop). nccl:N is the real All-to-All
   // through every rank's NCCL window (fa_runner.hpp FaExchange); peer:N still refused (peer access does not
   // cross processes, and one process's peer:N already is an All-to-All).
@@ -135,7 +134,7 @@ int run(const FaFlags& f, const bench::SuiteContext& c) {
 
 }  // namespace
 
-void register_attention_suites(bench::SuiteRegistry& registry) {
+void register_suites(bench::SuiteRegistry& registry) {
   auto flags = std::make_shared<FaFlags>();
   bench::SuiteDefinition d;
   d.id = kSuiteId;

@@ -1,5 +1,5 @@
 // xstage moe host layer: the megamoe suite's flags, sweep expansion, dry run and registration.
-#include "moe/moe_suite.hpp"
+#include "moe/suite.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,6 +14,7 @@
 #include "bench/sweep.hpp"
 #include "bench/topology_record.hpp"
 #include "common/error.hpp"
+#include "common/axes.hpp"
 #include "common/range.hpp"
 #include "moe/point/moe_point.hpp"
 #include "moe/run/moe_variants.hpp"
@@ -117,16 +118,16 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
     chosen.push_back(find_moe_shape(shapes, name));
   }
   if (chosen.empty()) throw input_error("--shapes", "name at least one shape (or all)");
-  const auto precisions = parse_name_list(f.precision, "--precision");
-  for (const auto& p : precisions)
+  const StringAxis precisions = string_axis(f.precision, "--precision");
+  for (const auto& p : precisions.values())
     if (p != "bf16" && p != "fp8") throw input_error("--precision", "'" + p + "' is not a precision; accepted: bf16, fp8");
-  const auto routings = parse_name_list(f.routing, "--routing");
-  for (const auto& r : routings)
+  const StringAxis routings = string_axis(f.routing, "--routing");
+  for (const auto& r : routings.values())
     if (r != "balanced" && r != "skewed") throw input_error("--routing", "'" + r + "' is not a routing; accepted: balanced, skewed");
-  const auto tokens = parse_integer_range(f.tokens, "--T");
-  const auto ksms = parse_integer_range(f.ksm, "--ksm");
-  const auto leads = parse_integer_range(f.lead, "--D");
-  for (long long d : leads)
+  const IntegerAxis tokens = integer_axis(f.tokens, "--T");
+  const IntegerAxis ksms = integer_axis(f.ksm, "--ksm");
+  const IntegerAxis leads = integer_axis(f.lead, "--D");
+  for (long long d : leads.values())
     if (d < 0) throw input_error("--D", "D must be >= 1 (0 = auto: max(1, ceil(D_knee))); D = 0 as a lead can deadlock");
   (void)parse_tensor_tflops(f.tensor_tflops);
   if (!(f.clock_spread > 0 && f.clock_spread < 1)) throw input_error("--clock-spread", "a fraction in (0, 1), e.g. 0.03");
@@ -144,19 +145,21 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
     widths.push_back(static_cast<int>(w));
   }
   if (f.overlap_waves < 1) throw input_error("--overlap-waves", "the overlapped pipeline needs at least 1 wave");
-  const std::vector<std::string> targets = parse_name_list(c.target.empty() ? "host,local" : c.target, "--target");
+  const StringAxis target_axis = string_axis(c.target.empty() ? "host,local" : c.target, "--target");
+  const std::vector<std::string>& targets = target_axis.values();
   bench::check_target_names(targets);
+  // The sweep's points: target slowest, then shape, precision, routing, T, K_SM, D fastest (common/axes.hpp).
+  const auto sweep =
+      product(target_axis, Axis<MoeShape>("--shapes", chosen), precisions, routings, tokens, ksms, leads);
   // The product before anything is allocated (a 1000 x 1000 x 1000 sweep took 15 GB before its refusal), and each
   // axis value's range before any GPU is looked at: exit 2 naming the flag, the dry run included.
-  if (const std::uint64_t n = static_cast<std::uint64_t>(targets.size()) * chosen.size() * precisions.size() *
-                              routings.size() * tokens.size() * ksms.size() * leads.size();
-      n > bench::kMaxSweepPoints)
+  if (const std::uint64_t n = sweep.size(); n > bench::kMaxSweepPoints)
     throw input_error("--T", fmt::format("--target x --shapes x --precision x --routing x --T x --ksm x --D expand to "
                                          "{} points, over the cap of {}; narrow the ranges or split the run", n,
                                          bench::kMaxSweepPoints));
-  for (long long t : tokens)
+  for (long long t : tokens.values())
     if (t < 1 || t > (1 << 20)) throw input_error("--T", fmt::format("T={} out of range: tokens per rank in [1, 2^20]", t));
-  for (long long k : ksms)
+  for (long long k : ksms.values())
     if (k < 1 || k > 1024)
       throw input_error("--ksm", fmt::format("K_SM={} out of range: [1, 1024] (and at most the GPU's SM count, "
                                              "checked when the point runs)", k));
@@ -180,38 +183,32 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
                                     "variants, e.g. --variants expert_wave,interleaved");
   const int device = point_device(c);
   std::vector<MoePointSpec> points;
-  for (const auto& target : targets)
-    for (const auto& shape : chosen)
-      for (const auto& precision : precisions)
-        for (const auto& routing : routings)
-          for (long long t : tokens)
-            for (long long k : ksms)
-              for (long long d : leads) {
-                MoePointSpec s;
-                s.shape = shape;
-                s.precision = precision;
-                s.routing = routing;
-                s.zipf_alpha = routing == "balanced" ? 0.0 : f.alpha;
-                s.gain = f.gain;
-                s.routing_seed = static_cast<std::uint64_t>(f.routing_seed);
-                s.tokens_per_rank = static_cast<int>(t);
-                s.num_ranks = f.P;
-                s.num_ctas = static_cast<int>(k);
-                s.block_n = f.block_n;
-                s.target = target;
-                s.device = device;
-                s.lead_rows = static_cast<int>(d);
-                s.experts_per_wave = widths;
-                s.overlap_waves = f.overlap_waves;
-                s.cooperative_launch = !f.no_cooperative_launch;
-                s.verify_rotation = static_cast<int>(points.size());  // each point verifies from another variant
-                s.launches_per_graph = f.launches_per_graph;
-                if (c.repetitions) s.repetitions = *c.repetitions;
-                s.verify = !f.no_verify;
-                s.variants = variants;
-                s.instrument = !f.no_instrument;
-                points.push_back(s);
-              }
+  for (const auto& [target, shape, precision, routing, t, k, d] : sweep) {
+    MoePointSpec s;
+    s.shape = shape;
+    s.precision = precision;
+    s.routing = routing;
+    s.zipf_alpha = routing == "balanced" ? 0.0 : f.alpha;
+    s.gain = f.gain;
+    s.routing_seed = static_cast<std::uint64_t>(f.routing_seed);
+    s.tokens_per_rank = static_cast<int>(t);
+    s.num_ranks = f.P;
+    s.num_ctas = static_cast<int>(k);
+    s.block_n = f.block_n;
+    s.target = target;
+    s.device = device;
+    s.lead_rows = static_cast<int>(d);
+    s.experts_per_wave = widths;
+    s.overlap_waves = f.overlap_waves;
+    s.cooperative_launch = !f.no_cooperative_launch;
+    s.verify_rotation = static_cast<int>(points.size());  // each point verifies from another variant
+    s.launches_per_graph = f.launches_per_graph;
+    if (c.repetitions) s.repetitions = *c.repetitions;
+    s.verify = !f.no_verify;
+    s.variants = variants;
+    s.instrument = !f.no_instrument;
+    points.push_back(s);
+  }
   return points;
 }
 
@@ -253,7 +250,7 @@ int run(const MoeFlags& f, const bench::SuiteContext& c) {
 
 }  // namespace
 
-void register_moe_suites(bench::SuiteRegistry& registry) {
+void register_suites(bench::SuiteRegistry& registry) {
   auto flags = std::make_shared<MoeFlags>();
   bench::SuiteDefinition d;
   d.id = kSuiteId;
