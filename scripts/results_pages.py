@@ -667,6 +667,9 @@ def moe_whole_lines(inputs, readme=False):
 
     def err(schedule, name, key="abs_error_median"):
         return get(k66, "schedules", schedule, "predictors", name, key)
+
+    def of(schedule, name):  # how many options a statistic rests on (the rest are not decided)
+        return f"{err(schedule, name, 'n')} of {get(k66, 'schedules', schedule, 'options')}"
     t, nt, c = "transfer (calibration term)", "transfer, Burst-Gap replay without the term", \
         "constant: host = local x median host/local ratio of the other shapes"
     ref = f"[`{MOE_WHOLE}`]({MOE_WHOLE})" if readme else link(MOE_WHOLE)
@@ -674,7 +677,8 @@ def moe_whole_lines(inputs, readme=False):
     bars = k66.get("bars") or []
     met = sum(1 for b in bars if b.get("result") == "met")
     base = (f"without the term (the Burst–Gap replay from the local control) the host time misses by a median "
-            f"{apct(err('interleaved', nt))} interleaved and {apct(err('expert_wave', nt))} expert-wave over "
+            f"{apct(err('interleaved', nt))} interleaved ({of('interleaved', nt)} options with a point) and "
+            f"{apct(err('expert_wave', nt))} expert-wave ({of('expert_wave', nt)}) over "
             f"{k66.get('configs', '–')} host K_SM 66 configurations (bar 5%), short in the median; the constant host = "
             f"local × ratio {apct(err('interleaved', c))} / {apct(err('expert_wave', c))}")
     if term != "identified":
@@ -686,8 +690,12 @@ def moe_whole_lines(inputs, readme=False):
     sample = in_sample_label(d)
     return (f"*Whole-kernel time* ({ref}, `xstage-predict moe-whole`): with the interference term of the H200 "
             f"closed-loop (epilogue) calibration{sample}, the transfer misses by a median {apct(err('interleaved', t))} "
-            f"interleaved and {apct(err('expert_wave', t))} expert-wave (bar 5%); {base}. Speedup Spearman "
-            f"{num(sp, '.2f')} (bar 0.8). {met} of {len(bars)} bars met. Transfer intervals: median width "
+            f"interleaved ({of('interleaved', t)} options with a point; the rest not decided: Q(K) not identified "
+            f"decides their time, or the term is extrapolated) and {apct(err('expert_wave', t))} expert-wave "
+            f"({of('expert_wave', t)}) (bar 5%); {base}. Speedup Spearman "
+            f"{num(sp, '.2f')} over {get(k66, 'speedup_spearman', t, 'pairs')} of "
+            f"{get(k66, 'speedup_spearman', t, 'measured_pairs')} pairs (bar 0.8; a bar is met only on every option). "
+            f"{met} of {len(bars)} bars met. Transfer intervals: median width "
             f"{apct(wo.get('interval_relative_width_median'), 0)} of the point; {wo.get('agrees', 0)} agree, "
             f"{wo.get('not_decided_too_wide', 0)} too wide to decide, {wo.get('disagrees', 0)} disagree (interleaved)."
             + moe_whole_h100_sentence(inputs, readme))
@@ -711,7 +719,9 @@ def moe_whole_h100_sentence(inputs, readme=False):
     return (f" On an H100, out of sample ({ref}: a calibration, then host and local at K_SM 66 and 132 for 4 shapes in "
             f"one call): the H100's term is {'identified' if term == 'identified' else 'not identified'}, so only the "
             f"replay without it predicts; from the first K_SM 132 local control it transfers interleaved at a median "
-            f"{apct(e(132, 'interleaved'))} (p90 {apct(e(132, 'interleaved', 'abs_error_p90'))}), expert-wave "
+            f"{apct(e(132, 'interleaved'))} over {e(132, 'interleaved', 'n')} of "
+            f"{get(sets.get('host K_SM=132') or {}, 'schedules', 'interleaved', 'options')} options with a point "
+            f"(p90 {apct(e(132, 'interleaved', 'abs_error_p90'))}), expert-wave "
             f"{apct(e(132, 'expert_wave'))}; at K_SM 66 it is short by {apct(e(66, 'interleaved'))} / "
             f"{apct(e(66, 'expert_wave'))}." + moe_whole_h100_term_sentence(inputs, readme))
 
@@ -730,15 +740,20 @@ def moe_whole_h100_term_sentence(inputs, readme=False):
         return get(sets.get(f"host K_SM={k}") or {}, "schedules", schedule, "predictors", predictor, key)
     t, nt = "transfer (calibration term)", "transfer, Burst-Gap replay without the term"
     c = "constant: host = local x median host/local ratio of the other shapes"
+
+    def opts(k):
+        return get(sets.get(f"host K_SM={k}") or {}, "schedules", "interleaved", "options")
     ref = f"[`{MOE_WHOLE_H100_TERM}`]({MOE_WHOLE_H100_TERM})" if readme else link(MOE_WHOLE_H100_TERM)
     dates = get(d, "meta", "dates") or {}
     when = "out of sample" if dates.get("every_input_predates_data") else "**in-sample** for some input"
     term = get(d, "interference_term", "status") or "?"
     return (f" A second H100 call ({ref}, {when}) with the term {term} by a wider epilogue calibration measured before "
-            f"the matrix: transfer interleaved {apct(e(132, 'interleaved', t))} at K_SM 132 (p90 "
+            f"the matrix: transfer interleaved {apct(e(132, 'interleaved', t))} at K_SM 132 over the "
+            f"{e(132, 'interleaved', t, 'n')} of {opts(132)} options with a point (p90 "
             f"{apct(e(132, 'interleaved', t, 'abs_error_p90'))}; without the term {apct(e(132, 'interleaved', nt))}) "
-            f"and {apct(e(66, 'interleaved', t))} at K_SM 66 (without the term {apct(e(66, 'interleaved', nt))}, "
-            f"the constant {apct(e(66, 'interleaved', c))}); the term barely moves the transfer.")
+            f"and {apct(e(66, 'interleaved', t))} at K_SM 66 over {e(66, 'interleaved', t, 'n')} of {opts(66)} (without "
+            f"the term {apct(e(66, 'interleaved', nt))}, the constant {apct(e(66, 'interleaved', c))} over all); the "
+            f"rest are not decided because Q(K), not identified on the H100, moves their replayed time by more than 1%.")
 
 
 def fa_whole_lines(inputs, readme=False):

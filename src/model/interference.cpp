@@ -110,6 +110,13 @@ std::string epilogue_outside(const InterferenceTerm& t, const LoadState& load) {
                               gamma.note.empty() ? "" : " (" + gamma.note + ")", k_ref, load.num_sms));
   // Below the calibrated range is no extrapolation: slowdown() brackets it between s = 1 (nothing stored) and the
   // law at the calibrated minimum. Above it is.
+  // A range bound the file leaves null (NaN) would make every comparison false: no range recorded, no check.
+  for (const char* name : {"k_min", "k_max", "v_min", "v_max"})
+    if (!std::isfinite(t.parameter(name).value))
+      why.push_back(fmt::format("the calibration records no {} (null): its range cannot be checked", name));
+  for (const char* name : {"store_load_min_Bps", "store_load_max_Bps"})
+    if (const InterferenceParameter* p = t.find(name); p && !std::isfinite(p->value))
+      why.push_back(fmt::format("the calibration records no {} (null): its range cannot be checked", name));
   const double v_min = t.parameter("v_min").value, v_max = t.parameter("v_max").value;
   if (load.burst_bytes_per_sm > 0 && load.burst_bytes_per_sm > v_max)
     why.push_back(fmt::format("{:g} B stored per tile is above the calibrated {:g}-{:g} B", load.burst_bytes_per_sm,
@@ -150,6 +157,15 @@ std::string InterferenceTerm::outside_calibration(const LoadState& load) const {
   std::string out;
   for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
   return out;
+}
+
+bool InterferenceTerm::below_calibration(const LoadState& load) const {
+  if (status != InterferenceStatus::kIdentified || form != kEpiloguePerByteForm) return false;
+  if (!(load.drain_rate_bps > 0) || !(load.burst_bytes_per_sm > 0) || !(load.tile_time_s > 0)) return false;
+  const InterferenceParameter* v_min = find("v_min");
+  const InterferenceParameter* x_min = find("store_load_min_Bps");
+  return (v_min && load.burst_bytes_per_sm < v_min->value) ||
+         (x_min && load.burst_bytes_per_sm / load.tile_time_s < x_min->value);
 }
 
 SlowdownBracket InterferenceTerm::slowdown(const LoadState& load) const {

@@ -80,6 +80,10 @@ struct InterferenceTerm {
   // per SM, another tile depth): one sentence per reason, "; "-joined. Empty: inside. slowdown() still answers
   // outside (an extrapolation); callers report this beside it.
   std::string outside_calibration(const LoadState& load) const;
+  // eq. I2 below its calibrated range (fewer bytes per tile than v_min, or B / T0 below the calibrated minimum):
+  // slowdown() is then only the bracket [1, the law's high end at the minimum], its middle an assumption.
+  // Callers that want a point check how much such loads can add (see OutsideCalibration::below_extra_s).
+  bool below_calibration(const LoadState& load) const;
   // u as slowdown() uses it: {lo, mid, hi} in [0, 1].
   SlowdownBracket full_fraction(const LoadState& load) const;
 };

@@ -18,6 +18,8 @@ struct SlowdownSource {
   // Where a load leaves what the term was calibrated on (InterferenceTerm::outside_calibration): one sentence per
   // reason, "; "-joined, empty inside. Unset: the source has no calibrated range (the identity, hand-made terms).
   std::function<std::string(const LoadState&)> outside;
+  // Loads where the slowdown is only a bracket below the calibrated range (InterferenceTerm::below_calibration).
+  std::function<bool(const LoadState&)> below;
 
   bool usable() const { return status == InterferenceStatus::kIdentified && static_cast<bool>(slowdown); }
   // "interference not calibrated: <why>" (or not identified); "" when usable.
@@ -35,6 +37,7 @@ inline SlowdownSource slowdown_source_of(const InterferenceTerm& term, const std
   s.label = label;
   s.slowdown = [term](const LoadState& load) { return term.slowdown(load); };
   s.outside = [term](const LoadState& load) { return term.outside_calibration(load); };
+  s.below = [term](const LoadState& load) { return term.below_calibration(load); };
   return s;
 }
 
@@ -51,10 +54,16 @@ inline SlowdownSource no_interference(const std::string& label) {
 // reason once, in first-seen order (the first kMaxReasons; the rest are counted).
 struct OutsideCalibration {
   static constexpr std::size_t kMaxReasons = 3;
-  int evaluations = 0, outside = 0, more_reasons = 0;
+  int evaluations = 0, outside = 0, more_reasons = 0, below = 0;
+  double below_extra_s = 0;  // the most the below-range loads can add: sum of tile time x (s_hi - 1) over them
   std::vector<std::string> reasons;
-  void add(const SlowdownSource& term, const LoadState& load) {
+  // tile_s: the tile's time the slowdown multiplies (0: not known, the load's extra not counted).
+  void add(const SlowdownSource& term, const LoadState& load, double tile_s = 0) {
     ++evaluations;
+    if (term.below && term.slowdown && term.below(load)) {
+      ++below;
+      if (tile_s > 0) below_extra_s += tile_s * (term.slowdown(load).hi - 1);
+    }
     if (!term.outside) return;
     const std::string why = term.outside(load);
     if (why.empty()) return;

@@ -128,7 +128,9 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   const IntegerAxis ksms = integer_axis(f.ksm, "--ksm");
   const IntegerAxis leads = integer_axis(f.lead, "--D");
   for (long long d : leads.values())
-    if (d < 0) throw input_error("--D", "D must be >= 1 (0 = auto: max(1, ceil(D_knee))); D = 0 as a lead can deadlock");
+    if (d < 0 || d > 1'000'000)
+      throw input_error("--D", fmt::format("D = {} is outside 0-1000000: a lead in row blocks, >= 1 (0 = auto: "
+                                           "max(1, ceil(D_knee)))", d));
   (void)parse_tensor_tflops(f.tensor_tflops);
   if (!(f.clock_spread > 0 && f.clock_spread < 1)) throw input_error("--clock-spread", "a fraction in (0, 1), e.g. 0.03");
   if (!(f.clock_floor >= 0 && f.clock_floor < 1)) throw input_error("--clock-floor", "a fraction in [0, 1), e.g. 0.75");

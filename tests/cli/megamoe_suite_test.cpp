@@ -46,6 +46,9 @@ TEST(MegaMoeSuite, BadValuesAreRefusedNamingTheFlag) {
   expect_refused(s, kTool, "megamoe --precision fp4 --dry-run", 2, {"--precision", "bf16, fp8"});
   expect_refused(s, kTool, "megamoe --routing zipf --dry-run", 2, {"--routing", "balanced, skewed"});
   expect_refused(s, kTool, "megamoe --D -1 --dry-run", 2, {"--D"});
+  // 2^31 wrapped to a negative int (auto D) and 2^32 + 1 to D = 1 (hostile review of 2026-12-07 evening).
+  expect_refused(s, kTool, "megamoe --D 2147483648 --dry-run", 2, {"--D", "outside 0-1000000"});
+  expect_refused(s, kTool, "megamoe --D 4294967297 --dry-run", 2, {"--D"});
   expect_refused(s, kTool, "megamoe --block-n 192 --dry-run", 2, {"--block-n", "128 or 256"});
   expect_refused(s, kTool, "megamoe --backend sim --dry-run", 2, {"--backend", "no simulator"});
   expect_refused(s, kTool, "megamoe --dry-run --csv t.csv", 2, {"--csv"});

@@ -144,6 +144,28 @@ TEST(InterferenceTerm, BelowTheCalibratedRangeIsABracketAboveItIsOutside) {
   EXPECT_NE(why.find("is above the calibrated"), std::string::npos) << why;
 }
 
+// A range bound the file leaves null would make every comparison false and no load outside (adversarial review of
+// 2026-12-07 evening): a null bound is itself a reason; below the range is reported by below_calibration().
+TEST(InterferenceTerm, ANullRangeBoundIsOutsideAndBelowTheRangeIsFlagged) {
+  InterferenceTerm t;
+  t.status = InterferenceStatus::kIdentified;
+  t.form = kEpiloguePerByteForm;
+  t.parameters = {exact("cost_s_per_byte_at_kref", 2e-10), exact("k_ref", 132), exact("k_exponent", 0.9),
+                  exact("misfit_log_sd", 0.0), exact("k_min", 33), exact("k_max", 132), exact("v_min", 512),
+                  exact("v_max", 131072), exact("store_load_min_Bps", 1e8), exact("store_load_max_Bps", 5e10)};
+  LoadState l = full_load(132);
+  l.tile_time_s = 4e-6;
+  l.burst_bytes_per_sm = 2048;
+  EXPECT_EQ(t.outside_calibration(l), "");
+  EXPECT_FALSE(t.below_calibration(l));
+  l.burst_bytes_per_sm = 256;
+  EXPECT_TRUE(t.below_calibration(l));
+  for (auto& p : t.parameters)
+    if (p.name == "v_max") p.value = p.lo = p.hi = kNaN;
+  l.burst_bytes_per_sm = 2048;
+  EXPECT_NE(t.outside_calibration(l).find("records no v_max"), std::string::npos) << t.outside_calibration(l);
+}
+
 TEST(InterferenceTerm, StatusesAndBadLoads) {
   InterferenceTerm t;
   EXPECT_THROW(t.slowdown(full_load(66)), std::logic_error);  // not calibrated: no number

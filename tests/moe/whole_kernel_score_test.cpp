@@ -138,6 +138,28 @@ TEST(WholeKernelScore, ATermUsedOutsideItsCalibrationIsNotDecided) {
   EXPECT_EQ(counted, extrapolated);
 }
 
+// Below its calibrated range the term is a bracket: where those loads could add more than 1% of the time, no point
+// (adversarial review of 2026-12-07 evening: the linear law's middle was used as a point and passed bars).
+TEST(WholeKernelScore, ATermBelowItsRangeThatCouldMatterGivesNoPoint) {
+  const ScoreInputs in = read_score_inputs({{"megamoe-check.json", committed_check_file()}}, "host");
+  model::SlowdownSource t = knee();
+  t.slowdown = [](const model::LoadState&) { return model::SlowdownBracket{1.0, 1.0, 3.0}; };
+  t.below = [](const model::LoadState&) { return true; };
+  const WholeKernelResult r = predict_whole_kernel(in, settings_with(t));
+  int seen = 0;
+  for (const WholeKernelConfig& c : r.configs)
+    for (const WholeKernelOption& o : c.options) {
+      if (!o.transfer_extrapolated_s) continue;
+      ++seen;
+      EXPECT_FALSE(o.transfer_s.has_value());
+      EXPECT_NE(o.transfer_why_not.find("below its calibrated range"), std::string::npos) << o.transfer_why_not;
+    }
+  EXPECT_GT(seen, 0);
+  t.slowdown = [](const model::LoadState&) { return model::SlowdownBracket{1.0, 1.0, 1.0}; };  // cannot add anything
+  for (const WholeKernelConfig& c : predict_whole_kernel(in, settings_with(t)).configs)
+    for (const WholeKernelOption& o : c.options) EXPECT_FALSE(o.transfer_extrapolated_s.has_value());
+}
+
 // Q(K_SM) not identified (issue 27 item 4): the point is replayed at Q's high end and stands only where Q's low end
 // gives the same time; where Q decides the time there is no transfer point, the reason names Q, and the interval
 // spans Q's bracket.

@@ -44,6 +44,9 @@ struct Row {
   double reference_completion_s = NAN;
 };
 
+// A term used outside its calibration gives no interval to judge (as moe-whole): not decided, never disagrees.
+const Interval kNoInterval{NAN, NAN};
+
 // Why a prediction is not decided: not computed, the term extrapolated, or an interval that is not sharp.
 std::string not_decided_why(const FaInterferencePrediction& p, const Interval& i, const char* what, const char* cause) {
   if (!p.computed) return p.why_not;
@@ -171,8 +174,8 @@ json score_fa_with_interference(const std::vector<FaScoredPoint>& points, const 
     const bool ds = p.computed && inside && sharp(p.sender, t_fa), dc = p.computed && inside && sharp(p.completion, t_fa);
     const std::string why_s = not_decided_why(p, p.sender, "sender-side interval", "(Q's bracket or R's and the term's ranges)");
     const std::string why_c = not_decided_why(p, p.completion, "completion interval", "");
-    const Outcome os = score(p.sender, p.sender_point_s, ds, why_s, r.sender);
-    const Outcome oc = score(p.completion, p.completion_point_s, dc, why_c, r.completion);
+    const Outcome os = score(inside ? p.sender : kNoInterval, p.sender_point_s, ds, why_s, r.sender);
+    const Outcome oc = score(inside ? p.completion : kNoInterval, p.completion_point_s, dc, why_c, r.completion);
     const Outcome zs = score({0, 0}, 0, true, "", r.sender), zc = score({0, 0}, 0, true, "", r.completion);
     const bool unhidden_known = r.frozen_v2.unhidden_range.bounded();
     const Outcome us_ = score(r.frozen_v2.unhidden_range, r.frozen_v2.unhidden_s, unhidden_known, "R not bounded", r.sender);

@@ -70,7 +70,7 @@ FaReplay replay_fa_waves(const FaFrozenInputs& in, const xs::model::SlowdownSour
       // u, the share of the wave the path is full: the burst arrives at the wave's start, the queue drains at R
       // and stays above Q for (q - Q) / R. Without a finite Q the term derives u from the offered rate.
       if (std::isfinite(q_bytes)) load.full_fraction = std::min(1.0, std::max(0.0, q - q_bytes) / r_bps / wave_s);
-      outside.add(term, load);
+      outside.add(term, load, qloop_s);
       s = side_of(term.slowdown(load), side);
       sum_s += s;
       ++beside;
@@ -83,6 +83,8 @@ FaReplay replay_fa_waves(const FaFrozenInputs& in, const xs::model::SlowdownSour
   out.queue_end_bytes = q + previous_bytes;  // the last wave's stores, issued after its compute
   out.mean_slowdown = beside ? sum_s / beside : 1.0;
   out.term_outside_calibration = outside.sentence();
+  out.below_loads = outside.below;
+  out.below_extra_s = outside.below_extra_s;
   return out;
 }
 
@@ -118,6 +120,12 @@ FaInterferencePrediction predict_with_interference(const FaFrozenInputs& in, con
         const double q_eff = qv > 0 ? qv : 0.0;
         const FaReplay x = replay_fa_waves(in, term, rv, std::isfinite(q_eff) ? q_eff : INFINITY, side, l2_bytes);
         if (p.term_outside_calibration.empty()) p.term_outside_calibration = x.term_outside_calibration;
+        // Below the calibrated range the term is a bracket: a point only where it cannot add over 1% of T_FA.
+        if (p.term_outside_calibration.empty() && x.below_extra_s > 0.01 * in.compute_only.t_fa_s)
+          p.term_outside_calibration = fmt::format(
+              "the interference term is used below its calibrated range at {} waves, where it is only the bracket "
+              "[1, its high end at the calibrated minimum]: they may add up to {:.4g} s, over 1% of T_FA (no point)",
+              x.below_loads, x.below_extra_s);
         const double sv = x.sender_s(rv, std::isfinite(q_eff) ? q_eff : INFINITY);
         const double cv = x.completion_s(rv);
         slo = std::min(slo, sv);

@@ -52,6 +52,8 @@ FaInterferencePrediction predict_with_interference(const FaFrozenInputs& in, con
 struct FaReplay {
   double extra_compute_s = 0, capacity_wait_s = 0, queue_end_bytes = 0, mean_slowdown = 1;
   std::string term_outside_calibration;  // xs::model::OutsideCalibration::sentence() of the waves' loads
+  int below_loads = 0;                   // waves whose load is below the term's calibrated range
+  double below_extra_s = 0;              // the most those waves' Q-loops can add (G x (s_hi - 1), summed)
   double sender_s(double r_bps, double q_bytes) const {
     return extra_compute_s + capacity_wait_s + std::max(0.0, queue_end_bytes - q_bytes) / r_bps;
   }

@@ -43,6 +43,15 @@ double number_field(const json& row, const char* key, const std::string& path) {
   return x;
 }
 
+// Where the term is used below its calibrated range it is a bracket, not a law: the time is a point only where those
+// loads cannot add more than the outcomes resolve (1%, as for Q). The reason, else "".
+std::string below_range_reason(const TimeModelResult& r) {
+  if (!(r.term_below_extra_s > 0.01 * r.kernel_s)) return "";
+  return fmt::format("the interference term is used below its calibrated range at {} loads, where it is only the "
+                     "bracket [1, its high end at the calibrated minimum]: they may add up to {:.4g} s, over 1% of the "
+                     "replayed {:.4g} s (no point)", r.term_below_loads, r.term_below_extra_s, r.kernel_s);
+}
+
 struct Replayer {
   const MoeProblem& problem;
   const AdvisorConfig& config;
@@ -56,7 +65,7 @@ struct Replayer {
       if (why_not) *why_not = r.why_not;
       return NAN;
     }
-    if (extrapolated) *extrapolated = r.term_outside_calibration;
+    if (extrapolated) *extrapolated = !r.term_outside_calibration.empty() ? r.term_outside_calibration : below_range_reason(r);
     return r.kernel_s;
   }
 };
@@ -67,11 +76,18 @@ struct Replayer {
 constexpr double kCapacityPointRelative = 0.01;  // the outcomes' own resolution (+-1% of the median)
 std::string capacity_dependence(const Replayer& rp, const ScheduleOption& o, const TimeModelInputs& at_hi,
                                 const PathInputs& path, const model::SlowdownSource& term, double time_at_hi_s) {
-  if (path.capacity_is_point || !std::isfinite(time_at_hi_s)) return "";
-  TimeModelInputs at_lo = at_hi;
+  if (!std::isfinite(time_at_hi_s)) return "";
+  if (path.capacity_is_point && path.capacity_lo_bytes == path.capacity_hi_bytes) return "";
+  TimeModelInputs at_lo = at_hi, at_top = at_hi;
   at_lo.capacity_bytes = std::max(1.0, path.capacity_lo_bytes);
+  at_top.capacity_bytes = path.capacity_hi_bytes;
   const double t_lo = rp.run(o, at_lo, term, BracketSide::kMid);
-  if (std::isfinite(t_lo) && std::fabs(t_lo - time_at_hi_s) <= kCapacityPointRelative * time_at_hi_s) return "";
+  // An identified Q was replayed at its point: its ci95's ends must both stay within the resolution of it.
+  const double t_top = path.capacity_is_point ? rp.run(o, at_top, term, BracketSide::kMid) : time_at_hi_s;
+  const auto close = [&](double t) {
+    return std::isfinite(t) && std::fabs(t - time_at_hi_s) <= kCapacityPointRelative * time_at_hi_s;
+  };
+  if (close(t_lo) && close(t_top)) return "";
   return fmt::format("{}, and the replay depends on it: {:.4g} s at Q's low end {:.4g} B, {:.4g} s at its high end "
                      "{:.4g} B (no point; the interval spans Q's bracket)", path.capacity_text, t_lo,
                      at_lo.capacity_bytes, time_at_hi_s, at_hi.capacity_bytes);
@@ -82,13 +98,18 @@ std::string capacity_dependence(const Replayer& rp, const ScheduleOption& o, con
 // term's sides; no point where the term is extrapolated or Q decides the time (the why says which).
 void predict_transfer(const Replayer& rp, const ScheduleOption& o, const TimeModelInputs& h, double base,
                       const WholeKernelSettings& s, const model::SlowdownSource& identity, WholeKernelOption& wo) {
-  wo.transfer_no_term_s = base + rp.run(o, h, identity, BracketSide::kMid);
+  // The replay without the term is a prediction too: no point where Q decides its time either.
+  if (const double t = rp.run(o, h, identity, BracketSide::kMid); capacity_dependence(rp, o, h, s.path, identity, t).empty())
+    wo.transfer_no_term_s = base + t;
   const TimeModelResult mid_r =
       time_model(rp.problem, rp.config.block_n, rp.config.num_sms, o.schedule,
                  std::max(1, o.lead_rows), std::max(1, o.experts_per_wave), h, s.term);
-  if (mid_r.computed && !mid_r.term_outside_calibration.empty()) {
+  const std::string extrapolated = !mid_r.computed ? std::string()
+                                   : !mid_r.term_outside_calibration.empty() ? mid_r.term_outside_calibration
+                                                                             : below_range_reason(mid_r);
+  if (!extrapolated.empty()) {
     // An extrapolation of the term is no point prediction (issue 27 item 4): not decided, the time a diagnostic.
-    wo.transfer_why_not = mid_r.term_outside_calibration;
+    wo.transfer_why_not = extrapolated;
     wo.transfer_extrapolated_s = base + mid_r.kernel_s;
   } else if (mid_r.computed) {
     const double mid = mid_r.kernel_s;

@@ -50,6 +50,14 @@ double side_of(const model::SlowdownBracket& s, BracketSide side) {
   return side == BracketSide::kLow ? s.lo : side == BracketSide::kHigh ? s.hi : s.mid;
 }
 
+// Where the replay's loads left the term's calibration (above it, or below it where it is only a bracket).
+void record_calibration_range(const model::OutsideCalibration& outside, TimeModelResult& r) {
+  r.term_outside_loads = outside.outside;
+  r.term_outside_calibration = outside.sentence();
+  r.term_below_loads = outside.below;
+  r.term_below_extra_s = outside.below_extra_s;
+}
+
 // The load a tile sees (model::LoadState): every field from the configuration or the replay's own queue.
 model::LoadState tile_load(const TimeModelInputs& in, double offered_bps, double outstanding_bytes, int num_ctas,
                            double base_s, bool is_l2, double beside_bytes) {
@@ -138,7 +146,7 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
     if (remote) {
       queue.advance(start);
       const model::LoadState load = tile_load(in, offered_bps, queue.bytes, num_ctas, base_s, is_l2, beside_bytes);
-      if (base_s > 0) outside.add(term, load);
+      if (base_s > 0) outside.add(term, load, base_s);
       s = base_s > 0 ? side_of(term.slowdown(load), side) : 1.0;
       if (!(s > 0) || !std::isfinite(s))
         throw std::logic_error("time_model: the interference term returned a slowdown that is not a positive number");
@@ -204,8 +212,7 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
   r.slowdown_extra_per_cta_s = extra / g;
   r.mean_slowdown_l1 = n1 ? sum_s1 / n1 : 1.0;
   r.mean_slowdown_l2 = n2 ? sum_s2 / n2 : 1.0;
-  r.term_outside_loads = outside.outside;
-  r.term_outside_calibration = outside.sentence();
+  record_calibration_range(outside, r);
   r.mean_offered_rate_l2_bps = n2 ? sum_offered_l2 / n2 : 0.0;
   return r;
 }

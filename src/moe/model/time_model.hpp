@@ -61,6 +61,10 @@ struct TimeModelResult {
   // none). A time that rests on them is no point prediction: callers report it as not decided.
   int term_outside_loads = 0;
   std::string term_outside_calibration;
+  // Loads below the term's calibrated range (only bracketed there) and the most they can add, summed over every
+  // tile (an upper bound of their effect on the kernel time).
+  int term_below_loads = 0;
+  double term_below_extra_s = 0;
 };
 
 // schedule: "interleaved" (lead_rows = D >= 1) or "expert_wave" (experts_per_wave >= 1). input_error for bad
