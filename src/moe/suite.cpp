@@ -17,6 +17,7 @@
 #include "common/axes.hpp"
 #include "common/range.hpp"
 #include "moe/point/moe_point.hpp"
+#include "moe/point/problem.hpp"
 #include "moe/run/moe_variants.hpp"
 #include "moe/point/shapes.hpp"
 #if defined(XS_HAVE_MOE_RUNNER)
@@ -186,6 +187,13 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   const int device = point_device(c);
   std::vector<MoePointSpec> points;
   for (const auto& [target, shape, precision, routing, t, k, d] : sweep) {
+    try {  // what the run would refuse, refused before anything runs (the dry run too)
+      validate_tile_and_precision(shape.hidden, shape.intermediate, f.block_n, precision);
+    } catch (const Error& e) {
+      std::string why = e.what();  // "<field>: <message>": the field is named once, in front
+      if (why.rfind(e.field() + ": ", 0) == 0) why.erase(0, e.field().size() + 2);
+      throw input_error(e.field(), fmt::format("{} {} at --block-n {}: {}", shape.name, precision, f.block_n, why));
+    }
     MoePointSpec s;
     s.shape = shape;
     s.precision = precision;

@@ -49,6 +49,10 @@ TEST(MegaMoeSuite, BadValuesAreRefusedNamingTheFlag) {
   // 2^31 wrapped to a negative int (auto D) and 2^32 + 1 to D = 1 (hostile review of 2026-12-07 evening).
   expect_refused(s, kTool, "megamoe --D 2147483648 --dry-run", 2, {"--D", "outside 0-1000000"});
   expect_refused(s, kTool, "megamoe --D 4294967297 --dry-run", 2, {"--D"});
+  // The dry run refuses what the run would (it printed these, and the run stopped at the point mid-sweep).
+  expect_refused(s, kTool, "megamoe --precision fp8 --block-n 256 --target host --dry-run", 2, {"fp8", "b_n = 128"});
+  expect_refused(s, kTool, "megamoe --shapes dsv4_flash,dit_moe --block-n 256 --target host --dry-run", 2,
+                 {"dit_moe", "--block-n 256"});
   expect_refused(s, kTool, "megamoe --block-n 192 --dry-run", 2, {"--block-n", "128 or 256"});
   expect_refused(s, kTool, "megamoe --backend sim --dry-run", 2, {"--backend", "no simulator"});
   expect_refused(s, kTool, "megamoe --dry-run --csv t.csv", 2, {"--csv"});

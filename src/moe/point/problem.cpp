@@ -19,6 +19,14 @@ void validate_tile_shape(int hidden, int intermediate, int block_n) {
                                           " (Linear-1 tiles are b_n interleaved gate/up columns)");
 }
 
+void validate_tile_and_precision(int hidden, int intermediate, int block_n, const std::string& precision) {
+  validate_tile_shape(hidden, intermediate, block_n);
+  if (precision != "bf16" && precision != "fp8")
+    throw input_error("precision", "'" + precision + "' is not a precision; accepted: bf16, fp8");
+  if (precision == "fp8" && block_n != 128)
+    throw input_error("block_n", "fp8 W8A8 is built for b_n = 128 only (256 accumulators per thread at 256)");
+}
+
 xs::kernels::moe::TileSpace MoeProblem::tile_space(int block_n) const {
   validate_tile_shape(hidden, intermediate, block_n);
   xs::kernels::moe::TileSpace t;

@@ -3,6 +3,7 @@
 // and the set of Combine slots a correct launch writes. Plain C++ (host vectors; the runner copies them).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "moe/layout.cuh"
@@ -52,6 +53,9 @@ MoeProblem build_problem(const Routing& routing, int hidden, int intermediate);
 
 // Throws input_error("block_n" / "hidden" / "intermediate", ...) where the tiles do not fit the shape.
 void validate_tile_shape(int hidden, int intermediate, int block_n);
+// validate_tile_shape plus the precision: bf16 or fp8, and fp8 at b_n = 128 only. input_error otherwise. The run
+// and the sweep's expansion (its dry run too) call it, so a sweep the dry run prints is one the run accepts.
+void validate_tile_and_precision(int hidden, int intermediate, int block_n, const std::string& precision);
 
 // Combine slots a correct launch writes: written[rank * slots_per_rank + slot] = 1 for every valid pool row
 // (its dst rank and slot), 0 elsewhere. A verifier checks every 1 was written and every 0 left alone.

@@ -74,11 +74,7 @@ std::vector<MoeVariantPlan> describe_point(const MoePointSpec& spec, const Routi
 
 // The input checks that need no GPU (exit 2 even where none exists).
 void validate_point(const MoePointSpec& spec, const MoeProblem& prob) {
-  validate_tile_shape(spec.shape.hidden, spec.shape.intermediate, spec.block_n);
-  if (spec.precision != "bf16" && spec.precision != "fp8")
-    throw input_error("precision", "'" + spec.precision + "' is not a precision; accepted: bf16, fp8");
-  if (spec.precision == "fp8" && spec.block_n != 128)
-    throw input_error("block_n", "fp8 W8A8 is built for b_n = 128 only (256 accumulators per thread at 256)");
+  validate_tile_and_precision(spec.shape.hidden, spec.shape.intermediate, spec.block_n, spec.precision);
   check_variant_families(spec.variants);
   const MoeExchange* ex = spec.exchange.get();  // several ranks: the Combine into every rank's window
   if (ex == nullptr) return;
