@@ -753,7 +753,8 @@ def moe_whole_h100_term_sentence(inputs, readme=False):
             f"{apct(e(132, 'interleaved', t, 'abs_error_p90'))}; without the term {apct(e(132, 'interleaved', nt))}) "
             f"and {apct(e(66, 'interleaved', t))} at K_SM 66 over {e(66, 'interleaved', t, 'n')} of {opts(66)} (without "
             f"the term {apct(e(66, 'interleaved', nt))}, the constant {apct(e(66, 'interleaved', c))} over all); the "
-            f"rest are not decided because Q(K), not identified on the H100, moves their replayed time by more than 1%.")
+            f"rest are not decided: Q(K), not identified on the H100, moves their replayed time by more than 1%, or the "
+            f"term would be used outside or below its calibrated range where that could matter.")
 
 
 def fa_whole_lines(inputs, readme=False):
