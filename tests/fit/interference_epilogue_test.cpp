@@ -183,7 +183,7 @@ TEST(EpilogueTerm, SlowdownIsOnePlusCostTimesBytesOverTileAndRoundTrips) {
   EXPECT_EQ(term.slowdown(load).hi, 1.0);
   load.drain_rate_bps = 50e9;
   load.burst_bytes_per_sm = 1 << 24;
-  EXPECT_NE(term.outside_calibration(load).find("outside the calibrated"), std::string::npos);
+  EXPECT_NE(term.outside_calibration(load).find("above the calibrated"), std::string::npos);
 }
 
 }  // namespace
