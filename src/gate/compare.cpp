@@ -407,6 +407,13 @@ GateReport compare_files(const std::string& baseline_path, const std::string& ca
   const json candidate = report::to_json(report::parse_result_text(candidate_text, candidate_path));
   check_drain_rate(baseline, baseline_path, "--baseline");
   check_drain_rate(candidate, candidate_path, "--candidate");
+  // A calibration gated against a file that is none (model: null) is a misconfiguration, not a regression: every
+  // model row would read MISSING and exit 1 (hostile review of 2026-12-07 evening). The reverse is refused already.
+  const auto is_calibration = [](const json& d) { return d.is_object() && d.contains("model") && d["model"].is_object(); };
+  if (is_calibration(baseline) && !is_calibration(candidate))
+    throw input_error("--candidate", fmt::format("{} has no model section (model: null): it is not a calibration, and "
+                                                 "the baseline {} is; give a calibration file written by "
+                                                 "xstage-calibrate", candidate_path, baseline_path));
   GateReport report;
   try {
     report = compare(baseline, candidate, config);

@@ -210,5 +210,21 @@ TEST(Compare, FileWithItselfPassesTheShippedConfig) {
   EXPECT_EQ(r.count(Status::kSame) + r.count(Status::kNotApplicable), r.rows.size());
 }
 
+// A calibration baseline against a file that is no calibration (model: null) is bad input, not a regression (hostile
+// review of 2026-12-07 evening: exit 1, every row MISSING).
+TEST(Compare, ACandidateThatIsNoCalibrationIsBadInput) {
+  const GateConfig c = read_gate_config(XS_TEST_DATA_DIR "/../../configs/gate/calibration.json");
+  const std::string base = XS_TEST_DATA_DIR "/gate/baseline.json";
+  const std::string other = XS_TEST_DATA_DIR "/../../results/h200/megamoe/matrix/megamoe-check.json";
+  try {
+    compare_files(base, other, c);
+    ADD_FAILURE() << "accepted a candidate with no model section";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kBadInput);
+    EXPECT_EQ(e.field(), "--candidate");
+    EXPECT_NE(std::string(e.what()).find("not a calibration"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace xs::gate
