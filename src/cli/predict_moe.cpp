@@ -22,15 +22,6 @@
 namespace xs::cli {
 namespace {
 
-// Finds configs/moe/models.json from the working directory or the repository the tool was built from.
-std::string models_path(const std::string& given) {
-  if (std::filesystem::exists(given)) return given;
-#if defined(XS_SOURCE_DIR)
-  const std::string in_source = std::string(XS_SOURCE_DIR) + "/" + given;
-  if (std::filesystem::exists(in_source)) return in_source;
-#endif
-  throw input_error("--models-file", "'" + given + "' not found (run from the repository root or pass the path)");
-}
 
 // Realistic caps, checked before anything is allocated: the largest released MoE models have a few hundred
 // routed experts, hidden and intermediate sizes in the tens of thousands, and a GPU has a few hundred SMs at
@@ -98,7 +89,7 @@ moe::MoeShape resolve_shape(const PredictMoeOptions& o) {
   if (!o.shape.empty()) {
     if (any_dim)
       throw input_error("--shape", "give either --shape NAME or --hidden --intermediate --experts --top-k, not both");
-    const auto shapes = moe::load_moe_shapes(models_path(o.models_file));
+    const auto shapes = moe::load_moe_shapes(moe::find_models_file(o.models_file));
     try {
       return moe::find_moe_shape(shapes, o.shape);
     } catch (const Error& e) {

@@ -54,15 +54,6 @@ struct MoeFlags {
   bool no_verify = false, no_instrument = false;
 };
 
-// Locates configs/moe/models.json from the working directory or the repository the tool was built from.
-std::string models_path(const std::string& given) {
-  if (std::filesystem::exists(given)) return given;
-#if defined(XS_SOURCE_DIR)
-  const std::string in_source = std::string(XS_SOURCE_DIR) + "/" + given;
-  if (std::filesystem::exists(in_source)) return in_source;
-#endif
-  throw input_error("--models-file", "'" + given + "' not found (run from the repository root or pass the path)");
-}
 
 // --tensor-tflops: one F for every precision ("600") or per precision ("bf16=608,fp8=1020"); TFLOP/s > 0.
 std::map<std::string, double> parse_tensor_tflops(const std::string& text) {
@@ -109,7 +100,7 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   if (c.backend == "sim")
     throw input_error("--backend", "megamoe has no simulator: it runs the MegaMoE kernel on a GPU (drop --backend sim)");
   if (!c.table_flag.empty()) throw input_error(c.table_flag, "not available for megamoe (use --json or the result file)");
-  const auto shapes = load_moe_shapes(models_path(f.models_file));
+  const auto shapes = load_moe_shapes(find_models_file(f.models_file));
   std::vector<MoeShape> chosen;
   for (const auto& name : parse_name_list(f.shapes, "--shapes")) {
     if (name == "all") {

@@ -1,6 +1,7 @@
 // xstage moe host layer: strict reader of configs/moe/models.json (see shapes.hpp).
 #include "moe/point/shapes.hpp"
 
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -70,6 +71,15 @@ const MoeShape& find_moe_shape(const std::vector<MoeShape>& shapes, const std::s
   std::string accepted;
   for (const MoeShape& s : shapes) accepted += (accepted.empty() ? "" : ", ") + s.name;
   throw input_error("model", "unknown model \"" + name + "\"; accepted: " + accepted);
+}
+
+std::string find_models_file(const std::string& given) {
+  if (std::filesystem::exists(given)) return given;
+#if defined(XS_SOURCE_DIR)
+  const std::string in_source = std::string(XS_SOURCE_DIR) + "/" + given;
+  if (std::filesystem::exists(in_source)) return in_source;
+#endif
+  throw input_error("--models-file", "'" + given + "' not found (run from the repository root or pass the path)");
 }
 
 }  // namespace xs::moe

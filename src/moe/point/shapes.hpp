@@ -24,6 +24,9 @@ struct MoeShape {
 std::vector<MoeShape> parse_moe_shapes(std::string_view json_text, const std::string& source);
 // The same from a file (io error naming the path if it cannot be read).
 std::vector<MoeShape> load_moe_shapes(const std::string& path);
+// The models file `given` (--models-file) from the working directory, else from the repository the tool was built
+// from; input_error("--models-file", ...) where neither exists.
+std::string find_models_file(const std::string& given);
 
 // The shape called `name` (exact match on MoeShape::name); input_error("model", ...) listing the accepted
 // names otherwise.
