@@ -116,15 +116,21 @@ TEST(InterferenceTerm, AnUnconstrainedParameterIsOutsideTheCalibration) {
   EXPECT_NE(t.outside_calibration(full_load(132)).find("cost per byte is not constrained"), std::string::npos);
 }
 
-// eq. I2 below its calibrated range (fewer bytes per tile, a lower B / T0) is bracketed between s = 1 and the law
-// at the calibrated minimum, not reported as outside; above the range it is outside, with the reason.
-TEST(InterferenceTerm, BelowTheCalibratedRangeIsABracketAboveItIsOutside) {
+// An identified eq. I2 term calibrated at K 33-132, 512 B-128 KiB per tile and B/T0 1e8-5e10 B/s.
+InterferenceTerm epilogue_term_with_range() {
   InterferenceTerm t;
   t.status = InterferenceStatus::kIdentified;
   t.form = kEpiloguePerByteForm;
   t.parameters = {exact("cost_s_per_byte_at_kref", 2e-10), exact("k_ref", 132), exact("k_exponent", 0.9),
                   exact("misfit_log_sd", 0.0), exact("k_min", 33), exact("k_max", 132), exact("v_min", 512),
                   exact("v_max", 131072), exact("store_load_min_Bps", 1e8), exact("store_load_max_Bps", 5e10)};
+  return t;
+}
+
+// eq. I2 below its calibrated range (fewer bytes per tile, a lower B / T0) is bracketed between s = 1 and the law
+// at the calibrated minimum, not reported as outside; above the range it is outside, with the reason.
+TEST(InterferenceTerm, BelowTheCalibratedRangeIsABracketAboveItIsOutside) {
+  InterferenceTerm t = epilogue_term_with_range();
   LoadState l = full_load(132);
   l.tile_time_s = 4e-6;
   l.burst_bytes_per_sm = 2048;  // x = 5.12e8 B/s: inside
@@ -147,12 +153,7 @@ TEST(InterferenceTerm, BelowTheCalibratedRangeIsABracketAboveItIsOutside) {
 // A range bound the file leaves null would make every comparison false and no load outside (adversarial review of
 // 2026-12-07 evening): a null bound is itself a reason; below the range is reported by below_calibration().
 TEST(InterferenceTerm, ANullRangeBoundIsOutsideAndBelowTheRangeIsFlagged) {
-  InterferenceTerm t;
-  t.status = InterferenceStatus::kIdentified;
-  t.form = kEpiloguePerByteForm;
-  t.parameters = {exact("cost_s_per_byte_at_kref", 2e-10), exact("k_ref", 132), exact("k_exponent", 0.9),
-                  exact("misfit_log_sd", 0.0), exact("k_min", 33), exact("k_max", 132), exact("v_min", 512),
-                  exact("v_max", 131072), exact("store_load_min_Bps", 1e8), exact("store_load_max_Bps", 5e10)};
+  InterferenceTerm t = epilogue_term_with_range();
   LoadState l = full_load(132);
   l.tile_time_s = 4e-6;
   l.burst_bytes_per_sm = 2048;
