@@ -12,6 +12,13 @@
 #                DEADLINE_S=470   SWEEP_T=6976   SWEEP_PRECISIONS=bf16,fp8   SWEEP_KSM=66,132   REPS=8
 #                CANLOSE_RUNS="few-experts few-experts-p4 large-h-small-T local-large-D" (names in the config)
 #                SANITIZE_TOOLS="racecheck synccheck" (the sanitize part's compute-sanitizer tools; memcheck too)
+#                POINT_ARGS="--hidden 4096 --intermediate 2048 --m-per-expert ..." (part profile: one configuration,
+#                moe_vs_grouped_mm.py's flags) VS_BLOCK_NS="128 256" (part profile: one paired run per b_n)
+#                NCU_SECTIONS="SpeedOfLight ..." (part profile)
+# Part profile (issue 29, where the mainloop loses): the configuration of POINT_ARGS paired with torch at each b_n of
+# VS_BLOCK_NS (results/vs-bnN.json), then Nsight Compute (--clock-control none) on its two kernel GEMM phases and
+# torch's two grouped GEMMs launched once each (scripts/moe_profile_point.py) at each b_n: results/ncu-bnN.txt (the
+# details page) and results/ncu-bnN.csv (raw metrics); the .ncu-rep stays in logs/.
 # Returns at most 6 files: results.tar.gz (megamoe-*.json, moe-vs-grouped-mm.json), logs.tar.gz, clocks.txt,
 # env.txt, summary.txt.
 set -uo pipefail
@@ -28,8 +35,12 @@ SWEEP_KSM=${SWEEP_KSM:-66,132}
 REPS=${REPS:-8}
 CANLOSE_RUNS=${CANLOSE_RUNS:-"few-experts few-experts-p4 large-h-small-T local-large-D"}
 SANITIZE_TOOLS=${SANITIZE_TOOLS:-"racecheck synccheck"}
+POINT_ARGS=${POINT_ARGS:-}
+VS_BLOCK_NS=${VS_BLOCK_NS:-"128 256"}
+NCU_SECTIONS=${NCU_SECTIONS:-"SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis WarpStateStats SchedulerStats Occupancy LaunchStats"}
 source "$(dirname "$0")/lib.sh"
-check_parts moe_verify.sh "tests sweep torch sanitize canlose"
+check_parts moe_verify.sh "tests sweep torch sanitize canlose profile"
+if want profile && [[ -z $POINT_ARGS ]]; then echo "moe_verify.sh: part profile needs POINT_ARGS (moe_vs_grouped_mm.py flags of one configuration)"; exit 2; fi
 start_call
 SUMMARY="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$SUMMARY"; }
@@ -90,6 +101,33 @@ if want sanitize; then
       --gtest_filter="$filters"
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$LOGS/$tool.txt" | head -6 | sed "s/^/$tool: /" >>"$SUMMARY"
   done
+fi
+
+if want profile; then
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+  read -r -a point <<<"$POINT_ARGS"
+  for bn in $VS_BLOCK_NS; do
+    run_step "vs-bn$bn" 150 "$PY" scripts/moe_vs_grouped_mm.py --lib build/lib/libxstage_moe.so "${point[@]}" \
+      --block-n "$bn" --out "$RES/vs-bn$bn.json" --experts-per-wave 1,8 --launches 3 --warmup 2 --rounds 10
+    grep -E "^==|failed|skipped" "$LOGS/vs-bn$bn.txt" | head -5 >>"$SUMMARY"
+  done
+  if [[ -z $NCU ]]; then
+    note "profile: no ncu on this machine"
+  else
+    sections=()
+    for s in $NCU_SECTIONS; do sections+=(--section "$s"); done
+    for bn in $VS_BLOCK_NS; do
+      run_step "ncu-bn$bn" 150 "$NCU" --clock-control none --profile-from-start off "${sections[@]}" -f \
+        -o "$LOGS/ncu-bn$bn" "$PY" scripts/moe_profile_point.py --lib build/lib/libxstage_moe.so "${point[@]}" \
+        --block-n "$bn" --out "$RES/profiled-bn$bn.json"
+      if [[ -f "$LOGS/ncu-bn$bn.ncu-rep" ]]; then
+        act "$NCU" -i "$LOGS/ncu-bn$bn.ncu-rep" --page details >"$RES/ncu-bn$bn.txt" 2>&1
+        act "$NCU" -i "$LOGS/ncu-bn$bn.ncu-rep" --page raw --csv >"$RES/ncu-bn$bn.csv" 2>&1
+        gzip -f "$RES/ncu-bn$bn.csv"
+      fi
+      note "ncu b_n $bn rc=$STEP_RC"
+    done
+  fi
 fi
 
 if want canlose; then
