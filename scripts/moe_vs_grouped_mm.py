@@ -61,7 +61,8 @@ def parse_args(argv):
     ap.add_argument("--P", type=int, default=8)
     ap.add_argument("--top-k", type=int, default=6)
     ap.add_argument("--ksm", type=int, default=132)
-    ap.add_argument("--block-n", type=int, default=128)
+    ap.add_argument("--block-n", type=int, default=None,
+                    help="b_n (default 128; with --from-result, replaces every point's own b_n)")
     ap.add_argument("--D", type=int, default=0, help="interleaved D; 0: max(1, ceil(b_n K_SM / 2I)) (eq. 16)")
     ap.add_argument("--experts-per-wave", default="1,2,4,8")
     ap.add_argument("--launches", type=int, default=3)
@@ -88,6 +89,11 @@ def parse_args(argv):
             raise Failure(EXIT_USAGE, f"--from-result: cannot read {a.from_result}: {e}")
         if not configs:
             raise Failure(EXIT_USAGE, f"--from-result: no ok megamoe point with target in {a.targets}")
+        if a.block_n is not None:
+            for c in configs:
+                if c["block_n"] != a.block_n:
+                    c["source"] += f", b_n {c['block_n']} -> {a.block_n} (D by eq. 16 at the new b_n)"
+                    c["block_n"], c["D"] = a.block_n, 0
     else:
         if not a.hidden or not a.intermediate or a.precision not in ("bf16", "fp8"):
             raise Failure(EXIT_USAGE, "--hidden, --intermediate and --precision bf16|fp8 are needed")
@@ -96,7 +102,7 @@ def parse_args(argv):
         except ValueError:
             raise Failure(EXIT_USAGE, f"--m-per-expert: '{a.m_per_expert}' is not a list of integers")
         configs = [{"shape": "", "hidden": a.hidden, "intermediate": a.intermediate, "precision": a.precision,
-                    "T": a.T, "P": a.P, "top_k": a.top_k, "K_SM": a.ksm, "block_n": a.block_n, "D": a.D,
+                    "T": a.T, "P": a.P, "top_k": a.top_k, "K_SM": a.ksm, "block_n": a.block_n or 128, "D": a.D,
                     "m_per_expert": counts, "best_experts_per_wave": 1, "source": "command line"}]
     for c in configs:
         if not c.get("D"):

@@ -14,7 +14,8 @@
 #                SANITIZE_TOOLS="racecheck synccheck" (the sanitize part's compute-sanitizer tools; memcheck too)
 #                POINT_ARGS="--hidden 4096 --intermediate 2048 --m-per-expert ..." (part profile: one configuration,
 #                moe_vs_grouped_mm.py's flags) VS_BLOCK_NS="128 256" (part profile: one paired run per b_n)
-#                NCU_SECTIONS="SpeedOfLight ..." (part profile)
+#                NCU_SECTIONS="SpeedOfLight ..." (part profile; empty: the pairing only, no Nsight Compute, and then
+#                POINT_ARGS may name several configurations, e.g. "--from-result R.json --targets local")
 # Part profile (issue 29, where the mainloop loses): the configuration of POINT_ARGS paired with torch at each b_n of
 # VS_BLOCK_NS (results/vs-bnN.json), then Nsight Compute (--clock-control none) on its two kernel GEMM phases and
 # torch's two grouped GEMMs launched once each (scripts/moe_profile_point.py) at each b_n: results/ncu-bnN.txt (the
@@ -111,7 +112,9 @@ if want profile; then
       --block-n "$bn" --out "$RES/vs-bn$bn.json" --experts-per-wave 1,8 --launches 3 --warmup 2 --rounds 10
     grep -E "^==|failed|skipped" "$LOGS/vs-bn$bn.txt" | head -5 >>"$SUMMARY"
   done
-  if [[ -z $NCU ]]; then
+  if [[ -z $NCU_SECTIONS ]]; then
+    note "profile: NCU_SECTIONS empty: no Nsight Compute run"
+  elif [[ -z $NCU ]]; then
     note "profile: no ncu on this machine"
   else
     sections=()
