@@ -38,7 +38,7 @@ CANLOSE_RUNS=${CANLOSE_RUNS:-"few-experts few-experts-p4 large-h-small-T local-l
 SANITIZE_TOOLS=${SANITIZE_TOOLS:-"racecheck synccheck"}
 POINT_ARGS=${POINT_ARGS:-}
 VS_BLOCK_NS=${VS_BLOCK_NS:-"128 256"}
-NCU_SECTIONS=${NCU_SECTIONS:-"SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis WarpStateStats SchedulerStats Occupancy LaunchStats"}
+NCU_SECTIONS=${NCU_SECTIONS-"SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis WarpStateStats SchedulerStats Occupancy LaunchStats"}
 source "$(dirname "$0")/lib.sh"
 check_parts moe_verify.sh "tests sweep torch sanitize canlose profile"
 if want profile && [[ -z $POINT_ARGS ]]; then echo "moe_verify.sh: part profile needs POINT_ARGS (moe_vs_grouped_mm.py flags of one configuration)"; exit 2; fi
