@@ -14,6 +14,7 @@
 #include "moe/advisor/moe_advisor.hpp"
 #include "moe/point/moe_run_point.hpp"
 #include "moe/point/problem.hpp"
+#include "moe/point/problem.hpp"
 #include "moe/point/routing.hpp"
 #include "moe/point/shapes.hpp"
 #include "report/json_read.hpp"
@@ -156,7 +157,10 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
                    1, kMaxSms);
   cmd->add_option("--precision", o.precision, "bf16 (default) or fp8 (W8A8); the Combine is bf16 in both")
       ->type_name("bf16|fp8");
-  add_count_option(*cmd, "--block-n", o.block_n, help_text("b_n, N-tile width", "128 or 256", "default 128"));
+  add_count_option(*cmd, "--block-n", o.block_n,
+                   help_text("b_n, N-tile width", "128 or 256",
+                             "default: 256 where it runs (bf16, h and 2I multiples of 256), else 128, as xstage-bench "
+                             "megamoe's auto"));
   cmd->add_option("--routing", o.routing, "balanced (alpha 0) or skewed (default)")->type_name("balanced|skewed");
   add_number_option(*cmd, "--alpha", o.alpha, help_text("Zipf alpha of skewed routing", "number >= 0", "default 0.5"),
                     Sign::kNonNegative);
@@ -182,7 +186,8 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
   c.tokens_per_rank = static_cast<int>(o.tokens.value_or(6976));
   c.num_ranks = static_cast<int>(o.ranks.value_or(8));
   c.num_sms = static_cast<int>(o.num_sms.value_or(66));
-  c.block_n = static_cast<int>(o.block_n.value_or(128));
+  c.block_n = o.block_n ? static_cast<int>(*o.block_n)
+                        : moe::default_block_n(c.shape.hidden, c.shape.intermediate, c.precision);
   c.routing = o.routing;
   if (o.routing == "balanced" && o.alpha && *o.alpha != 0)
     throw input_error("--alpha", "balanced routing has alpha 0; drop --alpha or use --routing skewed");

@@ -41,7 +41,7 @@ struct MoeFlags {
   std::string tokens = "6976";
   int P = 8;
   std::string ksm = "66";
-  int block_n = 128;
+  std::string block_n = "auto";  // auto | 128 | 256 (auto: moe::default_block_n per shape and precision)
   std::string lead = "0";
   std::string experts_per_wave = "1,2,4,8";
   int overlap_waves = 4;
@@ -126,7 +126,8 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   (void)parse_tensor_tflops(f.tensor_tflops);
   if (!(f.clock_spread > 0 && f.clock_spread < 1)) throw input_error("--clock-spread", "a fraction in (0, 1), e.g. 0.03");
   if (!(f.clock_floor >= 0 && f.clock_floor < 1)) throw input_error("--clock-floor", "a fraction in [0, 1), e.g. 0.75");
-  if (f.block_n != 128 && f.block_n != 256) throw input_error("--block-n", "b_n must be 128 or 256");
+  if (f.block_n != "auto" && f.block_n != "128" && f.block_n != "256")
+    throw input_error("--block-n", "'" + f.block_n + "' is not a tile width; accepted: auto, 128 or 256");
   std::vector<std::string> variants;
   if (f.variants != "all") {
     variants = parse_name_list(f.variants, "--variants");
@@ -178,12 +179,14 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   const int device = point_device(c);
   std::vector<MoePointSpec> points;
   for (const auto& [target, shape, precision, routing, t, k, d] : sweep) {
+    const int block_n = f.block_n == "auto" ? default_block_n(shape.hidden, shape.intermediate, precision)
+                                            : std::stoi(f.block_n);
     try {  // what the run would refuse, refused before anything runs (the dry run too)
-      validate_tile_and_precision(shape.hidden, shape.intermediate, f.block_n, precision);
+      validate_tile_and_precision(shape.hidden, shape.intermediate, block_n, precision);
     } catch (const Error& e) {
       std::string why = e.what();  // "<field>: <message>": the field is named once, in front
       if (why.rfind(e.field() + ": ", 0) == 0) why.erase(0, e.field().size() + 2);
-      throw input_error(e.field(), fmt::format("{} {} at --block-n {}: {}", shape.name, precision, f.block_n, why));
+      throw input_error(e.field(), fmt::format("{} {} at --block-n {}: {}", shape.name, precision, block_n, why));
     }
     MoePointSpec s;
     s.shape = shape;
@@ -195,7 +198,7 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
     s.tokens_per_rank = static_cast<int>(t);
     s.num_ranks = f.P;
     s.num_ctas = static_cast<int>(k);
-    s.block_n = f.block_n;
+    s.block_n = block_n;
     s.target = target;
     s.device = device;
     s.lead_rows = static_cast<int>(d);
@@ -271,7 +274,8 @@ void register_suites(bench::SuiteRegistry& registry) {
     sink.add_text("--T", flags->tokens, "Tokens per source rank, range grammar");
     sink.add_integer("--P", flags->P, "EP degree (ranks): one rank emulates the most loaded of P; on P ranks each plays its own", 1, 16);
     sink.add_text("--ksm", flags->ksm, "Participating SMs K_SM (one persistent CTA each), range grammar");
-    sink.add_integer("--block-n", flags->block_n, "Tile width b_n: 128 or 256", 128, 256);
+    sink.add_text("--block-n", flags->block_n, "Tile width b_n: auto, 128 or 256; auto: 256 where it runs (bf16, h "
+                  "and 2I multiples of 256), else 128 (moe::default_block_n)");
     sink.add_text("--D", flags->lead, "Interleaved lead in rows, range grammar; 0 = auto: eq. 16's knee lead "
                   "max(1, ceil(D_knee)), D_knee = b_n K_SM / (2I) (model::knee_lead_rows, the advisor's D_knee_lead)");
     sink.add_text("--experts-per-wave", flags->experts_per_wave,

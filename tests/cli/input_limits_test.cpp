@@ -125,7 +125,7 @@ TEST(InputLimits, MoeAdvisorSizesAreCappedBeforeAnythingRuns) {
                            "--experts 64 --top-k 64 --P 1 ";
   expect_refused(s, "xstage-predict", wide + "--T 11000 --block-n 256", 2,
                  {"--T", "schedule replay could walk 4.273e+06 tiles", "limit of 2^22", "lower --T, --P, k, h or I"});
-  expect_refused(s, "xstage-predict", wide + "--T 6000", 2, {"tiles", "or use --block-n 256"});
+  expect_refused(s, "xstage-predict", wide + "--T 6000 --block-n 128", 2, {"tiles", "or use --block-n 256"});
   // A bad b_n is named before the work bound that divides by it.
   expect_refused(s, "xstage-predict", wide + "--T 11000 --block-n 64", 2, {"--block-n", "128 or 256"});
 }

@@ -169,8 +169,7 @@ TEST(Messages, CheckedValuesAreRefusedInOneLineNamingTheAcceptedValues) {
   Scratch s;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"xstage-bench megamoe --dry-run --block-n 100",
-       "xstage-bench: error: --block-n: '100' is not accepted; expected an integer in [128, 256] (Tile width b_n: 128 "
-       "or 256)\n"},
+       "xstage-bench: error: --block-n: '100' is not a tile width; accepted: auto, 128 or 256\n"},
       {"xstage-bench remote_store.periodic --dry-run --gpus 5000",
        "xstage-bench: error: --gpus: '5000' is not accepted; expected an integer in [0, 4096]\n"},
       {"xstage-bench remote_store.periodic --dry-run --gpus x",

@@ -295,7 +295,8 @@ const std::string kMoeRun = kRepo + "results/h200/megamoe/megamoe-dsv4_flash-bn1
 // (moe::calibration_inputs: [largest constrained value, last row x V / V_last]), so the two tools answer alike
 // and the recommendation is not left undecided for an infinite end (before: "a bracket end is unbounded").
 TEST(PredictMoe, PastTheTablesLargestVTheBracketIsMoeScoresOwn) {
-  const json j = run_json("moe --shape dsv4_flash --ksm 132 --model " + kMoeCalibration + " --tensor-tflops 600");
+  const json j =
+      run_json("moe --shape dsv4_flash --block-n 128 --ksm 132 --model " + kMoeCalibration + " --tensor-tflops 600");
   const std::string not_point = j["not_point"].get<std::string>();
   EXPECT_NE(not_point.find("extrapolated past the table's largest V at K=132"), std::string::npos) << not_point;
   EXPECT_EQ(not_point.find("inf"), std::string::npos) << not_point;
@@ -304,7 +305,7 @@ TEST(PredictMoe, PastTheTablesLargestVTheBracketIsMoeScoresOwn) {
 }
 
 TEST(PredictMoe, JsonHasContractKeysAndQIsNotDecided) {
-  const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600");
+  const json j = run_json("moe --shape dsv4_flash --block-n 128 --model " + kMoeCalibration + " --tensor-tflops 600");
   // T_iss^0 at K_SM 66 sits on an unconstrained row (an upper bound): the rows are at the looked-up value, said
   // so, and the recommendation is checked at both ends of its bracket (issue 27 item 4).
   EXPECT_FALSE(j["point_prediction"].get<bool>());
@@ -338,14 +339,15 @@ TEST(PredictMoe, JsonHasContractKeysAndQIsNotDecided) {
   EXPECT_EQ(j["recommended_schedule"], "interleaved");
   EXPECT_NE(j["reason"].get<std::string>().find("not decided"), std::string::npos) << j["reason"];
   // The table form shows the same report with units.
-  const ToolRun table = run("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600");
+  const ToolRun table =
+      run("moe --shape dsv4_flash --block-n 128 --model " + kMoeCalibration + " --tensor-tflops 600");
   ASSERT_EQ(table.rc, 0) << table.err;
   for (const char* needle : {"T_L2_s", "us", "GB/s", "MiB", "recommended_schedule", "reason"})
     EXPECT_NE(table.out.find(needle), std::string::npos) << needle;
 }
 
 TEST(PredictMoe, FromRunUsesTheMatchingPointsMeasuredMainloops) {
-  const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --from-run " + kMoeRun);
+  const json j = run_json("moe --shape dsv4_flash --block-n 128 --model " + kMoeCalibration + " --from-run " + kMoeRun);
   const json file = json::parse(slurp(kMoeRun));
   const json& point = file["points"][0];  // host, bf16, K_SM 66, b_n 128, skewed T 6976
   const json& tiles = point["extra"]["variants"]["expert_wave"]["tiles"];
@@ -409,7 +411,7 @@ TEST(PredictMoe, HelpListsEveryJsonKey) {
   const std::string from_model = " --model " + kMoeCalibration;
   for (const std::string& args : {std::string(" --R 52GB/s --tiss0 2us --Q 2MiB --tensor-tflops 600"),
                                   from_model + " --tensor-tflops 600", from_model + " --from-run " + kMoeRun}) {
-    const json j = run_json("moe --shape dsv4_flash" + args);
+    const json j = run_json("moe --shape dsv4_flash --block-n 128" + args);
     const auto word_char = [&](std::size_t i) {
       return i < keys.size() && (std::isalnum(static_cast<unsigned char>(keys[i])) || keys[i] == '_');
     };
@@ -433,7 +435,8 @@ TEST(PredictMoe, HiddenNotAMultipleOfTheTileWidthIsSaidInHelpAndMessage) {
 }
 
 TEST(PredictMoe, TargetOtherThanTheCalibrationsIsSaid) {
-  const json j = run_json("moe --shape dsv4_flash --model " + kMoeCalibration + " --tensor-tflops 600 --target peer:1");
+  const json j = run_json("moe --shape dsv4_flash --block-n 128 --model " + kMoeCalibration +
+                          " --tensor-tflops 600 --target peer:1");
   EXPECT_EQ(j["target_matches"], false);
   EXPECT_NE(j["reason"].get<std::string>().find("calibration's path"), std::string::npos) << j["reason"];
   // By dimensions, with platform flags (no calibration file: its target is not known).

@@ -42,7 +42,7 @@ TEST(RankSuites, DryRunsOnTwoRanksExpandWithThePerRankDevice) {
   EXPECT_EQ(occurrences(fa.out, "4 points\n"), 1) << fa.out;
   const ToolRun moe = s.run(kTool, "megamoe --dry-run --gpus 2 --P 2 --target host,local");
   ASSERT_EQ(moe.rc, 0) << moe.err;
-  EXPECT_TRUE(contains(moe.out, "P=2 K_SM=66 b_n=128 D=auto target=local")) << moe.out;
+  EXPECT_TRUE(contains(moe.out, "P=2 K_SM=66 b_n=256 D=auto target=local")) << moe.out;
   EXPECT_EQ(occurrences(moe.out, "2 points\n"), 1) << moe.out;
   EXPECT_TRUE(snapshot(s.dir()).empty());
 }

@@ -60,9 +60,10 @@ TEST(SuitePointOrder, MegaMoeIsTargetShapePrecisionRoutingTKsmD) {
           for (int tokens : {6976, 2048})
             for (int ksm : {132, 66})
               for (const char* lead : {"2", "auto"})
-                expected.push_back(fmt::format("megamoe shape={} precision={} routing={} T={} P=8 K_SM={} b_n=128 D={} "
+                expected.push_back(fmt::format("megamoe shape={} precision={} routing={} T={} P=8 K_SM={} b_n={} D={} "
                                                "target={} widths=1,2,4,8", shape, precision, routing, tokens, ksm,
-                                               lead, target));
+                                               // --block-n auto: 256 where it runs (bf16 here), else 128
+                                               std::string(precision) == "fp8" ? 128 : 256, lead, target));
   expected.push_back("128 points");
   EXPECT_EQ(lines_of(r.out), expected) << r.out;
 }

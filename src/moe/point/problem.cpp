@@ -27,6 +27,15 @@ void validate_tile_and_precision(int hidden, int intermediate, int block_n, cons
     throw input_error("block_n", "fp8 W8A8 is built for b_n = 128 only (256 accumulators per thread at 256)");
 }
 
+int default_block_n(int hidden, int intermediate, const std::string& precision) {
+  try {
+    validate_tile_and_precision(hidden, intermediate, 256, precision);
+    return 256;
+  } catch (const Error&) {
+    return 128;
+  }
+}
+
 xs::kernels::moe::TileSpace MoeProblem::tile_space(int block_n) const {
   validate_tile_shape(hidden, intermediate, block_n);
   xs::kernels::moe::TileSpace t;

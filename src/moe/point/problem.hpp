@@ -56,6 +56,10 @@ void validate_tile_shape(int hidden, int intermediate, int block_n);
 // validate_tile_shape plus the precision: bf16 or fp8, and fp8 at b_n = 128 only. input_error otherwise. The run
 // and the sweep's expansion (its dry run too) call it, so a sweep the dry run prints is one the run accepts.
 void validate_tile_and_precision(int hidden, int intermediate, int block_n, const std::string& precision);
+// The default tile width (megamoe's --block-n auto): 256 where that width runs (bf16; h and 2I multiples of 256),
+// else 128. Issue 29's "the faster width as default": on an H100, b_n 256 beat 128 for every schedule at every local
+// K_SM 132 configuration of the matrix that can run it (results/h100/calls-227e5e5, calls-cebb531).
+int default_block_n(int hidden, int intermediate, const std::string& precision);
 
 // Combine slots a correct launch writes: written[rank * slots_per_rank + slot] = 1 for every valid pool row
 // (its dst rank and slot), 0 elsewhere. A verifier checks every 1 was written and every 0 left alone.
