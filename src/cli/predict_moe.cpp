@@ -179,7 +179,10 @@ void add_predict_moe(CLI::App& app, PredictMoeOptions& o) {
   cmd->add_flag("--json", o.json, "print one JSON object (SI units: bytes, seconds, bytes/s)");
 }
 
-std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
+namespace {
+// The advisor's configuration from the flags (defaults filled in), its tile shape checked first: the work bound
+// that follows divides by b_n.
+moe::AdvisorConfig config_of(const PredictMoeOptions& o) {
   moe::AdvisorConfig c;
   c.shape = resolve_shape(o);
   c.precision = o.precision;
@@ -199,6 +202,12 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
   } catch (const Error& e) {
     rethrow_for_flag(e);
   }
+  return c;
+}
+}  // namespace
+
+std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
+  moe::AdvisorConfig c = config_of(o);
   check_advisor_work(c);
   if (o.tensor_tflops && !o.from_run.empty())
     throw input_error("--from-run", "give either --tensor-tflops or --from-run, not both");
