@@ -9,7 +9,7 @@
 
 #include "bench/sweep.hpp"
 #include "fit/fit.hpp"
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 
 namespace {
 

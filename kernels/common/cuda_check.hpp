@@ -1,6 +1,6 @@
 // xstage kernels layer (lowest floor with CUDA): the one way CUDA and NCCL failures become xs::Error (exit 3).
 // Every runtime call is wrapped; the message names the expression, file:line and the CUDA/NCCL error. It lives
-// beside the kernels (which check their own launches) so that nothing below runtime/ includes runtime/.
+// beside the kernels (which check their own launches) so that nothing below backends/ includes backends/.
 #pragma once
 #include <string>
 

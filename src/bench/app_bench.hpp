@@ -1,6 +1,6 @@
 // xstage bench layer: the point loop every application suite (fa_a2a, megamoe) shares. Each point has a
 // canonical JSON spec (its axes: the journal key and, hashed in order, the run's config hash); the suite's
-// callback measures one point (variants timed round-robin, runtime/variant_timer.hpp) and returns it in the
+// callback measures one point (variants timed round-robin, backends/gpu/variant_timer.hpp) and returns it in the
 // common application-point form (report/app_point.hpp). The loop owns what the micro runner owns: journal
 // and --resume (bench/run_journal.hpp), the progress line, SIGINT/SIGTERM (bench/run_control.hpp), the
 // result file's points[] written atomically, and exit 1 when a point failed verification.

@@ -1,5 +1,5 @@
 // xstage bench layer: the interface every measurement backend implements (the GPU backend in
-// src/runtime, the discrete-event simulator in src/sim). The sweep runner only talks to this. Also the
+// src/backends/gpu, the discrete-event simulator in src/backends/sim). The sweep runner only talks to this. Also the
 // cooperative stop request that lets a backend end a long point between repetitions.
 #pragma once
 #include <time.h>

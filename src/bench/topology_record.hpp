@@ -1,6 +1,6 @@
 // xstage bench layer: the topology check before a run with a peer or nccl target (issue 14): which ordered GPU
 // pairs the points store across, whether each pair has peer access, its link type, the refusal when a needed
-// pair has none, and the record kept in the result's meta. Plain C++: runtime/topology_probe.hpp fills PeerLink
+// pair has none, and the record kept in the result's meta. Plain C++: backends/gpu/topology_probe.hpp fills PeerLink
 // from CUDA; every decision here is reachable from CPU tests.
 #pragma once
 #include <optional>
@@ -17,7 +17,7 @@ struct GpuPair {
   bool operator==(const GpuPair&) const = default;
 };
 
-// One pair as the CUDA runtime reports it (runtime/topology_probe.cpp).
+// One pair as the CUDA runtime reports it (backends/gpu/topology_probe.cpp).
 struct PeerLink {
   GpuPair pair;
   bool can_access = false;      // cudaDeviceCanAccessPeer(from -> to)
@@ -71,7 +71,7 @@ nlohmann::json topology_record_json(const std::vector<int>& gpus, const std::vec
                                     const std::vector<CopyReference>& copies, const nlohmann::json& nccl_alltoall);
 
 // Several ranks: stores into other ranks' buffers go through nccl:N (every rank's NCCL window,
-// runtime/rank_windows.hpp); peer:N (and a malformed peer/remote target) is refused, since peer access does not
+// backends/nccl/rank_windows.hpp); peer:N (and a malformed peer/remote target) is refused, since peer access does not
 // cross processes. Throws input_error("--target", ...) for such a target when num_ranks > 1; one rank: nothing.
 // Each target's form (local, host, peer:N, nccl:N), before any GPU is looked at: input_error on --target (exit 2).
 void check_target_names(const std::vector<std::string>& targets);

@@ -20,7 +20,7 @@
 #include "report/file_io.hpp"
 #include "report/journal.hpp"
 #if defined(XS_HAVE_CUDA)
-#include "runtime/devices.hpp"
+#include "backends/cuda/devices.hpp"
 #endif
 
 namespace {

@@ -28,7 +28,7 @@ std::string host_name() {
   return buffer;
 }
 
-// The one definition of every measured quantity, for both backends (GPU: runtime/burst_timeline.cpp,
+// The one definition of every measured quantity, for both backends (GPU: backends/gpu/burst_timeline.cpp,
 // simulator: sim/simulator.cpp implement exactly these). Written into every result file's meta.
 json measurement_definitions() {
   return {

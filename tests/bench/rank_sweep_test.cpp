@@ -13,7 +13,7 @@
 #include "bench/runner.hpp"
 #include "common/error.hpp"
 #include "report/file_io.hpp"
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 
 namespace xs::bench {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "model/burst_gap.hpp"
 #include "report/records.hpp"
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 
 namespace xs::fit::testing {
 

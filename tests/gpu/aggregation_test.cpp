@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "runtime/burst_timeline.hpp"
-#include "runtime/verification.hpp"
+#include "backends/gpu/burst_timeline.hpp"
+#include "backends/gpu/verification.hpp"
 
 namespace xs {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/gpu_backend_options.hpp"
+#include "backends/gpu/gpu_backend_options.hpp"
 
 namespace xs {
 namespace {

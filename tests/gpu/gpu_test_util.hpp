@@ -4,7 +4,7 @@
 
 #include "bench/backend.hpp"
 #include "report/records.hpp"
-#include "runtime/gpu_backend.hpp"
+#include "backends/gpu/gpu_backend.hpp"
 
 namespace xs::test {
 

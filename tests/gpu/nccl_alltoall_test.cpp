@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "runtime/device_buffer.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/nccl_alltoall.hpp"
+#include "backends/cuda/device_buffer.hpp"
+#include "backends/cuda/devices.hpp"
+#include "backends/nccl/nccl_alltoall.hpp"
 
 namespace xs::runtime {
 namespace {

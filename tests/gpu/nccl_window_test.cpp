@@ -12,10 +12,10 @@
 #include "common/error.hpp"
 #include "common/nccl_lsa_pointers.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/device_buffer.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/nccl_window.hpp"
-#include "runtime/targets.hpp"
+#include "backends/cuda/device_buffer.hpp"
+#include "backends/cuda/devices.hpp"
+#include "backends/nccl/nccl_window.hpp"
+#include "backends/gpu/targets.hpp"
 
 namespace xs::runtime {
 namespace {

@@ -9,7 +9,7 @@
 #include "attention/run/fa_burst.hpp"
 #include "common/error.hpp"
 #include "common/cuda_check.hpp"
-#include "runtime/stream.hpp"
+#include "backends/cuda/stream.hpp"
 
 namespace xs::attention {
 namespace {

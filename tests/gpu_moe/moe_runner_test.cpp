@@ -10,7 +10,7 @@
 #include "../gpu_common/sm90_environment.hpp"
 #include "common/error.hpp"
 #include "moe/run/moe_runner.hpp"
-#include "runtime/device_buffer.hpp"
+#include "backends/cuda/device_buffer.hpp"
 
 namespace xs::moe {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 #include "sim_test_points.hpp"
 
 namespace xs::sim {

@@ -11,7 +11,7 @@
 #include "bench/sweep.hpp"
 #include "common/error.hpp"
 #include "report/result_file.hpp"
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 #include "sim_test_points.hpp"
 
 namespace xs::sim {

@@ -10,7 +10,7 @@
 #include "common/error.hpp"
 #include "../../kernels/remote_store/loaded_layout.cuh"
 #include "report/result_file.hpp"
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 
 namespace xs::sim {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "report/records.hpp"
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 
 namespace xs::sim::test_points {
 

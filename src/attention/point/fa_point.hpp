@@ -52,7 +52,7 @@ struct FaA2aPointResult {
   double remote_bytes = 0;       // of it, bytes per launch through the target (peer: the P - 1 remote slices)
   std::string destinations;      // where the rank slices went (fa_destinations.hpp describe())
   // Per launch, median over repetitions (p10/p90 alongside).
-  // The variants are timed round-robin with a rotating start (runtime/variant_timer.hpp), so e_*_paired are
+  // The variants are timed round-robin with a rotating start (backends/gpu/variant_timer.hpp), so e_*_paired are
   // same-round differences: E_res = T_fused - T_FA and T_cc - T_FA per round, then median/p10/p90.
   Summary t_fa, t_a2a, t_a2a_bulk, t_serial, t_fused, t_cc;  // t_a2a_bulk: local and host only
   Summary t_fa_heads_major;    // FA-only writing heads-major [H][M][d] (kLocal): a labelled extra, not E_res's

@@ -19,10 +19,10 @@
 #include "common/error.hpp"
 #include "report/file_io.hpp"
 #include "report/result_file.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/gpu_backend.hpp"
-#include "runtime/rank_windows.hpp"
-#include "runtime/topology_probe.hpp"
+#include "backends/cuda/devices.hpp"
+#include "backends/gpu/gpu_backend.hpp"
+#include "backends/nccl/rank_windows.hpp"
+#include "backends/gpu/topology_probe.hpp"
 
 namespace xs::attention {
 namespace {
@@ -146,7 +146,7 @@ int run_fa_bench(const FaBenchOptions& o, bench::RankComm* comm_or_null) {
                  "no data crossed ranks. nccl:N: every rank's fused epilogue stored each rank slice into that "
                  "rank's NCCL window (Serial and A2A-only by ncclAlltoAll into the same layout), every replay "
                  "started together on all ranks, and each rank checked the blocks it received from every sender "
-                 "(attention/run/fa_runner.hpp FaExchange, runtime/rank_windows.hpp, docs/multi-gpu.md)"}};
+                 "(attention/run/fa_runner.hpp FaExchange, backends/nccl/rank_windows.hpp, docs/multi-gpu.md)"}};
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
   if (o.json) {

@@ -4,7 +4,7 @@
 #include "attention/run/fa_device.hpp"
 #include "common/clock_probe.hpp"
 #include "common/cuda_check.hpp"
-#include "runtime/stream.hpp"
+#include "backends/cuda/stream.hpp"
 
 namespace xs::attention {
 std::vector<double> probe_clock_after_batches(const std::function<void(cudaStream_t)>& enqueue_batch,

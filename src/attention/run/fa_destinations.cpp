@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
-#include "runtime/devices.hpp"
+#include "backends/cuda/devices.hpp"
 
 namespace xs::attention {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/targets.hpp"
+#include "backends/gpu/targets.hpp"
 
 namespace xs::attention {
 

@@ -11,7 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "attention/flash_attention.hpp"
-#include "runtime/device_buffer.hpp"
+#include "backends/cuda/device_buffer.hpp"
 
 namespace xs::attention {
 

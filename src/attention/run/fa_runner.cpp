@@ -26,11 +26,11 @@
 #include "common/cuda_check.hpp"
 #include "bench/point_harness.hpp"
 #include "bench/rank_comm.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/rank_windows.hpp"
-#include "runtime/stream.hpp"
-#include "runtime/targets.hpp"
-#include "runtime/variant_timer.hpp"
+#include "backends/cuda/devices.hpp"
+#include "backends/nccl/rank_windows.hpp"
+#include "backends/cuda/stream.hpp"
+#include "backends/gpu/targets.hpp"
+#include "backends/gpu/variant_timer.hpp"
 
 namespace xs::attention {
 namespace {
@@ -492,7 +492,7 @@ FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec) {
         plan.verified = fa_verified_variants(d, r);
         plan.exchange.barrier = barrier;
         if (spec.instrument) plan.instrument = [&d, &r] { instrument_untimed(d, r); };
-        // Timing: CUDA Graph replay, rotating round-robin, medians (runtime/variant_timer.hpp).
+        // Timing: CUDA Graph replay, rotating round-robin, medians (backends/gpu/variant_timer.hpp).
         const std::vector<runtime::VariantEnqueue> timed = fa_timed_variants(d);
         plan.timing = {timed.size(), spec.warmup_replays, spec.repetitions,
                        [&d, timed, L] { return runtime::graph_replay(timed, L, d.s, sync_checked); }};

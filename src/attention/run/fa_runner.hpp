@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "attention/point/fa_point.hpp"
-#include "runtime/rank_windows.hpp"
+#include "backends/nccl/rank_windows.hpp"
 
 namespace xs::attention {
 
@@ -35,7 +35,7 @@ struct FaExchange : runtime::WindowExchange {
 // input (exit 2) and CUDA failures (exit 3).
 FaA2aPointResult run_fa_a2a_point(const FaA2aPointSpec& spec);
 
-// The exchange over a run's NCCL windows (runtime/rank_windows.hpp): `windows` and `comm` must outlive it.
+// The exchange over a run's NCCL windows (backends/nccl/rank_windows.hpp): `windows` and `comm` must outlive it.
 std::shared_ptr<const FaExchange> fa_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm);
 
 }  // namespace xs::attention

@@ -8,8 +8,8 @@
 #include "bench/point_harness.hpp"
 #include "common/error.hpp"
 #include "common/cuda_check.hpp"
-#include "runtime/stream.hpp"
-#include "runtime/variant_timer.hpp"
+#include "backends/cuda/stream.hpp"
+#include "backends/gpu/variant_timer.hpp"
 
 namespace xs::attention {
 

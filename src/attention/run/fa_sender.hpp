@@ -35,7 +35,7 @@ struct SenderVariant {
 using SenderLaunchSink = std::function<void(std::size_t variant, const std::vector<kernels::attention::TileRecord>&)>;
 
 // Returns [variant][round] sender-side seconds per launch. Rounds visit the variants round-robin from a
-// rotating start (bench::time_round_robin, as runtime/variant_timer), so same-round differences pair
+// rotating start (bench::time_round_robin, as backends/gpu/variant_timer), so same-round differences pair
 // measurements taken close together; the `warmup` leading rounds are dropped. Throws xs::Error (exit 3) on CUDA failures.
 std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVariant>& variants,
                                                   std::uint32_t num_record_slots, int launches_per_round, int warmup,
@@ -43,7 +43,7 @@ std::vector<std::vector<double>> time_sender_side(const std::vector<SenderVarian
                                                   const SenderLaunchSink& sink = {},
                                                   const std::function<void()>& round_barrier = {});
 
-// The same instrumented launches as a CUDA graph, as the timed replays run them (runtime/variant_timer): the
+// The same instrumented launches as a CUDA graph, as the timed replays run them (backends/gpu/variant_timer): the
 // variant's L launches (each writing its own records) captured once, then warmup + repetitions replays with one
 // stream synchronization each; sink(launch index over the kept replays, its records) for every kept launch.
 // `variant.after` is not allowed here (input_error). Throws xs::Error (exit 3) on CUDA failures.

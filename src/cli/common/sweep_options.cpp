@@ -13,11 +13,11 @@
 #include "common/range.hpp"
 #include "bench/runner.hpp"
 #include "common/units.hpp"
-#include "runtime/gpu_backend.hpp"
+#include "backends/gpu/gpu_backend.hpp"
 #if defined(XS_HAVE_CUDA)
-#include "runtime/devices.hpp"
+#include "backends/cuda/devices.hpp"
 #endif
-#include "sim/simulator.hpp"
+#include "backends/sim/simulator.hpp"
 
 namespace xs::cli {
 

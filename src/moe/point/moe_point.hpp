@@ -12,7 +12,7 @@
 #include "moe/point/routing.hpp"
 #include "common/stats.hpp"
 #include "moe/point/shapes.hpp"
-#include "runtime/rank_windows.hpp"
+#include "backends/nccl/rank_windows.hpp"
 
 namespace xs::moe {
 

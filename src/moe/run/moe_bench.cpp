@@ -29,11 +29,11 @@
 #include "report/journal.hpp"
 #include "report/json_read.hpp"
 #include "report/result_file.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/gpu_backend.hpp"
-#include "runtime/rank_windows.hpp"
-#include "runtime/target_cache.hpp"
-#include "runtime/topology_probe.hpp"
+#include "backends/cuda/devices.hpp"
+#include "backends/gpu/gpu_backend.hpp"
+#include "backends/nccl/rank_windows.hpp"
+#include "backends/gpu/target_cache.hpp"
+#include "backends/gpu/topology_probe.hpp"
 
 namespace xs::moe {
 namespace {

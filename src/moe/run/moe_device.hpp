@@ -13,7 +13,7 @@
 #include "moe/compare_combine.hpp"
 #include "moe/layout.cuh"
 #include "moe/reference.hpp"
-#include "runtime/device_buffer.hpp"
+#include "backends/cuda/device_buffer.hpp"
 
 namespace xs::moe {
 

@@ -10,8 +10,8 @@
 #include "moe/quantize.hpp"
 #include "moe/random_fill.hpp"
 #include "common/cuda_check.hpp"
-#include "runtime/stream.hpp"
-#include "runtime/target_cache.hpp"
+#include "backends/cuda/stream.hpp"
+#include "backends/gpu/target_cache.hpp"
 
 namespace xs::moe {
 

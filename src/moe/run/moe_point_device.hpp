@@ -17,8 +17,8 @@
 #include "moe/point/moe_point.hpp"
 #include "moe/run/moe_variants.hpp"
 #include "moe/point/problem.hpp"
-#include "runtime/device_buffer.hpp"
-#include "runtime/targets.hpp"
+#include "backends/cuda/device_buffer.hpp"
+#include "backends/gpu/targets.hpp"
 
 namespace xs::moe {
 

@@ -22,11 +22,11 @@
 #include "moe/run/tile_stats.hpp"
 #include "moe/reference/verification_gate.hpp"
 #include "common/cuda_check.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/rank_windows.hpp"
-#include "runtime/stream.hpp"
-#include "runtime/targets.hpp"
-#include "runtime/variant_timer.hpp"
+#include "backends/cuda/devices.hpp"
+#include "backends/nccl/rank_windows.hpp"
+#include "backends/cuda/stream.hpp"
+#include "backends/gpu/targets.hpp"
+#include "backends/gpu/variant_timer.hpp"
 
 namespace xs::moe {
 namespace {

@@ -18,7 +18,7 @@ MoePointResult run_moe_point(const MoePointSpec& spec);
 // The same with the routing (generate_routing(routing_params_of(spec))) and its problem already built.
 MoePointResult run_moe_point(const MoePointSpec& spec, const Routing& routing, const MoeProblem& problem);
 
-// The Combine exchange over a run's NCCL windows (runtime/rank_windows.hpp): `windows` and `comm` must outlive it.
+// The Combine exchange over a run's NCCL windows (backends/nccl/rank_windows.hpp): `windows` and `comm` must outlive it.
 std::shared_ptr<const MoeExchange> moe_exchange_over(const runtime::RankWindows& windows, bench::RankComm& comm);
 
 }  // namespace xs::moe
