@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.hpp"
-#include "backends/gpu/burst_timeline.hpp"
-#include "backends/gpu/verification.hpp"
+#include "xs/common/error.hpp"
+#include "xs/backends/gpu/burst_timeline.hpp"
+#include "xs/backends/gpu/verification.hpp"
 
 namespace xs {
 namespace {

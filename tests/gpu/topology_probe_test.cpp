@@ -4,9 +4,9 @@
 #if defined(XS_HAVE_CUDA)
 #include <gtest/gtest.h>
 
-#include "backends/cuda/devices.hpp"
-#include "backends/nccl/nccl_comm.hpp"
-#include "backends/gpu/topology_probe.hpp"
+#include "xs/backends/cuda/devices.hpp"
+#include "xs/backends/nccl/nccl_comm.hpp"
+#include "xs/backends/gpu/topology_probe.hpp"
 
 namespace xs::runtime {
 namespace {

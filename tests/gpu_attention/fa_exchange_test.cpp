@@ -10,11 +10,11 @@
 #include <atomic>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "attention/run/fa_runner.hpp"
-#include "bench/rank_comm.hpp"
-#include "common/error.hpp"
-#include "backends/cuda/device_buffer.hpp"
-#include "backends/nccl/rank_windows.hpp"
+#include "xs/attention/run/fa_runner.hpp"
+#include "xs/bench/rank_comm.hpp"
+#include "xs/common/error.hpp"
+#include "xs/backends/cuda/device_buffer.hpp"
+#include "xs/backends/nccl/rank_windows.hpp"
 
 namespace xs::attention {
 namespace {
