@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "bench/sweep.hpp"
-#include "fit/fit.hpp"
-#include "sim/simulator.hpp"
+#include "xs/bench/sweep.hpp"
+#include "xs/fit/fit.hpp"
+#include "xs/backends/sim/simulator.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/simulator.hpp"
+#include "xs/backends/sim/simulator.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-# The git sha and dirty flag of the sources, written to ${XS_BIN}/generated/xstage/build_git.cpp. Run at
+# The git sha and dirty flag of the sources, written to ${XS_BIN}/generated/xs/build_git.cpp. Run at
 # configure time (included by xstage_version.cmake) and again at every build (target xs_git_stamp, cmake -P),
 # so that a rebuild after a commit or an edit stamps what it built: configure_file rewrites the file only when
 # its content changes, so an unchanged tree recompiles nothing. A copy without .git (the GPU machine gets the
@@ -42,4 +42,4 @@ if(NOT XS_GIT_SHA STREQUAL "unknown" AND EXISTS ${XS_SRC}/.xs-git-sha)
     list(GET _xs_stamp 1 XS_GIT_DIRTY)
   endif()
 endif()
-configure_file(${XS_SRC}/cmake/build_git.cpp.in ${XS_BIN}/generated/xstage/build_git.cpp @ONLY)
+configure_file(${XS_SRC}/cmake/build_git.cpp.in ${XS_BIN}/generated/xs/build_git.cpp @ONLY)

@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include "common/error.hpp"
-#include "gate/compare.hpp"
-#include "gate/gate_output.hpp"
-#include "report/json_read.hpp"
-#include "report/result_file.hpp"
+#include "xs/common/error.hpp"
+#include "xs/gate/compare.hpp"
+#include "xs/gate/gate_output.hpp"
+#include "xs/report/json_read.hpp"
+#include "xs/report/result_file.hpp"
 
 #ifndef XS_FUZZ_MODE
 #define XS_FUZZ_MODE 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when ptxas serializes the wgmmas of a kernel: recompiles every kernels/**/*.cu that issues wgmma with its
+"""Fails when ptxas serializes the wgmmas of a kernel: recompiles every src/xs/kernels/**/*.cu that issues wgmma with its
 own command from the build's compile_commands.json (the object goes to a scratch folder; the build is untouched)
 and looks for ptxas's "Potential Performance Loss: wgmma.mma_async instructions are serialized" notes (C7510 to
 C7520: a warpgroup.arrive or wait the compiler had to insert, e.g. wgmma issued in a loop with a runtime trip count
@@ -40,7 +40,7 @@ def main(argv):
         return 2
     for c in commands:
         path = os.path.normpath(os.path.join(c["directory"], c["file"]))
-        if not path.startswith(os.path.join(root, "kernels") + os.sep) or not path.endswith(".cu"):
+        if not path.startswith(os.path.join(root, "src", "xs", "kernels") + os.sep) or not path.endswith(".cu"):
             continue
         with open(path, encoding="utf-8") as f:
             if "wgmma" in f.read():

@@ -1,12 +1,12 @@
 """The xstage contenders of fa_vs_cudnn.py: which FA launches its options ask for (names, option parsing) and the
-descriptor each launches with (the ctypes mirror of src/attention/run/fa_c_api.h). Pure: no torch, no GPU
+descriptor each launches with (the ctypes mirror of src/xs/attention/run/fa_c_api.h). Pure: no torch, no GPU
 (tests/scripts/test_fa_vs_cudnn.py checks it on the CPU)."""
 import ctypes
 from typing import NamedTuple
 
 C_API_VERSION = 4
 OUT_HEADS_MAJOR, OUT_ULYSSES = 0, 1  # XS_FA_OUT_*
-KV_CLUSTER_SIZES = (1, 2)            # kernels/attention/config.hpp kKvClusterSizes
+KV_CLUSTER_SIZES = (1, 2)            # src/xs/kernels/attention/config.hpp kKvClusterSizes
 MAX_TAIL_KV_SPLITS = 8               # kMaxTailKvSplits
 
 

@@ -8,7 +8,7 @@ settles at depends on how long the load has lasted: the bench's own FA-only samp
 (first rounds) to ~470 us, and cuDNN's probed clock after its burst is ~1800 MHz against FA-only's ~1710 MHz
 in the bench. This script gives both the same protocol in one process.
 
-It loads libxstage_fa.so (the C ABI of src/attention/run/fa_c_api.h) with ctypes and times, per M:
+It loads libxstage_fa.so (the C ABI of src/xs/attention/run/fa_c_api.h) with ctypes and times, per M:
   cudnn        torch SDPA, cuDNN backend pinned (no fallback), Q/K/V [1, H, M, d] contiguous, O [1, H, M, d]
   fa_u_kvN     xstage FA-only exactly as the bench's `fa` variant: the same Q/K/V tensors, O written as the
                fused epilogue's P = --ranks rank slices [M/P][H][d] into one local buffer, K/V clusters of N
@@ -19,7 +19,7 @@ It loads libxstage_fa.so (the C ABI of src/attention/run/fa_c_api.h) with ctypes
   fa_u_kvN_rec  as fa_u_kvN, instrumented (TileRecords written: the launches the bench's timelines measure)
   fa_u_kvN_sb   as fa_u_kvN with the warpgroup barrier after the output stores that instrumented launches take
   fa_u_kvN_tsS  as fa_u_kvN with the split tail (FlashAttentionConfig::tail_kv_splits S): the last round's tile
-               units run in S pieces over disjoint KV ranges (kernels/attention/scheduler.cuh); one per
+               units run in S pieces over disjoint KV ranges (src/xs/kernels/attention/scheduler.cuh); one per
                --tail-splits S; with --tail-split-units U > 0 that many units split: fa_u_kvN_tsS_unitsU
   fa_u_kvN_gG   as fa_u_kvN on a persistent grid of --grid G CTAs instead of one per SM (e.g. 128 of 132: the
                same tiles per busiest CTA at 8K-64K, 4 SMs idle under the power cap)

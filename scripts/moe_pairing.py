@@ -1,7 +1,7 @@
 """Pure helpers of moe_vs_grouped_mm.py (no torch, no GPU; tests/scripts/test_moe_vs_grouped_mm.py checks them on
-the CPU): the ctypes mirror of src/moe/run/moe_c_api.h, the routing layout of one emulated rank built from rows per
+the CPU): the ctypes mirror of src/xs/moe/run/moe_c_api.h, the routing layout of one emulated rank built from rows per
 local expert, the configurations read from an xstage-bench megamoe result, the round order, summaries, the
-verification rule (src/moe/reference/verification_gate.hpp's) and the ratios the result file stores."""
+verification rule (src/xs/moe/reference/verification_gate.hpp's) and the ratios the result file stores."""
 import ctypes
 import math
 import random

@@ -6,7 +6,7 @@ Why: moe_grouped_mm_baseline.py ran torch in another process, on other inputs, w
 Here, per configuration (rows per local expert, h, I, T, P, top-k, K_SM, b_n, precision; taken from an xstage-bench
 megamoe result with --from-result, or given with --hidden/--intermediate/--m-per-expert...), one emulated rank's
 problem is built in torch (moe_pairing.routing_layout: the same rows per expert, 128-row padded blocks), and:
-  kernel_expert_wave_wN, kernel_interleaved, kernel_serial   the whole kernel (libxstage_moe.so, src/moe/run/moe_c_api.h;
+  kernel_expert_wave_wN, kernel_interleaved, kernel_serial   the whole kernel (libxstage_moe.so, src/xs/moe/run/moe_c_api.h;
                                  Dispatch + L1 + SwiGLU + L2 + Combine into local destinations)
   kernel_phase_l1, kernel_phase_l2   one GEMM phase whole (KernelPhases: serial, no Dispatch, no waits)
   torch_l1, torch_l2, torch_l1_l2    grouped_mm (bf16) or _scaled_grouped_mm (fp8) on the kernel's own pool / act /

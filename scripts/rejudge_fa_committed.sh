@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-judges every committed FA-A2A file with the current rule of src/attention/judge (issue 27 item 7): the two
+# Re-judges every committed FA-A2A file with the current rule of src/xs/attention/judge (issue 27 item 7): the two
 # score summaries, the re-judged copies (derived files, replaced), and one score summary per archive folder whose
 # run-time verdicts an older rule wrote (the run files themselves are records and stay as they were; INDEX.md
 # marks their verdicts superseded). Nothing is measured. Each output is moved aside first and written afresh by

@@ -38,7 +38,7 @@ def number(x):
 
 
 def quantile(values, q):
-    """Linear-interpolated quantile, the definition of src/common/stats (None for no values)."""
+    """Linear-interpolated quantile, the definition of src/xs/common/stats (None for no values)."""
     v = sorted(values)
     if not v:
         return None

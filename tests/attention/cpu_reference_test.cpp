@@ -5,9 +5,9 @@
 #include <cmath>
 #include <random>
 
-#include "attention/reference/bf16.hpp"
-#include "attention/reference/cpu_reference.hpp"
-#include "common/error.hpp"
+#include "xs/attention/reference/bf16.hpp"
+#include "xs/attention/reference/cpu_reference.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::attention {
 namespace {

@@ -1,13 +1,13 @@
 // Tests for attention/fa_app_point: an fa_a2a point in the common application-point form carries every
 // round of each variant and the paired residuals, and converts back to exactly the fa_point_json object
 // (extra.fa_a2a, the table, scripts/plot_fa_a2a.py), also after a trip through the journal's JSON.
-#include "attention/point/fa_app_point.hpp"
+#include "xs/attention/point/fa_app_point.hpp"
 
 #include <gtest/gtest.h>
 
-#include "attention/io/fa_report.hpp"
-#include "common/error.hpp"
-#include "common/stats.hpp"
+#include "xs/attention/io/fa_report.hpp"
+#include "xs/common/error.hpp"
+#include "xs/common/stats.hpp"
 
 namespace xs::attention {
 namespace {

@@ -1,7 +1,7 @@
 // Tests for attention/fa_burst on hand-made timelines: the sender-side span of a launch (earliest tile start
 // to latest store issued, unwritten records ignored), store spans on the global clock from SM cycles, and the
 // burst-alignment statistics (phase spread per wave, peak and time-averaged concurrent storers).
-#include "attention/run/fa_burst.hpp"
+#include "xs/attention/run/fa_burst.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,12 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "attention/point/fa_app_point.hpp"
-#include "attention/io/fa_result_reader.hpp"
-#include "attention/judge/fa_judgement.hpp"
-#include "attention/judge/fa_sensitivity.hpp"
-#include "report/file_io.hpp"
-#include "report/result_file.hpp"
+#include "xs/attention/point/fa_app_point.hpp"
+#include "xs/attention/io/fa_result_reader.hpp"
+#include "xs/attention/judge/fa_judgement.hpp"
+#include "xs/attention/judge/fa_sensitivity.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::attention::judge {
 namespace {

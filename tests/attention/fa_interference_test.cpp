@@ -6,9 +6,9 @@
 #include <cmath>
 #include <functional>
 
-#include "attention/model/fa_frozen_prediction.hpp"
-#include "attention/model/fa_interference_prediction.hpp"
-#include "attention/judge/fa_judgement.hpp"
+#include "xs/attention/model/fa_frozen_prediction.hpp"
+#include "xs/attention/model/fa_interference_prediction.hpp"
+#include "xs/attention/judge/fa_judgement.hpp"
 
 namespace xs::attention::judge {
 namespace {

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "attention/judge/fa_judgement.hpp"
-#include "common/stats.hpp"
+#include "xs/attention/judge/fa_judgement.hpp"
+#include "xs/common/stats.hpp"
 
 namespace xs::attention::judge {
 namespace {

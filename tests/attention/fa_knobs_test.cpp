@@ -3,9 +3,9 @@
 // the kernel config and the dry run's words follow the knobs.
 #include <gtest/gtest.h>
 
-#include "attention/point/fa_app_point.hpp"
-#include "attention/point/fa_knobs.hpp"
-#include "common/error.hpp"
+#include "xs/attention/point/fa_app_point.hpp"
+#include "xs/attention/point/fa_knobs.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::attention {
 namespace {

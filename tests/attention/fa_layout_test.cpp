@@ -1,14 +1,14 @@
 // Tests for attention/fa_layout: the layout-matched FA-only output (Ulysses rank slices in local memory)
 // gathers back to heads-major exactly, every element once; scatter and gather invert each other and agree
 // with the kernel's own UlyssesLayout::dst_element_offset; other senders' heads stay untouched.
-#include "attention/reference/fa_layout.hpp"
+#include "xs/attention/reference/fa_layout.hpp"
 
 #include <gtest/gtest.h>
 
 #include <numeric>
 #include <set>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::attention {
 namespace {

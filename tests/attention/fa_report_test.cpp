@@ -1,6 +1,6 @@
 // Tests for attention/fa_report: measured quantities (eq. 21), hiding at both boundaries (issue 13 items 2-3),
 // predictions only for the calibrated target (the judgement itself: fa_judge_test.cpp).
-#include "attention/io/fa_report.hpp"
+#include "xs/attention/io/fa_report.hpp"
 #include "fa_test_stats.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // Tests for attention/fa_result_reader: a point written the way xstage-bench fa_a2a writes it reads back into
 // a spec and result that the prediction judges exactly as the original; a point without a needed key is
 // refused naming it; the committed small-K H200 run re-judges against its calibration.
-#include "attention/io/fa_result_reader.hpp"
+#include "xs/attention/io/fa_result_reader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,14 +11,14 @@
 #include <tuple>
 #include <vector>
 
-#include "attention/point/fa_app_point.hpp"
-#include "attention/judge/fa_judgement.hpp"
-#include "attention/io/fa_report.hpp"
-#include "common/error.hpp"
-#include "common/stats.hpp"
-#include "report/app_point.hpp"
-#include "report/file_io.hpp"
-#include "report/result_file.hpp"
+#include "xs/attention/point/fa_app_point.hpp"
+#include "xs/attention/judge/fa_judgement.hpp"
+#include "xs/attention/io/fa_report.hpp"
+#include "xs/common/error.hpp"
+#include "xs/common/stats.hpp"
+#include "xs/report/app_point.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::attention {
 namespace {

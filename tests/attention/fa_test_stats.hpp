@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "attention/point/fa_point.hpp"
+#include "xs/attention/point/fa_point.hpp"
 
 namespace xs::attention::test_stats {
 

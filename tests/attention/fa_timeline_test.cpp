@@ -1,7 +1,7 @@
 // Tests for attention/fa_timeline on hand-made launches: the SM clock from each CTA's cycles over its global
 // span, CTA start/finish spread, the tail idle fraction, Q-loop / epilogue / gap medians per warpgroup, and
 // the per-CTA Q-loop speed.
-#include "attention/run/fa_timeline.hpp"
+#include "xs/attention/run/fa_timeline.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/layout.cuh"
+#include "xs/kernels/attention/layout.cuh"
 
 namespace xs::kernels::attention {
 namespace {

@@ -1,11 +1,11 @@
-// Tests for the FlashAttention MainloopSchedule switch on the host side (kernels/attention/config.hpp,
+// Tests for the FlashAttention MainloopSchedule switch on the host side (src/xs/kernels/attention/config.hpp,
 // attention/fa_app_point): names round-trip, unknown names are refused naming --fa-schedule, and a
 // non-baseline schedule is part of an fa_a2a point's key while a baseline point keeps its earlier key.
 #include <gtest/gtest.h>
 
-#include "attention/config.hpp"
-#include "attention/point/fa_app_point.hpp"
-#include "common/error.hpp"
+#include "xs/kernels/attention/config.hpp"
+#include "xs/attention/point/fa_app_point.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::attention {
 namespace {

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "attention/config.hpp"
-#include "attention/scheduler.cuh"
+#include "xs/kernels/attention/config.hpp"
+#include "xs/kernels/attention/scheduler.cuh"
 
 namespace xs::kernels::attention {
 namespace {

@@ -12,9 +12,9 @@
 #include <set>
 #include <vector>
 
-#include "attention/config.hpp"
-#include "attention/layout.cuh"
-#include "attention/scheduler.cuh"
+#include "xs/kernels/attention/config.hpp"
+#include "xs/kernels/attention/layout.cuh"
+#include "xs/kernels/attention/scheduler.cuh"
 
 namespace xs::kernels::attention {
 namespace {

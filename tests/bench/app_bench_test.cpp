@@ -1,7 +1,7 @@
 // Tests for bench/app_bench: the application-suite point loop with a fake point callback: points[] in the
 // result file, journal/resume, a partial last line, the run identity (repetitions, verify, model) in the
 // header, the interrupt flag, exit 1 on failed verification, and paired differences.
-#include "bench/app_bench.hpp"
+#include "xs/bench/app_bench.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bench/runner.hpp"
-#include "common/error.hpp"
-#include "report/file_io.hpp"
-#include "report/json_read.hpp"
-#include "report/result_file.hpp"
+#include "xs/bench/runner.hpp"
+#include "xs/common/error.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/json_read.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::bench {
 namespace {

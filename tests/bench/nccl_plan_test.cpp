@@ -1,13 +1,13 @@
-// Tests for runtime/nccl_plan.hpp (plain C++, the nccl:N target's host-side decisions): version codes, the
+// Tests for backends/nccl/nccl_plan.hpp (plain C++, the nccl:N target's host-side decisions): version codes, the
 // device-API refusals and the one-local-rank note, argument checks, the LSA-to-world pointer table, the
 // all-to-all bandwidth arithmetic and its verification pattern.
-#include "runtime/nccl_plan.hpp"
+#include "xs/backends/nccl/nccl_plan.hpp"
 
 #include <gtest/gtest.h>
 
-#include "runtime/nccl_alltoall.hpp"
+#include "xs/backends/nccl/nccl_alltoall.hpp"
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::runtime {
 namespace {

@@ -1,14 +1,14 @@
 // Tests for bench/point_harness: fake variants record every call, so the order the harness owns (skip,
 // poison before each verified launch, the exchange's barriers, instrumented launches, rotating timed rounds)
 // and the failure reporting are asserted on the recorded sequence.
-#include "bench/point_harness.hpp"
+#include "xs/bench/point_harness.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::bench {
 namespace {

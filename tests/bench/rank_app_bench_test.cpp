@@ -10,12 +10,12 @@
 #include <fstream>
 #include <mutex>
 
-#include "bench/app_bench.hpp"
-#include "bench/rank_agree.hpp"
-#include "bench/runner.hpp"
-#include "report/file_io.hpp"
-#include "report/json_read.hpp"
-#include "report/result_file.hpp"
+#include "xs/bench/app_bench.hpp"
+#include "xs/bench/rank_agree.hpp"
+#include "xs/bench/runner.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/json_read.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::bench {
 namespace {

@@ -1,7 +1,7 @@
 // Tests for bench/rank_comm and bench/rank_agree: the world of one, ranks as threads (barrier, gather,
 // broadcast with 2-4 threads), the timeout and abort that keep a failed rank from hanging the others, and
 // the agreement that turns one rank's error into the same error on every rank.
-#include "bench/rank_comm.hpp"
+#include "xs/bench/rank_comm.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "bench/rank_agree.hpp"
+#include "xs/bench/rank_agree.hpp"
 
 namespace xs::bench {
 namespace {

@@ -1,11 +1,11 @@
 // Tests for bench/rank_launch choose_launch: one rank, ranks as threads (--gpus), a launcher's ranks with and
 // without MPI in the build, and each refusal (exit 2 naming the flag; 77 without a GPU); dry runs and the
 // simulator (uses_gpus false) touch no GPU.
-#include "bench/rank_launch.hpp"
+#include "xs/bench/rank_launch.hpp"
 
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::bench {
 namespace {

@@ -1,10 +1,10 @@
 // Tests for bench/rank_layout: each launcher's environment, each validation error and its message, the
 // all-GPUs-one-process layout and the Ulysses partition check.
-#include "bench/rank_layout.hpp"
+#include "xs/bench/rank_layout.hpp"
 
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::bench {
 namespace {

@@ -1,12 +1,12 @@
 // Tests for bench/rank_merge: per-trial max over ranks then the order statistics, by hand; refused inputs;
 // verification counts summed.
-#include "bench/rank_merge.hpp"
+#include "xs/bench/rank_merge.hpp"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::bench {
 namespace {

@@ -2,8 +2,8 @@
 // (status, variants per trial max then median, recomputed paired differences, verification, refusals).
 #include <gtest/gtest.h>
 
-#include "bench/rank_merge.hpp"
-#include "common/error.hpp"
+#include "xs/bench/rank_merge.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::bench {
 namespace {

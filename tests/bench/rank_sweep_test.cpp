@@ -8,12 +8,12 @@
 #include <fstream>
 #include <string>
 
-#include "bench/rank_agree.hpp"
-#include "bench/rank_merge.hpp"
-#include "bench/runner.hpp"
-#include "common/error.hpp"
-#include "report/file_io.hpp"
-#include "sim/simulator.hpp"
+#include "xs/bench/rank_agree.hpp"
+#include "xs/bench/rank_merge.hpp"
+#include "xs/bench/runner.hpp"
+#include "xs/common/error.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/backends/sim/simulator.hpp"
 
 namespace xs::bench {
 namespace {

@@ -1,6 +1,6 @@
 // Tests for bench/runner: checks before launch, skipped points, journal durability, interrupt and resume,
 // the journal's run header, the lock and the output-path checks.
-#include "bench/runner.hpp"
+#include "xs/bench/runner.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/error.hpp"
-#include "common/program_name.hpp"
-#include "report/result_file.hpp"
+#include "xs/common/error.hpp"
+#include "xs/common/program_name.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::bench {
 namespace {

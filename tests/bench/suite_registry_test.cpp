@@ -1,6 +1,6 @@
 // Tests for bench/suite_registry: registration rules, lookup with the accepted ids on a miss, the --list
 // text, and that a suite's options reach its own values through an OptionSink.
-#include "bench/suite_registry.hpp"
+#include "xs/bench/suite_registry.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::bench {
 namespace {

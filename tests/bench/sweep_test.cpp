@@ -1,5 +1,5 @@
 // Tests for bench/sweep: config parsing is strict, expansion is the cartesian product, bad specs fail.
-#include "bench/sweep.hpp"
+#include "xs/bench/sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.hpp"
-#include "report/fnv1a.hpp"
+#include "xs/common/error.hpp"
+#include "xs/report/fnv1a.hpp"
 
 namespace xs::bench {
 namespace {

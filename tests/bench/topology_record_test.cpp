@@ -5,8 +5,8 @@
 
 #include <functional>
 
-#include "bench/topology_record.hpp"
-#include "common/error.hpp"
+#include "xs/bench/topology_record.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::bench {
 namespace {

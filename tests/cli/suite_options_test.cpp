@@ -1,6 +1,6 @@
 // Tests for cli/common/suite_options: registered suites' flags under CLI11: each suite's group in --help,
 // defaults shown, ranges checked, a flag two suites declare set for both, a kind clash refused.
-#include "cli/common/suite_options.hpp"
+#include "xs/cli/common/suite_options.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Tests for common/axes: typed axes from the range grammar, products in nested-loop order, zips in step, nesting,
 // and the sizes and errors the suites rely on.
-#include "common/axes.hpp"
+#include "xs/common/axes.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // tests/common: the tool name that starts the lines library code prints (common/program_name.hpp).
-#include "common/program_name.hpp"
+#include "xs/common/program_name.hpp"
 
 #include <gtest/gtest.h>
 

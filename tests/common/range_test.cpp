@@ -1,9 +1,9 @@
 // Tests for the one range grammar (common/range): geometric, arithmetic, lists, and bad ranges.
-#include "common/range.hpp"
+#include "xs/common/range.hpp"
 
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs {
 namespace {

@@ -1,5 +1,5 @@
 // Tests for common/stats: interpolated quantiles and summaries.
-#include "common/stats.hpp"
+#include "xs/common/stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Tests for common/units: every accepted suffix, and clear errors naming the field for bad input.
-#include "common/units.hpp"
+#include "xs/common/units.hpp"
 
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs {
 namespace {

@@ -2,7 +2,7 @@
 // data, widens with noise, and gives no interval (null, with a note) rather than a zero-width one.
 #include <gtest/gtest.h>
 
-#include "fit/fit.hpp"
+#include "xs/fit/fit.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/burst_gap.hpp"
-#include "report/records.hpp"
-#include "sim/simulator.hpp"
+#include "xs/model/burst_gap.hpp"
+#include "xs/report/records.hpp"
+#include "xs/backends/sim/simulator.hpp"
 
 namespace xs::fit::testing {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/sweep.hpp"
-#include "fit/fit.hpp"
-#include "fit/gap_reach.hpp"
+#include "xs/bench/sweep.hpp"
+#include "xs/fit/fit.hpp"
+#include "xs/fit/gap_reach.hpp"
 
 namespace xs::fit {
 namespace {

@@ -1,4 +1,4 @@
-// The epilogue_per_byte interference fit (src/fit/interference_epilogue.hpp): recovery of a planted closed-loop
+// The epilogue_per_byte interference fit (src/xs/fit/interference_epilogue.hpp): recovery of a planted closed-loop
 // law, its intervals' coverage with between-point offsets the law does not have, flat data, data that break
 // the law, and the model's evaluation of the fitted term.
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "fit/interference_epilogue.hpp"
-#include "model/interference.hpp"
+#include "xs/common/error.hpp"
+#include "xs/fit/interference_epilogue.hpp"
+#include "xs/model/interference.hpp"
 
 namespace xs::fit {
 namespace {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common/error.hpp"
-#include "fit/interference.hpp"
+#include "xs/common/error.hpp"
+#include "xs/fit/interference.hpp"
 #include "interference_synthetic.hpp"
 
 namespace xs::fit {

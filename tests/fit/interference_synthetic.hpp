@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "report/records.hpp"
+#include "xs/report/records.hpp"
 
 namespace xs::fit::testing {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <functional>
 
-#include "fit/fit.hpp"
+#include "xs/fit/fit.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "fit/fit.hpp"
-#include "report/result_file.hpp"
+#include "xs/fit/fit.hpp"
+#include "xs/report/result_file.hpp"
 #include "truth_generator.hpp"
 
 namespace xs::fit {

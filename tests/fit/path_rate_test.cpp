@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fit/fit.hpp"
+#include "xs/fit/fit.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

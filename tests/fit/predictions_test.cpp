@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fit/fit.hpp"
+#include "xs/fit/fit.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

@@ -8,7 +8,7 @@
 
 #include <random>
 
-#include "fit/fit.hpp"
+#include "xs/fit/fit.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

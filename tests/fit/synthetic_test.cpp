@@ -2,8 +2,8 @@
 // back the planted parameters exactly, and every "the data do not constrain it" case must be flagged.
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "fit/fit.hpp"
+#include "xs/common/error.hpp"
+#include "xs/fit/fit.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

@@ -26,8 +26,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/stats.hpp"
-#include "fit/fit.hpp"
+#include "xs/common/stats.hpp"
+#include "xs/fit/fit.hpp"
 #include "truth_generator.hpp"
 
 namespace xs::fit {

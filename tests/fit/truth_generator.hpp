@@ -1,4 +1,4 @@
-// xstage fit tests: an independent ground-truth generator for the fitter (written apart from src/sim, which
+// xstage fit tests: an independent ground-truth generator for the fitter (written apart from src/xs/backends/sim, which
 // implements the very model the fitter assumes). A fluid model of X-Stage per burst, plus noise and
 // model-breaking scenarios, produces PointRecords whose true (R, Q(K), T_iss^0(K,B)) are known exactly.
 //
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/records.hpp"
+#include "xs/report/records.hpp"
 
 namespace xs::fit::truth {
 

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "fit/fit.hpp"
+#include "xs/fit/fit.hpp"
 #include "truth_generator.hpp"
 
 namespace xs::fit {

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "common/error.hpp"
-#include "fit/fit.hpp"
+#include "xs/common/error.hpp"
+#include "xs/fit/fit.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "bench/calibration.hpp"
+#include "xs/bench/calibration.hpp"
 #include "fit_helpers.hpp"
 
 namespace xs::fit {

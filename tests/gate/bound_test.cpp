@@ -2,7 +2,7 @@
 // gated on their bound, not their value: fit -> not identified fails, not identified in both is N/A.
 #include <gtest/gtest.h>
 
-#include "gate/compare.hpp"
+#include "xs/gate/compare.hpp"
 
 namespace xs::gate {
 namespace {

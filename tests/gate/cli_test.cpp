@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "report/file_io.hpp"
-#include "report/json_read.hpp"
-#include "report/result_file.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/json_read.hpp"
+#include "xs/report/result_file.hpp"
 #include "xml_check.hpp"
 
 namespace {

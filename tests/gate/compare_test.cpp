@@ -2,9 +2,9 @@
 // id + spec, and configs that do not fit the baseline.
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "gate/compare.hpp"
-#include "report/result_file.hpp"
+#include "xs/common/error.hpp"
+#include "xs/gate/compare.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::gate {
 namespace {

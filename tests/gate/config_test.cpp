@@ -2,8 +2,8 @@
 // grammar.
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "gate/gate_config.hpp"
+#include "xs/common/error.hpp"
+#include "xs/gate/gate_config.hpp"
 
 namespace xs::gate {
 namespace {

@@ -3,8 +3,8 @@
 // planted 15% slowdown of every point is WORSE. Uses its own config, not configs/gate (tuned elsewhere).
 #include <gtest/gtest.h>
 
-#include "gate/compare.hpp"
-#include "report/result_file.hpp"
+#include "xs/gate/compare.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::gate {
 namespace {

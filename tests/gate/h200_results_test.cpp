@@ -11,9 +11,9 @@
 #include <set>
 #include <string>
 
-#include "bench/calibration.hpp"
-#include "gate/compare.hpp"
-#include "report/result_file.hpp"
+#include "xs/bench/calibration.hpp"
+#include "xs/gate/compare.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs {
 namespace {

@@ -2,8 +2,8 @@
 // and failures exactly for WORSE and MISSING; the table and JSON renderings agree on the verdict.
 #include <gtest/gtest.h>
 
-#include "gate/gate_output.hpp"
-#include "report/result_file.hpp"
+#include "xs/gate/gate_output.hpp"
+#include "xs/report/result_file.hpp"
 #include "xml_check.hpp"
 
 namespace xs::gate {

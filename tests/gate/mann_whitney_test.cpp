@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gate/mann_whitney.hpp"
+#include "xs/gate/mann_whitney.hpp"
 
 namespace xs::gate {
 namespace {

@@ -6,8 +6,8 @@
 #include <set>
 #include <string>
 
-#include "gate/compare.hpp"
-#include "report/result_file.hpp"
+#include "xs/gate/compare.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs {
 namespace {

@@ -3,9 +3,9 @@
 // the tolerance alone decides; model values report whether their 95% intervals overlap.
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "gate/compare.hpp"
-#include "report/result_file.hpp"
+#include "xs/common/error.hpp"
+#include "xs/gate/compare.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::gate {
 namespace {

@@ -2,9 +2,9 @@
 // CSV/Markdown comparison tables, and the provenance warnings (backend, target, device, schema).
 #include <gtest/gtest.h>
 
-#include "gate/gate_output.hpp"
-#include "gate/provenance.hpp"
-#include "report/result_file.hpp"
+#include "xs/gate/gate_output.hpp"
+#include "xs/gate/provenance.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::gate {
 namespace {

@@ -2,8 +2,8 @@
 // instance labels ("periodic K=132 B=16KiB G=5us") that stay unique where points collide.
 #include <gtest/gtest.h>
 
-#include "gate/labels.hpp"
-#include "gate/units.hpp"
+#include "xs/gate/labels.hpp"
+#include "xs/gate/units.hpp"
 
 namespace xs::gate {
 namespace {

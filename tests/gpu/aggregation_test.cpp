@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/error.hpp"
-#include "runtime/burst_timeline.hpp"
-#include "runtime/verification.hpp"
+#include "xs/common/error.hpp"
+#include "xs/backends/gpu/burst_timeline.hpp"
+#include "xs/backends/gpu/verification.hpp"
 
 namespace xs {
 namespace {

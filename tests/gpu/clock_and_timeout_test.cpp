@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <limits>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/gpu_backend_options.hpp"
+#include "xs/backends/gpu/gpu_backend_options.hpp"
 
 namespace xs {
 namespace {

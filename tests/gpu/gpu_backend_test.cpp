@@ -3,7 +3,7 @@
 #if defined(XS_HAVE_CUDA)  // CPU-only builds compile only the "not built" check (gpu_environment_test)
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "gpu_test_util.hpp"
 
 namespace xs {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/gpu_backend.hpp"
+#include "xs/backends/gpu/gpu_backend.hpp"
 
 #if defined(XS_HAVE_CUDA)
 #include <cuda_runtime.h>

@@ -2,9 +2,9 @@
 #pragma once
 #include <memory>
 
-#include "bench/backend.hpp"
-#include "report/records.hpp"
-#include "runtime/gpu_backend.hpp"
+#include "xs/bench/backend.hpp"
+#include "xs/report/records.hpp"
+#include "xs/backends/gpu/gpu_backend.hpp"
 
 namespace xs::test {
 

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "runtime/device_buffer.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/nccl_alltoall.hpp"
+#include "xs/common/error.hpp"
+#include "xs/backends/cuda/device_buffer.hpp"
+#include "xs/backends/cuda/devices.hpp"
+#include "xs/backends/nccl/nccl_alltoall.hpp"
 
 namespace xs::runtime {
 namespace {

@@ -9,13 +9,13 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "common/nccl_lsa_pointers.hpp"
+#include "xs/common/error.hpp"
+#include "xs/kernels/common/nccl_lsa_pointers.hpp"
 #include "gpu_test_util.hpp"
-#include "runtime/device_buffer.hpp"
-#include "runtime/devices.hpp"
-#include "runtime/nccl_window.hpp"
-#include "runtime/targets.hpp"
+#include "xs/backends/cuda/device_buffer.hpp"
+#include "xs/backends/cuda/devices.hpp"
+#include "xs/backends/nccl/nccl_window.hpp"
+#include "xs/backends/gpu/targets.hpp"
 
 namespace xs::runtime {
 namespace {

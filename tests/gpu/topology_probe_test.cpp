@@ -1,12 +1,12 @@
-// xstage GPU tests: the topology queries of peer / nccl runs (runtime/topology_probe.hpp): a rank's device
+// xstage GPU tests: the topology queries of peer / nccl runs (backends/gpu/topology_probe.hpp): a rank's device
 // description, the pairs queried (a GPU's pair with itself and pairs naming a missing GPU left out), and the
 // record of a run on this node, with a copy-engine reference for every pair that has peer access.
 #if defined(XS_HAVE_CUDA)
 #include <gtest/gtest.h>
 
-#include "runtime/devices.hpp"
-#include "runtime/nccl_comm.hpp"
-#include "runtime/topology_probe.hpp"
+#include "xs/backends/cuda/devices.hpp"
+#include "xs/backends/nccl/nccl_comm.hpp"
+#include "xs/backends/gpu/topology_probe.hpp"
 
 namespace xs::runtime {
 namespace {

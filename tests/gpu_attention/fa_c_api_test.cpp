@@ -1,4 +1,4 @@
-// xstage GPU attention tests: libxstage_fa.so (src/attention/run/fa_c_api.h), loaded with dlopen exactly as the paired
+// xstage GPU attention tests: libxstage_fa.so (src/xs/attention/run/fa_c_api.h), loaded with dlopen exactly as the paired
 // PyTorch script loads it: its FA-only launches write the bits of the C++ launcher's (the Ulysses rank slices
 // of the bench's `fa` variant and the heads-major O), poisoned first, K/V clusters 1 and 2, with and without the
 // split tail; bad descriptors come back as exit code 2 with a message naming the field, nothing launched.
@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "attention/reference/cpu_reference.hpp"
-#include "attention/run/fa_c_api.h"
-#include "attention/run/fa_device.hpp"
-#include "attention/flash_attention.hpp"
-#include "common/cuda_check.hpp"
+#include "xs/attention/reference/cpu_reference.hpp"
+#include "xs/attention/run/fa_c_api.h"
+#include "xs/attention/run/fa_device.hpp"
+#include "xs/kernels/attention/flash_attention.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
 
 namespace xs::attention {
 namespace {

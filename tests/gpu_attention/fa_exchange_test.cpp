@@ -1,7 +1,7 @@
 // xstage GPU attention tests: the multi-rank exchange path of the fa_a2a runner (fa_runner.hpp FaExchange) on
 // one GPU. A one-rank exchange over a plain device buffer (the all-to-all a device copy) checks the runner's
 // own side: stores at this sender's block of every window, the receive-side check, the collective variants,
-// the per-replay barrier. A one-rank NCCL window (runtime/rank_windows.hpp) runs where NCCL gives a one-rank
+// the per-replay barrier. A one-rank NCCL window (backends/nccl/rank_windows.hpp) runs where NCCL gives a one-rank
 // communicator symmetric memory (>= 2.28.7), else skips with NCCL's reason.
 #include <gtest/gtest.h>
 
@@ -10,11 +10,11 @@
 #include <atomic>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "attention/run/fa_runner.hpp"
-#include "bench/rank_comm.hpp"
-#include "common/error.hpp"
-#include "runtime/device_buffer.hpp"
-#include "runtime/rank_windows.hpp"
+#include "xs/attention/run/fa_runner.hpp"
+#include "xs/bench/rank_comm.hpp"
+#include "xs/common/error.hpp"
+#include "xs/backends/cuda/device_buffer.hpp"
+#include "xs/backends/nccl/rank_windows.hpp"
 
 namespace xs::attention {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime.h>
 
-#include "attention/run/fa_runner.hpp"
-#include "common/error.hpp"
+#include "xs/attention/run/fa_runner.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::attention {
 namespace {

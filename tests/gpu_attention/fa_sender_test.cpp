@@ -1,15 +1,15 @@
 // xstage GPU attention tests: the sender-side rounds (attention/run/fa_sender.hpp): one value per kept round and
 // variant, the warmup rounds dropped, the variants visited round-robin from a rotating start, every launch's
 // records handed to the sink fully written, the optional copy after each launch enqueued and timed.
-#include "attention/run/fa_sender.hpp"
+#include "xs/attention/run/fa_sender.hpp"
 
 #include <gtest/gtest.h>
 
-#include "attention/run/fa_device.hpp"
-#include "attention/run/fa_burst.hpp"
-#include "common/error.hpp"
-#include "common/cuda_check.hpp"
-#include "runtime/stream.hpp"
+#include "xs/attention/run/fa_device.hpp"
+#include "xs/attention/run/fa_burst.hpp"
+#include "xs/common/error.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
+#include "xs/backends/cuda/stream.hpp"
 
 namespace xs::attention {
 namespace {

@@ -10,11 +10,11 @@
 #include <map>
 #include <vector>
 
-#include "attention/reference/bf16.hpp"
-#include "attention/reference/cpu_reference.hpp"
-#include "attention/run/fa_device.hpp"
-#include "attention/flash_attention.hpp"
-#include "common/error.hpp"
+#include "xs/attention/reference/bf16.hpp"
+#include "xs/attention/reference/cpu_reference.hpp"
+#include "xs/attention/run/fa_device.hpp"
+#include "xs/kernels/attention/flash_attention.hpp"
+#include "xs/common/error.hpp"
 
 namespace xs::attention {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "attention/reference/cpu_reference.hpp"
-#include "attention/run/fa_device.hpp"
+#include "xs/attention/reference/cpu_reference.hpp"
+#include "xs/attention/run/fa_device.hpp"
 #include "../gpu_common/sm90_environment.hpp"
 
 namespace xs::attention {

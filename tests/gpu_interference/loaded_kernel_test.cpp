@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "runtime/gpu_backend.hpp"
+#include "xs/backends/gpu/gpu_backend.hpp"
 #include "../gpu_common/sm90_environment.hpp"
 
 namespace xs {

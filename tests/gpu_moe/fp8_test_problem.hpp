@@ -5,15 +5,15 @@
 #include <cmath>
 #include <cstdint>
 
-#include "moe/reference/cpu_reference.hpp"
-#include "moe/reference/fp8_host.hpp"
-#include "moe/run/moe_device.hpp"
-#include "moe/point/problem.hpp"
-#include "moe/quantize.hpp"
-#include "moe/random_fill.hpp"
-#include "moe/reference.hpp"
-#include "moe/point/routing.hpp"
-#include "common/cuda_check.hpp"
+#include "xs/moe/reference/cpu_reference.hpp"
+#include "xs/moe/reference/fp8_host.hpp"
+#include "xs/moe/run/moe_device.hpp"
+#include "xs/moe/point/problem.hpp"
+#include "xs/kernels/moe/quantize.hpp"
+#include "xs/kernels/moe/random_fill.hpp"
+#include "xs/kernels/moe/reference.hpp"
+#include "xs/moe/point/routing.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
 
 namespace xs::moe::test {
 

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "fp8_test_problem.hpp"
-#include "moe/megamoe.hpp"
-#include "moe/reference/verification_gate.hpp"
-#include "common/cuda_check.hpp"
+#include "xs/kernels/moe/megamoe.hpp"
+#include "xs/moe/reference/verification_gate.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
 
 namespace xs::moe::test {
 namespace {

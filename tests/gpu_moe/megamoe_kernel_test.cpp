@@ -1,5 +1,5 @@
 // xstage GPU moe tests: the persistent MegaMoE kernel on small problems built here (independent of
-// src/moe's builder): every schedule and epilogue mode against a CPU reference with the kernel's rounding
+// src/xs/moe's builder): every schedule and epilogue mode against a CPU reference with the kernel's rounding
 // points, destinations, pool and act poisoned before every launch (every expected slot written, nothing
 // else), bitwise identity across schedules, targets, repeated launches and graph replays; the whole-phase
 // launches; a planted ordering bug (Linear-2 tiles that skip their wait) that must fail the same check; bad
@@ -16,9 +16,9 @@
 #include <cuda_runtime.h>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "common/error.hpp"
-#include "moe/megamoe.hpp"
-#include "common/cuda_check.hpp"
+#include "xs/common/error.hpp"
+#include "xs/kernels/moe/megamoe.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
 
 namespace xs::kernels::moe {
 namespace {

@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "common/error.hpp"
-#include "moe/run/moe_runner.hpp"
-#include "runtime/device_buffer.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/run/moe_runner.hpp"
+#include "xs/backends/cuda/device_buffer.hpp"
 
 namespace xs::moe {
 namespace {

@@ -10,12 +10,12 @@
 #include <random>
 #include <vector>
 
-#include "attention/reference/bf16.hpp"
-#include "common/error.hpp"
-#include "moe/run/moe_device.hpp"
-#include "moe/random_fill.hpp"
-#include "moe/reference.hpp"
-#include "common/cuda_check.hpp"
+#include "xs/attention/reference/bf16.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/run/moe_device.hpp"
+#include "xs/kernels/moe/random_fill.hpp"
+#include "xs/kernels/moe/reference.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
 
 namespace xs::moe::test {
 

@@ -11,14 +11,14 @@
 #include <string>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "common/error.hpp"
-#include "moe/reference/bf16.hpp"
-#include "moe/fp8.hpp"
-#include "moe/reference/fp8_host.hpp"
-#include "moe/run/moe_device.hpp"
-#include "moe/quantize.hpp"
-#include "moe/random_fill.hpp"
-#include "common/cuda_check.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/reference/bf16.hpp"
+#include "xs/kernels/moe/fp8.hpp"
+#include "xs/moe/reference/fp8_host.hpp"
+#include "xs/moe/run/moe_device.hpp"
+#include "xs/kernels/moe/quantize.hpp"
+#include "xs/kernels/moe/random_fill.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
 
 namespace xs::moe::test {
 namespace {

@@ -10,11 +10,11 @@
 #include <string>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "fp8_test_problem.hpp"
-#include "moe/reference/bf16.hpp"
-#include "moe/fp8.hpp"
-#include "common/cuda_check.hpp"
+#include "xs/moe/reference/bf16.hpp"
+#include "xs/kernels/moe/fp8.hpp"
+#include "xs/kernels/common/cuda_check.hpp"
 
 namespace xs::moe::test {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "../gpu_common/sm90_environment.hpp"
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "moe_test_problem.hpp"
 
 namespace xs::moe::test {

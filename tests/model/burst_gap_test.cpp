@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "model/burst_gap.hpp"
+#include "xs/model/burst_gap.hpp"
 
 namespace m = xs::model;
 

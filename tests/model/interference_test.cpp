@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "common/error.hpp"
-#include "model/interference.hpp"
+#include "xs/common/error.hpp"
+#include "xs/model/interference.hpp"
 
 namespace xs::model {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/error.hpp"
-#include "model/platform_model.hpp"
+#include "xs/common/error.hpp"
+#include "xs/model/platform_model.hpp"
 
 namespace m = xs::model;
 using nlohmann::json;

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "model/burst_gap.hpp"
+#include "xs/model/burst_gap.hpp"
 
 namespace m = xs::model;
 

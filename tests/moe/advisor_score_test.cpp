@@ -1,4 +1,4 @@
-// xstage moe tests: the advisor score (src/moe/advisor_score*, frozen_prediction): a constant predictor through
+// xstage moe tests: the advisor score (src/xs/moe/advisor_score*, frozen_prediction): a constant predictor through
 // the scorer with hand-computed numbers, a fabricated dataset where interleaving loses, and the frozen
 // prediction's invariance to every measured field of the judged launches (with a positive control).
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "moe/advisor/advisor_score.hpp"
-#include "moe/advisor/advisor_score_io.hpp"
+#include "xs/moe/advisor/advisor_score.hpp"
+#include "xs/moe/advisor/advisor_score_io.hpp"
 
 namespace xs::moe {
 namespace {

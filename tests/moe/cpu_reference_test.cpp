@@ -6,11 +6,11 @@
 #include <cmath>
 #include <random>
 
-#include "common/error.hpp"
-#include "moe/reference/bf16.hpp"
-#include "moe/reference/cpu_reference.hpp"
-#include "moe/point/problem.hpp"
-#include "moe/point/routing.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/reference/bf16.hpp"
+#include "xs/moe/reference/cpu_reference.hpp"
+#include "xs/moe/point/problem.hpp"
+#include "xs/moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

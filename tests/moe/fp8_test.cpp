@@ -1,4 +1,4 @@
-// xstage moe unit tests: the e4m3 format of kernels/moe/fp8.hpp (all 256 codes, encode against a brute-force
+// xstage moe unit tests: the e4m3 format of src/xs/kernels/moe/fp8.hpp (all 256 codes, encode against a brute-force
 // nearest search over a sweep of float patterns, ties, saturation, NaN), the host quantization rule and
 // the accuracy measure (fp8_host.hpp), and the float64 fp8 reference against a naive computation.
 #include <gtest/gtest.h>
@@ -9,13 +9,13 @@
 #include <limits>
 #include <random>
 
-#include "common/error.hpp"
-#include "moe/reference/bf16.hpp"
-#include "moe/reference/cpu_reference.hpp"
-#include "moe/fp8.hpp"
-#include "moe/reference/fp8_host.hpp"
-#include "moe/point/problem.hpp"
-#include "moe/point/routing.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/reference/bf16.hpp"
+#include "xs/moe/reference/cpu_reference.hpp"
+#include "xs/kernels/moe/fp8.hpp"
+#include "xs/moe/reference/fp8_host.hpp"
+#include "xs/moe/point/problem.hpp"
+#include "xs/moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

@@ -14,13 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/error.hpp"
-#include "moe/io/advice_json.hpp"
-#include "moe/advisor/frozen_prediction.hpp"
-#include "moe/advisor/moe_advisor.hpp"
-#include "moe/point/moe_run_point.hpp"
-#include "moe/point/problem.hpp"
-#include "moe/point/routing.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/io/advice_json.hpp"
+#include "xs/moe/advisor/frozen_prediction.hpp"
+#include "xs/moe/advisor/moe_advisor.hpp"
+#include "xs/moe/point/moe_run_point.hpp"
+#include "xs/moe/point/problem.hpp"
+#include "xs/moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

@@ -7,10 +7,10 @@
 #include <numeric>
 #include <random>
 
-#include "common/error.hpp"
-#include "moe/model/moe_model.hpp"
-#include "moe/point/problem.hpp"
-#include "moe/point/routing.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/model/moe_model.hpp"
+#include "xs/moe/point/problem.hpp"
+#include "xs/moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <string>
 
-#include "common/error.hpp"
-#include "moe/advisor/moe_advisor.hpp"
-#include "moe/point/moe_point_json.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/advisor/moe_advisor.hpp"
+#include "xs/moe/point/moe_point_json.hpp"
 
 namespace xs::moe {
 namespace {

@@ -5,9 +5,9 @@
 #include <numeric>
 #include <set>
 
-#include "common/error.hpp"
-#include "moe/point/moe_point.hpp"
-#include "moe/run/moe_variants.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/point/moe_point.hpp"
+#include "xs/moe/run/moe_variants.hpp"
 
 namespace xs::moe {
 namespace {

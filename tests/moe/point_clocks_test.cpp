@@ -2,7 +2,7 @@
 // variants' instrumented clocks, the floor against the peak, and a point without instrumentation.
 #include <gtest/gtest.h>
 
-#include "moe/run/point_clocks.hpp"
+#include "xs/moe/run/point_clocks.hpp"
 
 namespace xs::moe {
 namespace {

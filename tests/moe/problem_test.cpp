@@ -6,9 +6,9 @@
 #include <set>
 #include <tuple>
 
-#include "common/error.hpp"
-#include "moe/point/problem.hpp"
-#include "moe/point/routing.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/point/problem.hpp"
+#include "xs/moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

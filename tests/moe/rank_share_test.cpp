@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "moe/point/problem.hpp"
-#include "moe/point/routing.hpp"
+#include "xs/moe/point/problem.hpp"
+#include "xs/moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

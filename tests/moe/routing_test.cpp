@@ -7,8 +7,8 @@
 #include <numeric>
 #include <set>
 
-#include "common/error.hpp"
-#include "moe/point/routing.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/point/routing.hpp"
 
 namespace xs::moe {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "moe/scheduler.cuh"
+#include "xs/kernels/moe/scheduler.cuh"
 
 namespace xs::kernels::moe::schedule_test {
 

@@ -1,13 +1,13 @@
-// xstage moe tests: the discrete-event replay of the kernel's tile schedules (src/moe/model/schedule_sim.hpp) —
+// xstage moe tests: the discrete-event replay of the kernel's tile schedules (src/xs/moe/model/schedule_sim.hpp) —
 // tile accounting, exact makespans where they are known in closed form, the convoy at small D on a
 // dit_moe-like shape (long Linear-2 tiles, P1 > K_SM), and bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "common/error.hpp"
-#include "moe/point/routing.hpp"
-#include "moe/model/schedule_sim.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/point/routing.hpp"
+#include "xs/moe/model/schedule_sim.hpp"
 
 namespace xs::moe {
 namespace {

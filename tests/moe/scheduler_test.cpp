@@ -1,4 +1,4 @@
-// xstage moe unit tests: the MegaMoE schedules (kernels/moe/scheduler.cuh) on hand-checked sequences,
+// xstage moe unit tests: the MegaMoE schedules (src/xs/kernels/moe/scheduler.cuh) on hand-checked sequences,
 // then on random and skewed problems: every tile exactly once over all instances, each instance's L2(p)
 // after its own L1(p), the degenerate cases that must equal Serial, and the host-side validation.
 #include <gtest/gtest.h>

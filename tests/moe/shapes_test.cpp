@@ -2,8 +2,8 @@
 // refusals (missing/unknown/ill-typed fields, duplicates, malformed JSON), each naming file and field.
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "moe/point/shapes.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/point/shapes.hpp"
 
 namespace xs::moe {
 namespace {

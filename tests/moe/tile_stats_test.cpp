@@ -3,7 +3,7 @@
 // dependency spin only for Linear-2 tiles, unfilled records ignored.
 #include <gtest/gtest.h>
 
-#include "moe/run/tile_stats.hpp"
+#include "xs/moe/run/tile_stats.hpp"
 
 namespace xs::moe {
 namespace {

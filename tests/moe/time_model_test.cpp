@@ -1,12 +1,12 @@
-// xstage moe tests: the whole-kernel time model (src/moe/model/time_model.hpp) on 2-CTA problems small enough to
+// xstage moe tests: the whole-kernel time model (src/xs/moe/model/time_model.hpp) on 2-CTA problems small enough to
 // replay by hand (the expected numbers are worked out in the comments), the not-calibrated path, and bad input.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "common/error.hpp"
-#include "moe/model/time_model.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/model/time_model.hpp"
 
 namespace xs::moe {
 namespace {

@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "common/error.hpp"
-#include "moe/reference/bf16.hpp"
-#include "moe/reference/verification_gate.hpp"
+#include "xs/common/error.hpp"
+#include "xs/moe/reference/bf16.hpp"
+#include "xs/moe/reference/verification_gate.hpp"
 
 namespace xs::moe {
 namespace {

@@ -1,4 +1,4 @@
-// xstage moe tests: whole-kernel predictions (src/moe/advisor/whole_kernel_score.hpp) on a committed megamoe file.
+// xstage moe tests: whole-kernel predictions (src/xs/moe/advisor/whole_kernel_score.hpp) on a committed megamoe file.
 // The frozen-input rule: every measured field of the judged (host) launches mutated, no prediction field moves;
 // the local control's time mutated, the transfer moves (the test can fail). And the not-calibrated path.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "moe/advisor/whole_kernel_score.hpp"
+#include "xs/moe/advisor/whole_kernel_score.hpp"
 
 namespace xs::moe {
 namespace {

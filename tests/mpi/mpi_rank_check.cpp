@@ -14,11 +14,11 @@
 #include <filesystem>
 #include <string>
 
-#include "bench/app_bench.hpp"
-#include "bench/mpi_rank_comm.hpp"
-#include "bench/rank_agree.hpp"
-#include "report/file_io.hpp"
-#include "report/result_file.hpp"
+#include "xs/bench/app_bench.hpp"
+#include "xs/bench/mpi_rank_comm.hpp"
+#include "xs/bench/rank_agree.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace {
 using namespace xs::bench;

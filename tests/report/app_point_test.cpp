@@ -1,11 +1,11 @@
 // Tests for report/app_point: application-suite points round-trip through JSON and the result file's
 // points[] (beside micro-benchmark points), and the strict reader names what it refuses.
-#include "report/app_point.hpp"
+#include "xs/report/app_point.hpp"
 
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
-#include "report/result_file.hpp"
+#include "xs/common/error.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::report {
 namespace {

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <limits>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "fixtures.hpp"
-#include "report/file_io.hpp"
+#include "xs/report/file_io.hpp"
 
 namespace xs {
 namespace {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "report/records.hpp"
-#include "report/result_file.hpp"
+#include "xs/report/records.hpp"
+#include "xs/report/result_file.hpp"
 
 namespace xs::test {
 

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <limits>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "fixtures.hpp"
-#include "report/file_io.hpp"
-#include "report/journal.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/journal.hpp"
 
 namespace xs {
 namespace {

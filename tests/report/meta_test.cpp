@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "fixtures.hpp"
-#include "xstage/build_info.hpp"
+#include "xs/build_info.hpp"
 
 namespace xs {
 namespace {

@@ -1,7 +1,7 @@
 // xstage report tests: enum names, point ids and point keys.
 #include <gtest/gtest.h>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "fixtures.hpp"
 
 namespace xs {

@@ -5,7 +5,7 @@
 #include <functional>
 #include <limits>
 
-#include "common/error.hpp"
+#include "xs/common/error.hpp"
 #include "fixtures.hpp"
 
 namespace xs {

@@ -1,5 +1,5 @@
 // Tests for the CSV / Markdown table writer (report layer).
-#include "report/table.hpp"
+#include "xs/report/table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Strict ISO 8601 instants: "measured before" compares instants, and anything malformed is unknown.
-#include "report/utc_instant.hpp"
+#include "xs/report/utc_instant.hpp"
 
 #include <gtest/gtest.h>
 

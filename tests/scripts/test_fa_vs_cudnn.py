@@ -67,7 +67,7 @@ class Verification(unittest.TestCase):
 
 class Descriptor(unittest.TestCase):
     def test_ctypes_fields_follow_the_c_header_in_order(self):
-        with open(os.path.join(ROOT, "src", "attention", "run", "fa_c_api.h")) as f:
+        with open(os.path.join(ROOT, "src", "xs", "attention", "run", "fa_c_api.h")) as f:
             header = f.read()
         body = header[header.index("typedef struct XsFaDesc {"):header.index("} XsFaDesc;")]
         c_fields = re.findall(r"^\s*(?:const\s+)?(\w+)\s*(\*?)\s*(\w+);", body, re.M)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tests for scripts/moe_vs_grouped_mm.py without torch or a GPU (scripts/moe_pairing.py): the C descriptor's
-layout against src/moe/run/moe_c_api.h, the routing layout built from rows per expert, the configurations read from a
+layout against src/xs/moe/run/moe_c_api.h, the routing layout built from rows per expert, the configurations read from a
 bench result, the round order, the ratios (>= 1: the kernel at least as fast) and the verification rule (an
 all-zero output fails), and the usage refusals (exit 2 before torch is imported).
 Run: python3 -m unittest -v test_moe_vs_grouped_mm (from tests/scripts; CTest scripts.moe_vs_grouped_mm)."""
@@ -25,7 +25,7 @@ spec.loader.exec_module(mvg)
 
 class Descriptor(unittest.TestCase):
     def test_fields_follow_the_header_in_order(self):
-        header = open(os.path.join(ROOT, "src", "moe", "run", "moe_c_api.h")).read()
+        header = open(os.path.join(ROOT, "src", "xs", "moe", "run", "moe_c_api.h")).read()
         body = header[header.index("typedef struct XsMoeDesc {"):header.index("} XsMoeDesc;")]
         names = []
         for line in body.splitlines()[1:]:

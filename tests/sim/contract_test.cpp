@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/error.hpp"
-#include "sim/simulator.hpp"
+#include "xs/common/error.hpp"
+#include "xs/backends/sim/simulator.hpp"
 #include "sim_test_points.hpp"
 
 namespace xs::sim {

@@ -8,10 +8,10 @@
 #include <set>
 #include <string>
 
-#include "bench/sweep.hpp"
-#include "common/error.hpp"
-#include "report/result_file.hpp"
-#include "sim/simulator.hpp"
+#include "xs/bench/sweep.hpp"
+#include "xs/common/error.hpp"
+#include "xs/report/result_file.hpp"
+#include "xs/backends/sim/simulator.hpp"
 #include "sim_test_points.hpp"
 
 namespace xs::sim {

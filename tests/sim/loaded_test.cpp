@@ -1,5 +1,5 @@
 // xstage sim tests: the loaded suite in the simulator (the planted interference mechanism) and the loaded
-// kernel's header-only schedule (kernels/remote_store/loaded_layout.cuh), which CPU tests can enumerate.
+// kernel's header-only schedule (src/xs/kernels/remote_store/loaded_layout.cuh), which CPU tests can enumerate.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,10 +7,10 @@
 #include <set>
 #include <vector>
 
-#include "common/error.hpp"
-#include "../../kernels/remote_store/loaded_layout.cuh"
-#include "report/result_file.hpp"
-#include "sim/simulator.hpp"
+#include "xs/common/error.hpp"
+#include "xs/kernels/remote_store/loaded_layout.cuh"
+#include "xs/report/result_file.hpp"
+#include "xs/backends/sim/simulator.hpp"
 
 namespace xs::sim {
 namespace {

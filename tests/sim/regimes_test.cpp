@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <random>
 
-#include "sim/simulator.hpp"
+#include "xs/backends/sim/simulator.hpp"
 #include "sim_test_points.hpp"
 
 namespace xs::sim {

@@ -1,5 +1,5 @@
 // xstage layout tests (CPU, run on CI without a GPU): the scattered-rows address mode of the burst kernel.
-// kernels/remote_store/layout.cuh is host+device code: these tests enumerate exactly what the kernel
+// src/xs/kernels/remote_store/layout.cuh is host+device code: these tests enumerate exactly what the kernel
 // computes (scattered_store_offset over each thread's elements) and what the verifier expects.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "../../kernels/remote_store/layout.cuh"
+#include "xs/kernels/remote_store/layout.cuh"
 
 namespace xs {
 namespace {

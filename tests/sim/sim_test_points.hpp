@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "report/records.hpp"
-#include "sim/simulator.hpp"
+#include "xs/report/records.hpp"
+#include "xs/backends/sim/simulator.hpp"
 
 namespace xs::sim::test_points {
 

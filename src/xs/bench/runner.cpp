@@ -1,0 +1,266 @@
+// xstage bench layer: the sweep runner (see runner.hpp).
+#include "xs/bench/runner.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "xs/bench/rank_agree.hpp"
+#include "xs/bench/rank_merge.hpp"
+#include "xs/bench/run_control.hpp"
+#include "xs/bench/run_journal.hpp"
+#include "xs/common/error.hpp"
+#include "xs/common/program_name.hpp"
+#include "xs/common/units.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/result_file.hpp"
+#include "xs/build_info.hpp"
+
+namespace xs::bench {
+namespace {
+
+std::string describe_point(const PointSpec& s) {
+  return fmt::format("{} K={} B={} G={}", point_id(s), s.num_producers,
+                     format_bytes(static_cast<double>(s.bytes_per_producer)), format_seconds(s.gap_s));
+}
+
+// The runner's rules for its journal (bench/run_journal.hpp) over PointRecord lines; fills `finished`
+// on --resume.
+std::shared_ptr<report::Journal> open_journal(const std::string& journal_path, const RunOptions& options,
+                                              const report::JournalHeader& header,
+                                              std::map<std::string, PointRecord>& finished,
+                                              std::string& resumed_from_build) {
+  report::JournalContents contents;
+  auto journal = open_run_journal(journal_path, options.output_path, options.resume, header,
+                                  [&](const report::Journal& j) {
+                                    contents = j.read();
+                                    return JournalState{contents.header, contents.records.size()};
+                                  },
+                                  options.resume_any_build, &resumed_from_build);
+  if (options.resume)
+    for (const auto& record : contents.records) finished[point_key(record.spec)] = record;
+  return journal;
+}
+
+}  // namespace
+
+std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points) {
+  std::vector<std::string> skip_reasons(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    validate_spec(points[i].spec);
+    if (auto reason = backend.unavailable_reason(points[i].spec)) {
+      if (reason->rfind("unavailable", 0) == 0) {
+        skip_reasons[i] = *reason;
+      } else {
+        throw input_error(fmt::format("point {} ({})", i, describe_point(points[i].spec)), *reason);
+      }
+    }
+  }
+  return skip_reasons;
+}
+
+report::JournalHeader journal_header_for(const Backend& backend, const std::vector<ExpandedPoint>& points,
+                                         int num_ranks) {
+  report::JournalHeader h;
+  h.backend = backend.name();
+  const nlohmann::json d = backend.describe();
+  if (auto planted = d.find("planted"); planted != d.end() && planted->is_object()) {
+    h.sim = *planted;
+    if (auto seed = h.sim.find("seed"); seed != h.sim.end()) {
+      h.seed = *seed;
+      h.sim.erase(seed);
+    }
+  }
+  const auto index = d.find("device_index");
+  const auto devices = d.find("devices");
+  if (index != d.end() && index->is_number_integer() && devices != d.end() && devices->is_array()) {
+    const auto i = index->get<long long>();
+    if (i >= 0 && static_cast<std::size_t>(i) < devices->size()) {
+      const nlohmann::json& dev = (*devices)[static_cast<std::size_t>(i)];
+      h.device = {{"index", i}, {"name", dev.value("name", "")}, {"uuid", dev.value("uuid", "")}};
+    }
+  }
+  std::vector<PointSpec> specs;
+  for (const auto& p : points) {
+    specs.push_back(p.spec);
+    const std::string& t = p.spec.target;
+    const std::string padded = "," + h.target + ",";
+    if (padded.find("," + t + ",") == std::string::npos) h.target += (h.target.empty() ? "" : ",") + t;
+  }
+  // A dirty build is another binary than its commit: its points must not merge with a clean one's.
+  h.git_sha = std::string(build_info::kGitSha) + (build_info::kGitDirty ? "+dirty" : "");
+  h.config_hash = report::sweep_hash(specs);
+  if (num_ranks > 1) h.config_hash = report::json_sweep_hash({h.config_hash, {{"num_ranks", num_ranks}}});
+  h.num_points = points.size();
+  return h;
+}
+
+namespace {
+
+// Step 1 of run_sweep (rank 0): every output path, before anything is measured or created. Step 2 (every rank,
+// on its own backend) is check_points.
+void check_outputs(const RunOptions& options) {
+  if (options.output_path.empty()) throw input_error("--out", "an output path is required");
+  report::check_output_path(options.output_path, "--out");
+  report::check_output_path(report::journal_path_for(options.output_path), "the journal",
+                            report::OutputKind::kJournal);
+}
+
+}  // namespace
+
+nlohmann::json rank_description(const Backend& backend, int rank) {
+  const nlohmann::json d = backend.describe();
+  nlohmann::json out = {{"rank", rank}, {"backend", backend.name()}};
+  if (auto planted = d.find("planted"); planted != d.end() && planted->is_object() && planted->contains("seed"))
+    out["seed"] = planted->at("seed");
+  const auto index = d.find("device_index");
+  const auto devices = d.find("devices");
+  if (index != d.end() && index->is_number_integer() && devices != d.end() && devices->is_array()) {
+    const auto i = index->get<long long>();
+    if (i >= 0 && static_cast<std::size_t>(i) < devices->size()) {
+      const nlohmann::json& dev = (*devices)[static_cast<std::size_t>(i)];
+      out["device"] = {{"index", i}, {"name", dev.value("name", "")}, {"uuid", dev.value("uuid", "")}};
+    }
+  }
+  return out;
+}
+
+SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& points, const RunOptions& options) {
+  SingleRankComm one;
+  return run_sweep(backend, points, options, one);
+}
+
+SweepOutcome run_sweep(Backend& backend, const std::vector<ExpandedPoint>& points, const RunOptions& options,
+                       RankComm& comm) {
+  using clock = std::chrono::steady_clock;
+  using nlohmann::json;
+  const auto t0 = clock::now();
+  const bool root = comm.rank() == 0, several = comm.size() > 1;
+  const std::string journal_path = report::journal_path_for(options.output_path);
+
+  // 1-3: outputs, points, then the journal (created, replaced or resumed only now); every rank learns which
+  // points are finished, and gets them.
+  std::vector<std::string> skip_reasons;
+  std::map<std::string, PointRecord> finished;
+  SweepOutcome outcome;
+  const auto open_on_root = [&] {
+    outcome.journal = open_journal(journal_path, options, journal_header_for(backend, points, comm.size()), finished,
+                                   outcome.resumed_from_build);
+    if (!options.resume) return;
+    std::size_t have = 0;
+    for (const auto& p : points) have += finished.count(point_key(p.spec));
+    std::fprintf(stderr, "%s: resuming %zu/%zu points from %s\n", xs::program_name(), have, points.size(),
+                 journal_path.c_str());
+  };
+  if (!several) {
+    check_outputs(options);
+    skip_reasons = check_points(backend, points);
+    open_on_root();
+  } else {
+    const json done = gather_combine_broadcast(
+        comm,
+        [&] {
+          skip_reasons = check_points(backend, points);
+          return rank_description(backend, comm.rank());
+        },
+        [&](std::vector<json> by_rank) {
+          check_outputs(options);
+          open_on_root();
+          outcome.ranks = std::move(by_rank);
+          json records = json::object();
+          for (const auto& [key, record] : finished) records[key] = report::to_json(record);
+          return records;
+        });
+    if (!root)
+      for (const auto& [key, record] : done.items()) finished.emplace(key, report::record_from_json(record, key));
+    if (root) outcome.launch = {{"model", comm.kind()}, {"num_ranks", comm.size()}};
+  }
+
+  std::optional<StopSignalScope> signals;  // rank 0 decides when to stop; the others follow its word
+  if (root) signals.emplace(points.size(), /*abandons_long_points=*/true);
+  const bool draw = root && options.progress && isatty(STDERR_FILENO);
+  std::size_t measured = 0;
+  double measured_s = 0;
+  bool stopped = false;
+  for (std::size_t i = 0; i < points.size() && !stopped; ++i) {
+    const PointSpec& spec = points[i].spec;
+    if (auto it = finished.find(point_key(spec)); it != finished.end()) {
+      outcome.records.push_back(it->second);
+      ++outcome.num_resumed;
+      continue;
+    }
+    stopped = root && signals->stopping();
+    if (several) stopped = broadcast_string(comm, stopped ? "stop" : "go") == "stop";
+    if (stopped) break;
+    if (root) signals->set_point_number(i + 1);
+    const bool skip = !skip_reasons[i].empty();
+    const auto measure = [&] {
+      if (!skip) return backend.run(spec);
+      PointRecord record;
+      record.id = point_id(spec);
+      record.spec = spec;
+      record.skipped = true;
+      record.skip_reason = skip_reasons[i];
+      return record;
+    };
+    if (!skip) {
+      const double elapsed_s = std::chrono::duration<double>(clock::now() - t0).count();
+      const std::size_t left = points.size() - i;
+      const double eta_s = measured ? measured_s / static_cast<double>(measured) * static_cast<double>(left) : 0;
+      draw_progress(draw, i, points.size(), describe_point(spec), elapsed_s, eta_s);
+    }
+    const auto p0 = clock::now();
+    PointRecord record;
+    try {
+      if (!several) {
+        record = measure();
+        outcome.journal->append(record);
+      } else {
+        comm.barrier();  // every rank starts the point together
+        const json merged = gather_combine_broadcast(
+            comm, [&] { return report::to_json(measure()); },
+            [&](std::vector<json> by_rank) {
+              std::vector<PointRecord> records;
+              for (std::size_t r = 0; r < by_rank.size(); ++r)
+                records.push_back(report::record_from_json(by_rank[r], fmt::format("rank {}", r)));
+              const PointRecord m = merge_rank_records(records);
+              outcome.journal->append(m);
+              return report::to_json(m);
+            });
+        record = report::record_from_json(merged, describe_point(spec));
+      }
+    } catch (const Error& e) {
+      const bool abandoned = dynamic_cast<const PointInterrupted*>(&e) != nullptr ||
+                             (several && dynamic_cast<const RankAgreedError*>(&e) != nullptr &&
+                              static_cast<int>(e.code()) == kInterruptedExitCode);
+      if (!abandoned) throw;
+      if (root)
+        std::fprintf(stderr, "%s: point %zu/%zu (%s) abandoned: it was still running %.0f s after the stop "
+                     "request\n", xs::program_name(), i + 1, points.size(), describe_point(spec).c_str(), kStopGraceS);
+      stopped = true;
+      break;
+    }
+    if (skip) {
+      ++outcome.num_skipped;
+    } else {
+      measured_s += std::chrono::duration<double>(clock::now() - p0).count();
+      ++measured;
+    }
+    if (root && record.verification.wrong > 0)
+      std::fprintf(stderr, "\n%s: VERIFICATION FAILED at %s: %llu wrong words of %llu bytes checked\n",
+                   xs::program_name(), describe_point(spec).c_str(),
+                   static_cast<unsigned long long>(record.verification.wrong),
+                   static_cast<unsigned long long>(record.verification.bytes_checked));
+    outcome.records.push_back(std::move(record));
+  }
+  clear_progress(draw);
+  if ((stopped || (root && signals->stopping())) && outcome.records.size() < points.size()) outcome.interrupted = true;
+  outcome.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+  return outcome;
+}
+
+}  // namespace xs::bench
