@@ -622,6 +622,7 @@ def render_megamoe(inputs):
                    f"{num(b.get('speedup_error_max'), '.1%')}", "met" if b.get("bar_ok") else "not met",
                    f"{num(get(b, 'worst', 'choice_slowdown'), '.1%')} slower ({get(b, 'worst', 'config')})"]]) + [""]
     out += moe_score_section(inputs, f"{H200}/megamoe/advisor-score.json")
+    out += moe_vs_torch_lines(inputs)
     whole = moe_whole_lines(inputs)
     out += ["## Whole-kernel time predictions (issue 28)", "", whole or f"Not yet scored: `{MOE_WHOLE}` is absent.", ""]
     out += ["## Plots", ""]
@@ -634,6 +635,68 @@ def render_megamoe(inputs):
                  [[link(rel), f"`{str(j['meta'].get('git_sha', ''))[:7]}`", j["meta"].get("date_utc", "–")]
                   for rel, j in runs + [(f"{H200}/megamoe/calibration-moe-pattern.json", cal)]]) + [""]
     return out
+
+
+# ---------- the kernel against torch grouped_mm in one process (issue 29) ----------
+
+# Two H100 calls of scripts/moe_vs_grouped_mm.py on the local K_SM 132 bf16 matrix configurations, at b_n 128 and 256.
+MOE_VS_TORCH_CALLS = ["results/h100/calls-cebb531", "results/h100/calls-459bde3"]
+MOE_VS_TORCH_BAR = 0.95  # issue 29: bf16 whole kernel >= 0.95x torch grouped_mm L1+L2 (local, K_SM 132, T 6976)
+
+
+def moe_vs_torch_rows(inputs):
+    """Per call and b_n: the range over configurations of whole kernel / torch L1+L2 (serial, interleaved, the
+    best expert-wave width) and of the phase TFLOPS ratios; None where a file is absent."""
+    rows = []
+    for call in MOE_VS_TORCH_CALLS:
+        for bn in (128, 256):
+            d = inputs.json(f"{call}/vs-bn{bn}.json", optional=True)
+            if not d:
+                return None
+            ok = [p for p in d["points"] if p.get("status") == "ok"]
+            if not ok:
+                continue
+
+            def span(values):
+                values = [v for v in values if v is not None]
+                return f"{min(values):.3f}–{max(values):.3f}" if values else "–"
+            whole = [get(p, "ratios", "whole_kernel_over_torch_l1_l2") or {} for p in ok]
+            rows.append([call.split("/")[-1], bn, f"{len(ok)} of {len(d['points'])}",
+                         span([w.get("kernel_serial") for w in whole]),
+                         span([w.get("kernel_interleaved") for w in whole]),
+                         span([max((v for k, v in w.items() if k.startswith("kernel_expert_wave")), default=None)
+                               for w in whole]),
+                         span([get(p, "ratios", "l1_phase_tflops_ratio") for p in ok]),
+                         span([get(p, "ratios", "l2_phase_tflops_ratio") for p in ok]),
+                         sum(1 for w in whole if max(w.values(), default=0) >= MOE_VS_TORCH_BAR)])
+    return rows
+
+
+def moe_vs_torch_lines(inputs, readme=False):
+    rows = moe_vs_torch_rows(inputs)
+    if not rows:
+        return []
+    ab = inputs.json(f"{MOE_VS_TORCH_CALLS[-1]}/block-n-ab.json", optional=True)
+    tally = get(ab, "tally") or {}
+    best, best_schedule = None, "–"  # the fastest whole-kernel schedule at b_n 256 over both calls
+    for r in rows:
+        for col, schedule in ((3, "serial"), (4, "interleaved"), (5, "the best expert-wave width")):
+            if r[1] == 256 and r[col] != "–" and (best is None or float(r[col].split("–")[1]) > best):
+                best, best_schedule = float(r[col].split("–")[1]), schedule
+    sentence = (f"*Kernel speed* (issue 29; one H100, `local`, K_SM 132, bf16, T 6976, torch grouped_mm in the same "
+                f"process on the same tensors, two calls): the whole kernel reaches at most {num(best, '.3f')}× of "
+                f"torch's Linear-1 + Linear-2 ({best_schedule}, b_n 256; bar {MOE_VS_TORCH_BAR}×: "
+                f"{'met' if best is not None and best >= MOE_VS_TORCH_BAR else 'not met'}); b_n 256 is "
+                f"faster than 128 in {tally.get('whole_kernel_schedules_faster_at_256', '–')} of {tally.get('of', '–')}"
+                f" schedule × configuration × call pairs and is now the default where it runs.")
+    if readme:
+        return [sentence]
+    return (["## Against torch grouped_mm (issue 29)", "", sentence, "",
+             "Whole kernel over torch L1+L2 and phase TFLOPS over torch's (>= 1: the kernel is at least as fast), "
+             "range over the configurations of each file (`scripts/moe_vs_grouped_mm.py`; dit_moe, h 1408, cannot "
+             "run b_n 256). fp8 is not in these calls.", ""] +
+            table(["call", "b_n", "configurations", "serial", "interleaved", "best expert-wave", "phase L1",
+                   "phase L2", f"configurations with a schedule >= {MOE_VS_TORCH_BAR}×"], rows) + [""])
 
 
 # ---------- whole-kernel predictions with the interference term (issue 28) ----------
@@ -985,6 +1048,9 @@ def render_headline(inputs):
     whole = moe_whole_lines(inputs, readme=True)
     if whole:
         out += [whole, ""]
+    speed = moe_vs_torch_lines(inputs, readme=True)
+    if speed:
+        out += speed + [""]
     return out
 
 
