@@ -7,7 +7,8 @@
 #                            then torch grouped_mm attached (scripts/moe_attach_baseline.py): results/megamoe-bnBN.json
 #                            (PERF_S: the bench's limit, default 300 s)
 #   PRECISION:T[:K_SM[:TARGETS]]  a matrix part: $SHAPES x {balanced, skewed}, expert_wave and interleaved, D 0 (auto:
-#                            max(1, ceil(D_knee))), b_n 128, K_SM 66 and TARGETS host,local unless given:
+#                            max(1, ceil(D_knee))), b_n $MATRIX_BLOCK_N (default 128, the committed matrices'; auto:
+#                            megamoe's default, 256 where it runs), K_SM 66 and TARGETS host,local unless given:
 #                            results/megamoe-PRECISION-T[-K_SM[-TARGETS]].json (":" as "-")
 #   dsweep:PRECISION:K_SM    dsv4_flash skewed T 6976 on host, interleaved, D in $D_LIST: results/megamoe-dsweep-...json
 # Matrix and dsweep points are predicted from $MOE_MODEL and F per precision from $TFLOPS, taken from an EARLIER run
@@ -30,6 +31,7 @@ POINT_ARGS=${POINT_ARGS:-"--shapes dsv4_flash --T 6976 --ksm 132 --target local"
 MOE_MODEL=${MOE_MODEL:-results/h200/megamoe/calibration-moe-pattern.json}
 F_SOURCE=${F_SOURCE:-results/h200/megamoe/megamoe-dsv4_flash-bn128.json}
 RESUME_DIR=${RESUME_DIR:-}
+MATRIX_BLOCK_N=${MATRIX_BLOCK_N:-128}  # the matrix and dsweep parts' --block-n: 128 (the committed matrices'), 256 or auto
 EXTRA_ARGS=${EXTRA_ARGS:-"--launches-per-graph 1"}
 DEADLINE_S=${DEADLINE_S:-560}
 SECONDS=0
@@ -89,7 +91,7 @@ matrix_part() {
   stamp "part $name (${left}s left)"
   clocks "before $name"
   # shellcheck disable=SC2086  # EXTRA_ARGS: flags, split at spaces
-  act timeout -s INT -k 60 "$left" build/bin/xstage-bench megamoe "$@" --block-n 128 --model "$MOE_MODEL" \
+  act timeout -s INT -k 60 "$left" build/bin/xstage-bench megamoe "$@" --block-n "$MATRIX_BLOCK_N" --model "$MOE_MODEL" \
     --tensor-tflops "$TFLOPS" $EXTRA_ARGS "${resume[@]}" --out "$JRN/$name.json" --no-progress >"$LOGS/$name.txt" 2>&1
   echo "part $name rc=$?"
   clocks "after $name"
