@@ -672,6 +672,13 @@ def moe_vs_torch_rows(inputs):
     return rows
 
 
+def every_config_meets(rows):
+    """The bar counts as met only where, in every call, every configuration b_n 256 can run has a schedule at or
+    above it (issue 29 also asks >= 0.9x at every shape: the stricter reading is taken)."""
+    at_256 = [r for r in rows if r[1] == 256]
+    return bool(at_256) and all(r[8] == int(r[2].split(" of ")[0]) for r in at_256)
+
+
 def moe_vs_torch_lines(inputs, readme=False):
     rows = moe_vs_torch_rows(inputs)
     if not rows:
@@ -686,7 +693,7 @@ def moe_vs_torch_lines(inputs, readme=False):
     sentence = (f"*Kernel speed* (issue 29; one H100, `local`, K_SM 132, bf16, T 6976, torch grouped_mm in the same "
                 f"process on the same tensors, two calls): the whole kernel reaches at most {num(best, '.3f')}× of "
                 f"torch's Linear-1 + Linear-2 ({best_schedule}, b_n 256; bar {MOE_VS_TORCH_BAR}×: "
-                f"{'met' if best is not None and best >= MOE_VS_TORCH_BAR else 'not met'}); b_n 256 is "
+                f"{'met' if every_config_meets(rows) else 'not met'}); b_n 256 is "
                 f"faster than 128 in {tally.get('whole_kernel_schedules_faster_at_256', '–')} of {tally.get('of', '–')}"
                 f" schedule × configuration × call pairs and is now the default where it runs.")
     if readme:
