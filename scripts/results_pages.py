@@ -774,23 +774,28 @@ def moe_whole_lines(inputs, readme=False):
 MOE_WHOLE_H100 = "results/h100/moe-matrix-8e7dc28/moe-whole-score.json"
 
 
+def host_schedule(d, k, schedule, *keys):
+    """A value of a moe-whole-score file's set "host K_SM=<k>": schedules.<schedule>.<keys...> (None where absent)."""
+    sets = {x.get("set"): x for x in d.get("sets") or []}
+    return get(sets.get(f"host K_SM={k}") or {}, "schedules", schedule, *keys)
+
+
 def moe_whole_h100_sentence(inputs, readme=False):
     """The H100 matrix of one call (out of sample; the first K_SM 132 local control), scored by the same tool."""
     d = inputs.json(MOE_WHOLE_H100, optional=True)
     if not d:
         return ""
-    sets = {x.get("set"): x for x in d.get("sets") or []}
     nt = "transfer, Burst-Gap replay without the term"
 
     def e(k, schedule, key="abs_error_median"):
-        return get(sets.get(f"host K_SM={k}") or {}, "schedules", schedule, "predictors", nt, key)
+        return host_schedule(d, k, schedule, "predictors", nt, key)
     ref = f"[`{MOE_WHOLE_H100}`]({MOE_WHOLE_H100})" if readme else link(MOE_WHOLE_H100)
     term = get(d, "interference_term", "status") or "?"
     return (f" On an H100, out of sample ({ref}: a calibration, then host and local at K_SM 66 and 132 for 4 shapes in "
             f"one call): the H100's term is {'identified' if term == 'identified' else 'not identified'}, so only the "
             f"replay without it predicts; from the first K_SM 132 local control it transfers interleaved at a median "
             f"{apct(e(132, 'interleaved'))} over {e(132, 'interleaved', 'n')} of "
-            f"{get(sets.get('host K_SM=132') or {}, 'schedules', 'interleaved', 'options')} options with a point "
+            f"{host_schedule(d, 132, 'interleaved', 'options')} options with a point "
             f"(p90 {apct(e(132, 'interleaved', 'abs_error_p90'))}), expert-wave "
             f"{apct(e(132, 'expert_wave'))}; at K_SM 66 it is short by {apct(e(66, 'interleaved'))} / "
             f"{apct(e(66, 'expert_wave'))}." + moe_whole_h100_term_sentence(inputs, readme))
@@ -804,15 +809,14 @@ def moe_whole_h100_term_sentence(inputs, readme=False):
     d = inputs.json(MOE_WHOLE_H100_TERM, optional=True)
     if not d:
         return ""
-    sets = {x.get("set"): x for x in d.get("sets") or []}
 
     def e(k, schedule, predictor, key="abs_error_median"):
-        return get(sets.get(f"host K_SM={k}") or {}, "schedules", schedule, "predictors", predictor, key)
+        return host_schedule(d, k, schedule, "predictors", predictor, key)
     t, nt = "transfer (calibration term)", "transfer, Burst-Gap replay without the term"
     c = "constant: host = local x median host/local ratio of the other shapes"
 
     def opts(k):
-        return get(sets.get(f"host K_SM={k}") or {}, "schedules", "interleaved", "options")
+        return host_schedule(d, k, "interleaved", "options")
     ref = f"[`{MOE_WHOLE_H100_TERM}`]({MOE_WHOLE_H100_TERM})" if readme else link(MOE_WHOLE_H100_TERM)
     dates = get(d, "meta", "dates") or {}
     when = "out of sample" if dates.get("every_input_predates_data") else "**in-sample** for some input"

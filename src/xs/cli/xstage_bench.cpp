@@ -12,11 +12,10 @@
 #include "xs/bench/suite_registry.hpp"
 #include "xs/cli/common/app_suites.hpp"
 #include "xs/cli/common/cli_main.hpp"
-#include "xs/cli/common/remote_store_suites.hpp"
 #include "xs/cli/common/suite_options.hpp"
 #include "xs/cli/common/sweep_options.hpp"
-#include "xs/cli/common/table_output.hpp"
 #include "xs/common/error.hpp"
+#include "xs/remote_store/suite.hpp"
 #include "xs/report/file_io.hpp"
 #include "xs/report/journal.hpp"
 #if defined(XS_HAVE_CUDA)
@@ -27,7 +26,7 @@ namespace {
 
 struct BenchOptions {
   std::string suite_id;
-  xs::cli::RemoteStoreFlags flags;  // backend, sweep and table flags, shared with xstage-calibrate
+  xs::remote_store::RemoteStoreFlags flags;  // backend, sweep and table flags, shared with xstage-calibrate
   std::string model_path, out_path;
   bool list = false, dry_run = false, resume = false, no_progress = false, json = false;
   bool resume_any_build = false;
@@ -61,7 +60,7 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
     xs::report::check_distinct_paths(
         {{c.out_path, "--out"}, {journal, "the journal (beside --out)"}, {o.flags.tables.csv_path, "--csv"}},
         {{o.model_path, "--model"}});
-    xs::cli::check_table_outputs(o.flags.tables, o.json);
+    xs::remote_store::check_table_outputs(o.flags.tables, o.json);
   });
   c.backend = o.flags.backend.kind;
   c.device = o.flags.backend.device_index;
@@ -96,7 +95,7 @@ int main(int argc, char** argv) {
   const int code = xs::cli::run_main("xstage-bench", [&]() {
     BenchOptions o;
     xs::bench::SuiteRegistry registry;
-    xs::cli::register_remote_store_suites(registry, o.flags);
+    xs::remote_store::register_suites(registry, o.flags);
     xs::cli::register_app_suites(registry);
     CLI::App app{
         "xstage-bench: run one benchmark suite over a sweep; each point is stored with its measured times\n"
@@ -138,7 +137,7 @@ int main(int argc, char** argv) {
       return ranks.is_root() ? run(registry, o, args, {}, one) : 0;
     }
     const bool uses_gpus = !o.dry_run && o.flags.backend.kind != "sim";
-    return ranks.run(o.gpus, uses_gpus, xs::cli::count_local_gpus,
+    return ranks.run(o.gpus, uses_gpus, xs::remote_store::count_local_gpus,
                      [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
                        return run(registry, o, args, rank, comm);
                      });

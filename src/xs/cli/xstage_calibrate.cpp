@@ -23,7 +23,6 @@
 #include "xs/bench/sweep.hpp"
 #include "xs/cli/common/cli_main.hpp"
 #include "xs/cli/common/sweep_options.hpp"
-#include "xs/cli/common/table_output.hpp"
 #include "xs/common/error.hpp"
 #include "xs/common/units.hpp"
 #include "xs/fit/gap_reach.hpp"
@@ -38,8 +37,8 @@
 namespace {
 
 struct CalibrateOptions {
-  xs::cli::BackendOptions backend;
-  xs::cli::SweepOverrides sweep;
+  xs::remote_store::BackendOptions backend;
+  xs::remote_store::SweepOverrides sweep;
   std::string config_path;
   std::string out_path;
   std::string refit_path;
@@ -53,7 +52,7 @@ struct CalibrateOptions {
   bool list = false;
   bool no_fit = false;
   int bootstrap = 1000;
-  xs::cli::TableOutputs tables;
+  xs::remote_store::TableOutputs tables;
 };
 
 // The Burst-Gap fit needs periodic or isolated points; a sweep of loaded (and control) blocks alone, e.g.
@@ -94,8 +93,8 @@ void attach_interference(xs::report::ResultFile& file, int bootstrap) {
 
 // The calibration file and --csv as one set (all or none: a --csv that cannot be written leaves no --out), then
 // with --md the table on stdout.
-void write_outputs(const xs::report::ResultFile& file, const std::string& out, const xs::cli::TableOutputs& tables) {
-  xs::cli::write_table_outputs(xs::cli::points_table(file.points), tables,
+void write_outputs(const xs::report::ResultFile& file, const std::string& out, const xs::remote_store::TableOutputs& tables) {
+  xs::remote_store::write_table_outputs(xs::remote_store::points_table(file.points), tables,
                                {{out, "--out", xs::report::dump_strict(xs::report::to_json(file), 1) + "\n"}});
 }
 
@@ -110,7 +109,7 @@ int refit(const CalibrateOptions& o) {
                                    "it reads is never overwritten; an existing file at FILE is replaced (e.g. "
                                    "--refit cal.json --out cal-refit.json)");
   xs::report::check_output_path(out, "--out");
-  xs::cli::check_table_outputs(o.tables, false);
+  xs::remote_store::check_table_outputs(o.tables, false);
   // An interrupt while fitting (seconds with --bootstrap) says so, and never leaves a temporary or half the outputs.
   xs::bench::InterruptExitScope on_interrupt(fmt::format("while refitting: {} was not written{}; {} is unchanged", out,
                                                          o.tables.csv_path.empty() ? "" : " (nor --csv)",
@@ -145,7 +144,7 @@ int refit(const CalibrateOptions& o) {
     write_outputs(file, out, o.tables);
     on_interrupt.set_message(fmt::format("after {} was written (complete)", out));
   }
-  std::FILE* human = xs::cli::human_output(o.tables);
+  std::FILE* human = xs::remote_store::human_output(o.tables);
   if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
   xs::bench::print_calibration_summary(file, human);
   fmt::print(human, "wrote {}\n", out);
@@ -201,7 +200,7 @@ xs::bench::SweepConfig build_sweep(const CalibrateOptions& o, const std::string&
   } else {
     config = xs::bench::default_calibration(target, guess_bps);
   }
-  notes = xs::cli::apply_overrides(config, o.sweep, o.dry_run);
+  notes = xs::remote_store::apply_overrides(config, o.sweep, o.dry_run);
   return config;
 }
 
@@ -213,7 +212,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
   if (!o.rate_guess.empty()) guess_bps = xs::parse_rate_bps(o.rate_guess, "--rate-guess");
 
   const std::string out = o.out_path.empty() ? fmt::format("out/calibration-{}-{}.json", o.backend.kind,
-                                                           xs::cli::file_safe(target))
+                                                           xs::remote_store::file_safe(target))
                                              : o.out_path;
   // No output may be an input or another output (checked by every mode, --dry-run too).
   xs::report::check_distinct_paths(
@@ -229,29 +228,29 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
       return 0;
     }
     // What the run would refuse before measuring, --dry-run refuses too (the simulator's checks included).
-    xs::cli::check_points_without_device(o.backend, xs::bench::expand(config));
+    xs::remote_store::check_points_without_device(o.backend, xs::bench::expand(config));
     print_notes(notes);
     if (o.config_path.empty() && !guess_bps)
       std::fprintf(stderr, "xstage-calibrate: note: gap ranges sized for a 717 GB/s drain-rate guess; a real "
                    "run sizes them from the path's copy-engine bandwidth (fix them with --rate-guess)\n");
     if (o.list) {
-      xs::cli::print_blocks(config, stdout);
+      xs::remote_store::print_blocks(config, stdout);
     } else {
       // --dry-run refuses what the run refuses before measuring, with the same exit code: a sweep that cannot
       // be fitted, gaps short of the plateau (on the simulator, whose R is known), the outputs and the journal.
       const auto points = xs::bench::expand(config);
       if (fits_burst_gap(o, points)) {
-        print_notes(xs::cli::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
+        print_notes(xs::remote_store::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
         if (o.backend.kind == "sim")
           check_gap_reach(points, o, target, std::nullopt, xs::fit::FitOptions{}.plateau_gap_factor);
       }
-      xs::cli::check_table_outputs(o.tables, false);
+      xs::remote_store::check_table_outputs(o.tables, false);
       xs::bench::check_journal_for_dry_run(xs::report::journal_path_for(out), out, o.resume,
                                            [](const std::string& path) {
                                              const auto contents = xs::report::read_journal(path);
                                              return xs::bench::JournalState{contents.header, contents.records.size()};
                                            });
-      xs::cli::print_dry_run(points, stdout);
+      xs::remote_store::print_dry_run(points, stdout);
     }
     return 0;
   }
@@ -271,21 +270,21 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
     const auto points = xs::bench::expand(config);
     if (fits_burst_gap(o, points)) {
-      notes = xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
+      notes = xs::remote_store::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
       if (root) print_notes(notes);
     } else if (!o.no_fit && root) {
       print_notes({"the sweep has no periodic or isolated points: the Burst-Gap model is not fitted (model: null)"});
     }
     xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
-    xs::cli::check_table_outputs(o.tables, false);
-    xs::cli::BackendOptions backend_options = o.backend;
+    xs::remote_store::check_table_outputs(o.tables, false);
+    xs::remote_store::BackendOptions backend_options = o.backend;
     if (several) {
       if (o.backend.device_index != 0)
         throw xs::input_error("--device", fmt::format("with {} ranks each rank drives its own GPU (its local rank); "
                                                       "drop --device", comm.size()));
       backend_options.device_index = rank.device;
     }
-    backend = xs::cli::make_backend(backend_options, comm.rank());
+    backend = xs::remote_store::make_backend(backend_options, comm.rank());
     // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
     if (root) copy_engine_bps = backend->reference_bandwidth_bps(target);
   });
@@ -305,7 +304,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     points = xs::bench::expand(config);
     fit = fits_burst_gap(o, points);
     if (fit) {
-      notes = xs::cli::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
+      notes = xs::remote_store::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
       if (root) print_notes(notes);
       check_gap_reach(points, o, target, copy_engine_bps, fit_options.plateau_gap_factor, root);
     }
@@ -348,7 +347,7 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
     on_interrupt->set_message(fmt::format("after {} was written (complete)", out));
   });
   if (!root) return 0;
-  std::FILE* human = xs::cli::human_output(o.tables);
+  std::FILE* human = xs::remote_store::human_output(o.tables);
   if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
   xs::bench::print_calibration_summary(file, human);
   xs::bench::print_loaded_summary(file.points, human);
@@ -426,7 +425,7 @@ int main(int argc, char** argv) {
       xs::bench::SingleRankComm one;
       return calibrate(o, args, {}, one);
     }
-    return ranks.run(1, o.backend.kind != "sim", xs::cli::count_local_gpus,
+    return ranks.run(1, o.backend.kind != "sim", xs::remote_store::count_local_gpus,
                      [&](const xs::bench::RankContext& rank, xs::bench::RankComm& comm) {
                        return calibrate(o, args, rank, comm);
                      });

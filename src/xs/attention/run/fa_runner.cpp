@@ -1,5 +1,6 @@
 // xstage attention layer (CUDA): the fa_a2a point runner (see fa_runner.hpp) on the shared point harness
-// (bench/point_harness.hpp): the point's device state, its variants and checks, and what it derives afterwards.
+// (bench/point_harness.hpp): the point's variants and checks on its device state (fa_point_device.hpp), the timed
+// rounds, and what it derives afterwards; the sender-side boundary is fa_sender_side.hpp's.
 #include "xs/attention/run/fa_runner.hpp"
 
 #include <algorithm>
@@ -14,11 +15,12 @@
 #include "xs/attention/reference/cpu_reference.hpp"
 #include "xs/attention/run/fa_clock_probe.hpp"
 #include "xs/attention/run/fa_device.hpp"
+#include "xs/attention/run/fa_point_device.hpp"
 #include "xs/attention/point/fa_app_point.hpp"
 #include "xs/attention/run/fa_burst.hpp"
 #include "xs/attention/run/fa_destinations.hpp"
 #include "xs/attention/reference/fa_layout.hpp"
-#include "xs/attention/run/fa_sender.hpp"
+#include "xs/attention/run/fa_sender_side.hpp"
 #include "xs/attention/run/fa_timeline.hpp"
 #include "xs/kernels/attention/flash_attention.hpp"
 #include "xs/common/error.hpp"
@@ -40,17 +42,6 @@ namespace ka = xs::kernels::attention;
 constexpr double kRelTolerance = 1e-2;
 constexpr int kClockProbes = 5;  // readings of the SM clock after a batch of FA-only launches
 static_assert(kFaMaxRanks == ka::kMaxRanks, "the host-side P check must match the kernel's rank table");
-
-Summary stats_of(std::vector<double> v) {
-  Summary t;
-  if (v.empty()) return t;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[static_cast<std::size_t>(std::lround(q * (v.size() - 1)))]; };
-  t.median = at(0.5);
-  t.p10 = at(0.1);
-  t.p90 = at(0.9);
-  return t;
-}
 
 // Instrumentation summary: SM clock from each CTA's (cycles, ns) span, sigma, spans in seconds.
 enum class Instrumented { kFaOnly, kFused, kCompletionCoupled };
@@ -91,94 +82,6 @@ void check_exchange(const FaExchange& ex, const FaA2aPointSpec& spec) {
     if (w == nullptr)
       throw input_error("exchange", "a rank's window is not load/store reachable from this rank (another node?): "
                                     "the fused epilogue needs every window (" + ex.description + ")");
-}
-
-// The point's device state: inputs, the variants' argument blocks, their destinations (fa_destinations.hpp).
-struct FaPointDevice {
-  const FaA2aPointSpec& spec;
-  const FaExchange* ex;  // several ranks: a real All-to-All through their windows
-  runtime::DeviceGuard guard;
-  ka::FlashAttentionConfig config;
-  FaProblem prob;
-  runtime::Stream stream;
-  cudaStream_t s;
-  ka::FlashAttentionArgs base, fa, fused, cc, heads_major;
-  ka::UlyssesLayout u;
-  std::uint64_t per_rank = 0;
-  std::unique_ptr<RankDestinations> dst;  // one-sender emulation only
-  DeviceBuffer fa_out, out;
-  void* contiguous = nullptr;
-  std::vector<std::uint16_t> fa_slices, local;  // FA-only's verified output: rank slices, heads-major
-
-  FaPointDevice(const FaA2aPointSpec& sp, const runtime::Target& target, const FaExchange* exchange,
-                FaA2aPointResult& r);
-  std::uint64_t records_bytes() const { return ka::flash_attention_records_bytes(config, fa); }
-  void enqueue_a2a(cudaStream_t st) const {
-    if (ex != nullptr) return ex->alltoall(fa_out.get(), ex->own_window, per_rank, st);
-    for (int rank = 0; rank < spec.num_ranks; ++rank)
-      XS_CUDA_CHECK(cudaMemcpyAsync(fused.dst[rank], fa.dst[rank], per_rank, cudaMemcpyDefault, st));
-  }
-  void enqueue_bulk(cudaStream_t st) const {
-    XS_CUDA_CHECK(cudaMemcpyAsync(contiguous, fa_out.get(), fa_out.bytes(), cudaMemcpyDefault, st));
-  }
-  void enqueue_fa(cudaStream_t st) const { ka::launch_flash_attention(config, fa, st); }
-  void enqueue_serial(cudaStream_t st) const {
-    enqueue_fa(st);
-    enqueue_a2a(st);
-  }
-  void enqueue_fused(cudaStream_t st) const { ka::launch_flash_attention(config, fused, st); }
-  void enqueue_cc(cudaStream_t st) const { ka::launch_flash_attention(config, cc, st); }
-  void enqueue_heads_major(cudaStream_t st) const { ka::launch_flash_attention(config, heads_major, st); }
-};
-
-FaPointDevice::FaPointDevice(const FaA2aPointSpec& sp, const runtime::Target& target, const FaExchange* exchange,
-                             FaA2aPointResult& r)
-    : spec(sp),
-      ex(exchange),
-      guard(sp.device),
-      config(fa_kernel_config(sp.knobs)),  // validated before
-      prob(sp.num_heads, sp.seq_len, sp.head_dim, r.seed = sp.seed != 0 ? sp.seed : fresh_seed()),
-      s(stream.get()) {
-  config.num_ctas = spec.num_ctas;
-  // Argument blocks. The fused / cc output's rank slices live where the target puts them (fa_destinations.hpp).
-  prob.fill_inputs(base);
-  base.num_ranks = spec.num_ranks;
-  u = base.ulysses();
-  per_rank = u.dst_bytes_per_rank();
-  if (ex != nullptr && ex->window_bytes < per_rank * static_cast<std::uint64_t>(spec.num_ranks))
-    throw input_error("exchange", "the receive windows hold " + std::to_string(ex->window_bytes) + " bytes; this point "
-                                  "needs P x " + std::to_string(per_rank));
-  // One-sender emulation: every slice where the target puts it. Exchange: each rank's window, this sender's block.
-  if (ex == nullptr) dst = std::make_unique<RankDestinations>(target, spec.device, spec.num_ranks, per_rank);
-  r.remote_bytes = ex != nullptr ? static_cast<double>(per_rank) * (spec.num_ranks - 1)
-                                 : static_cast<double>(dst->remote_bytes());
-  r.destinations = ex != nullptr ? ex->description : dst->describe();
-  // FA-only, layout-matched (issue 13 item 1): the fused epilogue itself (same [token][H][d] rank slices,
-  // same 16-byte stores, same bytes) into a local HBM buffer, so T_fused - T_FA isolates the remote path.
-  fa_out = DeviceBuffer(per_rank * spec.num_ranks);
-  fa = fused = cc = base;
-  fa.mode = fused.mode = ka::EpilogueMode::kFused;
-  cc.mode = ka::EpilogueMode::kCompletionCoupled;
-  for (int rank = 0; rank < spec.num_ranks; ++rank) {
-    fa.dst[rank] = static_cast<std::uint8_t*>(fa_out.get()) + rank * per_rank;
-    fused.dst[rank] = cc.dst[rank] =
-        ex != nullptr ? static_cast<std::uint8_t*>(ex->peer_windows[rank]) + ex->world_rank * per_rank : dst->slice(rank);
-    fa.dst_bytes[rank] = fused.dst_bytes[rank] = cc.dst_bytes[rank] = per_rank;
-  }
-  // The former FA-only, heads-major [H][M][d] (kLocal), kept as a labelled extra (the layout bias).
-  out = DeviceBuffer(prob.bytes());
-  heads_major = base;
-  heads_major.mode = ka::EpilogueMode::kLocal;
-  heads_major.out = out.get();
-  heads_major.out_bytes = out.bytes();
-  for (const ka::FlashAttentionArgs* a : {&fa, &fused, &cc, &heads_major}) ka::validate_flash_attention(config, *a);
-  r.num_ctas = ka::flash_attention_grid_size(config, base);
-  r.num_tiles = static_cast<int>(base.num_tiles());
-  r.heads_per_band = ka::flash_attention_heads_per_band(config, base);
-  r.volume_bytes = static_cast<double>(prob.bytes());
-  r.fa_only_layout = "ulysses";
-  // Only where every slice lives in one buffer (local, host); an All-to-All has no single destination.
-  contiguous = dst != nullptr ? dst->contiguous_base() : nullptr;
 }
 
 // FA-only's verified launch (also without verification: the first launch outside any capture, which allocates
@@ -307,153 +210,6 @@ std::vector<runtime::VariantEnqueue> fa_timed_variants(const FaPointDevice& d) {
     timed.push_back([&d, enqueue](cudaStream_t st) { (d.*enqueue)(st); });
   if (d.contiguous != nullptr) timed.push_back([&d](cudaStream_t st) { d.enqueue_bulk(st); });
   return timed;
-}
-
-// Sender-side variants (the order time_sender_side gets them in).
-enum { kSenderFa, kSenderFused, kSenderCc, kSenderSerial };
-
-// What the sender-side rounds keep of every kept launch (fa_sender.hpp's sink).
-struct SenderLaunches {
-  std::vector<BurstAlignment> bursts;
-  // Per kept launch of FA-only and fused, in order: its SM clock and its span in SM cycles.
-  std::vector<double> clock_of[2], cycles_of[2];
-  std::vector<double> b2b_span, b2b_idle, b2b_sigma_median, b2b_sigma_max, b2b_gap;  // FA-only launches
-  std::vector<double> b2b_start_spread, b2b_tiles_min, b2b_tiles_max;
-  std::vector<double> sigma_cycles_of[2];  // per kept launch: the median CTA's sigma in SM cycles
-  // Per kept launch with a clock: its critical path's Q-loop / epilogue / other parts in SM cycles.
-  std::vector<std::array<double, 3>> critical_cycles_of[2];
-  std::uint64_t prev_last_ns = 0;
-
-  void add(std::size_t v, const std::vector<ka::TileRecord>& recs, int L, FaA2aPointResult& r) {
-    if (v == kSenderFused && r.sm_clock_hz > 0)
-      bursts.push_back(burst_alignment(store_spans(recs.data(), recs.size(), r.num_ctas, r.sm_clock_hz)));
-    if (v == kSenderFa || v == kSenderFused) {
-      const double hz = launch_sm_clock_hz(recs.data(), recs.size(), r.num_ctas);
-      clock_of[v].push_back(hz);
-      cycles_of[v].push_back(hz * launch_sender_span_s(recs.data(), recs.size()));
-    }
-    if ((v == kSenderFa || v == kSenderFused) && clock_of[v].back() > 0) {
-      const LaunchTimeline tl = launch_timeline(recs.data(), recs.size(), r.num_ctas, clock_of[v].back());
-      const double hz = clock_of[v].back();
-      sigma_cycles_of[v].push_back(tl.cta_sigma_s_per_kv_tile.median * hz);
-      critical_cycles_of[v].push_back({tl.critical.qloop_s * hz, tl.critical.epilogue_s * hz, tl.critical.other_s * hz});
-      if (v != kSenderFa) return;
-      b2b_span.push_back(tl.span_s);
-      b2b_idle.push_back(tl.tail_idle_fraction);
-      b2b_sigma_median.push_back(tl.cta_sigma_s_per_kv_tile.median);
-      b2b_sigma_max.push_back(tl.cta_sigma_s_per_kv_tile.max);
-      b2b_start_spread.push_back(tl.cta_start_s.max - tl.cta_start_s.min);
-      b2b_tiles_min.push_back(tl.tiles_per_cta.min);
-      b2b_tiles_max.push_back(tl.tiles_per_cta.max);
-      r.fa_by_position_stream.add(clock_of[v].size() - 1, clock_of[v].back(), tl);
-      const auto [first_ns, last_ns] = launch_bounds_ns(recs.data(), recs.size());
-      if (clock_of[v].size() % static_cast<std::size_t>(L) != 1 && L > 1 && prev_last_ns > 0 && first_ns > prev_last_ns)
-        b2b_gap.push_back(static_cast<double>(first_ns - prev_last_ns) * 1e-9);
-      prev_last_ns = last_ns;
-    }
-  }
-};
-static_assert(kSenderFa == 0 && kSenderFused == 1, "clock_of / cycles_of are indexed by these variants");
-
-// Back-to-back statistics, clocks, same-round cycle differences and burst alignment of the kept launches.
-void summarize_sender_launches(const SenderLaunches& k, int L, FaA2aPointResult& r) {
-  r.back_to_back_span = stats_of(k.b2b_span);
-  r.back_to_back_idle_fraction = stats_of(k.b2b_idle);
-  r.back_to_back_sigma_median = stats_of(k.b2b_sigma_median);
-  r.back_to_back_sigma_max = stats_of(k.b2b_sigma_max);
-  r.back_to_back_gap = stats_of(k.b2b_gap);
-  r.back_to_back_start_spread = stats_of(k.b2b_start_spread);
-  r.back_to_back_tiles_min = stats_of(k.b2b_tiles_min);
-  r.back_to_back_tiles_max = stats_of(k.b2b_tiles_max);
-  r.clock_fa_hz = stats_of(k.clock_of[kSenderFa]);
-  r.clock_fused_hz = stats_of(k.clock_of[kSenderFused]);
-  r.sigma_rounds_fa_cycles = stats_of(k.sigma_cycles_of[kSenderFa]);
-  r.sigma_rounds_fused_cycles = stats_of(k.sigma_cycles_of[kSenderFused]);
-  // Rounds of L launches, in the same order for both variants (time_sender_side keeps every round).
-  const std::size_t per_round = static_cast<std::size_t>(L);
-  const std::size_t rounds = std::min(k.cycles_of[0].size(), k.cycles_of[1].size()) / per_round;
-  const double ref_hz = r.clock_fa_hz.median;
-  bool every_clock = ref_hz > 0;
-  for (const auto& c : k.clock_of)
-    for (double hz : c) every_clock = every_clock && hz > 0;
-  if (every_clock && rounds > 0) {
-    std::vector<double> fa_s, diff_s;
-    for (std::size_t round = 0; round < rounds; ++round) {
-      double mean[2] = {0, 0};
-      for (int v = 0; v < 2; ++v)
-        for (std::size_t l = 0; l < per_round; ++l)
-          mean[v] += k.cycles_of[v][round * per_round + l] / static_cast<double>(per_round);
-      fa_s.push_back(mean[0] / ref_hz);
-      diff_s.push_back((mean[1] - mean[0]) / ref_hz);
-    }
-    r.sender_fa_cycles = summarize(std::move(fa_s));
-    r.e_res_sender_cycles_paired = summarize(std::move(diff_s));
-    // Every kept launch has a clock here, so each has its critical path, in the same order as cycles_of.
-    if (k.critical_cycles_of[0].size() == k.cycles_of[0].size() &&
-        k.critical_cycles_of[1].size() == k.cycles_of[1].size()) {
-      auto d = critical_path_round_differences(k.critical_cycles_of, per_round, rounds, ref_hz);
-      r.critical_qloop_paired = summarize(std::move(d[0]));
-      r.critical_epilogue_paired = summarize(std::move(d[1]));
-      r.critical_other_paired = summarize(std::move(d[2]));
-    }
-  }
-  std::vector<double> spread, peak, mean;
-  for (const BurstAlignment& b : k.bursts) {
-    if (b.num_waves > 0) spread.push_back(b.phase_spread_median_s);
-    peak.push_back(b.peak_concurrent_storers);
-    mean.push_back(b.mean_concurrent_storers);
-  }
-  r.store_phase_spread_median_s = stats_of(spread).median;
-  r.peak_concurrent_storers = stats_of(peak).median;
-  r.mean_concurrent_storers = stats_of(mean).median;
-}
-
-// Sender-side boundary (attention/run/fa_sender.hpp): rounds of L instrumented back-to-back launches, one stream
-// synchronization per round; burst alignment from every kept fused launch; then FA-only by position in a graph.
-void measure_sender_side(const FaPointDevice& d, int L, const runtime::ReplayBarrier& barrier, FaA2aPointResult& r) {
-  const FaA2aPointSpec& spec = d.spec;
-  const std::uint64_t records_bytes = d.records_bytes();
-  const auto record_slots = static_cast<std::uint32_t>(records_bytes / sizeof(ka::TileRecord) / 2);
-  auto instrumented = [&d, records_bytes](ka::FlashAttentionArgs a) {
-    return [&d, records_bytes, a](cudaStream_t st, ka::TileRecord* records) mutable {
-      a.records = records;
-      a.records_bytes = records_bytes;
-      ka::launch_flash_attention(d.config, a, st);
-    };
-  };
-  SenderLaunches kept;
-  r.fa_by_position_stream = PositionTimelines(L);
-  const auto sender = time_sender_side(
-      {{instrumented(d.fa), {}},
-       {instrumented(d.fused), {}},
-       {instrumented(d.cc), {}},
-       {instrumented(d.fa), [&d](cudaStream_t st) { d.enqueue_a2a(st); }}},
-      record_slots, L, spec.warmup_replays, spec.repetitions, d.s,
-      [&](std::size_t v, const std::vector<ka::TileRecord>& recs) { kept.add(v, recs, L, r); }, barrier);
-  // The same instrumented FA-only launches replayed as a CUDA graph of L, the timed replays' regime, kept by
-  // position: whether a launch right after another one runs longer there, by clock or by cycles.
-  // A diagnostic: a failure of it is recorded in the point (measured.timeline.fa_only_by_position.graph_error)
-  // and the point's measurements are kept; a sticky CUDA error still fails the point at its next call.
-  r.fa_by_position_graph = PositionTimelines(L);
-  try {
-    replay_instrumented_graph({instrumented(d.fa), {}}, record_slots, L, spec.warmup_replays, spec.repetitions, d.s,
-                              [&](std::size_t launch, const std::vector<ka::TileRecord>& recs) {
-                                const double hz = launch_sm_clock_hz(recs.data(), recs.size(), r.num_ctas);
-                                if (hz > 0)
-                                  r.fa_by_position_graph.add(launch, hz,
-                                                             launch_timeline(recs.data(), recs.size(), r.num_ctas, hz));
-                              });
-  } catch (const Error& e) {
-    r.fa_by_position_graph = PositionTimelines(L);
-    r.fa_by_position_graph_error = e.what();
-  }
-  summarize_sender_launches(kept, L, r);
-  r.sender_fa = summarize(sender[kSenderFa]);
-  r.sender_fused = summarize(sender[kSenderFused]);
-  r.sender_cc = summarize(sender[kSenderCc]);
-  r.sender_serial = summarize(sender[kSenderSerial]);
-  r.e_res_sender_paired = summarize(runtime::paired_difference(sender[kSenderFused], sender[kSenderFa]).samples);
-  r.e_cc_sender_paired = summarize(runtime::paired_difference(sender[kSenderCc], sender[kSenderFa]).samples);
 }
 
 // Why the point cannot run here, or nothing.

@@ -2,6 +2,7 @@
 #include "xs/attention/run/fa_timeline.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -156,6 +157,17 @@ std::array<std::vector<double>, 3> critical_path_round_differences(const std::ve
       out[part].push_back((mean[1] - mean[0]) / ref_hz);
     }
   return out;
+}
+
+Summary stats_of(std::vector<double> v) {
+  Summary t;
+  if (v.empty()) return t;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[static_cast<std::size_t>(std::lround(q * (v.size() - 1)))]; };
+  t.median = at(0.5);
+  t.p10 = at(0.1);
+  t.p90 = at(0.9);
+  return t;
 }
 
 }  // namespace xs::attention

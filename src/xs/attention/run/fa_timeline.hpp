@@ -12,6 +12,7 @@
 
 #include "xs/kernels/attention/layout.cuh"
 #include "xs/attention/point/fa_launch_timeline.hpp"
+#include "xs/common/stats.hpp"
 
 namespace xs::attention {
 
@@ -33,5 +34,8 @@ LaunchTimeline launch_timeline(const kernels::attention::TileRecord* records, st
 std::array<std::vector<double>, 3> critical_path_round_differences(const std::vector<std::array<double, 3>> (&parts)[2],
                                                                    std::size_t launches_per_round, std::size_t rounds,
                                                                    double ref_hz);
+
+// Median, p10 and p90 at the nearest rank (the value at round(q (n - 1)) of the sorted values); all zero when empty.
+Summary stats_of(std::vector<double> v);
 
 }  // namespace xs::attention

@@ -1,5 +1,5 @@
-// xstage cli layer: --csv / --md point tables (see table_output.hpp).
-#include "xs/cli/common/table_output.hpp"
+// xstage remote_store slice (io): the --csv / --md point tables (see table_output.hpp).
+#include "xs/remote_store/io/table_output.hpp"
 
 #include <fmt/format.h>
 
@@ -7,12 +7,11 @@
 #include <cstdio>
 #include <limits>
 
-#include "xs/cli/common/cli_main.hpp"
 #include "xs/common/error.hpp"
 #include "xs/report/file_io.hpp"
 #include "xs/report/result_file.hpp"
 
-namespace xs::cli {
+namespace xs::remote_store {
 namespace {
 
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // written empty / "-"
@@ -28,14 +27,6 @@ std::string verification_text(const PointRecord& p) {
 }
 
 }  // namespace
-
-void add_table_flags(CLI::App& app, TableOutputs& o, const std::string& what) {
-  app.add_option("--csv", o.csv_path, "Also write " + what + " as CSV to this file, or - for stdout (median, "
-                 "p10, p90, prediction, relative error, clock flag, verification)")
-      ->type_name("FILE")
-      ->check(kNonEmptyPath);
-  app.add_flag("--md", o.markdown, "Print " + what + " as a Markdown table on stdout");
-}
 
 report::Table points_table(const std::vector<PointRecord>& points) {
   report::Table t;
@@ -76,4 +67,4 @@ void write_table_outputs(const report::Table& table, const TableOutputs& o, std:
   if (o.markdown) report::write_markdown(table, stdout);
 }
 
-}  // namespace xs::cli
+}  // namespace xs::remote_store

@@ -1,5 +1,5 @@
-// xstage cli layer: the remote_store.* suites of xstage-bench (see remote_store_suites.hpp).
-#include "xs/cli/common/remote_store_suites.hpp"
+// xstage remote_store slice: the remote_store.* suites of xstage-bench (see suite.hpp).
+#include "xs/remote_store/suite.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 #include "xs/report/json_read.hpp"
 #include "xs/report/result_file.hpp"
 
-namespace xs::cli {
+namespace xs::remote_store {
 namespace {
 
 // The expanded sweep of one suite: the shared flags over an empty config of that suite. `show_sweep_rules`
@@ -137,7 +137,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
 
 }  // namespace
 
-void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteStoreFlags& flags) {
+void register_suites(bench::SuiteRegistry& registry, const RemoteStoreFlags& flags) {
   struct Info {
     Suite suite;
     const char* what;
@@ -166,4 +166,4 @@ void register_remote_store_suites(bench::SuiteRegistry& registry, const RemoteSt
   }
 }
 
-}  // namespace xs::cli
+}  // namespace xs::remote_store

@@ -1,24 +1,21 @@
-// xstage cli layer: --csv FILE / --md for xstage-bench and xstage-calibrate (--points): one row per point
-// with median, p10, p90, the model's prediction, the relative error against it, the clock-flag marker and
+// xstage remote_store slice (io): --csv FILE / --md for xstage-bench and xstage-calibrate (--points): one row per
+// point with median, p10, p90, the model's prediction, the relative error against it, the clock-flag marker and
 // the data verification, through report::Table.
 #pragma once
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "xs/report/output_set.hpp"
 #include "xs/report/records.hpp"
 #include "xs/report/table.hpp"
 
-namespace xs::cli {
+namespace xs::remote_store {
 
 struct TableOutputs {
   std::string csv_path;   // --csv FILE (written with the result file, all or none)
   bool markdown = false;  // --md: Markdown table on stdout instead of the plain table
 };
-void add_table_flags(CLI::App& app, TableOutputs& outputs, const std::string& what);
 
 // Columns: id, suite, K, B_bytes, G_s, T_iss_median_s, T_iss_p10_s, T_iss_p90_s, T_iss_pred_s,
 // T_iss_rel_err, T_period_median_s, T_period_p10_s, T_period_p90_s, T_period_pred_s, T_period_rel_err,
@@ -37,4 +34,4 @@ std::FILE* human_output(const TableOutputs& outputs);
 void write_table_outputs(const report::Table& table, const TableOutputs& outputs,
                          std::vector<report::PendingOutput> files = {});
 
-}  // namespace xs::cli
+}  // namespace xs::remote_store
