@@ -6,11 +6,16 @@ V, the mean producer's issue time and the slowest producer's (the one the fitter
 and c = V - R T for both: under eq. 7, c is V on the floor (T ~ 0) and Q on the drain branch. R is the file's own
 fitted drain rate. Nothing is fitted here.
 
-Usage: python3 scripts/knee_table.py CALIBRATION.json[.gz] [--K 66,132] [--min-V 0.5MB] [--json OUT.json]
-Exit codes: 0, 2 bad usage or unreadable file.
+A row whose c is negative (the burst took longer than draining all of it at R: a slow launch or a drift) is flagged
+"slow" and says nothing about Q. Far above the knee c is a small difference of large numbers: R's own interval moves
+it by V x (R_hi - R_lo) / R (the "c_span_MB" column).
+
+Usage: python3 scripts/knee_table.py CALIBRATION.json[.gz] [--K 66,132] [--min-V BYTES] [--json OUT.json]
+Exit codes: 0, 2 bad usage or an unreadable file (nothing written).
 """
 import argparse
 import gzip
+import math
 import json
 import os
 import sys
@@ -27,6 +32,9 @@ def load(path):
 
 def rows_of(doc, ks, min_v):
     r_bps = doc["model"]["R_Bps"]
+    ci = doc["model"].get("R_ci95") or [r_bps, r_bps]
+    if not isinstance(r_bps, (int, float)) or not r_bps > 0:
+        raise ValueError(f"model.R_Bps is {r_bps!r}: no fitted drain rate to compute c with")
     out = []
     for p in doc["points"]:
         s = p["spec"]
@@ -40,7 +48,9 @@ def rows_of(doc, ks, min_v):
         out.append({"K": s["K"], "B_bytes": s["B_bytes"], "V_bytes": v, "repetitions": len(p["issue_time_s"]["samples"]),
                     "issue_mean_s": mean, "issue_slowest_s": slowest,
                     "c_mean_bytes": v - r_bps * mean,
-                    "c_slowest_bytes": None if slowest is None else v - r_bps * slowest})
+                    "c_slowest_bytes": None if slowest is None else v - r_bps * slowest,
+                    "c_span_bytes": v * (ci[1] - ci[0]) / r_bps,
+                    "slow": (v - r_bps * (slowest if slowest is not None else mean)) < 0})
     out.sort(key=lambda r: (r["K"], r["V_bytes"]))
     return r_bps, out
 
@@ -57,23 +67,34 @@ def main(argv):
     except ValueError:
         print(f"knee_table: --K '{a.K}' is not a list of integers, e.g. 66,132", file=sys.stderr)
         return 2
-    if a.json and os.path.abspath(a.json) == os.path.abspath(a.calibration):
-        print("knee_table: --json names the input file; give another path", file=sys.stderr)
+    if not math.isfinite(a.min_V):
+        print(f"knee_table: --min-V {a.min_V} is not a number of bytes, e.g. 0.9e6", file=sys.stderr)
         return 2
+    if a.json:
+        out = os.path.realpath(a.json)
+        same = os.path.exists(a.json) and os.path.exists(a.calibration) and os.path.samefile(a.json, a.calibration)
+        if same or out == os.path.realpath(a.calibration):
+            print("knee_table: --json names the input file (or a link to it); give another path", file=sys.stderr)
+            return 2
+        if os.path.islink(a.json) or os.path.isdir(a.json) or not os.path.isdir(os.path.dirname(out) or "."):
+            print(f"knee_table: --json {a.json}: not a new or regular file in an existing folder (a link, a folder or "
+                  "a missing parent folder is refused)", file=sys.stderr)
+            return 2
     try:
         doc = load(a.calibration)
         r_bps, rows = rows_of(doc, ks, a.min_V)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as e:
         print(f"knee_table: cannot read {a.calibration} as a calibration file: {e}", file=sys.stderr)
         return 2
     print(f"# {a.calibration}: R = {r_bps / 1e9:.2f} GB/s (the file's fit); c = V - R T (eq. 7: V on the floor, Q on "
           "the drain branch)")
-    print(f"{'K':>4} {'V MB':>8} {'reps':>4} {'T mean us':>10} {'T slowest us':>12} {'c mean MB':>9} {'c slowest MB':>12}")
+    print(f"{'K':>4} {'V MB':>8} {'reps':>4} {'T mean us':>10} {'T slowest us':>12} {'c mean MB':>9} {'c slowest MB':>12} "
+          f"{'c_span_MB':>9}")
     for r in rows:
         slow = "-" if r["issue_slowest_s"] is None else f"{r['issue_slowest_s'] * 1e6:12.2f}"
         cs = "-" if r["c_slowest_bytes"] is None else f"{r['c_slowest_bytes'] / 1e6:12.3f}"
         print(f"{r['K']:>4} {r['V_bytes'] / 1e6:8.3f} {r['repetitions']:>4} {r['issue_mean_s'] * 1e6:10.2f} {slow:>12} "
-              f"{r['c_mean_bytes'] / 1e6:9.3f} {cs:>12}")
+              f"{r['c_mean_bytes'] / 1e6:9.3f} {cs:>12} {r['c_span_bytes'] / 1e6:9.3f}{'  slow' if r['slow'] else ''}")
     if a.json:
         write_atomically(a.json, {"calibration": a.calibration, "R_Bps": r_bps, "rows": rows})
     return 0

@@ -182,5 +182,41 @@ class Manifest(unittest.TestCase):
             self.assertIn("MANIFEST is missing", r.stderr)
 
 
+class MoeVsTorchBar(unittest.TestCase):
+    """Issue 29's speed bar and the b_n tally are computed from the vs-bn files; a configuration that failed or is
+    missing at b_n 256 is a miss, not a silent drop (the adversarial review of 2026-12-07 night)."""
+
+    @staticmethod
+    def point(shape, rows, ratio, status="ok", reason=""):
+        return {"status": status, "reason": reason, "config": {"shape": shape, "m_per_expert": [rows]},
+                "ratios": {"whole_kernel_over_torch_l1_l2": {"kernel_serial": ratio, "kernel_interleaved": ratio,
+                                                              "kernel_expert_wave_w1": ratio}}}
+
+    def files(self, at_256):
+        calls = results_pages.MOE_VS_TORCH_CALLS
+        base = [self.point("hy3", 1, 0.8), self.point("dsv4_flash", 2, 0.8)]
+        return {(c, bn): {"points": base if bn == 128 else at_256} for c in calls for bn in (128, 256)}
+
+    def test_every_configuration_above_the_bar_is_met(self):
+        rows = results_pages.moe_vs_torch_rows(self.files([self.point("hy3", 1, 0.96), self.point("dsv4_flash", 2, 0.97)]))
+        self.assertTrue(results_pages.every_config_meets(rows))
+
+    def test_a_failed_or_missing_configuration_is_a_miss(self):
+        failed = [self.point("hy3", 1, 0.96), self.point("dsv4_flash", 2, None, status="failed", reason="OOM")]
+        self.assertFalse(results_pages.every_config_meets(results_pages.moe_vs_torch_rows(self.files(failed))))
+        self.assertFalse(results_pages.every_config_meets(results_pages.moe_vs_torch_rows(self.files([]))))
+
+    def test_a_width_the_shape_cannot_tile_is_not_a_miss(self):
+        pts = [self.point("hy3", 1, 0.96), self.point("dit_moe", 3, None, status="failed",
+                                                          reason="h = 1408 must be a positive multiple of the tile width")]
+        self.assertTrue(results_pages.every_config_meets(results_pages.moe_vs_torch_rows(self.files(pts))))
+
+    def test_the_tally_counts_slower_schedules(self):
+        faster, compared, slower = results_pages.block_n_tally(
+            self.files([self.point("hy3", 1, 0.9), self.point("dsv4_flash", 2, 0.7)]))
+        self.assertEqual((faster, compared), (2 * 4, 2 * 2 * 4))
+        self.assertTrue(any(s.startswith("dsv4_flash") for s in slower))
+
+
 if __name__ == "__main__":
     unittest.main()
