@@ -47,6 +47,17 @@ class Failure(Exception):
         self.code = code
 
 
+def check_out(out, from_result):
+    """--out: a new or regular file in an existing folder, never the --from-result input (nor a link to it)."""
+    if not out or os.path.isdir(out) or os.path.islink(out):
+        raise Failure(EXIT_USAGE, f"--out '{out}': a new or regular file is needed (not a folder, a link or empty)")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        raise Failure(EXIT_USAGE, f"--out {out}: its folder does not exist")
+    if from_result and (os.path.realpath(out) == os.path.realpath(from_result) or
+                        (os.path.exists(out) and os.path.exists(from_result) and os.path.samefile(out, from_result))):
+        raise Failure(EXIT_USAGE, f"--out {out} is the --from-result input; give another path")
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", required=True)
@@ -79,6 +90,9 @@ def parse_args(argv):
         raise Failure(EXIT_USAGE, "--experts-per-wave: widths >= 1, e.g. 1,2,4,8")
     if a.launches < 1 or a.warmup < 0 or a.rounds < 3:
         raise Failure(EXIT_USAGE, "--launches >= 1, --warmup >= 0, --rounds >= 3")
+    if a.block_n is not None and a.block_n not in (128, 256):
+        raise Failure(EXIT_USAGE, f"--block-n {a.block_n}: the kernel's tile widths are 128 and 256")
+    check_out(a.out, a.from_result)
     if (a.from_result is None) == (a.m_per_expert is None):
         raise Failure(EXIT_USAGE, "give --from-result or --m-per-expert (with --hidden and --intermediate)")
     if a.from_result:
@@ -101,6 +115,12 @@ def parse_args(argv):
             counts = [int(x) for x in a.m_per_expert.split(",") if x.strip()]
         except ValueError:
             raise Failure(EXIT_USAGE, f"--m-per-expert: '{a.m_per_expert}' is not a list of integers")
+        bn = a.block_n or 128
+        if a.hidden % bn or (2 * a.intermediate) % bn or a.hidden < 1 or a.intermediate < 1:
+            raise Failure(EXIT_USAGE, f"--hidden {a.hidden} / --intermediate {a.intermediate}: h and 2I must be positive "
+                                      f"multiples of b_n = {bn}")
+        if a.precision == "fp8" and bn != 128:
+            raise Failure(EXIT_USAGE, "--precision fp8 runs at --block-n 128 only")
         configs = [{"shape": "", "hidden": a.hidden, "intermediate": a.intermediate, "precision": a.precision,
                     "T": a.T, "P": a.P, "top_k": a.top_k, "K_SM": a.ksm, "block_n": a.block_n or 128, "D": a.D,
                     "m_per_expert": counts, "best_experts_per_wave": 1, "source": "command line"}]

@@ -6,6 +6,8 @@
 # created empty, so the steps that read them are printed too): the scripts' plumbing, checked without a GPU
 # (tests/scripts/device_dry_run_test.sh).
 DRY_RUN=${DRY_RUN:-0}
+[[ $DRY_RUN == 0 || $DRY_RUN == 1 ]] ||
+  { echo "lib.sh: DRY_RUN='$DRY_RUN': expected 1 (print the commands) or 0 (run them); nothing was run" >&2; exit 2; }
 dry() { [[ $DRY_RUN == 1 ]]; }
 # act CMD...: runs CMD; under DRY_RUN prints it instead and creates the *.json files that follow its --out flags.
 act() {

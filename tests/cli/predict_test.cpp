@@ -376,6 +376,12 @@ TEST(PredictMoe, BadInputExitsTwoNamingTheFlag) {
   expect_bad_input("moe --shape dsv4_flash --hidden 4096 --tensor-tflops 600" + platform, {"--shape"});
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --block-n 64" + platform, {"--block-n", "128 or 256"});
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --precision fp4" + platform, {"--precision", "fp8"});
+  // fp8 runs at b_n 128 only, as xstage-bench megamoe refuses it (the hostile review of 2026-12-07 night).
+  expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --precision fp8 --block-n 256" + platform,
+                   {"fp8", "b_n = 128"});
+  // The default b_n (256 for bf16 dsv4_flash) against a file measured at 128: the message says how to match it.
+  expect_bad_input("moe --shape dsv4_flash --model " + kMoeCalibration + " --from-run " + kMoeRun,
+                   {"b_n 256", "pass --block-n 128"});
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600 --routing balanced --alpha 0.5" + platform,
                    {"--alpha"});
   expect_bad_input("moe --shape dsv4_flash --tensor-tflops 600", {"--R", "--model"});

@@ -197,7 +197,7 @@ moe::AdvisorConfig config_of(const PredictMoeOptions& o) {
   c.gain = o.gain.value_or(1.0);
   c.routing_seed = static_cast<std::uint64_t>(o.routing_seed.value_or(1));
   try {  // the tile shape first: the work bound below divides by b_n
-    moe::validate_tile_shape(c.shape.hidden, c.shape.intermediate, c.block_n);
+    moe::validate_tile_and_precision(c.shape.hidden, c.shape.intermediate, c.block_n, c.precision);
   } catch (const Error& e) {
     rethrow_for_flag(e);
   }

@@ -87,12 +87,24 @@ RunPoint select_run_point(const json& result, const std::string& source, const R
     const std::size_t n = differences(axes, q).size();
     if (!best || n < best_differences) best = i, best_differences = n;
   }
-  if (!best)
+  if (!best) {
+    // A point that matches but for b_n: say so (b_n 256 became the default for bf16 where it tiles, 2026-12-07;
+    // files measured before hold b_n 128).
+    std::string hint;
+    RunPointQuery other = q;
+    other.block_n = q.block_n == 256 ? 128 : 256;
+    for (const json& p : points)
+      if (required_match(p, other)) {
+        hint = fmt::format(" (it holds this point at b_n {}: pass --block-n {}; b_n 256 is the default for bf16 "
+                           "where it tiles)", other.block_n, other.block_n);
+        break;
+      }
     throw input_error("--from-run", fmt::format("{}: no ok megamoe point with shape {}, precision {}, K_SM {}, b_n {}, "
-                                                "target {}; the file holds:{}",
+                                                "target {}{}; the file holds:{}",
                                                 source,
                                                 q.shape.name.empty() ? "(h, I, E, top-k as given)" : q.shape.name,
-                                                q.precision, q.num_sms, q.block_n, q.target, held));
+                                                q.precision, q.num_sms, q.block_n, q.target, hint, held));
+  }
   const json& point = points[*best];
   const json& axes = object_at(point, "axes");
   RunPoint r;
