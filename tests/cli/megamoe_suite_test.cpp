@@ -3,6 +3,8 @@
 // flag value is exit 2 naming the flag and the accepted form, before anything runs.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tool_run.hpp"
@@ -57,6 +59,14 @@ TEST(MegaMoeSuite, BadValuesAreRefusedNamingTheFlag) {
   expect_refused(s, kTool, "megamoe --backend sim --dry-run", 2, {"--backend", "no simulator"});
   expect_refused(s, kTool, "megamoe --dry-run --csv t.csv", 2, {"--csv"});
   expect_refused(s, kTool, "megamoe --models-file /nonexistent.json --dry-run", 2, {"--models-file"});
+  {  // The shape table is an input: --out (or a link to it) may not replace it (hostile review of 2026-12-07 night).
+    std::ofstream(s.path("m.json")) << R"({"models": [{"name": "x", "hidden": 256, "intermediate": 128,
+      "num_experts": 8, "top_k": 2}]})";
+    std::filesystem::create_symlink(s.path("m.json"), s.path("link.json"));
+    expect_refused(s, kTool, "megamoe --models-file m.json --shapes x --out m.json --dry-run", 2, {"--models-file"});
+    expect_refused(s, kTool, "megamoe --models-file m.json --shapes x --out link.json --target host", 2,
+                   {"--models-file"});
+  }
   expect_refused(s, kTool, "megamoe --variants interleaved,wave --dry-run", 2, {"--variants", "expert_wave"});
   // From the hostile review of 2026-12-07: these exited 77 ("no usable GPU") and the dry run accepted them; a
   // 1000 x 1000 x 1000 sweep grew to 15 GB before its refusal.

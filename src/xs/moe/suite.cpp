@@ -22,6 +22,7 @@
 #include "xs/moe/point/shapes.hpp"
 #if defined(XS_HAVE_MOE_RUNNER)
 #include "xs/moe/run/moe_bench.hpp"
+#include "xs/report/file_io.hpp"
 #endif
 
 namespace xs::moe {
@@ -100,7 +101,11 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   if (c.backend == "sim")
     throw input_error("--backend", "megamoe has no simulator: it runs the MegaMoE kernel on a GPU (drop --backend sim)");
   if (!c.table_flag.empty()) throw input_error(c.table_flag, "not available for megamoe (use --json or the result file)");
-  const auto shapes = load_moe_shapes(find_models_file(f.models_file));
+  const std::string models_file = find_models_file(f.models_file);
+  if (!c.out_path.empty())  // the shape table is an input: no output may replace it (the dry run checks it too)
+    report::check_distinct_paths({{c.out_path, "--out"}, {report::journal_path_for(c.out_path), "the journal"}},
+                                 {{models_file, "--models-file"}});
+  const auto shapes = load_moe_shapes(models_file);
   std::vector<MoeShape> chosen;
   for (const auto& name : parse_name_list(f.shapes, "--shapes")) {
     if (name == "all") {
