@@ -37,11 +37,17 @@ REPS=${REPS:-8}
 CANLOSE_RUNS=${CANLOSE_RUNS:-"few-experts few-experts-p4 large-h-small-T local-large-D"}
 SANITIZE_TOOLS=${SANITIZE_TOOLS:-"racecheck synccheck"}
 POINT_ARGS=${POINT_ARGS:-}
-VS_BLOCK_NS=${VS_BLOCK_NS:-"128 256"}
+VS_BLOCK_NS=${VS_BLOCK_NS-"128 256"}
 NCU_SECTIONS=${NCU_SECTIONS-"SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis WarpStateStats SchedulerStats Occupancy LaunchStats"}
 source "$(dirname "$0")/lib.sh"
 check_parts moe_verify.sh "tests sweep torch sanitize canlose profile"
-if want profile && [[ -z $POINT_ARGS ]]; then echo "moe_verify.sh: part profile needs POINT_ARGS (moe_vs_grouped_mm.py flags of one configuration)"; exit 2; fi
+if want profile && [[ -z $POINT_ARGS ]]; then echo "moe_verify.sh: part profile needs POINT_ARGS (moe_vs_grouped_mm.py flags of one configuration)" >&2; exit 2; fi
+if want profile; then
+  [[ -n $VS_BLOCK_NS ]] || { echo "moe_verify.sh: VS_BLOCK_NS is empty: name 128 and/or 256" >&2; exit 2; }
+  for bn in $VS_BLOCK_NS; do
+    [[ $bn == 128 || $bn == 256 ]] || { echo "moe_verify.sh: VS_BLOCK_NS '$VS_BLOCK_NS': each width is 128 or 256" >&2; exit 2; }
+  done
+fi
 start_call
 SUMMARY="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$SUMMARY"; }
