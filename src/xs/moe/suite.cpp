@@ -97,12 +97,11 @@ int point_device(const bench::SuiteContext& c) {
   return c.rank.device;
 }
 
-std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c) {
-  if (c.backend == "sim")
-    throw input_error("--backend", "megamoe has no simulator: it runs the MegaMoE kernel on a GPU (drop --backend sim)");
-  if (!c.table_flag.empty()) throw input_error(c.table_flag, "not available for megamoe (use --json or the result file)");
+// The shapes --shapes names, from the --models-file table. The table is an input: no output may replace it
+// (the dry run checks it too).
+std::vector<MoeShape> chosen_shapes(const MoeFlags& f, const bench::SuiteContext& c) {
   const std::string models_file = find_models_file(f.models_file);
-  if (!c.out_path.empty())  // the shape table is an input: no output may replace it (the dry run checks it too)
+  if (!c.out_path.empty())
     report::check_distinct_paths({{c.out_path, "--out"}, {report::journal_path_for(c.out_path), "the journal"}},
                                  {{models_file, "--models-file"}});
   const auto shapes = load_moe_shapes(models_file);
@@ -115,6 +114,14 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
     chosen.push_back(find_moe_shape(shapes, name));
   }
   if (chosen.empty()) throw input_error("--shapes", "name at least one shape (or all)");
+  return chosen;
+}
+
+std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c) {
+  if (c.backend == "sim")
+    throw input_error("--backend", "megamoe has no simulator: it runs the MegaMoE kernel on a GPU (drop --backend sim)");
+  if (!c.table_flag.empty()) throw input_error(c.table_flag, "not available for megamoe (use --json or the result file)");
+  const std::vector<MoeShape> chosen = chosen_shapes(f, c);
   const StringAxis precisions = string_axis(f.precision, "--precision");
   for (const auto& p : precisions.values())
     if (p != "bf16" && p != "fp8") throw input_error("--precision", "'" + p + "' is not a precision; accepted: bf16, fp8");
