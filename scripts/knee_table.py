@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fa_attach_baseline import write_atomically  # noqa: E402
+from plot_io import output_path  # noqa: E402
 
 
 def load(path):
@@ -70,16 +71,8 @@ def main(argv):
     if not math.isfinite(a.min_V):
         print(f"knee_table: --min-V {a.min_V} is not a number of bytes, e.g. 0.9e6", file=sys.stderr)
         return 2
-    if a.json:
-        out = os.path.realpath(a.json)
-        same = os.path.exists(a.json) and os.path.exists(a.calibration) and os.path.samefile(a.json, a.calibration)
-        if same or out == os.path.realpath(a.calibration):
-            print("knee_table: --json names the input file (or a link to it); give another path", file=sys.stderr)
-            return 2
-        if os.path.islink(a.json) or os.path.isdir(a.json) or not os.path.isdir(os.path.dirname(out) or "."):
-            print(f"knee_table: --json {a.json}: not a new or regular file in an existing folder (a link, a folder or "
-                  "a missing parent folder is refused)", file=sys.stderr)
-            return 2
+    if a.json:  # never the input, a link or a folder (plot_io.output_path's rules)
+        output_path("knee_table", a.json, [a.calibration], suffix=".json", flag="--json")
     try:
         doc = load(a.calibration)
         r_bps, rows = rows_of(doc, ks, a.min_V)

@@ -36,6 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import moe_pairing as mp  # noqa: E402
 from fa_attach_baseline import probe_sm_clock_hz, write_atomically  # noqa: E402
+from plot_io import output_path  # noqa: E402
 
 EXIT_OK, EXIT_USAGE, EXIT_DEVICE, EXIT_VERIFY, EXIT_NO_GPU = 0, 2, 3, 4, 77
 E4M3_MAX = 448.0
@@ -45,17 +46,6 @@ class Failure(Exception):
     def __init__(self, code, message):
         super().__init__(message)
         self.code = code
-
-
-def check_out(out, from_result):
-    """--out: a new or regular file in an existing folder, never the --from-result input (nor a link to it)."""
-    if not out or os.path.isdir(out) or os.path.islink(out):
-        raise Failure(EXIT_USAGE, f"--out '{out}': a new or regular file is needed (not a folder, a link or empty)")
-    if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-        raise Failure(EXIT_USAGE, f"--out {out}: its folder does not exist")
-    if from_result and (os.path.realpath(out) == os.path.realpath(from_result) or
-                        (os.path.exists(out) and os.path.exists(from_result) and os.path.samefile(out, from_result))):
-        raise Failure(EXIT_USAGE, f"--out {out} is the --from-result input; give another path")
 
 
 def parse_args(argv):
@@ -92,7 +82,9 @@ def parse_args(argv):
         raise Failure(EXIT_USAGE, "--launches >= 1, --warmup >= 0, --rounds >= 3")
     if a.block_n is not None and a.block_n not in (128, 256):
         raise Failure(EXIT_USAGE, f"--block-n {a.block_n}: the kernel's tile widths are 128 and 256")
-    check_out(a.out, a.from_result)
+    # --out: never the --from-result input, a link or a folder (plot_io.output_path's rules; exit 2)
+    output_path(os.path.basename(sys.argv[0]).removesuffix(".py"), a.out, [a.from_result] if a.from_result else [],
+                suffix=".json")
     if (a.from_result is None) == (a.m_per_expert is None):
         raise Failure(EXIT_USAGE, "give --from-result or --m-per-expert (with --hidden and --intermediate)")
     if a.from_result:

@@ -46,31 +46,31 @@ def load_result(tool, path, expected):
     return doc
 
 
-def output_path(tool, out, inputs, default_from=None):
-    """The PNG path to write: `out`, or `default_from` with its extension replaced by .png beside it. Exit 2 where it
-    is not a .png name, is a link, a folder or a device, lies in a folder that does not exist, or is (by resolved
-    path or inode) one of `inputs`: no output ever overwrites an input or writes through a link."""
+def output_path(tool, out, inputs, default_from=None, suffix=".png", flag="--out"):
+    """The path to write: `out`, or `default_from` with its extension replaced by `suffix` beside it. Exit 2 where it
+    does not end in `suffix`, is a link, a folder or a device, lies in a folder that does not exist, or is (by
+    resolved path or inode) one of `inputs`: no output ever overwrites an input or writes through a link."""
     import os
     if out is None:
         if default_from is None:
-            fail(tool, "no output path given (--out FIG.png)")
+            fail(tool, f"no output path given ({flag} FILE{suffix})")
         base, _ = os.path.splitext(default_from)
-        out = base + ".png"
-    if not out or not out.lower().endswith(".png"):
-        fail(tool, f"--out {out!r}: expected a path ending in .png")
+        out = base + suffix
+    if not out or not out.lower().endswith(suffix):
+        fail(tool, f"{flag} {out!r}: expected a path ending in {suffix}")
     if os.path.islink(out):
-        fail(tool, f"--out {out}: is a symbolic link; give the path of a regular file (links are not written through)")
+        fail(tool, f"{flag} {out}: is a symbolic link; give the path of a regular file (links are not written through)")
     if os.path.exists(out) and not os.path.isfile(out):
-        fail(tool, f"--out {out}: exists and is not a regular file (a folder or a device)")
+        fail(tool, f"{flag} {out}: exists and is not a regular file (a folder or a device)")
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
-        fail(tool, f"--out {out}: its folder {parent} does not exist")
+        fail(tool, f"{flag} {out}: its folder {parent} does not exist")
     for i in inputs:
         same = os.path.realpath(i) == os.path.realpath(out)
         if not same and os.path.exists(out) and os.path.exists(i):
             same = os.path.samefile(i, out)
         if same:
-            fail(tool, f"--out {out}: is the input {i}; give another path (an output never overwrites an input)")
+            fail(tool, f"{flag} {out}: is the input {i}; give another path (an output never overwrites an input)")
     return out
 
 
