@@ -296,8 +296,8 @@ json result_json(const Result& r) {
            {{"n", r.bracket_n}, {"covered", r.bracket_covered}, {"bounded_above", r.bracket_bounded_above},
             {"truth_below_floor_bound", r.bracket_truth_below}, {"truth_above_upper_bound", r.bracket_truth_above},
             {"coverage", number(r.bracket_coverage())},
-            {"definition", "PlatformModel::capacity_bracket(K) (floors below, identified Q rows of larger K above; "
-                           "drained bursts bound nothing) holds the effective Q"}}},
+            {"definition", "PlatformModel::capacity_bracket(K) (floors and the drain branch's Q below, identified Q rows "
+                           "of larger K above; drained bursts bound nothing from above) holds the effective Q"}}},
           {"Q_vs_planted", r.capacity_vs_planted.n + r.capacity_vs_planted.unconstrained ? tally_json(r.capacity_vs_planted)
                                                                                           : json()}};
 }

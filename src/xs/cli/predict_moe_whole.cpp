@@ -102,7 +102,8 @@ moe::PathInputs path_of(const json& doc, int num_sms, const std::string& file) {
     const model::CapacityBracket b = model::PlatformModel::from_json(m).capacity_bracket(num_sms);
     p.capacity_lo_bytes = b.consistent ? b.lower_bytes : 0.0;
     p.capacity_hi_bytes = b.consistent ? b.upper_bytes : std::numeric_limits<double>::infinity();
-    p.capacity_text += fmt::format(", bracketed by the calibration's floors and identified rows in [{:.0f}, {}] B{}", p.capacity_lo_bytes,
+    p.capacity_text += fmt::format(", bracketed by the calibration's floors, drain branch and identified rows in "
+                                   "[{:.0f}, {}] B{}", p.capacity_lo_bytes,
                                    std::isfinite(p.capacity_hi_bytes) ? fmt::format("{:.0f}", p.capacity_hi_bytes)
                                                                       : std::string("inf"),
                                    b.consistent ? "" : " (the evidence contradicts itself: the whole range)");

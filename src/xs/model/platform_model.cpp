@@ -210,7 +210,13 @@ PlatformModel PlatformModel::from_json(const json& section) {
                      ? it->get<double>() : 0.0;
         };
         CapacityEvidence e{row["K"].get<int>(), num("floor_lower_bound_bytes"), num("drain_start_V_bytes")};
-        if (e.num_producers > 0 && (e.floor_lower_bound_bytes > 0 || e.drain_start_volume_bytes > 0))
+        if (auto it = row.find("branch_estimate_bytes");
+            it != row.end() && it->is_number() && std::isfinite(it->get<double>())) {
+          e.has_branch_estimate = true;
+          e.branch_estimate_bytes = std::max(0.0, it->get<double>());
+        }
+        if (e.num_producers > 0 && (e.floor_lower_bound_bytes > 0 || e.drain_start_volume_bytes > 0 ||
+                                    e.has_branch_estimate))
           m.capacity_evidence_.push_back(e);
       }
   // The fitter's notes on T_iss^0 rows (`fit.tiss0[]`, matched by K and B_bytes), read leniently: files
@@ -255,10 +261,26 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
   for (const CapacityEvidence& e : capacity_evidence_)
     if (e.num_producers <= num_producers && e.floor_lower_bound_bytes > 0)
       raise_lower(e.floor_lower_bound_bytes, e.num_producers);
+  bool identified_here = false;
   for (const CapacityPoint& c : capacity_) {
     if (c.bound == "fit" && !c.constrained) continue;  // its interval is not a measurement of Q
     if (c.num_producers <= num_producers) raise_lower(c.bound == "lower" ? c.capacity_bytes : c.ci95_lo, c.num_producers);
     if (c.num_producers >= num_producers && c.bound == "fit") cut_upper(c.ci95_hi, c.num_producers);
+    identified_here |= c.num_producers == num_producers && c.bound == "fit";
+  }
+  // Not identified here: the drain branch of the largest measured K' <= K widens the lower end. Past the knee
+  // the burst's last producer waits behind all but about that much (the H100 host path: 0.35-0.7 MB against floors
+  // of 2-3 MB at K 66), so a bracket that starts at the floor excludes what large bursts show (added 2026-12-08,
+  // after results/cpu/q-bracket-sensitivity/ showed committed scores resting on the floor).
+  if (!identified_here) {
+    const CapacityEvidence* branch = nullptr;
+    for (const CapacityEvidence& e : capacity_evidence_)
+      if (e.num_producers <= num_producers && e.has_branch_estimate) branch = &e;  // sorted by K: the largest
+    if (branch && branch->branch_estimate_bytes < b.lower_bytes) {
+      b.lower_bytes = branch->branch_estimate_bytes;
+      b.lower_from_k = branch->num_producers;
+      b.lower_from_drain_branch = true;
+    }
   }
   b.consistent = b.lower_bytes < b.upper_bytes;
   return b;

@@ -207,8 +207,11 @@ Term capacity_term(const FaCalibration& c, int k) {
     return t;
   }
   t.range = {b.lower_bytes, b.upper_bytes};
-  t.why = fmt::format("Q(K = {}) not identified; the isolated bursts bracket it in [{}, {})", k, mb(b.lower_bytes),
-                      std::isfinite(b.upper_bytes) ? mb(b.upper_bytes) : std::string("inf"));
+  t.why = fmt::format("Q(K = {}) not identified; the isolated bursts bracket it in [{}, {}){}", k, mb(b.lower_bytes),
+                      std::isfinite(b.upper_bytes) ? mb(b.upper_bytes) : std::string("inf"),
+                      b.lower_from_drain_branch
+                          ? fmt::format(" (the low end: the drain branch at K = {}, below the floors)", b.lower_from_k)
+                          : std::string());
   return t;
 }
 
