@@ -70,6 +70,13 @@ struct Breakage {
   // near-constant amount, as a larger Q would.
   double isolated_prefix_bytes = 0;
   double isolated_prefix_speedup = 2.0;
+  // Two capacities on isolated bursts (the H100 host shows it, docs/lab-notes/2026-12-07-night.md): the floor
+  // holds up to V = Q (no backpressure below it), but past it the burst's last producer waits behind all but
+  // c(V) = Q_tail + (Q - Q_tail) e^(-(V - Q)/w) bytes, Q_tail = tail_capacity_fraction x Q, w = tail_width_fraction
+  // x Q: T = max(T0, (V - c(V))/R). Eq. 7's single Q fits neither side: far past the knee the bursts behave as
+  // Q_tail, below it as Q. 0: off.
+  double tail_capacity_fraction = 0;
+  double tail_width_fraction = 0.5;
   // Slow drift of R over the sweep, in measurement order: point i of N runs at R (1 + drift (i/(N-1) - 1/2)),
   // so the planted R is the run's median rate.
   double drain_drift = 0;
@@ -230,6 +237,11 @@ class TruthGenerator {
         if (br_.soft_knee_order > 0) {
           const double d = std::max(0.0, (v - q) / r), n = br_.soft_knee_order;
           t_iss = std::pow(std::pow(t0, n) + std::pow(d, n), 1 / n);
+        }
+        if (br_.tail_capacity_fraction > 0 && v > q) {
+          const double tail = br_.tail_capacity_fraction * q, w = br_.tail_width_fraction * q;
+          const double c = tail + (q - tail) * std::exp(-(v - q) / w);
+          t_iss = std::max(t0, (v - c) / r);
         }
         if (br_.softplus_knee_scale > 0) {
           const double d = (v - q) / r, s = br_.softplus_knee_scale * t0, hi = std::max(t0, d);

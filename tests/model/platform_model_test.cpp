@@ -335,40 +335,42 @@ TEST(PlatformModelCapacityBracket, FloorsBelowAndIdentifiedRowsBracketAnUnidenti
   EXPECT_TRUE(std::isinf(b64.upper_bytes));
 }
 
-// Where Q(K) is not identified, the drain branch's Q (the fitter's branch_estimate_bytes) of the largest measured
-// K' <= K widens the lower end below the floors: past the knee the burst behaves as that Q. An identified Q at K
-// keeps its ci95; a branch above the floor changes nothing; a negative branch (noise) means Q >= 0.
-TEST(PlatformModelCapacityBracket, AnUnidentifiedQsLowerEndTakesInTheDrainBranch) {
+// Where Q(K) is not identified and the drain branch of the largest measured K' <= K (the fitter's
+// branch_estimate_bytes) lies below that K's floor, the bracket starts at 0: past the knee the bursts wait behind
+// more than the floor allows, by an amount the data do not resolve. A branch above its floor changes nothing; an
+// identified Q at K keeps its ci95; a K' without a floor is no contradiction.
+TEST(PlatformModelCapacityBracket, ADrainBranchBelowTheFloorOpensTheLowerEnd) {
   json section = bracket_section();
   section["fit"]["Q"][0]["branch_estimate_bytes"] = 3.0e5;  // K = 16, floor 1e6
   section["fit"]["Q"][1]["branch_estimate_bytes"] = 2.5e6;  // K = 32, above its floor of 2e6
-  section["fit"]["Q"].push_back(json::parse(R"({"K": 8, "branch_estimate_bytes": 1e5})"));
+  section["fit"]["Q"].push_back(json::parse(R"({"K": 8, "branch_estimate_bytes": 1e5})"));  // no floor at K = 8
   const auto model = m::PlatformModel::from_json(section);
   ASSERT_EQ(model.capacity_evidence().size(), 3u) << "a branch estimate alone is evidence";
   const m::CapacityBracket b16 = model.capacity_bracket(16);
-  EXPECT_DOUBLE_EQ(b16.lower_bytes, 3.0e5);
+  EXPECT_DOUBLE_EQ(b16.lower_bytes, 0.0);
   EXPECT_EQ(b16.lower_from_k, 16);
   EXPECT_TRUE(b16.lower_from_drain_branch);
+  EXPECT_TRUE(b16.consistent);
   EXPECT_TRUE(std::isinf(b16.upper_bytes));
-  const m::CapacityBracket b24 = model.capacity_bracket(24);  // K = 16's branch, the largest measured K' <= 24
-  EXPECT_DOUBLE_EQ(b24.lower_bytes, 3.0e5);
+  const m::CapacityBracket b24 = model.capacity_bracket(24);  // K = 16's branch: the largest measured K' <= 24
+  EXPECT_DOUBLE_EQ(b24.lower_bytes, 0.0);
   EXPECT_EQ(b24.lower_from_k, 16);
-  const m::CapacityBracket b32 = model.capacity_bracket(32);  // its own branch lies above every floor: floors stay
+  const m::CapacityBracket b32 = model.capacity_bracket(32);  // its own branch lies above its floor: floors stay
   EXPECT_DOUBLE_EQ(b32.lower_bytes, 2.0e6);
   EXPECT_FALSE(b32.lower_from_drain_branch);
-  const m::CapacityBracket b8 = model.capacity_bracket(8);  // identified at K = 8: its ci95, no branch
+  const m::CapacityBracket b8 = model.capacity_bracket(8);  // identified at K = 8: its ci95
   EXPECT_DOUBLE_EQ(b8.lower_bytes, 4e5);
   EXPECT_DOUBLE_EQ(b8.upper_bytes, 6e5);
   EXPECT_FALSE(b8.lower_from_drain_branch);
+  const m::CapacityBracket b12 = model.capacity_bracket(12);  // K = 8's branch has no floor to contradict
+  EXPECT_DOUBLE_EQ(b12.lower_bytes, 4e5);
+  EXPECT_FALSE(b12.lower_from_drain_branch);
   section["fit"]["Q"][0]["branch_estimate_bytes"] = -2.4e8;  // a slow launch drives V - R T below zero
-  const m::CapacityBracket neg = m::PlatformModel::from_json(section).capacity_bracket(16);
-  EXPECT_DOUBLE_EQ(neg.lower_bytes, 0.0);
-  EXPECT_TRUE(neg.lower_from_drain_branch);
-  EXPECT_TRUE(neg.consistent);
+  EXPECT_DOUBLE_EQ(m::PlatformModel::from_json(section).capacity_evidence()[1].branch_estimate_bytes, 0.0);
   // The lookup's bracket is the same one.
   const m::Lookup q = model.capacity_bytes(16);
   EXPECT_FALSE(q.usable_as_point);
-  EXPECT_DOUBLE_EQ(q.bracket_lo, 3.0e5);
+  EXPECT_DOUBLE_EQ(q.bracket_lo, 0.0);
 }
 
 // An identified Q at a larger K bounds a smaller K's Q from above (Q nondecreasing in K); a drained burst, however

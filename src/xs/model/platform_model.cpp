@@ -268,16 +268,21 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
     if (c.num_producers >= num_producers && c.bound == "fit") cut_upper(c.ci95_hi, c.num_producers);
     identified_here |= c.num_producers == num_producers && c.bound == "fit";
   }
-  // Not identified here: the drain branch of the largest measured K' <= K widens the lower end. Past the knee
-  // the burst's last producer waits behind all but about that much (the H100 host path: 0.35-0.7 MB against floors
-  // of 2-3 MB at K 66), so a bracket that starts at the floor excludes what large bursts show (added 2026-12-08,
-  // after results/cpu/q-bracket-sensitivity/ showed committed scores resting on the floor).
+  // Not identified here, and the drain branch of the largest measured K' <= K sits below that K's floor (the
+  // fitter's weighted V - R T_iss of the bursts past the knee, branch_estimate_bytes): the floor says what small
+  // bursts absorb, the branch that large ones wait behind more. How much more is not resolved: on the H100 host
+  // the burst's last producer leaves the floor gradually (its c falls from 2.2 to 0.6 MB within 2x the knee at
+  // K 66, docs/lab-notes/2026-12-07-night.md), and far past the knee R's own interval moves c by about a MB.
+  // The branch's weighted c is no lower end either: on data planted with two capacities it sat above the tail's
+  // in 400 of 400 rows (tests/fit/truth_coverage_test.cpp, two_capacity_knee). So the bracket starts at 0 (added
+  // 2026-12-08; before it started at the floor, which results/cpu/q-bracket-sensitivity/ showed committed
+  // scores resting on).
   if (!identified_here) {
     const CapacityEvidence* branch = nullptr;
     for (const CapacityEvidence& e : capacity_evidence_)
       if (e.num_producers <= num_producers && e.has_branch_estimate) branch = &e;  // sorted by K: the largest
-    if (branch && branch->branch_estimate_bytes < b.lower_bytes) {
-      b.lower_bytes = branch->branch_estimate_bytes;
+    if (branch && branch->branch_estimate_bytes < branch->floor_lower_bound_bytes && b.lower_bytes > 0) {
+      b.lower_bytes = 0;
       b.lower_from_k = branch->num_producers;
       b.lower_from_drain_branch = true;
     }

@@ -50,9 +50,8 @@ struct CapacityPoint {
 // (no backpressure) shows Q(K) >= q (floor_lower_bound_bytes); the smallest V issued on the drain branch
 // shows Q(K) < V - R T_iss^0(K, V) under a hard knee and no per-point offset (drain_start_volume_bytes: recorded,
 // not used as a bound; capacity_bracket says why); the drain branch's weighted V - R T_iss (the fitter's
-// branch_estimate_bytes) is the Q that the bursts past the knee behave as (their last producer waits behind
-// all but about that much): it may lie far below the floor's (a soft knee, the H100 host path). 0: that side not
-// measured; has_branch_estimate false where the file has no branch estimate (files before 2026-12-04).
+// branch_estimate_bytes) below the floor's says the bursts past the knee wait behind more than the floor allows
+// (a soft knee, the H100 host path). 0: that side not measured; has_branch_estimate false where the file has none.
 struct CapacityEvidence {
   int num_producers = 0;                 // K
   double floor_lower_bound_bytes = 0;
@@ -65,8 +64,8 @@ struct CapacityBracket {
   double lower_bytes = 0;
   double upper_bytes = 0;               // set by capacity_bracket (+inf when unbounded)
   int lower_from_k = 0, upper_from_k = 0;  // the K whose measurement gave each side (0: none)
-  // true: the lower end is a drain branch's Q (the bursts past the knee), below every floor: Q(K) was not
-  // identified because the floor and the branch disagree, and the bracket spans both behaviours.
+  // true: the lower end is 0 because the drain branch (the bursts past the knee) lies below the floor: Q(K) was
+  // not identified because the two disagree, and past the knee the data do not resolve Q (capacity_bracket).
   bool lower_from_drain_branch = false;
   bool consistent = true;  // false: lower >= upper, the evidence contradicts itself (or Q falls with K)
 };
@@ -142,9 +141,10 @@ class PlatformModel {
   // below; an identified Q(K') (ci95) bounds it from below (K' <= K) and above (K' >= K). For a K whose Q is not
   // identified, so a design test can still be decided where the burst lies outside the bracket. Drained bursts
   // bound nothing from above (platform_model.cpp says why): the upper end is +inf unless an identified Q at
-  // K' >= K cuts it. Where Q(K) is not identified, the lower end also takes in the drain branch's Q of the
-  // largest measured K' <= K (lower_from_drain_branch): the floor says what small bursts absorb, the branch what
-  // large ones behave as, and one Q fits neither alone (the H100's soft knee, docs/lab-notes/2026-12-07-night.md).
+  // K' >= K cuts it. Where Q(K) is not identified and the drain branch of the largest measured K' <= K lies below
+  // that K's floor, the lower end is 0 (lower_from_drain_branch): the floor says what small bursts absorb, bursts
+  // past the knee wait behind more, by an amount the data do not resolve (the H100's soft knee,
+  // docs/lab-notes/2026-12-07-night.md; platform_model.cpp says why not the branch's own estimate).
   CapacityBracket capacity_bracket(int num_producers) const;
   const std::string& drain_rate_bound() const { return drain_rate_bound_; }  // "fit", "lower", "not_identified"
   bool drain_rate_identified() const { return drain_rate_bound_ != "not_identified"; }

@@ -210,7 +210,8 @@ Term capacity_term(const FaCalibration& c, int k) {
   t.why = fmt::format("Q(K = {}) not identified; the isolated bursts bracket it in [{}, {}){}", k, mb(b.lower_bytes),
                       std::isfinite(b.upper_bytes) ? mb(b.upper_bytes) : std::string("inf"),
                       b.lower_from_drain_branch
-                          ? fmt::format(" (the low end: the drain branch at K = {}, below the floors)", b.lower_from_k)
+                          ? fmt::format(" (0: the drain branch at K = {} lies below its floor, and past the knee Q is "
+                                        "not resolved)", b.lower_from_k)
                           : std::string());
   return t;
 }
