@@ -140,9 +140,10 @@ TEST(FaCommittedMutation, TheCommittedFilesHaveAgreementsToLose) {
   EXPECT_GT(f.agree_before, 0);
   EXPECT_EQ(f.agree_before, f.agree_after);  // judging is deterministic
   EXPECT_EQ(h100_points().size(), 8u);
-  // What rule v6 says on these data (see kH100): 1 agrees, 5 disagree, and the two rows v3 left "not decided"
-  // (32K, 64K; their measured intervals are wide too, half-widths 1.6x the tolerance, which v4-v5 called
-  // "measurement not decisive") are not decided: the model's intervals there are not sharp. Nothing else.
+  // What rule v6 says on these data (see kH100) with Q's bracket of 2026-12-07 late (past the floor, the lower end is
+  // V'' - R T of the measured isolated burst at the next volume, PlatformModel::capacity_bracket): 1 agrees, 4
+  // disagree, 3 not decided (the two rows v3 left "not decided", 32K and 64K, whose measured intervals are wide,
+  // and one more whose interval the lower Q widened). With the floor-only bracket before it: 1 / 5 / 2.
   int agrees = 0, disagrees = 0, not_decided = 0, other = 0;
   for (const auto& o : before) {
     agrees += o == "agrees";
@@ -151,8 +152,8 @@ TEST(FaCommittedMutation, TheCommittedFilesHaveAgreementsToLose) {
     other += o != "agrees" && o != "disagrees" && o != "not decided";
   }
   EXPECT_EQ(agrees, 1);
-  EXPECT_EQ(disagrees, 5);
-  EXPECT_EQ(not_decided, 2);
+  EXPECT_EQ(disagrees, 4);
+  EXPECT_EQ(not_decided, 3);
   EXPECT_EQ(other, 0);
 }
 
@@ -198,10 +199,19 @@ TEST(FaCommittedMutation, TenTimesTheIssueTimeCannotMoveADrainBoundAgreement) {
   bool moved = false;
   for (std::size_t i = 0; i < base.size(); ++i) {
     if (before[i] == "agrees") agreed = i;
-    moved = moved || times10[i].prediction.e_res.hi != base[i].prediction.e_res.hi;
+    moved = moved || times10[i].prediction.e_res.hi != base[i].prediction.e_res.hi ||
+            times10[i].prediction.e_res.lo != base[i].prediction.e_res.lo;
   }
-  EXPECT_TRUE(moved) << "T_iss^0 x10 did not reach any prediction";
+  // Where x10 moved no prediction, every row must be drain- or capacity-bound by the same margin as the agreement
+  // (the mutation did reach the inputs: checked on the agreement's T_iss^0 below).
+  if (!moved)
+    for (const FaJudgement& j : base)
+      if (j.inputs.tiss0.range.bounded() && std::isfinite(j.prediction.e_res.lo) && j.prediction.num_bursts > 0) {
+        EXPECT_LT(10 * j.inputs.tiss0.range.hi, j.prediction.e_res.lo / j.prediction.num_bursts)
+            << "T_iss^0 x10 moved no prediction, yet this row is not drain- or capacity-bound by that margin";
+      }
   ASSERT_LT(agreed, base.size());
+  EXPECT_GT(times10[agreed].inputs.tiss0.range.hi, 5 * base[agreed].inputs.tiss0.range.hi) << "x10 did not reach T_iss^0";
   const FaFrozenPrediction& p = base[agreed].prediction;
   const Interval tiss0 = base[agreed].inputs.tiss0.range;
   ASSERT_TRUE(tiss0.bounded() && tiss0.lo > 0);
@@ -354,22 +364,28 @@ const json* mutation_row(const json& sensitivity, const std::string& name) {
   return nullptr;
 }
 
-// A wrong Q gains agreements on the committed H200 files under rule v6 (an adversarial review of 2026-12-07:
-// Q x4 gave 16, 10 on wide measurements, against the calibrations' 0). The score's sensitivity block must show
-// it rather than let the measured calibration's agreements stand alone.
-TEST(FaCommittedMutation, TheSensitivityBlockShowsAWrongCapacityGainingAgreements) {
+// A wrong Q gained agreements on the committed H200 files under rule v6 with the floor-only bracket (an adversarial
+// review of 2026-12-07: Q x4 gave 16, 10 on wide measurements, against the calibrations' 0); with the bracket of
+// 2026-12-07 late it gains none (18 disagree, 62 not decided of 80). Q x4 scales the model's and the fitter's Q rows,
+// not the isolated bursts whose V - R T now sets the bracket's lower end past the floor, so it reaches less than
+// it did. What stays asserted: the block carries the row, every row judged.
+TEST(FaCommittedMutation, TheSensitivityBlockCarriesAWrongCapacity) {
   const json s = sensitivity_of(kH200);
   const json* q4 = mutation_row(s, "Q x4");
   ASSERT_NE(q4, nullptr) << s.dump();
   ASSERT_FALSE(q4->contains("error")) << q4->dump();
-  EXPECT_GT(q4->at("agreements_gained").get<int>(), 0) << q4->dump();
-  EXPECT_GT(q4->at("model").at("agrees").get<int>(), 0) << q4->dump();
+  const json& m = q4->at("model");
+  EXPECT_EQ(m.at("agrees").get<int>() + m.at("disagrees").get<int>() + m.at("not_decided").get<int>() +
+                m.at("not_measured").get<int>(),
+            m.at("interval_score_rows").get<int>())
+      << q4->dump();
 }
 
-// A drain rate 20% low ranks better than the measured calibration on the H100 set (the model is short there, and a
-// lower R widens and raises its intervals): the interval score cannot tell that calibration wrong, so the block must
-// carry it for the README to name it (an adversarial review of 2026-12-07 found it left out).
-TEST(FaCommittedMutation, TheSensitivityBlockShowsALowerDrainRateRankingBetter) {
+// A drain rate 20% low ranked better than the measured calibration on the H100 set with the floor-only bracket (the
+// model was short there, and a lower R widens and raises its intervals); with the bracket of 2026-12-07 late it ranks
+// worse (0.97 ms against 0.88 ms). The block must carry the row with its score either way, for the README to name
+// a mutation that ranks better (an adversarial review of 2026-12-07 found it left out).
+TEST(FaCommittedMutation, TheSensitivityBlockScoresALowerDrainRate) {
   const json s = sensitivity_of(kH100);
   const json* r08 = mutation_row(s, "R x0.8");
   ASSERT_NE(r08, nullptr) << s.dump();
@@ -378,7 +394,9 @@ TEST(FaCommittedMutation, TheSensitivityBlockShowsALowerDrainRateRankingBetter) 
   for (const FaJudgement& j : judgements(kH100, h100_points(), no_cal, no_point)) base.add(j.model);
   const json b = base.to_json();
   ASSERT_TRUE(b.at("interval_score_median_s").is_number()) << b.dump();
-  EXPECT_LT(r08->at("model").at("interval_score_median_s").get<double>(), b.at("interval_score_median_s").get<double>())
+  ASSERT_TRUE(r08->at("model").at("interval_score_median_s").is_number()) << r08->dump();
+  EXPECT_EQ(r08->at("ranks_better_than_the_calibration_as_measured").get<bool>(),
+            r08->at("model").at("interval_score_median_s").get<double>() < b.at("interval_score_median_s").get<double>())
       << r08->dump();
 }
 

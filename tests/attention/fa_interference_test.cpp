@@ -211,9 +211,9 @@ TEST(FaCalibrationTerms, AnUnconstrainedQRowIsNoPoint) {
     text.replace(text.find("CONSTRAINED"), 11, c);
     return fa_calibration_from_model(json::parse(text), c);
   };
-  const Term pinned = xs::attention::model::capacity_term(cal("true"), 132);
+  const Term pinned = xs::attention::model::capacity_term(cal("true"), 132, INFINITY);
   EXPECT_DOUBLE_EQ(pinned.point, 3.5e6);
-  const Term loose = xs::attention::model::capacity_term(cal("false"), 132);
+  const Term loose = xs::attention::model::capacity_term(cal("false"), 132, INFINITY);
   EXPECT_TRUE(std::isnan(loose.point)) << loose.source;
   EXPECT_EQ(loose.source, "bracket");
   EXPECT_FALSE(loose.range.lo >= 3.45e6 && loose.range.hi <= 3.55e6) << "the row's ci95 is not a measurement";

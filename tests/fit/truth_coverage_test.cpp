@@ -235,7 +235,7 @@ const std::vector<Scenario>& scenarios() {
     }
     // Data that break eq. 7 the way the H100 host does (truth_generator.hpp, tail_capacity_fraction): the floor
     // holds to Q, bursts past it behave as Q/4 within about Q/2. One Q cannot fit both, so the fitter must not
-    // identify one, and the bracket a prediction uses must hold the tail's Q. Before 2026-12-08 it started at the
+    // identify one, and the bracket a prediction uses must hold the tail's Q. Before 2026-12-07 late it started at the
     // floor and held it in none of 400 rows; a bracket starting at the branch's weighted V - R T held it in none
     // either (that estimate sat at 0.75-0.81 MB against tails of 0.31 and 0.50 MB), hence 0.
     {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xs/common/error.hpp"
+#include "xs/fit/calibration_file.hpp"
 #include "xs/model/platform_model.hpp"
 
 namespace m = xs::model;
@@ -149,7 +150,7 @@ TEST(LookupFlags, BadBoundIsNamed) {
 
 // The committed calibration behind issue 27: its K = 132 gap sweep stopped at 9.6 us while V/R is ~41 us.
 TEST(LookupFlags, CommittedHostSmallKCalibrationNoLongerGivesAFloorAt132) {
-  const auto model = m::PlatformModel::load(std::string(XS_TEST_DATA_DIR) +
+  const auto model = xs::fit::load_platform_model(std::string(XS_TEST_DATA_DIR) +
                                             "/../../results/h200/fa_a2a/3238301-bars/results/calibration-host-small-k.json");
   const m::Lookup t = model.tiss0_s(132, 132 * 16384.0);
   EXPECT_NEAR(t.value, 28.8e-6, 0.1e-6);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "xs/common/error.hpp"
+#include "xs/fit/calibration_file.hpp"
 #include "xs/model/platform_model.hpp"
 
 namespace m = xs::model;
@@ -156,7 +157,7 @@ TEST(PlatformModel, EmptyTablesRefuseLookups) {
 }
 
 TEST(PlatformModel, LoadsCalibrationFile) {
-  const auto model = m::PlatformModel::load(kDataDir + "calibration_ok.json");
+  const auto model = xs::fit::load_platform_model(kDataDir + "calibration_ok.json");
   EXPECT_DOUBLE_EQ(model.drain_rate_bps(), 717e9);
   EXPECT_DOUBLE_EQ(model.tiss0_s(148, 4849664).value, 0.76e-6);
   EXPECT_DOUBLE_EQ(model.capacity_bytes(148).value, 4456296);
@@ -170,10 +171,10 @@ TEST(PlatformModel, FromResultTextIsLoadOnBytesAlreadyRead) {
   std::ifstream in(kDataDir + "calibration_ok.json", std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(text.empty());
-  const auto from_text = m::PlatformModel::from_result_text(text, "calibration_ok.json");
-  EXPECT_EQ(from_text.to_json(), m::PlatformModel::load(kDataDir + "calibration_ok.json").to_json());
+  const auto from_text = xs::fit::platform_model_from_result_text(text, "calibration_ok.json");
+  EXPECT_EQ(from_text.to_json(), xs::fit::load_platform_model(kDataDir + "calibration_ok.json").to_json());
   try {
-    m::PlatformModel::from_result_text(text.substr(0, text.size() / 2), "half-read.json");
+    xs::fit::platform_model_from_result_text(text.substr(0, text.size() / 2), "half-read.json");
     ADD_FAILURE() << "a truncated calibration was accepted";
   } catch (const xs::Error& e) {
     EXPECT_EQ(e.code(), xs::ExitCode::kBadInput);
@@ -183,14 +184,14 @@ TEST(PlatformModel, FromResultTextIsLoadOnBytesAlreadyRead) {
 
 TEST(PlatformModel, LoadsTheDocumentedExample) {
   // docs/example-result.json is the schema's worked example (docs/result-schema.md): it must stay loadable.
-  const auto model = m::PlatformModel::load(std::string(XS_TEST_DATA_DIR) + "/../../docs/example-result.json");
+  const auto model = xs::fit::load_platform_model(std::string(XS_TEST_DATA_DIR) + "/../../docs/example-result.json");
   EXPECT_GT(model.drain_rate_bps(), 0);
   EXPECT_FALSE(model.tiss0_table().empty());
 }
 
 void expect_load_error(const std::string& file, const std::string& needle) {
   try {
-    m::PlatformModel::load(kDataDir + file);
+    xs::fit::load_platform_model(kDataDir + file);
     ADD_FAILURE() << "loaded " << file;
   } catch (const xs::Error& e) {
     const std::string what = e.what();
@@ -271,7 +272,7 @@ TEST(PlatformModel, RNotIdentifiedIsReadableButCannotBeLoadedForPrediction) {
   const std::string path = ::testing::TempDir() + "xs_r_not_identified.json";
   { std::ofstream(path) << file.dump(); }
   try {
-    m::PlatformModel::load(path);
+    xs::fit::load_platform_model(path);
     ADD_FAILURE() << "loaded a model without R";
   } catch (const xs::Error& e) {
     EXPECT_EQ(e.code(), xs::ExitCode::kBadInput);
@@ -281,7 +282,7 @@ TEST(PlatformModel, RNotIdentifiedIsReadableButCannotBeLoadedForPrediction) {
 
 TEST(PlatformModel, CommittedCalibrationsLoad) {
   for (const char* name : {"calibration/calibration-host.json", "gate/calibration-host-run2.json"}) {
-    const auto model = m::PlatformModel::load(std::string(XS_TEST_DATA_DIR) + "/../../results/h200/" + name);
+    const auto model = xs::fit::load_platform_model(std::string(XS_TEST_DATA_DIR) + "/../../results/h200/" + name);
     EXPECT_GT(model.drain_rate_bps(), 0) << name;
     // Whatever the file's fit identified: identified Q rows are looked up, unidentified ones listed apart.
     std::ifstream in(std::string(XS_TEST_DATA_DIR) + "/../../results/h200/" + name);
@@ -352,6 +353,29 @@ TEST(PlatformModelCapacityBracket, ADrainBranchBelowTheFloorOpensTheLowerEnd) {
   EXPECT_TRUE(b16.lower_from_drain_branch);
   EXPECT_TRUE(b16.consistent);
   EXPECT_TRUE(std::isinf(b16.upper_bytes));
+  // A burst no larger than the floor's bound is smaller than a floor burst measured there: the floor stays.
+  const m::CapacityBracket small = model.capacity_bracket(16, 0.9e6);
+  EXPECT_DOUBLE_EQ(small.lower_bytes, 1.0e6);
+  EXPECT_FALSE(small.lower_from_drain_branch);
+  EXPECT_DOUBLE_EQ(model.capacity_bracket(16, 1.1e6).lower_bytes, 0.0);
+  // With the file's isolated bursts: a burst past the floor takes V'' - R_hi T_hi of the measured burst of the
+  // smallest V'' >= V at the largest K' <= K that has bursts (R_hi: R's ci95 top, here R itself, 1e10 B/s).
+  m::PlatformModel with_bursts = model;
+  with_bursts.set_isolated_bursts({{16, 4.0e6, 3.0e-4, 3.5e-4}, {16, 2.0e6, 0.9e-4, 1.2e-4}, {8, 8e6, 1e-4, 1e-4}});
+  const m::CapacityBracket measured = with_bursts.capacity_bracket(24, 1.5e6);  // V'' = 2e6 at K' = 16
+  EXPECT_DOUBLE_EQ(measured.lower_bytes, 2.0e6 - 1e10 * 1.2e-4);
+  EXPECT_EQ(measured.lower_from_k, 16);
+  EXPECT_DOUBLE_EQ(measured.lower_from_volume_bytes, 2.0e6);
+  EXPECT_TRUE(measured.lower_from_drain_branch);
+  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 3.0e6).lower_bytes, 4.0e6 - 1e10 * 3.5e-4);
+  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 5.0e6).lower_bytes, 0.0) << "past the largest burst measured";
+  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16).lower_bytes, 0.0) << "any burst";
+  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 0.9e6).lower_bytes, 1.0e6) << "on the floor";
+  with_bursts.set_isolated_bursts({{16, 1.2e6, 1e-5, 1e-5}});  // c = 1.1e6, above the floor's 1e6: the floor stays
+  const m::CapacityBracket above = with_bursts.capacity_bracket(16, 1.1e6);
+  EXPECT_DOUBLE_EQ(above.lower_bytes, 1.0e6);
+  EXPECT_FALSE(above.lower_from_drain_branch);
+  EXPECT_DOUBLE_EQ(above.lower_from_volume_bytes, 0.0);
   const m::CapacityBracket b24 = model.capacity_bracket(24);  // K = 16's branch: the largest measured K' <= 24
   EXPECT_DOUBLE_EQ(b24.lower_bytes, 0.0);
   EXPECT_EQ(b24.lower_from_k, 16);

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "xs/common/error.hpp"
+#include "xs/fit/calibration_file.hpp"
 #include "xs/model/platform_model.hpp"
 #include "xs/moe/advisor/frozen_prediction.hpp"
 #include "xs/moe/advisor/moe_advisor.hpp"
@@ -272,7 +273,7 @@ std::vector<moe::AdvisorRow> run_predict_moe(const PredictMoeOptions& o) {
     // replacing its parameter by that point.
     if (o.platform.model_path.empty()) return advice.rows;
     moe::CalibrationInputs cal = moe::calibration_inputs(report::read_json_file(o.platform.model_path),
-                                                         model::PlatformModel::load(o.platform.model_path),
+                                                         fit::load_platform_model(o.platform.model_path),
                                                          o.platform.model_path, "", c.num_sms, c.block_n);
     cal.platform = p;
     const auto given = [](moe::InputBracket& b, double v, const char* flag) { b = {v, v, v, "", flag}; };

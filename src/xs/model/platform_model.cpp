@@ -12,9 +12,7 @@
 #include <utility>
 
 #include "xs/common/error.hpp"
-#include "xs/report/file_io.hpp"
 #include "xs/report/json_read.hpp"
-#include "xs/report/result_file.hpp"
 
 namespace xs::model {
 namespace {
@@ -245,7 +243,14 @@ PlatformModel PlatformModel::from_json(const json& section) {
   return m;
 }
 
-CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
+void PlatformModel::set_isolated_bursts(std::vector<IsolatedBurst> bursts) {
+  std::sort(bursts.begin(), bursts.end(), [](const IsolatedBurst& a, const IsolatedBurst& b) {
+    return std::pair(a.num_producers, a.volume_bytes) < std::pair(b.num_producers, b.volume_bytes);
+  });
+  isolated_bursts_ = std::move(bursts);
+}
+
+CapacityBracket PlatformModel::capacity_bracket(int num_producers, double burst_volume_bytes) const {
   CapacityBracket b;
   b.upper_bytes = std::numeric_limits<double>::infinity();
   auto raise_lower = [&](double bytes, int k) {
@@ -270,49 +275,42 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers) const {
   }
   // Not identified here, and the drain branch of the largest measured K' <= K sits below that K's floor (the
   // fitter's weighted V - R T_iss of the bursts past the knee, branch_estimate_bytes): the floor says what small
-  // bursts absorb, the branch that large ones wait behind more. How much more is not resolved: on the H100 host
-  // the burst's last producer leaves the floor gradually (its c falls from 2.2 to 0.6 MB within 2x the knee at
-  // K 66, docs/lab-notes/2026-12-07-night.md), and far past the knee R's own interval moves c by about a MB.
-  // The branch's weighted c is no lower end either: on data planted with two capacities it sat above the tail's
-  // in 400 of 400 rows (tests/fit/truth_coverage_test.cpp, two_capacity_knee). So the bracket starts at 0 (added
-  // 2026-12-08; before it started at the floor, which results/cpu/q-bracket-sensitivity/ showed committed
-  // scores resting on).
+  // bursts absorb, the branch that larger ones wait behind more. On the H100 host the burst's last producer leaves
+  // the floor gradually (its c = V - R T falls from 2.2 to 0.6 MB within 2x the knee at K 66,
+  // docs/lab-notes/2026-12-07-night.md), and far past the knee R's own interval moves c by about a MB. The branch's
+  // weighted c is no lower end: on data planted with two capacities it sat above the tail's in 400 of 400 rows
+  // (tests/fit/truth_coverage_test.cpp, two_capacity_knee). So a burst past the floor's bound takes the c of the
+  // measured burst at the next volume (c falls with V past the knee; on the floor that c still lets V issue
+  // freely), and one past every measured burst, or of unknown volume, 0 (2026-12-07 late; before, the bracket
+  // started at the floor, which results/cpu/q-bracket-sensitivity/ showed committed scores resting on).
   if (!identified_here) {
     const CapacityEvidence* branch = nullptr;
     for (const CapacityEvidence& e : capacity_evidence_)
       if (e.num_producers <= num_producers && e.has_branch_estimate) branch = &e;  // sorted by K: the largest
-    if (branch && branch->branch_estimate_bytes < branch->floor_lower_bound_bytes && b.lower_bytes > 0) {
-      b.lower_bytes = 0;
-      b.lower_from_k = branch->num_producers;
-      b.lower_from_drain_branch = true;
+    // A burst no larger than the floor's bound at K' is smaller than a burst the floor measured (that bound is
+    // V - R T_iss of a floor burst, so its V is larger): it issues without backpressure, and the floor stays.
+    const bool on_floor = branch && burst_volume_bytes <= branch->floor_lower_bound_bytes;
+    if (branch && !on_floor && branch->branch_estimate_bytes < branch->floor_lower_bound_bytes && b.lower_bytes > 0) {
+      // The measured burst of the smallest V'' >= V at the largest K' <= K that has isolated bursts.
+      int k_bursts = 0;
+      for (const IsolatedBurst& ib : isolated_bursts_)
+        if (ib.num_producers <= num_producers) k_bursts = std::max(k_bursts, ib.num_producers);
+      const IsolatedBurst* next = nullptr;
+      if (std::isfinite(burst_volume_bytes))
+        for (const IsolatedBurst& ib : isolated_bursts_)
+          if (ib.num_producers == k_bursts && ib.volume_bytes >= burst_volume_bytes) { next = &ib; break; }
+      const double r_hi = drain_rate_ci95_hi_ > 0 ? drain_rate_ci95_hi_ : drain_rate_bps_;
+      const double measured = next && std::isfinite(r_hi) ? std::max(0.0, next->volume_bytes - r_hi * next->span_hi_s) : 0.0;
+      if (measured < b.lower_bytes) {
+        b.lower_bytes = measured;
+        b.lower_from_k = next ? next->num_producers : branch->num_producers;
+        b.lower_from_volume_bytes = next ? next->volume_bytes : 0.0;
+        b.lower_from_drain_branch = true;
+      }
     }
   }
   b.consistent = b.lower_bytes < b.upper_bytes;
   return b;
-}
-
-PlatformModel PlatformModel::load(const std::string& path) {
-  return from_result_text(report::read_text_file(path), path);
-}
-
-PlatformModel PlatformModel::from_result_text(std::string_view text, const std::string& path) {
-  // The one strict reader of result files: duplicate or unknown keys, NaN/inf/overflowing numbers, invalid
-  // points and another schema are input errors naming the JSON path.
-  const report::ResultFile file = report::parse_result_text(text, path);
-  if (!file.model.is_object())
-    throw input_error("model", path + ": model: null; expected a fitted model section (a calibration file "
-                               "written by xstage-calibrate)");
-  PlatformModel m;
-  try {
-    m = from_json(file.model);
-  } catch (const Error& e) {
-    const Error named = report::with_schema_version(e, report::result_schema(file.schema_minor));
-    throw Error(named.code(), named.domain(), named.field(), path + ": " + named.what());
-  }
-  if (!m.drain_rate_identified())
-    throw input_error("model.R_bound", path + ": R not identified by this calibration (R_bound \"not_identified\"): "
-                                       "it cannot predict; recalibrate with zero-gap periodic points over several V");
-  return m;
 }
 
 namespace {

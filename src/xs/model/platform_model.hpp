@@ -15,7 +15,7 @@
 // numbers are input_error naming the path; of `fit` (the fitter's diagnostics) only the Q rows' capacity
 // evidence is read, leniently (capacity_evidence()); ci95/R_ci95 may
 // be null; a model with R_bound "not_identified" is read by from_json (drain_rate_identified() false, R
-// NaN) but refused by load(): "R not identified by this calibration".
+// NaN) but refused by fit::load_platform_model(): "R not identified by this calibration".
 #pragma once
 #include <cmath>
 #include <limits>
@@ -59,6 +59,14 @@ struct CapacityEvidence {
   bool has_branch_estimate = false;
   double branch_estimate_bytes = 0;      // clamped at 0 (noise can drive V - R T below it)
 };
+// One measured isolated burst of a calibration file (fit::load_platform_model reads them from its points): K, V and
+// the p10..p90 of its slowest producer's issue span over the repetitions. V - R T of the burst is the capacity
+// the burst behaved as (eq. 7's Q where it was backpressured).
+struct IsolatedBurst {
+  int num_producers = 0;
+  double volume_bytes = 0;
+  double span_lo_s = 0, span_hi_s = 0;
+};
 // Q(K) in [lower_bytes, upper_bytes): upper_bytes = +inf where nothing bounds it from above.
 struct CapacityBracket {
   double lower_bytes = 0;
@@ -67,6 +75,7 @@ struct CapacityBracket {
   // true: the lower end is 0 because the drain branch (the bursts past the knee) lies below the floor: Q(K) was
   // not identified because the two disagree, and past the knee the data do not resolve Q (capacity_bracket).
   bool lower_from_drain_branch = false;
+  double lower_from_volume_bytes = 0;  // then: the measured isolated burst (K = lower_from_k) that gave it; 0: none
   bool consistent = true;  // false: lower >= upper, the evidence contradicts itself (or Q falls with K)
 };
 
@@ -101,12 +110,8 @@ class PlatformModel {
   static PlatformModel constant(double drain_rate_bps, double tiss0_s, double capacity_bytes);
   // From a calibration file's `model` object; throws input_error naming the missing/bad field.
   static PlatformModel from_json(const nlohmann::json& model_section);
-  // From a whole result/calibration file on disk, through the strict result-file reader
-  // (report::read_result_file: schema, duplicate/unknown keys, points); input_error otherwise.
-  static PlatformModel load(const std::string& path);
-  // The same from the file's bytes already read (`source` names them in errors): a caller that also hashes
-  // or reads other sections of the file uses one read, so all of it comes from the same bytes.
-  static PlatformModel from_result_text(std::string_view text, const std::string& source);
+  // A whole calibration file on disk is read by xs::fit::load_platform_model (xs/fit/calibration_file.hpp): this
+  // floor computes and reads no files.
 
   double drain_rate_bps() const { return drain_rate_bps_; }
   // R with its flags: a point only when R_bound is "fit" and R_constrained (a lower bound, an unidentified
@@ -136,6 +141,10 @@ class PlatformModel {
   // Capacity evidence per K, from the fitter's diagnostics (`fit.Q[]`: floor_lower_bound_bytes,
   // drain_start_V_bytes), sorted by K; empty for files without them.
   const std::vector<CapacityEvidence>& capacity_evidence() const { return capacity_evidence_; }
+  // The file's isolated bursts (not in the model section: fit::load_platform_model sets them from its points),
+  // sorted by (K, V). Empty for a model read from a section alone.
+  void set_isolated_bursts(std::vector<IsolatedBurst> bursts);
+  const std::vector<IsolatedBurst>& isolated_bursts() const { return isolated_bursts_; }
   // Q(K) bracketed by every K' measured, assuming Q(K) nondecreasing in K (the knee is per producer,
   // section 3.5; every calibration so far has it so): a floor burst of K' <= K producers bounds Q(K) from
   // below; an identified Q(K') (ci95) bounds it from below (K' <= K) and above (K' >= K). For a K whose Q is not
@@ -145,7 +154,15 @@ class PlatformModel {
   // that K's floor, the lower end is 0 (lower_from_drain_branch): the floor says what small bursts absorb, bursts
   // past the knee wait behind more, by an amount the data do not resolve (the H100's soft knee,
   // docs/lab-notes/2026-12-07-night.md; platform_model.cpp says why not the branch's own estimate).
-  CapacityBracket capacity_bracket(int num_producers) const;
+  // burst_volume_bytes: the volume of the burst the bracket is for. A burst no larger than K''s floor bound is
+  // smaller than a floor burst measured there (no backpressure), so the floor stays the lower end for it. A larger
+  // one, where the branch contradicts the floor, takes V'' - R_hi T_hi of the measured isolated burst of the
+  // smallest V'' >= V at that K' (isolated_bursts(); T_hi its span's p90, R_hi R's ci95 top): past the knee a
+  // larger burst waits behind at least as much (its last producer's c = V - R T falls with V in every H100 knee
+  // table), and on the floor that value still issues V without backpressure. No such burst, or +inf (the
+  // default): 0.
+  CapacityBracket capacity_bracket(int num_producers,
+                                   double burst_volume_bytes = std::numeric_limits<double>::infinity()) const;
   const std::string& drain_rate_bound() const { return drain_rate_bound_; }  // "fit", "lower", "not_identified"
   bool drain_rate_identified() const { return drain_rate_bound_ != "not_identified"; }
 
@@ -159,6 +176,7 @@ class PlatformModel {
   std::vector<CapacityPoint> capacity_;
   std::vector<int> unidentified_capacity_k_;
   std::vector<CapacityEvidence> capacity_evidence_;
+  std::vector<IsolatedBurst> isolated_bursts_;
   std::string drain_rate_bound_ = "fit";
 };
 

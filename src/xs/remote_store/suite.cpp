@@ -13,6 +13,7 @@
 #include "xs/bench/runner.hpp"
 #include "xs/bench/sweep.hpp"
 #include "xs/common/error.hpp"
+#include "xs/fit/calibration_file.hpp"
 #include "xs/fit/fit.hpp"
 #include "xs/model/platform_model.hpp"
 #include "xs/report/file_io.hpp"
@@ -50,7 +51,7 @@ int dry_run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c
   const auto points = expand(suite, f, /*show_sweep_rules=*/true, config);
   check_points_without_device(f.backend, points);  // refuses what the run refuses; no GPU is touched
   // The run's other checks before measuring, in its order: --model, then --out, the journal and its state.
-  if (!c.model_path.empty()) (void)model::PlatformModel::load(c.model_path);
+  if (!c.model_path.empty()) (void)fit::load_platform_model(c.model_path);
   const std::string out = c.out_path.empty() ? default_out_path(c, f) : c.out_path;
   bench::check_journal_for_dry_run(report::journal_path_for(out), out, c.resume, [](const std::string& path) {
     const report::JournalContents contents = report::read_journal(path);
@@ -74,7 +75,7 @@ int run(Suite suite, const RemoteStoreFlags& f, const bench::SuiteContext& c) {
   bench::agree(comm, [&] {  // one rank's refusal ends every rank with the same message
     points = expand(suite, f, /*show_sweep_rules=*/false, config, root);
     // Load the model before measuring so a bad --model fails before any launch.
-    if (!c.model_path.empty()) platform = model::PlatformModel::load(c.model_path);
+    if (!c.model_path.empty()) platform = fit::load_platform_model(c.model_path);
     out = c.out_path.empty() ? default_out_path(c, f) : c.out_path;
     // Every output is checked (not created) before the backend starts; run_sweep creates the folders.
     report::check_output_path(out, "--out");

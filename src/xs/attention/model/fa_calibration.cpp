@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "xs/common/error.hpp"
+#include "xs/fit/calibration_file.hpp"
 #include "xs/report/fnv1a.hpp"
 #include "xs/report/measured_device.hpp"
 #include "xs/report/result_file.hpp"
@@ -57,7 +58,7 @@ FaCalibration fa_calibration_from_model(const json& model_section, const std::st
 
 FaCalibration load_fa_calibration(std::string_view text, const std::string& path) {
   FaCalibration c;
-  c.platform = xs::model::PlatformModel::from_result_text(text, path);  // strict; refuses an unidentified R
+  c.platform = xs::fit::platform_model_from_result_text(text, path);  // strict; refuses an unidentified R
   const report::ResultFile file = report::parse_result_text(text, path);
   c.path = path;
   c.fnv1a64 = report::fnv1a64(text);
@@ -184,7 +185,7 @@ Term tiss0_term(const FaCalibration& c, int k, double v) {
   return t;
 }
 
-Term capacity_term(const FaCalibration& c, int k) {
+Term capacity_term(const FaCalibration& c, int k, double burst_volume_bytes) {
   Term t;
   const xs::model::PlatformModel& p = c.platform;
   if (p.has_capacity()) {
@@ -199,7 +200,7 @@ Term capacity_term(const FaCalibration& c, int k) {
         return t;
       }
   }
-  const xs::model::CapacityBracket b = p.capacity_bracket(k);
+  const xs::model::CapacityBracket b = p.capacity_bracket(k, burst_volume_bytes);
   t.source = "bracket";
   if (!b.consistent) {
     t.range = {0, INFINITY};

@@ -68,8 +68,9 @@ Term drain_rate_term(const FaCalibration& c);
 // K; otherwise the bracket that monotonicity in V gives: below by the constrained rows of this K at smaller
 // V, above by every measured burst and row of this K at larger or equal V. No row at this K: [0, inf).
 Term tiss0_term(const FaCalibration& c, int num_producers, double volume_bytes);
-// Q(K): a point only where the fitter identified it at this K; else the bracket of xs::model::CapacityBracket
+// Q(K) for a burst of burst_volume_bytes: a point only where the fitter identified it at this K; else the bracket of
+// xs::model::PlatformModel::capacity_bracket(K, V)
 // (an inconsistent one is [0, inf)).
-Term capacity_term(const FaCalibration& c, int num_producers);
+Term capacity_term(const FaCalibration& c, int num_producers, double burst_volume_bytes);
 
 }  // namespace xs::attention::model

@@ -73,7 +73,7 @@ FaFrozenInputs frozen_inputs(const FaPointConfig& config, const FaComputeOnly& c
   const double v = k * xs::model::fa_tile_bytes(TileShape::kBlockM, head_dim, TileShape::kElemBytes);
   in.drain_rate = drain_rate_term(calibration);
   in.tiss0 = tiss0_term(calibration, k, v);
-  in.capacity = capacity_term(calibration, k);
+  in.capacity = capacity_term(calibration, k, v);
   in.provenance = {{"calibration_file", calibration.path}, {"calibration_fnv1a64", calibration.fnv1a64},
                    {"calibration_git_sha", calibration.git_sha}, {"calibration_date_utc", calibration.date_utc},
                    {"calibration_target", calibration.target}, {"calibration_backend", calibration.backend},

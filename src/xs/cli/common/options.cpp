@@ -10,6 +10,7 @@
 #include "xs/bench/calibration.hpp"
 #include "xs/common/error.hpp"
 #include "xs/common/units.hpp"
+#include "xs/fit/calibration_file.hpp"
 #include "xs/model/platform_model.hpp"
 #include "xs/report/file_io.hpp"
 #include "xs/report/json_read.hpp"
@@ -133,7 +134,7 @@ Platform resolve_platform(const PlatformFlags& f, std::optional<long long> num_p
       p.capacity_bytes = f.capacity_bytes;
     return p;
   }
-  const model::PlatformModel calibrated = model::PlatformModel::load(f.model_path);
+  const model::PlatformModel calibrated = fit::load_platform_model(f.model_path);
   const auto note_not_point = [&p](Platform::Param param, const model::Lookup& l) {
     if (l.usable_as_point) return;
     Platform::NotPoint n{param, l.not_point_reason, l.has_bracket(), l.bracket_lo, l.bracket_hi};

@@ -11,16 +11,22 @@
 #include <memory>
 #include <optional>
 
+#include "xs/backends/cuda/devices.hpp"
+#include "xs/backends/gpu/gpu_backend.hpp"
+#include "xs/backends/gpu/target_cache.hpp"
+#include "xs/backends/gpu/topology_probe.hpp"
+#include "xs/backends/nccl/rank_windows.hpp"
 #include "xs/bench/app_bench.hpp"
 #include "xs/bench/rank_agree.hpp"
 #include "xs/bench/runner.hpp"
 #include "xs/bench/topology_record.hpp"
 #include "xs/common/error.hpp"
 #include "xs/common/program_name.hpp"
+#include "xs/fit/calibration_file.hpp"
 #include "xs/model/platform_model.hpp"
-#include "xs/moe/io/advice_json.hpp"
 #include "xs/moe/advisor/advisor_platform.hpp"
 #include "xs/moe/advisor/moe_advisor.hpp"
+#include "xs/moe/io/advice_json.hpp"
 #include "xs/moe/model/moe_model.hpp"
 #include "xs/moe/point/moe_point_json.hpp"
 #include "xs/moe/run/moe_runner.hpp"
@@ -29,11 +35,6 @@
 #include "xs/report/journal.hpp"
 #include "xs/report/json_read.hpp"
 #include "xs/report/result_file.hpp"
-#include "xs/backends/cuda/devices.hpp"
-#include "xs/backends/gpu/gpu_backend.hpp"
-#include "xs/backends/nccl/rank_windows.hpp"
-#include "xs/backends/gpu/target_cache.hpp"
-#include "xs/backends/gpu/topology_probe.hpp"
 
 namespace xs::moe {
 namespace {
@@ -262,7 +263,7 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
                                 report::OutputKind::kJournal);
     }
     if (!o.model_path.empty()) {  // before any launch
-      cal = Calibration{model::PlatformModel::load(o.model_path), ""};
+      cal = Calibration{fit::load_platform_model(o.model_path), ""};
       const json file = report::read_json_file(o.model_path);
       if (file.contains("config") && file["config"].is_object() && file["config"].value("target", "") != "")
         cal->target = file["config"]["target"].get<std::string>();

@@ -1,0 +1,43 @@
+// xstage fit layer: a calibration file's platform model (calibration_file.hpp).
+#include "xs/fit/calibration_file.hpp"
+
+#include "xs/common/error.hpp"
+#include "xs/common/stats.hpp"
+#include "xs/report/file_io.hpp"
+#include "xs/report/result_file.hpp"
+
+namespace xs::fit {
+
+model::PlatformModel load_platform_model(const std::string& path) {
+  return platform_model_from_result_text(report::read_text_file(path), path);
+}
+
+model::PlatformModel platform_model_from_result_text(std::string_view text, const std::string& path) {
+  // The one strict reader of result files: duplicate or unknown keys, NaN/inf/overflowing numbers, invalid
+  // points and another schema are input errors naming the JSON path.
+  const report::ResultFile file = report::parse_result_text(text, path);
+  if (!file.model.is_object())
+    throw input_error("model", path + ": model: null; expected a fitted model section (a calibration file "
+                               "written by xstage-calibrate)");
+  model::PlatformModel m;
+  try {
+    m = model::PlatformModel::from_json(file.model);
+  } catch (const Error& e) {
+    const Error named = report::with_schema_version(e, report::result_schema(file.schema_minor));
+    throw Error(named.code(), named.domain(), named.field(), path + ": " + named.what());
+  }
+  // The isolated bursts behind Q's bracket (PlatformModel::capacity_bracket): measured, not skipped, no clock drop.
+  std::vector<model::IsolatedBurst> bursts;
+  for (const PointRecord& p : file.points)
+    if (p.spec.suite == Suite::kIsolated && !p.skipped && !p.clock_flagged && p.issue_time_max_s &&
+        has_values(*p.issue_time_max_s))
+      bursts.push_back({p.spec.num_producers, static_cast<double>(p.spec.volume_bytes()), p.issue_time_max_s->p10,
+                        p.issue_time_max_s->p90});
+  m.set_isolated_bursts(std::move(bursts));
+  if (!m.drain_rate_identified())
+    throw input_error("model.R_bound", path + ": R not identified by this calibration (R_bound \"not_identified\"): "
+                                       "it cannot predict; recalibrate with zero-gap periodic points over several V");
+  return m;
+}
+
+}  // namespace xs::fit
