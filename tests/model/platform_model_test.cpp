@@ -307,7 +307,7 @@ json bracket_section() {
           {"K": 32, "bytes": null, "ci95": null, "bound": "not_identified"}],
     "fit": {"Q": [{"K": 16, "floor_lower_bound_bytes": 1.0e6, "drain_start_V_bytes": 4.0e6, "note": "x"},
                   {"K": 32, "floor_lower_bound_bytes": 2.0e6, "drain_start_V_bytes": 3.0e6},
-                  {"K": 64, "floor_lower_bound_bytes": "n/a"}, {"note": "no K"}]}
+                  {"K": 64, "floor_lower_bound_bytes": null}, {"note": "no K"}]}
   })");
 }
 }  // namespace
@@ -340,6 +340,28 @@ TEST(PlatformModelCapacityBracket, FloorsBelowAndIdentifiedRowsBracketAnUnidenti
 // branch_estimate_bytes) lies below that K's floor, the bracket starts at 0: past the knee the bursts wait behind
 // more than the floor allows, by an amount the data do not resolve. A branch above its floor changes nothing; an
 // identified Q at K keeps its ci95; a K' without a floor is no contradiction.
+// The numbers that set Q's bracket are refused, naming their field, where present and not numbers (they once were
+// dropped silently, which changed verdicts: the hostile-CLI review of 2026-12-07 late).
+TEST(PlatformModelCapacityBracket, ItsEvidenceIsCheckedWherePresent) {
+  for (const char* key : {"floor_lower_bound_bytes", "drain_start_V_bytes", "branch_estimate_bytes"})
+    for (const json& bad : {json("1MB"), json(true), json::object()}) {
+      json section = bracket_section();
+      section["fit"]["Q"][0][key] = bad;
+      try {
+        (void)m::PlatformModel::from_json(section);
+        ADD_FAILURE() << key << " = " << bad.dump() << " was accepted";
+      } catch (const xs::Error& e) {
+        EXPECT_NE(std::string(e.what()).find(std::string("fit.Q[0].") + key), std::string::npos) << e.what();
+      }
+    }
+  json section = bracket_section();
+  section["fit"]["Q"][0]["floor_lower_bound_bytes"] = -5e5;
+  EXPECT_THROW((void)m::PlatformModel::from_json(section), xs::Error);
+  section["fit"]["Q"][0]["floor_lower_bound_bytes"] = 1e6;
+  section["fit"]["Q"][0]["branch_estimate_bytes"] = -5e5;  // the branch's V - R T may be negative (noise): read as 0
+  EXPECT_NO_THROW((void)m::PlatformModel::from_json(section));
+}
+
 TEST(PlatformModelCapacityBracket, ADrainBranchBelowTheFloorOpensTheLowerEnd) {
   json section = bracket_section();
   section["fit"]["Q"][0]["branch_estimate_bytes"] = 3.0e5;  // K = 16, floor 1e6
@@ -358,24 +380,49 @@ TEST(PlatformModelCapacityBracket, ADrainBranchBelowTheFloorOpensTheLowerEnd) {
   EXPECT_DOUBLE_EQ(small.lower_bytes, 1.0e6);
   EXPECT_FALSE(small.lower_from_drain_branch);
   EXPECT_DOUBLE_EQ(model.capacity_bracket(16, 1.1e6).lower_bytes, 0.0);
-  // With the file's isolated bursts: a burst past the floor takes V'' - R_hi T_hi of the measured burst of the
-  // smallest V'' >= V at the largest K' <= K that has bursts (R_hi: R's ci95 top, here R itself, 1e10 B/s).
-  m::PlatformModel with_bursts = model;
-  with_bursts.set_isolated_bursts({{16, 4.0e6, 3.0e-4, 3.5e-4}, {16, 2.0e6, 0.9e-4, 1.2e-4}, {8, 8e6, 1e-4, 1e-4}});
-  const m::CapacityBracket measured = with_bursts.capacity_bracket(24, 1.5e6);  // V'' = 2e6 at K' = 16
-  EXPECT_DOUBLE_EQ(measured.lower_bytes, 2.0e6 - 1e10 * 1.2e-4);
+  // With the file's isolated bursts: a burst past the floor takes the lowest V'' - R_hi T_max of the measured bursts
+  // at the largest K' <= K that has bursts, past the floor's bound (1e6) and up to max(2V, the first V'' >= V);
+  // R_hi is R's ci95 top (1.1e10 B/s).
+  json with_ci = section;
+  with_ci["R_ci95"] = {0.9e10, 1.1e10};
+  m::PlatformModel with_bursts = m::PlatformModel::from_json(with_ci);
+  const std::vector<m::IsolatedBurst> bursts = {{16, 4.0e6, 3.0e-4, 3.5e-4}, {16, 2.0e6, 0.9e-4, 1.2e-4}, {8, 8e6, 1e-4, 1e-4}};
+  with_bursts.set_isolated_bursts(bursts);
+  const m::CapacityBracket measured = with_bursts.capacity_bracket(24, 1.5e6);  // window (1e6, 3e6]: V'' = 2e6 at K' = 16
+  EXPECT_DOUBLE_EQ(measured.lower_bytes, 2.0e6 - 1.1e10 * 1.2e-4);
   EXPECT_EQ(measured.lower_from_k, 16);
   EXPECT_DOUBLE_EQ(measured.lower_from_volume_bytes, 2.0e6);
   EXPECT_TRUE(measured.lower_from_drain_branch);
-  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 3.0e6).lower_bytes, 4.0e6 - 1e10 * 3.5e-4);
+  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 1.1e6).lower_bytes, 2.0e6 - 1.1e10 * 1.2e-4);
+  // Window (1e6, 6e6]: both bursts, the lower c (4e6's) wins; and it holds for every larger V up to 4e6.
+  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 3.0e6).lower_bytes, 4.0e6 - 1.1e10 * 3.5e-4);
+  EXPECT_LE(with_bursts.capacity_bracket(16, 4.0e6).lower_bytes, with_bursts.capacity_bracket(16, 3.0e6).lower_bytes);
   EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 5.0e6).lower_bytes, 0.0) << "past the largest burst measured";
   EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16).lower_bytes, 0.0) << "any burst";
+  EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, std::nan("")).lower_bytes, 0.0) << "an unknown volume";
   EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 0.9e6).lower_bytes, 1.0e6) << "on the floor";
-  with_bursts.set_isolated_bursts({{16, 1.2e6, 1e-5, 1e-5}});  // c = 1.1e6, above the floor's 1e6: the floor stays
+  // Two bursts of one (K, V) (two address modes, say): the lower c, whatever their order.
+  std::vector<m::IsolatedBurst> twice = bursts;
+  twice.push_back({16, 2.0e6, 1.0e-4, 1.5e-4});
+  for (int order = 0; order < 2; ++order) {
+    with_bursts.set_isolated_bursts(twice);
+    EXPECT_DOUBLE_EQ(with_bursts.capacity_bracket(16, 1.5e6).lower_bytes, 2.0e6 - 1.1e10 * 1.5e-4);
+    std::reverse(twice.begin(), twice.end());
+  }
+  with_bursts.set_isolated_bursts({{16, 1.2e6, 1e-5, 1e-5}});  // c = 1.09e6, above the floor's 1e6: the floor stays
   const m::CapacityBracket above = with_bursts.capacity_bracket(16, 1.1e6);
   EXPECT_DOUBLE_EQ(above.lower_bytes, 1.0e6);
   EXPECT_FALSE(above.lower_from_drain_branch);
   EXPECT_DOUBLE_EQ(above.lower_from_volume_bytes, 0.0);
+  // R without an interval (here its point only) or only a lower bound: V - R T bounds c from above, not below: 0.
+  m::PlatformModel no_interval = model;
+  no_interval.set_isolated_bursts(bursts);
+  EXPECT_DOUBLE_EQ(no_interval.capacity_bracket(16, 1.5e6).lower_bytes, 0.0);
+  json lower_r = with_ci;
+  lower_r["R_bound"] = "lower";
+  m::PlatformModel r_lower = m::PlatformModel::from_json(lower_r);
+  r_lower.set_isolated_bursts(bursts);
+  EXPECT_DOUBLE_EQ(r_lower.capacity_bracket(16, 1.5e6).lower_bytes, 0.0);
   const m::CapacityBracket b24 = model.capacity_bracket(24);  // K = 16's branch: the largest measured K' <= 24
   EXPECT_DOUBLE_EQ(b24.lower_bytes, 0.0);
   EXPECT_EQ(b24.lower_from_k, 16);

@@ -1,6 +1,9 @@
 // xstage fit layer: a calibration file's platform model (calibration_file.hpp).
 #include "xs/fit/calibration_file.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "xs/common/error.hpp"
 #include "xs/common/stats.hpp"
 #include "xs/report/file_io.hpp"
@@ -27,12 +30,24 @@ model::PlatformModel platform_model_from_result_text(std::string_view text, cons
     throw Error(named.code(), named.domain(), named.field(), path + ": " + named.what());
   }
   // The isolated bursts behind Q's bracket (PlatformModel::capacity_bracket): measured, not skipped, no clock drop.
+  // Its span's maximum sets the bracket, so the summary must hold together: finite, p10 <= max, and no sample above
+  // the max where samples are kept.
   std::vector<model::IsolatedBurst> bursts;
-  for (const PointRecord& p : file.points)
-    if (p.spec.suite == Suite::kIsolated && !p.skipped && !p.clock_flagged && p.issue_time_max_s &&
-        has_values(*p.issue_time_max_s))
-      bursts.push_back({p.spec.num_producers, static_cast<double>(p.spec.volume_bytes()), p.issue_time_max_s->p10,
-                        p.issue_time_max_s->p90});
+  for (std::size_t i = 0; i < file.points.size(); ++i) {
+    const PointRecord& p = file.points[i];
+    if (p.spec.suite != Suite::kIsolated || p.skipped || p.clock_flagged || !p.issue_time_max_s ||
+        !has_values(*p.issue_time_max_s))
+      continue;
+    const Summary& t = *p.issue_time_max_s;
+    double sample_max = t.max;
+    for (double x : t.samples) sample_max = std::max(sample_max, x);
+    if (!std::isfinite(t.max) || !std::isfinite(t.p10) || t.p10 < 0 || t.p10 > t.max || sample_max > t.max)
+      throw input_error("points[" + std::to_string(i) + "].issue_time_max_s",
+                        path + ": points[" + std::to_string(i) + "].issue_time_max_s: p10 " + std::to_string(t.p10) +
+                            ", max " + std::to_string(t.max) + " s do not hold together; expected 0 <= p10 <= max, "
+                            "every sample <= max");
+    bursts.push_back({p.spec.num_producers, static_cast<double>(p.spec.volume_bytes()), t.p10, t.max});
+  }
   m.set_isolated_bursts(std::move(bursts));
   if (!m.drain_rate_identified())
     throw input_error("model.R_bound", path + ": R not identified by this calibration (R_bound \"not_identified\"): "

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <limits>
 #include <cmath>
 #include <fstream>
@@ -200,18 +201,23 @@ PlatformModel PlatformModel::from_json(const json& section) {
   // missing or non-numeric field is no evidence).
   if (const json* fit = r.optional("fit"); fit && fit->is_object())
     if (auto q = fit->find("Q"); q != fit->end() && q->is_array())
-      for (const json& row : *q) {
+      for (std::size_t i = 0; i < q->size(); ++i) {
+        const json& row = (*q)[i];
         if (!row.is_object() || !row.contains("K") || !row["K"].is_number_integer()) continue;
-        auto num = [&](const char* key) {
+        // The three numbers that set Q's bracket are checked where present (null: absent); the rest stays free-form.
+        auto num = [&](const char* key, bool non_negative) -> std::optional<double> {
           auto it = row.find(key);
-          return it != row.end() && it->is_number() && std::isfinite(it->get<double>()) && it->get<double>() > 0
-                     ? it->get<double>() : 0.0;
+          if (it == row.end() || it->is_null()) return std::nullopt;
+          const std::string field = "model.fit.Q[" + std::to_string(i) + "]." + key;
+          const double v = report::read_finite(*it, field);
+          if (non_negative && v < 0) throw input_error(field, fmt::format("{} is negative; expected bytes >= 0", v));
+          return v;
         };
-        CapacityEvidence e{row["K"].get<int>(), num("floor_lower_bound_bytes"), num("drain_start_V_bytes")};
-        if (auto it = row.find("branch_estimate_bytes");
-            it != row.end() && it->is_number() && std::isfinite(it->get<double>())) {
+        CapacityEvidence e{row["K"].get<int>(), num("floor_lower_bound_bytes", true).value_or(0.0),
+                           num("drain_start_V_bytes", true).value_or(0.0)};
+        if (const std::optional<double> branch = num("branch_estimate_bytes", false)) {
           e.has_branch_estimate = true;
-          e.branch_estimate_bytes = std::max(0.0, it->get<double>());
+          e.branch_estimate_bytes = std::max(0.0, *branch);
         }
         if (e.num_producers > 0 && (e.floor_lower_bound_bytes > 0 || e.drain_start_volume_bytes > 0 ||
                                     e.has_branch_estimate))
@@ -279,10 +285,10 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers, double burst_
   // the floor gradually (its c = V - R T falls from 2.2 to 0.6 MB within 2x the knee at K 66,
   // docs/lab-notes/2026-12-07-night.md), and far past the knee R's own interval moves c by about a MB. The branch's
   // weighted c is no lower end: on data planted with two capacities it sat above the tail's in 400 of 400 rows
-  // (tests/fit/truth_coverage_test.cpp, two_capacity_knee). So a burst past the floor's bound takes the c of the
-  // measured burst at the next volume (c falls with V past the knee; on the floor that c still lets V issue
-  // freely), and one past every measured burst, or of unknown volume, 0 (2026-12-07 late; before, the bracket
-  // started at the floor, which results/cpu/q-bracket-sensitivity/ showed committed scores resting on).
+  // (tests/fit/truth_coverage_test.cpp, two_capacity_knee). So a burst past the floor's bound takes the lowest c
+  // measured around and below its volume (below), one past every measured burst, or of unknown volume, 0
+  // (2026-12-07 late, in-sample: written after the H100 knee tables and an adversarial review of them; before,
+  // the bracket started at the floor, which results/cpu/q-bracket-sensitivity/ showed committed scores resting on).
   if (!identified_here) {
     const CapacityEvidence* branch = nullptr;
     for (const CapacityEvidence& e : capacity_evidence_)
@@ -291,16 +297,33 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers, double burst_
     // V - R T_iss of a floor burst, so its V is larger): it issues without backpressure, and the floor stays.
     const bool on_floor = branch && burst_volume_bytes <= branch->floor_lower_bound_bytes;
     if (branch && !on_floor && branch->branch_estimate_bytes < branch->floor_lower_bound_bytes && b.lower_bytes > 0) {
-      // The measured burst of the smallest V'' >= V at the largest K' <= K that has isolated bursts.
+      // The measured bursts at the largest K' <= K that has isolated bursts: the lowest c_lo = V'' - R_hi T_max
+      // (R's ci95 top, the slowest repetition) over every burst past the floor's bound up to max(2 V, the first
+      // V'' >= V). Past the knee c falls with V only on the whole (16 of 72 adjacent steps of the H100 knee table
+      // rise, some beyond R's noise), so one neighbour is not enough; taking every burst below V too makes the
+      // end nonincreasing in V. No V'' >= V measured, an unknown V, or R without an interval (a lower bound): 0.
       int k_bursts = 0;
       for (const IsolatedBurst& ib : isolated_bursts_)
         if (ib.num_producers <= num_producers) k_bursts = std::max(k_bursts, ib.num_producers);
-      const IsolatedBurst* next = nullptr;
+      double v_next = std::numeric_limits<double>::infinity();
       if (std::isfinite(burst_volume_bytes))
         for (const IsolatedBurst& ib : isolated_bursts_)
-          if (ib.num_producers == k_bursts && ib.volume_bytes >= burst_volume_bytes) { next = &ib; break; }
-      const double r_hi = drain_rate_ci95_hi_ > 0 ? drain_rate_ci95_hi_ : drain_rate_bps_;
-      const double measured = next && std::isfinite(r_hi) ? std::max(0.0, next->volume_bytes - r_hi * next->span_hi_s) : 0.0;
+          if (ib.num_producers == k_bursts && ib.volume_bytes >= burst_volume_bytes)
+            v_next = std::min(v_next, ib.volume_bytes);
+      const bool r_interval = drain_rate_bound_ == "fit" && drain_rate_ci95_hi_ > drain_rate_bps_;
+      double measured = 0;
+      const IsolatedBurst* lowest = nullptr;
+      if (std::isfinite(v_next) && r_interval) {
+        measured = std::numeric_limits<double>::infinity();
+        const double v_top = std::max(2 * burst_volume_bytes, v_next);
+        for (const IsolatedBurst& ib : isolated_bursts_)
+          if (ib.num_producers == k_bursts && ib.volume_bytes > branch->floor_lower_bound_bytes &&
+              ib.volume_bytes <= v_top) {
+            const double c = std::max(0.0, ib.volume_bytes - drain_rate_ci95_hi_ * ib.span_hi_s);
+            if (c < measured) { measured = c; lowest = &ib; }
+          }
+      }
+      const IsolatedBurst* next = lowest;
       if (measured < b.lower_bytes) {
         b.lower_bytes = measured;
         b.lower_from_k = next ? next->num_producers : branch->num_producers;

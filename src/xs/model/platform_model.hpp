@@ -60,7 +60,7 @@ struct CapacityEvidence {
   double branch_estimate_bytes = 0;      // clamped at 0 (noise can drive V - R T below it)
 };
 // One measured isolated burst of a calibration file (fit::load_platform_model reads them from its points): K, V and
-// the p10..p90 of its slowest producer's issue span over the repetitions. V - R T of the burst is the capacity
+// the p10 and the maximum of its slowest producer's issue span over the repetitions. V - R T of the burst is the capacity
 // the burst behaved as (eq. 7's Q where it was backpressured).
 struct IsolatedBurst {
   int num_producers = 0;
@@ -156,11 +156,11 @@ class PlatformModel {
   // docs/lab-notes/2026-12-07-night.md; platform_model.cpp says why not the branch's own estimate).
   // burst_volume_bytes: the volume of the burst the bracket is for. A burst no larger than K''s floor bound is
   // smaller than a floor burst measured there (no backpressure), so the floor stays the lower end for it. A larger
-  // one, where the branch contradicts the floor, takes V'' - R_hi T_hi of the measured isolated burst of the
-  // smallest V'' >= V at that K' (isolated_bursts(); T_hi its span's p90, R_hi R's ci95 top): past the knee a
-  // larger burst waits behind at least as much (its last producer's c = V - R T falls with V in every H100 knee
-  // table), and on the floor that value still issues V without backpressure. No such burst, or +inf (the
-  // default): 0.
+  // one, where the branch contradicts the floor, takes the lowest V'' - R_hi T_max of the measured isolated bursts
+  // at that K' (isolated_bursts(); T_max the slowest repetition, R_hi R's ci95 top) past the floor's bound and up
+  // to max(2 V, the first V'' >= V): nonincreasing in V, and wide enough for c's non-monotone steps (the H100
+  // knee tables). No V'' >= V measured, R without an interval, or +inf (the default): 0. In-sample and one call:
+  // between calls the same burst has measured 4x slower (docs/lab-notes/2026-12-07-late.md).
   CapacityBracket capacity_bracket(int num_producers,
                                    double burst_volume_bytes = std::numeric_limits<double>::infinity()) const;
   const std::string& drain_rate_bound() const { return drain_rate_bound_; }  // "fit", "lower", "not_identified"

@@ -210,10 +210,12 @@ Term capacity_term(const FaCalibration& c, int k, double burst_volume_bytes) {
   t.range = {b.lower_bytes, b.upper_bytes};
   t.why = fmt::format("Q(K = {}) not identified; the isolated bursts bracket it in [{}, {}){}", k, mb(b.lower_bytes),
                       std::isfinite(b.upper_bytes) ? mb(b.upper_bytes) : std::string("inf"),
-                      b.lower_from_drain_branch
-                          ? fmt::format(" (0: the drain branch at K = {} lies below its floor, and past the knee Q is "
-                                        "not resolved)", b.lower_from_k)
-                          : std::string());
+                      !b.lower_from_drain_branch ? std::string()
+                      : b.lower_from_volume_bytes > 0
+                          ? fmt::format(" (the low end: the measured isolated burst of {} at K = {}, the drain branch "
+                                        "lying below the floor)", mb(b.lower_from_volume_bytes), b.lower_from_k)
+                          : fmt::format(" (0: the drain branch at K = {} lies below its floor, and no measured burst "
+                                        "bounds Q there)", b.lower_from_k));
   return t;
 }
 
