@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
-#include <limits>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "xs/common/error.hpp"
@@ -197,8 +197,8 @@ PlatformModel PlatformModel::from_json(const json& section) {
     m.capacity_.push_back(pt);
   }
   if (m.constant_ && m.capacity_.size() > 1) throw input_error("model.Q", "a constant model has at most one entry");
-  // The fitter's diagnostics stay free-form; only the capacity evidence of its Q rows is read, leniently (a
-  // missing or non-numeric field is no evidence).
+  // The fitter's diagnostics stay free-form; only the capacity evidence of its Q rows is read: a row without an
+  // integer K is no evidence, and the three numbers that set Q's bracket are checked where present.
   if (const json* fit = r.optional("fit"); fit && fit->is_object())
     if (auto q = fit->find("Q"); q != fit->end() && q->is_array())
       for (std::size_t i = 0; i < q->size(); ++i) {
@@ -256,6 +256,33 @@ void PlatformModel::set_isolated_bursts(std::vector<IsolatedBurst> bursts) {
   isolated_bursts_ = std::move(bursts);
 }
 
+PlatformModel::MeasuredCapacity PlatformModel::lowest_measured_capacity(int num_producers, double burst_volume_bytes,
+                                                                      double floor_bytes) const {
+  // The measured bursts at the largest K' <= K that has isolated bursts: the lowest c_lo = V'' - R_hi T_max (R's
+  // ci95 top, the slowest repetition) over every burst past the floor's bound up to max(2 V, the first V'' >= V).
+  // Past the knee c falls with V only on the whole (16 of 72 adjacent steps of the H100 knee table rise, some
+  // beyond R's noise), so one neighbour is not enough; taking every burst below V too makes the end nonincreasing
+  // in V. No V'' >= V measured, an unknown V, or R without an interval (a lower bound): 0.
+  int k_bursts = 0;
+  for (const IsolatedBurst& ib : isolated_bursts_)
+    if (ib.num_producers <= num_producers) k_bursts = std::max(k_bursts, ib.num_producers);
+  double v_next = std::numeric_limits<double>::infinity();
+  if (std::isfinite(burst_volume_bytes))
+    for (const IsolatedBurst& ib : isolated_bursts_)
+      if (ib.num_producers == k_bursts && ib.volume_bytes >= burst_volume_bytes) v_next = std::min(v_next, ib.volume_bytes);
+  const bool r_interval = drain_rate_bound_ == "fit" && drain_rate_ci95_hi_ > drain_rate_bps_;
+  MeasuredCapacity out;
+  if (!std::isfinite(v_next) || !r_interval) return out;
+  out.bytes = std::numeric_limits<double>::infinity();
+  const double v_top = std::max(2 * burst_volume_bytes, v_next);
+  for (const IsolatedBurst& ib : isolated_bursts_)
+    if (ib.num_producers == k_bursts && ib.volume_bytes > floor_bytes && ib.volume_bytes <= v_top) {
+      const double c = std::max(0.0, ib.volume_bytes - drain_rate_ci95_hi_ * ib.span_hi_s);
+      if (c < out.bytes) out = {c, &ib};
+    }
+  return out;
+}
+
 CapacityBracket PlatformModel::capacity_bracket(int num_producers, double burst_volume_bytes) const {
   CapacityBracket b;
   b.upper_bytes = std::numeric_limits<double>::infinity();
@@ -297,37 +324,12 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers, double burst_
     // V - R T_iss of a floor burst, so its V is larger): it issues without backpressure, and the floor stays.
     const bool on_floor = branch && burst_volume_bytes <= branch->floor_lower_bound_bytes;
     if (branch && !on_floor && branch->branch_estimate_bytes < branch->floor_lower_bound_bytes && b.lower_bytes > 0) {
-      // The measured bursts at the largest K' <= K that has isolated bursts: the lowest c_lo = V'' - R_hi T_max
-      // (R's ci95 top, the slowest repetition) over every burst past the floor's bound up to max(2 V, the first
-      // V'' >= V). Past the knee c falls with V only on the whole (16 of 72 adjacent steps of the H100 knee table
-      // rise, some beyond R's noise), so one neighbour is not enough; taking every burst below V too makes the
-      // end nonincreasing in V. No V'' >= V measured, an unknown V, or R without an interval (a lower bound): 0.
-      int k_bursts = 0;
-      for (const IsolatedBurst& ib : isolated_bursts_)
-        if (ib.num_producers <= num_producers) k_bursts = std::max(k_bursts, ib.num_producers);
-      double v_next = std::numeric_limits<double>::infinity();
-      if (std::isfinite(burst_volume_bytes))
-        for (const IsolatedBurst& ib : isolated_bursts_)
-          if (ib.num_producers == k_bursts && ib.volume_bytes >= burst_volume_bytes)
-            v_next = std::min(v_next, ib.volume_bytes);
-      const bool r_interval = drain_rate_bound_ == "fit" && drain_rate_ci95_hi_ > drain_rate_bps_;
-      double measured = 0;
-      const IsolatedBurst* lowest = nullptr;
-      if (std::isfinite(v_next) && r_interval) {
-        measured = std::numeric_limits<double>::infinity();
-        const double v_top = std::max(2 * burst_volume_bytes, v_next);
-        for (const IsolatedBurst& ib : isolated_bursts_)
-          if (ib.num_producers == k_bursts && ib.volume_bytes > branch->floor_lower_bound_bytes &&
-              ib.volume_bytes <= v_top) {
-            const double c = std::max(0.0, ib.volume_bytes - drain_rate_ci95_hi_ * ib.span_hi_s);
-            if (c < measured) { measured = c; lowest = &ib; }
-          }
-      }
-      const IsolatedBurst* next = lowest;
-      if (measured < b.lower_bytes) {
-        b.lower_bytes = measured;
-        b.lower_from_k = next ? next->num_producers : branch->num_producers;
-        b.lower_from_volume_bytes = next ? next->volume_bytes : 0.0;
+      const MeasuredCapacity m = lowest_measured_capacity(num_producers, burst_volume_bytes,
+                                                          branch->floor_lower_bound_bytes);
+      if (m.bytes < b.lower_bytes) {
+        b.lower_bytes = m.bytes;
+        b.lower_from_k = m.burst ? m.burst->num_producers : branch->num_producers;
+        b.lower_from_volume_bytes = m.burst ? m.burst->volume_bytes : 0.0;
         b.lower_from_drain_branch = true;
       }
     }

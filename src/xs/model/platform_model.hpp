@@ -167,6 +167,14 @@ class PlatformModel {
   bool drain_rate_identified() const { return drain_rate_bound_ != "not_identified"; }
 
  private:
+  // The lowest V'' - R_hi T_max of the measured isolated bursts capacity_bracket uses past the floor (0 and no
+  // burst where none applies).
+  struct MeasuredCapacity {
+    double bytes = 0;
+    const IsolatedBurst* burst = nullptr;
+  };
+  MeasuredCapacity lowest_measured_capacity(int num_producers, double burst_volume_bytes, double floor_bytes) const;
+
   bool constant_ = false;
   double drain_rate_bps_ = 0;
   double drain_rate_ci95_lo_ = 0, drain_rate_ci95_hi_ = 0;
