@@ -251,6 +251,17 @@ def interval_score_lines(data, names):
             "factor-of-two interval can meet by luck).", ""] + out + [""]
 
 
+def sample_status(score):
+    """Whether a score file's rows are out of sample for the rule it was scored with (the current one): from the
+    file flags fa-score writes, never asserted. Q's bracket is part of the rule, so a later change to it makes older
+    data in-sample (rule fa_frozen_q_bracket_measured_lower and after)."""
+    rule = get(score, "rule", "id") or "?"
+    files = score.get("files") or []
+    if files and all(f.get("in_sample_for_the_rule") is False for f in files):
+        return f"out of sample for the current rule `{rule}`"
+    return f"in-sample for the current rule `{rule}`, written after these data"
+
+
 def fa_score_section(inputs, rel, title):
     data = inputs.json(rel, optional=True)
     if data is None:
@@ -986,8 +997,8 @@ def render_headline(inputs):
         if v6:
             vt = v6.get("tally") or {}
             v = lambda k, o: (vt.get(k) or {}).get(o, 0)  # noqa: E731
-            out[-1] += (f" On an H100 calibration and run made after `{get(v6, 'rule', 'id')}` was written (out of "
-                        f"sample for it): model {' / '.join(str(v('model', o)) for o in OUTCOMES[:3])}, E_res = 0 "
+            out[-1] += (" On an H100 calibration and run made after `fa_frozen_three_outcomes` was written "
+                        f"({sample_status(v6)}): model {' / '.join(str(v('model', o)) for o in OUTCOMES[:3])}, E_res = 0 "
                         f"{' / '.join(str(v('zero', o)) for o in OUTCOMES[:3])}"
                         + (f" ({v('zero', 'agrees_on_a_wide_measurement')} of its agreements on a wide measurement)"
                            if v('zero', 'agrees_on_a_wide_measurement') else "") + ".")
@@ -1022,8 +1033,8 @@ def render_headline(inputs):
             out[-1] += (" Ranked by the median interval score (rule `fa_frozen_interval_score`; width plus 40× each "
                         f"miss, lower is better): on those H200 points {r_set} (the rule was written after these data)"
                         + (f"; on the later H200 call {r_later}" if r_later else "")
-                        + (f"; on an H100 calibration and run made after the rule was written (out of sample for it) "
-                           f"{r_v5}" if r_v5 else "") + ".")
+                        + (f"; on an H100 calibration and run made after the rule was written (out of sample for "
+                           f"that scoring rule; {sample_status(v5)}) {r_v5}" if r_v5 else "") + ".")
             fixed = [fixed_interval_is(score, (lambda r: r.get("calibration_predates_data") is True) if pre
                                        else (lambda r: True)),
                      fixed_interval_is(later), fixed_interval_is(v5)]

@@ -9,6 +9,7 @@ datapath (U* opcodes) and how many R2UR conversions it has: a Q-loop whose wgmma
 datapath shows R2UR in the tens (f979823's split-tail kernel: 48 per iteration against 16). With --ptxas, the
 registers, stack and spills ptxas -v printed into the build log for each flash_attention_kernel instantiation that
 build compiled (spills must be 0; none listed: the library was already built).
+Exit codes: 0 report printed, 2 bad usage or a missing input.
 """
 import collections
 import os
@@ -17,9 +18,6 @@ import sys
 
 
 def functions(path):
-    if not os.path.isfile(path):
-        print(f"sass_loop_ops: no SASS file {path}")
-        return
     name, ins = None, []
     for line in open(path, encoding="utf-8", errors="replace"):
         m = re.search(r"Function : (\S+)", line)
@@ -46,9 +44,6 @@ def short(name):
 
 def ptxas(path):
     """Registers, stack and spills of each flash_attention_kernel that ptxas -v reported in a build log."""
-    if not os.path.isfile(path):
-        print(f"ptxas: no build log {path}")
-        return
     text = open(path, encoding="utf-8", errors="replace").read()
     n = bad = 0
     for m in re.finditer(r"Compiling entry function '(\S*flash_attention_kernel\S*)' for 'sm_\w+'\n(.*?)Compile time",
@@ -64,8 +59,16 @@ def ptxas(path):
 
 def main():
     args = sys.argv[1:]
-    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--ptxas"):
-        sys.exit("usage: sass_loop_ops.py SASS_FILE [--ptxas BUILD_LOG]")
+    usage = "(usage: sass_loop_ops.py SASS_FILE [--ptxas BUILD_LOG])"
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--ptxas") or args[0].startswith("-"):
+        print(f"sass_loop_ops: error: expected one SASS file and optionally --ptxas BUILD_LOG, got {args} {usage}",
+              file=sys.stderr)
+        sys.exit(2)
+    # Every input exists before anything is printed: a missing file is bad input (exit 2), not an empty report.
+    for label, path in [("SASS file", args[0])] + ([("build log (--ptxas)", args[2])] if len(args) == 3 else []):
+        if not os.path.isfile(path):
+            print(f"sass_loop_ops: error: no {label} '{path}' {usage}", file=sys.stderr)
+            sys.exit(2)
     for name, ins in functions(args[0]):
         at = {a: i for i, (a, _) in enumerate(ins)}
         hgmma = [i for i, (_, t) in enumerate(ins) if "HGMMA" in t]

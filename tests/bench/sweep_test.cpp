@@ -202,6 +202,17 @@ TEST(Sweep, CapsAreCheckedBeforeExpanding) {
   EXPECT_THROW(expand(c), Error);
   c.defaults = {{"num_bursts", kMaxBursts + 1}};
   EXPECT_THROW(expand(c), Error);
+  // V = K B past 1 TiB is refused by division: 2^60 B at K = 132 wraps to a small V in uint64 (hostile-CLI review).
+  c.defaults = nlohmann::json::object();
+  c.blocks = {{"huge", Suite::kIsolated, "132", "1152921504606846976", "0", nlohmann::json::object()}};
+  try {
+    expand(c);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("V = K x B = 132 x 1152921504606846976"), std::string::npos) << e.what();
+  }
+  c.blocks = {{"edge", Suite::kIsolated, "1", std::to_string(kMaxBurstBytes), "0", nlohmann::json::object()}};
+  EXPECT_EQ(expand(c).size(), 1u);  // exactly 1 TiB is allowed
 }
 
 TEST(Sweep, RaisedBurstCountsAreDescribed) {

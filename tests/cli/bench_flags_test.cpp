@@ -61,6 +61,8 @@ TEST(BenchFlags, PlainRefusals) {
   Scratch s;
   expect_refused(s, kTool, "fa_a2a --backend sim --out f.json", 2, {"fa_a2a has no simulator"});
   expect_refused(s, kTool, kSmall + " --out b.json --md --json", 2, {"--md", "--json"});
+  // --json with --dry-run printed the text listing (hostile-CLI review): refused, naming what each does.
+  expect_refused(s, kTool, kSmall + " --out b.json --dry-run --json", 2, {"--json", "--dry-run", "text listing"});
   write_file(s.path("plain"), "a file, not a folder\n");
   expect_refused(s, kTool, kSmall + " --out b.json --csv plain/t.csv", 2, {"--csv", "not a folder"});
   std::filesystem::remove(s.path("plain"));

@@ -52,6 +52,10 @@ TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSai
   Scratch s;
   expect_refused(s, "xstage-predict", "fa-score " + kMoe + " --model " + kFaCal + " --out score.json", 2,
                  {"holds no fa_a2a point", "megamoe"});
+  // A calibration file given as the result: its points name their suites under spec, and the hint names the
+  // command that writes FA-A2A files (it named a nonexistent --suite flag and "its suites: none").
+  expect_refused(s, "xstage-predict", "fa-score " + kFaCal + " --model " + kFaCal + " --out score.json", 2,
+                 {"holds no fa_a2a point", "its suites: periodic", "(xstage-bench fa_a2a)"});
   const std::string h100_cal = kRoot + "/results/h100/predictions-3a97dd2/calibration-host-fa.json";
   const ToolRun r = s.run("xstage-predict", "fa-score " + kFa + " --model " + h100_cal + " --out score.json");
   ASSERT_EQ(r.rc, 0) << r.err;

@@ -45,7 +45,7 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   EXPECT_EQ(out["extra"]["model_from"], kCalibration);
   EXPECT_EQ(out["extra"]["rejudged"]["num_rejudged"], 5);
   EXPECT_EQ(out["extra"]["rejudged"]["previous_model_from"], in["extra"]["model_from"]);
-  EXPECT_EQ(out["extra"]["rejudged"]["rule"]["id"], "fa_frozen_three_outcomes");
+  EXPECT_EQ(out["extra"]["rejudged"]["rule"]["id"], "fa_frozen_q_bracket_both_ends");
   EXPECT_EQ(out["extra"]["rejudged"]["rules"].size(), 6u);  // v1-v5 and the current rule (v6), with their dates
   // No outcome but agrees / disagrees / not decided anywhere in the new file.
   EXPECT_FALSE(contains(out.dump(), "explained"));
@@ -64,7 +64,7 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
     EXPECT_EQ(b["extra"]["rejudged"]["previous"]["agreement_at"],
               "RESULT.json points[" + std::to_string(i) + "].extra.agreement");
     EXPECT_TRUE(a["extra"]["agreement"].is_string());
-    EXPECT_EQ(b["extra"]["judgement"]["rule"]["id"], "fa_frozen_three_outcomes");
+    EXPECT_EQ(b["extra"]["judgement"]["rule"]["id"], "fa_frozen_q_bracket_both_ends");
     // The per-point copy in extra.fa_a2a carries the same new prediction.
     EXPECT_EQ(out["extra"]["fa_a2a"][i]["prediction"], b["prediction"]);
     EXPECT_EQ(out["extra"]["fa_a2a"][i]["agreement"], b["extra"]["agreement"]);

@@ -141,6 +141,12 @@ TEST(PlatformModel, FromJsonNamesTheBadField) {
   s["Q"][0]["ci95"] = json({2, 1});
   expect_input_error(s, "model.Q[0].ci95");
   s = table_section();
+  s["R_ci95"] = json({740e9, 760e9});  // an interval that does not hold its value (R 717 GB/s)
+  expect_input_error(s, "model.R_ci95");
+  s = table_section();
+  s["tiss0"][0]["ci95"] = json({s["tiss0"][0]["s"].get<double>() * 2, s["tiss0"][0]["s"].get<double>() * 3});
+  expect_input_error(s, "model.tiss0[0].ci95");
+  s = table_section();
   s["Q"][1]["K"] = 8;
   expect_input_error(s, "model.Q[1]");
   s = table_section();
@@ -198,6 +204,8 @@ void expect_load_error(const std::string& file, const std::string& needle) {
     EXPECT_EQ(e.code(), xs::ExitCode::kBadInput);
     EXPECT_NE(what.find(file), std::string::npos) << what;  // names the file
     EXPECT_NE(what.find(needle), std::string::npos) << what;
+    // The file first, the field once: "model: <file>: model: null" read the field twice (hostile-CLI review).
+    EXPECT_EQ(what.rfind(kDataDir + file, 0), 0u) << what;
   }
 }
 
@@ -444,6 +452,73 @@ TEST(PlatformModelCapacityBracket, ADrainBranchBelowTheFloorOpensTheLowerEnd) {
   EXPECT_DOUBLE_EQ(q.bracket_lo, 0.0);
 }
 
+// The upper end past the floor (rule fa_frozen_q_bracket_both_ends): V'' - R_lo T_p10 of the nearest measured burst
+// at or below V past the floor's bound, at the smallest K' >= K with bursts; only where the lower end came from the
+// drain branch, never for an unknown V, never negative, and never below the lower end.
+TEST(PlatformModelCapacityBracket, TheFastestRepetitionsOfDrainedBurstsBoundItFromAbove) {
+  json section = bracket_section();
+  section["fit"]["Q"][0]["branch_estimate_bytes"] = 3.0e5;  // K = 16, floor 1e6: the drain branch below it
+  section["R_ci95"] = {0.9e10, 1.1e10};
+  m::PlatformModel model = m::PlatformModel::from_json(section);
+  model.set_isolated_bursts({{16, 2.0e6, 0.9e-4, 1.2e-4}, {16, 4.0e6, 3.0e-4, 3.5e-4}, {24, 3.0e6, 1.0e-4, 2.0e-4}});
+  const m::CapacityBracket at2 = model.capacity_bracket(16, 2.0e6);
+  EXPECT_DOUBLE_EQ(at2.upper_bytes, 2.0e6 - 0.9e10 * 0.9e-4);
+  EXPECT_DOUBLE_EQ(at2.upper_from_volume_bytes, 2.0e6);
+  EXPECT_EQ(at2.upper_from_k, 16);
+  EXPECT_LE(at2.lower_bytes, at2.upper_bytes);
+  EXPECT_TRUE(at2.consistent);
+  // At 4e6 both bursts are at or below V: the nearest (4e6: 4e6 - 2.7e6 = 1.3e6), not the lower of the two
+  // (2e6's 1.19e6): far past the knee c rises in about half the steps, so only the neighbour is carried.
+  const m::CapacityBracket at4 = model.capacity_bracket(16, 4.0e6);
+  EXPECT_DOUBLE_EQ(at4.upper_bytes, 4.0e6 - 0.9e10 * 3.0e-4);
+  EXPECT_DOUBLE_EQ(at4.upper_from_volume_bytes, 4.0e6);
+  EXPECT_DOUBLE_EQ(at4.lower_bytes, 4.0e6 - 1.1e10 * 3.5e-4);
+  EXPECT_DOUBLE_EQ(model.capacity_bracket(16, 3.0e6).upper_from_volume_bytes, 2.0e6);  // between: the one below
+  // Below every measured burst past the bound, an unknown or unbounded V, on the floor: the upper end unchanged.
+  EXPECT_TRUE(std::isinf(model.capacity_bracket(16, 1.5e6).upper_bytes));
+  EXPECT_TRUE(std::isinf(model.capacity_bracket(16).upper_bytes));
+  EXPECT_TRUE(std::isinf(model.capacity_bracket(16, std::nan("")).upper_bytes));
+  EXPECT_TRUE(std::isinf(model.capacity_bracket(16, 0.9e6).upper_bytes));
+  EXPECT_DOUBLE_EQ(model.capacity_bracket(16, 0.9e6).upper_from_volume_bytes, 0.0);
+  // A K between measured ones takes the bursts of the smallest K' >= K (Q does not fall with K): K = 20 -> 24.
+  const m::CapacityBracket at20 = model.capacity_bracket(20, 3.5e6);
+  EXPECT_EQ(at20.upper_from_k, 24);
+  EXPECT_DOUBLE_EQ(at20.upper_bytes, 3.0e6 - 0.9e10 * 1.0e-4);
+  // Two bursts at the nearest V (two address modes): the higher c_hi, whatever their order.
+  std::vector<m::IsolatedBurst> two = {{16, 2.0e6, 0.9e-4, 1.2e-4}, {16, 2.0e6, 0.5e-4, 1.2e-4}};
+  for (int order = 0; order < 2; ++order) {
+    model.set_isolated_bursts(two);
+    EXPECT_DOUBLE_EQ(model.capacity_bracket(16, 2.0e6).upper_bytes, 2.0e6 - 0.9e10 * 0.5e-4);
+    std::reverse(two.begin(), two.end());
+  }
+  // A burst whose fastest repetitions drained nearly all of it: c_hi small, [0, c_hi] still consistent.
+  model.set_isolated_bursts({{16, 2.0e6, 2.2e-4, 3.0e-4}});
+  const m::CapacityBracket nearly = model.capacity_bracket(16, 2.0e6);
+  EXPECT_DOUBLE_EQ(nearly.lower_bytes, 0.0);
+  EXPECT_NEAR(nearly.upper_bytes, 2.0e6 - 0.9e10 * 2.2e-4, 1e-6);
+  EXPECT_TRUE(nearly.consistent);
+  // One slower than draining all of it at R_lo even in its fastest repetitions (c_hi < 0): the model does not hold
+  // at that burst, and it bounds nothing (the upper end stays +inf).
+  model.set_isolated_bursts({{16, 2.0e6, 3.0e-4, 4.0e-4}});
+  const m::CapacityBracket slow = model.capacity_bracket(16, 2.0e6);
+  EXPECT_TRUE(std::isinf(slow.upper_bytes));
+  EXPECT_DOUBLE_EQ(slow.upper_from_volume_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(slow.lower_bytes, 0.0);
+  EXPECT_TRUE(slow.consistent);
+  // R without an interval: no bound from the bursts (V - R T with R's point is not an interval end).
+  json no_ci = section;
+  no_ci["R_ci95"] = nullptr;
+  m::PlatformModel point_r = m::PlatformModel::from_json(no_ci);
+  point_r.set_isolated_bursts({{16, 2.0e6, 0.9e-4, 1.2e-4}});
+  EXPECT_DOUBLE_EQ(point_r.capacity_bracket(16, 2.0e6).upper_from_volume_bytes, 0.0);
+  // Where the drain branch does not lie below the floor (K = 32's own, above its floor), the bursts bound nothing
+  // from above.
+  section["fit"]["Q"][1]["branch_estimate_bytes"] = 2.5e6;
+  m::PlatformModel above_floor = m::PlatformModel::from_json(section);
+  above_floor.set_isolated_bursts({{32, 4.0e6, 1.0e-4, 1.0e-4}});
+  EXPECT_DOUBLE_EQ(above_floor.capacity_bracket(32, 4.0e6).upper_from_volume_bytes, 0.0);
+}
+
 // An identified Q at a larger K bounds a smaller K's Q from above (Q nondecreasing in K); a drained burst, however
 // tight, does not. A floor above that bound is a contradiction: no bracket.
 TEST(PlatformModelCapacityBracket, OnlyIdentifiedRowsBoundFromAboveAndContradictionsAreNotBounds) {
@@ -455,7 +530,8 @@ TEST(PlatformModelCapacityBracket, OnlyIdentifiedRowsBoundFromAboveAndContradict
   EXPECT_DOUBLE_EQ(b.upper_bytes, 3.5e6);
   EXPECT_EQ(b.upper_from_k, 32);
   EXPECT_TRUE(b.consistent);
-  section["Q"][2]["ci95"] = {0.5e6, 0.9e6};  // below K = 16's floor of 1e6
+  section["Q"][2]["bytes"] = 0.7e6;  // below K = 16's floor of 1e6, with its interval
+  section["Q"][2]["ci95"] = {0.5e6, 0.9e6};
   const auto model = m::PlatformModel::from_json(section);
   EXPECT_FALSE(model.capacity_bracket(16).consistent);
   EXPECT_TRUE(model.capacity_bracket(8).consistent);

@@ -50,6 +50,29 @@ class ScriptInputErrors(unittest.TestCase):
                 ("bad-point.json", json.dumps({"points": [{"spec": {"suite": "loaded"}, "loaded": {"x": 1}}]})),
                 ("point-not-object.json", json.dumps({"points": [3]}))]
 
+    def test_sass_loop_ops(self):
+        """scripts/device/sass_loop_ops.py (fa.sh part sass): a missing dump or build log, or a bogus flag, was exit 0
+        with an empty report (hostile-CLI review of 2026-12-07)."""
+        def refused(*args, needle):
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "device", "sass_loop_ops.py"), *args],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(r.stdout, "")
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertTrue(lines[0].startswith("sass_loop_ops: "), lines[0])
+            self.assertIn("(usage: ", lines[0])
+            self.assertIn(needle, lines[0])
+        missing = os.path.join(self.tmp.name, "missing.sass")
+        refused(missing, needle="missing.sass")
+        refused("--bogus", needle="--bogus")
+        sass = self.file("k.sass", "")
+        refused(sass, "--ptxas", missing, needle="build log")
+        refused(sass, "--ptx", sass, needle="--ptx")
+        ok = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "device", "sass_loop_ops.py"), sass],
+                            capture_output=True, text=True)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+
     def test_interference_table(self):
         self.refused("interference_table.py", os.path.join(self.tmp.name, "missing.json"), needle="missing.json")
         for name, text in self.cases():

@@ -177,6 +177,11 @@ void validate_spec(const PointSpec& spec) {
   if (spec.address_mode == AddressMode::kScattered && spec.bytes_per_producer % kScatterRowBytes != 0)
     throw input_error("B", fmt::format("B={} bytes: address_mode scattered stores {}-byte rows, so B must be a "
                                        "multiple of {}", spec.bytes_per_producer, kScatterRowBytes, kScatterRowBytes));
+  // Checked by division, so the product itself never wraps (B = 2^60 at K = 132 was accepted as a small V).
+  if (spec.bytes_per_producer > kMaxBurstBytes / static_cast<std::uint64_t>(spec.num_producers))
+    throw input_error("B", fmt::format("V = K x B = {} x {} bytes is over the limit of {} (1 TiB) per burst; lower B "
+                                       "or K (e.g. --B 32KiB)", spec.num_producers, spec.bytes_per_producer,
+                                       kMaxBurstBytes));
   if (!(spec.gap_s >= 0) || !std::isfinite(spec.gap_s))
     throw input_error("G", fmt::format("G={} s must be >= 0", spec.gap_s));
   if (spec.gap_s > kMaxGapS)

@@ -42,6 +42,9 @@ inline constexpr int kMaxProducers = 65'536;               // K per point (a GPU
 // K x num_bursts per repetition: the GPU keeps one 32-byte clock record per producer and burst (128 MiB at
 // this cap), the simulator a few doubles (under 200 MiB with noise on), so memory is bounded before allocating.
 inline constexpr std::uint64_t kMaxProducerBursts = 4ull << 20;
+// V = K x B per point: 1 TiB is past any GPU's or host's memory, and keeps K x B (and every offset a kernel forms
+// from it) far from wrapping a 64-bit integer.
+inline constexpr std::uint64_t kMaxBurstBytes = 1ull << 40;
 // G per point: the paper's gaps are microseconds; a gap of seconds per burst is a run of hours.
 inline constexpr double kMaxGapS = 1.0;
 

@@ -44,6 +44,10 @@ int run(const xs::bench::SuiteRegistry& registry, const BenchOptions& o, const s
     if (o.suite_id.empty()) throw xs::input_error("suite", "name a suite to run (see --list)");
     if (o.json && o.flags.tables.markdown)
       throw xs::input_error("--md", "cannot be combined with --json (both print on stdout)");
+    // A dry run makes no result file, so there is nothing for --json to print (it printed the text listing).
+    if (o.json && o.dry_run)
+      throw xs::input_error("--json", "cannot be combined with --dry-run: --json prints the result file, which a dry "
+                                      "run does not make; use --dry-run alone (a text listing of the sweep)");
     found = &registry.at(o.suite_id);
     if (!o.dry_run && comm.size() > 1 && !found->runs_on_ranks)
       throw xs::input_error(found->id, fmt::format("does not run over several ranks yet ({} ranks started): run it "

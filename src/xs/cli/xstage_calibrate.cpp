@@ -204,6 +204,162 @@ xs::bench::SweepConfig build_sweep(const CalibrateOptions& o, const std::string&
   return config;
 }
 
+// --list, --dry-run and --dump-config: the sweep printed, or checked as the run would check it before measuring,
+// without creating a backend (no CUDA call: they work without a GPU).
+int inspect_sweep(const CalibrateOptions& o, const std::string& target, const std::string& out,
+                  std::optional<double> guess_bps) {
+  std::vector<std::string> notes;
+  const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
+  if (o.dump_config) {
+    fmt::print("{}\n", xs::bench::to_json(config).dump(2));
+    return 0;
+  }
+  // What the run would refuse before measuring, --dry-run refuses too (the simulator's checks included).
+  xs::remote_store::check_points_without_device(o.backend, xs::bench::expand(config));
+  print_notes(notes);
+  if (o.config_path.empty() && !guess_bps)
+    std::fprintf(stderr, "xstage-calibrate: note: gap ranges sized for a 717 GB/s drain-rate guess; a real "
+                 "run sizes them from the path's copy-engine bandwidth (fix them with --rate-guess)\n");
+  if (o.list) {
+    xs::remote_store::print_blocks(config, stdout);
+    return 0;
+  }
+  // --dry-run refuses what the run refuses before measuring, with the same exit code: a sweep that cannot
+  // be fitted, gaps short of the plateau (on the simulator, whose R is known), the outputs and the journal.
+  const auto points = xs::bench::expand(config);
+  if (fits_burst_gap(o, points)) {
+    print_notes(xs::remote_store::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
+    if (o.backend.kind == "sim")
+      check_gap_reach(points, o, target, std::nullopt, xs::fit::FitOptions{}.plateau_gap_factor);
+  }
+  xs::remote_store::check_table_outputs(o.tables, false);
+  xs::bench::check_journal_for_dry_run(xs::report::journal_path_for(out), out, o.resume,
+                                       [](const std::string& path) {
+                                         const auto contents = xs::report::read_journal(path);
+                                         return xs::bench::JournalState{contents.header, contents.records.size()};
+                                       });
+  xs::remote_store::print_dry_run(points, stdout);
+  return 0;
+}
+
+// A measuring run across its ranks: the options, this rank's place, the fit's options, the backend with the
+// copy-engine rate measured before the sweep, and the sweep itself.
+struct CalibrationRun {
+  CalibrationRun(const CalibrateOptions& options, const std::string& target_name, const std::string& out_path,
+                 const xs::bench::RankContext& rank_context, xs::bench::RankComm& rank_comm,
+                 std::optional<double> guess)
+      : o(options), target(target_name), out(out_path), rank(rank_context), comm(rank_comm),
+        root(rank_comm.rank() == 0), several(rank_comm.size() > 1), guess_bps(guess) {
+    fit_options.bootstrap_resamples = options.bootstrap;
+  }
+  const CalibrateOptions& o;
+  const std::string& target;
+  const std::string& out;
+  const xs::bench::RankContext& rank;
+  xs::bench::RankComm& comm;
+  // Several ranks (mpirun/srun): every rank measures every point on its own GPU (the simulator: its own noise
+  // stream); rank 0 alone prints, merges (per repetition the slowest rank), fits and writes (bench/runner.hpp).
+  bool root = false, several = false;
+  std::optional<double> guess_bps;
+  xs::fit::FitOptions fit_options;
+  std::unique_ptr<xs::Backend> backend;
+  std::optional<double> copy_engine_bps;
+  xs::bench::SweepConfig config;
+  std::vector<xs::bench::ExpandedPoint> points;
+  bool fit = false;
+};
+
+// Everything the flags decide is checked before the backend starts: the sweep (with the 717 GB/s guess
+// when the copy engine will size it), its fittability, and the output paths. One rank's refusal is every
+// rank's (rank 0 prints it). Then the backend starts and rank 0's copy-engine rate is shared.
+void start_backend(CalibrationRun& r) {
+  const CalibrateOptions& o = r.o;
+  xs::bench::agree(r.comm, [&] {
+    std::vector<std::string> notes;
+    const auto config = build_sweep(o, r.target, r.guess_bps.value_or(717e9), notes);
+    const auto points = xs::bench::expand(config);
+    if (fits_burst_gap(o, points)) {
+      notes = xs::remote_store::check_fittable(points, r.fit_options.min_zero_gap_volume_bytes);
+      if (r.root) print_notes(notes);
+    } else if (!o.no_fit && r.root) {
+      print_notes({"the sweep has no periodic or isolated points: the Burst-Gap model is not fitted (model: null)"});
+    }
+    xs::report::check_output_path(r.out, "--out");  // run_sweep creates the folders once all checks pass
+    xs::remote_store::check_table_outputs(o.tables, false);
+    xs::remote_store::BackendOptions backend_options = o.backend;
+    if (r.several) {
+      if (o.backend.device_index != 0)
+        throw xs::input_error("--device", fmt::format("with {} ranks each rank drives its own GPU (its local rank); "
+                                                      "drop --device", r.comm.size()));
+      backend_options.device_index = r.rank.device;
+    }
+    r.backend = xs::remote_store::make_backend(backend_options, r.comm.rank());
+    // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
+    if (r.root) r.copy_engine_bps = r.backend->reference_bandwidth_bps(r.target);
+  });
+  if (r.several) {  // rank 0's copy-engine bandwidth sizes the gap ranges on every rank: one sweep for all
+    double bps = r.copy_engine_bps.value_or(0);
+    r.comm.broadcast_bytes(&bps, sizeof bps);
+    r.copy_engine_bps = bps > 0 ? std::optional<double>(bps) : std::nullopt;
+  }
+  if (o.config_path.empty() && !r.guess_bps && r.copy_engine_bps) r.guess_bps = *r.copy_engine_bps;
+}
+
+// The sweep to measure, sized from the copy-engine rate, with its fittability and gap reach checked (agreed by
+// every rank).
+void plan_sweep(CalibrationRun& r) {
+  xs::bench::agree(r.comm, [&] {
+    std::vector<std::string> notes;
+    r.config = build_sweep(r.o, r.target, r.guess_bps.value_or(717e9), notes);
+    if (r.root) print_notes(notes);
+    r.points = xs::bench::expand(r.config);
+    r.fit = fits_burst_gap(r.o, r.points);
+    if (r.fit) {
+      notes = xs::remote_store::check_fittable(r.points, r.fit_options.min_zero_gap_volume_bytes);
+      if (r.root) print_notes(notes);
+      check_gap_reach(r.points, r.o, r.target, r.copy_engine_bps, r.fit_options.plateau_gap_factor, r.root);
+    }
+  });
+}
+
+// Rank 0 fits the measured points and writes the calibration file (a failure there is every rank's).
+void fit_and_write(CalibrationRun& r, const std::vector<std::string>& argv, xs::bench::SweepOutcome& outcome,
+                   std::optional<xs::bench::InterruptExitScope>& on_interrupt, xs::report::ResultFile& file) {
+  xs::bench::agree(r.comm, [&] {  // rank 0 fits and writes; a failure there is every rank's
+    if (!r.root) return;
+    if (!r.copy_engine_bps) r.copy_engine_bps = r.backend->reference_bandwidth_bps(r.target);
+    file.meta = xs::report::make_meta(argv, r.backend->name(), r.backend->describe());
+    file.meta["wall_s"] = outcome.wall_s;
+    file.meta["resumed_points"] = outcome.num_resumed;
+    if (!outcome.resumed_from_build.empty()) file.meta["resumed_from_build"] = outcome.resumed_from_build;
+    if (r.several) {
+      file.meta["launch"] = outcome.launch;
+      file.meta["ranks"] = outcome.ranks;
+    }
+    file.config = xs::bench::to_json(r.config);
+    file.points = std::move(outcome.records);
+    if (r.fit) xs::bench::analyse_calibration(file, xs::bench::Reference{r.target, r.copy_engine_bps}, r.fit_options);
+    if (!r.o.no_fit) attach_interference(file, r.o.bootstrap);
+    const xs::report::StopSignalsHeld held;  // an interrupt from here on waits for the outputs
+    xs::bench::write_keeping_points([&] { write_outputs(file, r.out, r.o.tables); }, file.points.size(), r.out);
+    on_interrupt->set_message(fmt::format("after {} was written (complete)", r.out));
+  });
+}
+
+// Rank 0's report of the written calibration: the points (--points), the fit's and the loaded points' summaries,
+// and the wall time.
+void print_run_summary(const CalibrationRun& r, const xs::bench::SweepOutcome& outcome,
+                       const xs::report::ResultFile& file) {
+  std::FILE* human = xs::remote_store::human_output(r.o.tables);
+  if (r.o.print_points && !r.o.tables.markdown) xs::bench::print_points_table(file.points, human);
+  xs::bench::print_calibration_summary(file, human);
+  xs::bench::print_loaded_summary(file.points, human);
+  fmt::print(human, "calibration of {} on {} took {:.1f} s of wall time ({} points{}); wrote {}\n", r.target,
+             r.backend->name(), outcome.wall_s, file.points.size(),
+             r.several ? fmt::format(", {} ranks", r.comm.size()) : std::string(), r.out);
+  xs::bench::note_kept_journal("xstage-calibrate", r.out);
+}
+
 int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, const xs::bench::RankContext& rank,
               xs::bench::RankComm& comm) {
   const std::string target = o.backend.target.empty() ? "host" : o.backend.target;
@@ -220,141 +376,32 @@ int calibrate(const CalibrateOptions& o, const std::vector<std::string>& argv, c
       {{o.config_path, "--config"}});
 
   // --list, --dry-run and --dump-config never create a GPU backend (no CUDA call): they work without a GPU.
-  if (inspect_only) {
-    std::vector<std::string> notes;
-    const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-    if (o.dump_config) {
-      fmt::print("{}\n", xs::bench::to_json(config).dump(2));
-      return 0;
-    }
-    // What the run would refuse before measuring, --dry-run refuses too (the simulator's checks included).
-    xs::remote_store::check_points_without_device(o.backend, xs::bench::expand(config));
-    print_notes(notes);
-    if (o.config_path.empty() && !guess_bps)
-      std::fprintf(stderr, "xstage-calibrate: note: gap ranges sized for a 717 GB/s drain-rate guess; a real "
-                   "run sizes them from the path's copy-engine bandwidth (fix them with --rate-guess)\n");
-    if (o.list) {
-      xs::remote_store::print_blocks(config, stdout);
-    } else {
-      // --dry-run refuses what the run refuses before measuring, with the same exit code: a sweep that cannot
-      // be fitted, gaps short of the plateau (on the simulator, whose R is known), the outputs and the journal.
-      const auto points = xs::bench::expand(config);
-      if (fits_burst_gap(o, points)) {
-        print_notes(xs::remote_store::check_fittable(points, xs::fit::FitOptions{}.min_zero_gap_volume_bytes));
-        if (o.backend.kind == "sim")
-          check_gap_reach(points, o, target, std::nullopt, xs::fit::FitOptions{}.plateau_gap_factor);
-      }
-      xs::remote_store::check_table_outputs(o.tables, false);
-      xs::bench::check_journal_for_dry_run(xs::report::journal_path_for(out), out, o.resume,
-                                           [](const std::string& path) {
-                                             const auto contents = xs::report::read_journal(path);
-                                             return xs::bench::JournalState{contents.header, contents.records.size()};
-                                           });
-      xs::remote_store::print_dry_run(points, stdout);
-    }
-    return 0;
-  }
+  if (inspect_only) return inspect_sweep(o, target, out, guess_bps);
 
-  xs::fit::FitOptions fit_options;
-  fit_options.bootstrap_resamples = o.bootstrap;
-  // Several ranks (mpirun/srun): every rank measures every point on its own GPU (the simulator: its own noise
-  // stream); rank 0 alone prints, merges (per repetition the slowest rank), fits and writes (bench/runner.hpp).
-  const bool root = comm.rank() == 0, several = comm.size() > 1;
-  std::unique_ptr<xs::Backend> backend;
-  std::optional<double> copy_engine_bps;
-  // Everything the flags decide is checked before the backend starts: the sweep (with the 717 GB/s guess
-  // when the copy engine will size it), its fittability, and the output paths. One rank's refusal is every
-  // rank's (rank 0 prints it).
-  xs::bench::agree(comm, [&] {
-    std::vector<std::string> notes;
-    const auto config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-    const auto points = xs::bench::expand(config);
-    if (fits_burst_gap(o, points)) {
-      notes = xs::remote_store::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
-      if (root) print_notes(notes);
-    } else if (!o.no_fit && root) {
-      print_notes({"the sweep has no periodic or isolated points: the Burst-Gap model is not fitted (model: null)"});
-    }
-    xs::report::check_output_path(out, "--out");  // run_sweep creates the folders once all checks pass
-    xs::remote_store::check_table_outputs(o.tables, false);
-    xs::remote_store::BackendOptions backend_options = o.backend;
-    if (several) {
-      if (o.backend.device_index != 0)
-        throw xs::input_error("--device", fmt::format("with {} ranks each rank drives its own GPU (its local rank); "
-                                                      "drop --device", comm.size()));
-      backend_options.device_index = rank.device;
-    }
-    backend = xs::remote_store::make_backend(backend_options, comm.rank());
-    // Measured before the sweep: it sizes the default gap ranges and bounds R for the gap-reach check.
-    if (root) copy_engine_bps = backend->reference_bandwidth_bps(target);
-  });
-  if (several) {  // rank 0's copy-engine bandwidth sizes the gap ranges on every rank: one sweep for all
-    double bps = copy_engine_bps.value_or(0);
-    comm.broadcast_bytes(&bps, sizeof bps);
-    copy_engine_bps = bps > 0 ? std::optional<double>(bps) : std::nullopt;
-  }
-  if (o.config_path.empty() && !guess_bps && copy_engine_bps) guess_bps = *copy_engine_bps;
-  xs::bench::SweepConfig config;
-  std::vector<xs::bench::ExpandedPoint> points;
-  bool fit = false;
-  xs::bench::agree(comm, [&] {
-    std::vector<std::string> notes;
-    config = build_sweep(o, target, guess_bps.value_or(717e9), notes);
-    if (root) print_notes(notes);
-    points = xs::bench::expand(config);
-    fit = fits_burst_gap(o, points);
-    if (fit) {
-      notes = xs::remote_store::check_fittable(points, fit_options.min_zero_gap_volume_bytes);
-      if (root) print_notes(notes);
-      check_gap_reach(points, o, target, copy_engine_bps, fit_options.plateau_gap_factor, root);
-    }
-  });
+  CalibrationRun r(o, target, out, rank, comm, guess_bps);
+  start_backend(r);
+  plan_sweep(r);
 
   xs::bench::RunOptions run_options{out, o.resume, !o.no_progress, o.resume_any_build};
-  xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*backend, points, run_options, comm);
+  xs::bench::SweepOutcome outcome = xs::bench::run_sweep(*r.backend, r.points, run_options, comm);
   if (outcome.interrupted) {
-    if (root)
+    if (r.root)
       std::fprintf(stderr, "xstage-calibrate: interrupted after %zu of %zu points; finished points are in %s;\n"
-                   "  run the same command with --resume to continue (--resume-any-build once the tools were rebuilt)\n", outcome.records.size(), points.size(),
+                   "  run the same command with --resume to continue (--resume-any-build once the tools were rebuilt)\n", outcome.records.size(), r.points.size(),
                    xs::report::journal_path_for(out).c_str());
     return xs::bench::interrupted_exit_code();
   }
   // An interrupt while rank 0 fits and writes (seconds with --bootstrap) ends the run at once, saying what is kept.
   std::optional<xs::bench::InterruptExitScope> on_interrupt;
-  if (root)
+  if (r.root)
     on_interrupt.emplace(fmt::format(
         "while fitting: {} was not written{}; the {} measured points are in {}: run the same command with --resume "
         "to fit them without measuring again", out, o.tables.csv_path.empty() ? "" : " (nor --csv)",
         outcome.records.size(), xs::report::journal_path_for(out)));
   xs::report::ResultFile file;
-  xs::bench::agree(comm, [&] {  // rank 0 fits and writes; a failure there is every rank's
-    if (!root) return;
-    if (!copy_engine_bps) copy_engine_bps = backend->reference_bandwidth_bps(target);
-    file.meta = xs::report::make_meta(argv, backend->name(), backend->describe());
-    file.meta["wall_s"] = outcome.wall_s;
-    file.meta["resumed_points"] = outcome.num_resumed;
-    if (!outcome.resumed_from_build.empty()) file.meta["resumed_from_build"] = outcome.resumed_from_build;
-    if (several) {
-      file.meta["launch"] = outcome.launch;
-      file.meta["ranks"] = outcome.ranks;
-    }
-    file.config = xs::bench::to_json(config);
-    file.points = std::move(outcome.records);
-    if (fit) xs::bench::analyse_calibration(file, xs::bench::Reference{target, copy_engine_bps}, fit_options);
-    if (!o.no_fit) attach_interference(file, o.bootstrap);
-    const xs::report::StopSignalsHeld held;  // an interrupt from here on waits for the outputs
-    xs::bench::write_keeping_points([&] { write_outputs(file, out, o.tables); }, file.points.size(), out);
-    on_interrupt->set_message(fmt::format("after {} was written (complete)", out));
-  });
-  if (!root) return 0;
-  std::FILE* human = xs::remote_store::human_output(o.tables);
-  if (o.print_points && !o.tables.markdown) xs::bench::print_points_table(file.points, human);
-  xs::bench::print_calibration_summary(file, human);
-  xs::bench::print_loaded_summary(file.points, human);
-  fmt::print(human, "calibration of {} on {} took {:.1f} s of wall time ({} points{}); wrote {}\n", target,
-             backend->name(), outcome.wall_s, file.points.size(),
-             several ? fmt::format(", {} ranks", comm.size()) : std::string(), out);
-  xs::bench::note_kept_journal("xstage-calibrate", out);
+  fit_and_write(r, argv, outcome, on_interrupt, file);
+  if (!r.root) return 0;
+  print_run_summary(r, outcome, file);
   return 0;
 }
 

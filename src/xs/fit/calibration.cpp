@@ -101,35 +101,49 @@ void record_convergence(const detail::Dataset& data, DrainRateFit& drain) {
   if (all_agree) drain.convergence_note = "the longest stream of every (K,B) agrees with R";
 }
 
-}  // namespace
+// What the stages of fit_calibration share: the data and their medians, the options, R and each stage's plan
+// (the Q plans are updated in place by the knee-shape checks).
+struct CalibrationStage {
+  const detail::Dataset& data;
+  const detail::Values& med;
+  const FitOptions& options;
+  detail::DrainPlan dplan;
+  double r = 0;  // R's point value
+  std::vector<detail::Tiss0Plan> tplans{};
+  std::vector<detail::CapacityPlan> cplans{};
+  std::vector<detail::CapacityPlan> without_first{}, without_two{};  // cplans without the branch's first 1 / 2 points
+};
 
-CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options) {
-  const detail::Dataset data = detail::build_dataset(points, options);
-  const detail::Values med = detail::median_values(data);
-  CalibrationFit fit;
-  fit.options = options;
-  fit.options.target = data.target;
-  fit.notes = data.notes;
-
-  const detail::DrainPlan dplan = detail::settle_drain_plan(data, options);
-  const double r = detail::drain_rate_from(data, dplan, med);
-  fit.drain.drain_rate_bps = {r, r, r, dplan.constrained, dplan.note};
-  fit.drain.quality = detail::drain_quality(data, dplan, r);
-  fit.drain.bound = dplan.bound();
+// R's point value from the settled drain plan (its interval comes from the joint bootstrap). Throws when no
+// zero-gap point gives a positive rate.
+void fit_drain(CalibrationStage& st, CalibrationFit& fit) {
+  st.r = detail::drain_rate_from(st.data, st.dplan, st.med);
+  const double r = st.r;
+  fit.drain.drain_rate_bps = {r, r, r, st.dplan.constrained, st.dplan.note};
+  fit.drain.quality = detail::drain_quality(st.data, st.dplan, r);
+  fit.drain.bound = st.dplan.bound();
   if (!(r > 0)) throw input_error("points", "no zero-gap point gives a positive rate V/T_period: R cannot be estimated");
+}
 
-  std::vector<detail::Tiss0Plan> tplans = detail::plan_tiss0(data, r, options);
-  for (const auto& p : tplans) fit.tiss0.push_back(detail::tiss0_row(data, p, r, med));
-  auto cplans = detail::plan_capacity(data, r, dplan.constrained, fit.tiss0, options,
-                                            detail::drain_scatter(data, dplan, r));
-  for (const auto& p : cplans) fit.capacity.push_back(detail::capacity_row(data, p, r, med));
-  add_isolated_floor_rows(data, cplans, fit.capacity, r, options, fit.tiss0, tplans);
+// The T_iss^0 rows with R fixed, the Q(K) rows with both fixed, then the isolated floor rows. Throws when no
+// point informs T_iss^0.
+void fit_tiss0_and_capacity(CalibrationStage& st, CalibrationFit& fit) {
+  const detail::Dataset& data = st.data;
+  const double r = st.r;
+  st.tplans = detail::plan_tiss0(data, r, st.options);
+  for (const auto& p : st.tplans) fit.tiss0.push_back(detail::tiss0_row(data, p, r, st.med));
+  st.cplans = detail::plan_capacity(data, r, st.dplan.constrained, fit.tiss0, st.options,
+                                    detail::drain_scatter(data, st.dplan, r));
+  for (const auto& p : st.cplans) fit.capacity.push_back(detail::capacity_row(data, p, r, st.med));
+  add_isolated_floor_rows(data, st.cplans, fit.capacity, r, st.options, fit.tiss0, st.tplans);
   if (fit.tiss0.empty())
     throw input_error("points", "no T_iss^0 information: need a periodic gap sweep (G > 0) or isolated points");
-  if (cplans.empty()) fit.notes.push_back("no isolated points: Q(K) not measured");
+  if (st.cplans.empty()) fit.notes.push_back("no isolated points: Q(K) not measured");
+}
 
-  // A plateau at or beyond a measured drain-branch volume is T_iss^iso (eq. 7), not T_iss^0: say so beside
-  // the row. (The interpolated knee alone is not enough: it can sit just below a floor point.)
+// A plateau at or beyond a measured drain-branch volume is T_iss^iso (eq. 7), not T_iss^0: say so beside
+// the row. (The interpolated knee alone is not enough: it can sit just below a floor point.)
+void mark_iso_plateaus(CalibrationFit& fit) {
   for (auto& row : fit.tiss0)
     for (const auto& q : fit.capacity)
       if (row.source == "plateau" && q.num_producers == row.num_producers && q.bound != "lower" &&
@@ -139,13 +153,19 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
                                  std::string("V on the isolated drain branch: this plateau is T_iss^iso, capacity-limited");
         row.issue_time_s.constrained = false;  // an upper bound of T_iss^0 (T_iss^iso >= T_iss^0), not T_iss^0
       }
+}
 
-  // Joint bootstrap: parameters [R, R_iso, T_iss^0 rows..., Q rows...]; each replicate's R feeds its Q.
-  // Groups resampled as cases: R's cluster, each plateau, each drain branch (disjoint sets of points).
-  std::vector<int> issue_obs, period_obs = dplan.used;
+// Joint bootstrap: parameters [R, R_iso, T_iss^0 rows..., Q rows..., Q without the first branch point...,
+// Q without the first two..., Q under each soft knee per Q row...]; each replicate's R feeds its Q. Groups
+// resampled as cases: R's cluster, each plateau, each drain branch (disjoint sets of points). Returns the
+// intervals in that order, and sets st.without_first / st.without_two.
+std::vector<detail::Interval> joint_bootstrap(CalibrationStage& st) {
+  const detail::Dataset& data = st.data;
+  const auto& cplans = st.cplans;
+  std::vector<int> issue_obs, period_obs = st.dplan.used;
   std::vector<std::vector<int>> groups;
-  if (!dplan.used.empty()) groups.push_back(dplan.used);
-  for (const auto& p : tplans) {
+  if (!st.dplan.used.empty()) groups.push_back(st.dplan.used);
+  for (const auto& p : st.tplans) {
     issue_obs.insert(issue_obs.end(), p.estimate_from.begin(), p.estimate_from.end());
     if (p.source == "plateau") groups.push_back(p.estimate_from);
   }
@@ -153,40 +173,48 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
     issue_obs.insert(issue_obs.end(), p.points.begin(), p.points.end());
     if (!p.drain.empty()) groups.push_back(p.drain);
   }
-  // Knee-shape misfit (below): a knee that fades within one or two sweep steps (capacity.cpp) biases the first
-  // one or two branch points, so each drain branch is also fitted, in the same replicates, without its first
-  // point (branches of >= 3 points) and without its first two (>= 5).
-  std::vector<detail::CapacityPlan> without_first(cplans.size()), without_two(cplans.size());
+  // Knee-shape misfit (set_capacity_intervals): a knee that fades within one or two sweep steps (capacity.cpp)
+  // biases the first one or two branch points, so each drain branch is also fitted, in the same replicates,
+  // without its first point (branches of >= 3 points) and without its first two (>= 5).
+  auto& without_first = st.without_first;
+  auto& without_two = st.without_two;
+  without_first.assign(cplans.size(), {});
+  without_two.assign(cplans.size(), {});
   for (std::size_t q = 0; q < cplans.size(); ++q) {
     without_first[q] = without_two[q] = cplans[q];
     if (cplans[q].drain.size() >= 3) without_first[q].drain.erase(without_first[q].drain.begin());
     if (cplans[q].drain.size() >= 5) without_two[q].drain.erase(without_two[q].drain.begin(), without_two[q].drain.begin() + 2);
   }
-  const auto ci = detail::bootstrap_ci95(
-      data, issue_obs, period_obs, groups, options.bootstrap_resamples, options.seed,
+  return detail::bootstrap_ci95(
+      data, issue_obs, period_obs, groups, st.options.bootstrap_resamples, st.options.seed,
       [&](const detail::Values& v, std::vector<double>& out) {
         out.clear();
-        const double rb = detail::drain_rate_from(data, dplan, v);
+        const double rb = detail::drain_rate_from(data, st.dplan, v);
         out.push_back(rb);
         out.push_back(detail::isolated_drain_rate(data, cplans, v));
-        for (const auto& p : tplans) out.push_back(detail::tiss0_from(p, v));
+        for (const auto& p : st.tplans) out.push_back(detail::tiss0_from(p, v));
         for (const auto& p : cplans) out.push_back(detail::capacity_from(data, p, v, rb));
         for (const auto& p : without_first) out.push_back(detail::capacity_from(data, p, v, rb));
         for (const auto& p : without_two) out.push_back(detail::capacity_from(data, p, v, rb));
         // Q under each soft knee of the family (knee_shape.cpp), from this replicate's hard-knee Q.
         for (std::size_t q = 0; q < cplans.size(); ++q)
-          detail::shape_capacities(data, cplans[q], v, rb, out[2 + tplans.size() + q], out);
+          detail::shape_capacities(data, cplans[q], v, rb, out[2 + st.tplans.size() + q], out);
       });
-  const std::size_t shapes_at = 2 + fit.tiss0.size() + 3 * cplans.size(), num_orders = std::size(detail::kKneeOrders);
+}
+
+// R's and the T_iss^0 rows' intervals from the bootstrap. A row from one isolated floor point has no
+// between-point scatter of its own to resample; its interval also spans the floor's measured scatter
+// (isolated_floor_scatter), as a 95% normal interval in log T.
+void set_rate_and_tiss0_intervals(const CalibrationStage& st, const std::vector<detail::Interval>& ci,
+                                  CalibrationFit& fit) {
+  const detail::DrainPlan& dplan = st.dplan;
   if (dplan.bound() == "fit") detail::set_ci95(fit.drain.drain_rate_bps, ci[0], dplan.used.size());
   else detail::clear_ci95(fit.drain.drain_rate_bps, dplan.lower_bound ? "R is a lower bound" : "R is not identified");
-  for (std::size_t t = 0; t < fit.tiss0.size(); ++t) detail::set_tiss0_ci95(fit.tiss0[t], tplans[t], ci[2 + t]);
-  // A row from one isolated floor point has no between-point scatter of its own to resample; its interval
-  // also spans the floor's measured scatter (isolated_floor_scatter), as a 95% normal interval in log T.
-  const double floor_scatter = detail::isolated_floor_scatter(data, cplans, med);
+  for (std::size_t t = 0; t < fit.tiss0.size(); ++t) detail::set_tiss0_ci95(fit.tiss0[t], st.tplans[t], ci[2 + t]);
+  const double floor_scatter = detail::isolated_floor_scatter(st.data, st.cplans, st.med);
   for (Tiss0Fit& row : fit.tiss0) {
     Estimate& e = row.issue_time_s;
-    if (options.bootstrap_resamples <= 0 || row.source != "isolated_floor" || !e.constrained ||
+    if (st.options.bootstrap_resamples <= 0 || row.source != "isolated_floor" || !e.constrained ||
         !std::isfinite(floor_scatter) || !(floor_scatter > 0))
       continue;
     const bool had_interval = e.has_ci95();
@@ -199,14 +227,25 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
     else if (auto none = e.note.find("no interval: "); none != std::string::npos)
       e.note = e.note.substr(0, none) + "interval from " + scatter + " (one repetition)";
   }
+}
+
+// Q's rows and intervals after the bootstrap: the knee-shape check, the hull with Q without the branch points
+// nearest the knee, and the widening to every soft knee the data do not reject.
+void set_capacity_intervals(CalibrationStage& st, const std::vector<detail::Interval>& ci, CalibrationFit& fit) {
+  const detail::Dataset& data = st.data;
+  const detail::Values& med = st.med;
+  auto& cplans = st.cplans;
+  const double r = st.r;
+  const std::size_t shapes_at = 2 + fit.tiss0.size() + 3 * cplans.size(), num_orders = std::size(detail::kKneeOrders);
   // Knee shape (knee_shape.cpp): a drain branch whose V - R T tilts along the branch beyond its noise and R's (a knee
   // softer than eq. 7's, a drift of R) does not identify Q. sigma_R, the relative standard error of R, from R's own
   // bootstrap interval (half-width / 1.96). Decided after the bootstrap, so R's and T_iss^0's fits are untouched.
-  const double r_rel_se = dplan.bound() == "fit" && std::isfinite(ci[0].lo) && std::isfinite(ci[0].hi)
+  const double r_rel_se = st.dplan.bound() == "fit" && std::isfinite(ci[0].lo) && std::isfinite(ci[0].hi)
                               ? (ci[0].hi - ci[0].lo) / (2 * 1.96 * r) : 0.0;
   for (std::size_t q = 0; q < cplans.size(); ++q)
     if (fit.capacity[q].bound == "fit" &&
-        detail::reject_knee_shape(cplans[q], detail::knee_shape(data, cplans[q], r, r_rel_se), r, options.knee_shape_sigmas))
+        detail::reject_knee_shape(cplans[q], detail::knee_shape(data, cplans[q], r, r_rel_se), r,
+                                  st.options.knee_shape_sigmas))
       fit.capacity[q] = detail::capacity_row(data, cplans[q], r, med);
   for (std::size_t q = 0; q < fit.capacity.size(); ++q) {
     detail::set_capacity_ci95(fit.capacity[q], cplans[q], ci[2 + fit.tiss0.size() + q]);
@@ -223,7 +262,7 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
       far = {std::min(far.lo, farther.lo), std::max(far.hi, farther.hi)};
     if (fit.capacity[q].bound == "fit" && e.has_ci95() && plan.drain.size() >= 3 && std::isfinite(far.lo) &&
         std::isfinite(far.hi) && (far.lo < e.ci95_lo || far.hi > e.ci95_hi)) {
-      const double q_far = detail::capacity_from(data, without_first[q], med, r);
+      const double q_far = detail::capacity_from(data, st.without_first[q], med, r);
       e.ci95_lo = std::max(std::min(e.ci95_lo, far.lo), 1.0);
       e.ci95_hi = std::max(e.ci95_hi, far.hi);
       e.note += fmt::format("; interval spans Q without the branch points nearest the knee ({:.4g} B without the "
@@ -236,41 +275,66 @@ CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const Fit
       detail::set_capacity_ci95(fit.capacity[q], cplans[q], ci[2 + fit.tiss0.size() + q]);
     }
   }
+}
 
-  // Cross-check: the isolated drain branches' slope dT/dV = 1/R, independent of the zero-gap points.
-  fit.drain.iso_rate_bps = detail::isolated_drain_rate(data, cplans, med);
-  if (std::isfinite(fit.drain.iso_rate_bps)) {
-    fit.drain.iso_ci95 = {ci[1].lo, ci[1].hi};
-    const Estimate& re = fit.drain.drain_rate_bps;
-    const bool overlap = re.has_ci95() && ci[1].lo <= re.ci95_hi && re.ci95_lo <= ci[1].hi;
-    fit.drain.iso_rate_agrees =
-        overlap || std::abs(fit.drain.iso_rate_bps / r - 1) <= options.envelope_tolerance;
-    fit.drain.iso_note = *fit.drain.iso_rate_agrees
-                             ? "the isolated drain branches' slope agrees with R"
-                             : fmt::format("the isolated drain branches' slope gives {:.4g} B/s, {:.1f}% from R",
-                                           fit.drain.iso_rate_bps, 100 * (fit.drain.iso_rate_bps / r - 1));
-    // Two measurements of R that disagree bound it between them (drift over the run, or a model misfit that
-    // one of them carries): R's interval spans both intervals rather than claim the zero-gap one alone.
-    Estimate& widened = fit.drain.drain_rate_bps;
-    const bool disjoint = widened.has_ci95() && (ci[1].lo > widened.ci95_hi || ci[1].hi < widened.ci95_lo);
-    if ((!*fit.drain.iso_rate_agrees || disjoint) && widened.has_ci95() && std::isfinite(ci[1].lo) &&
-        std::isfinite(ci[1].hi)) {
-      widened.ci95_lo = std::min(widened.ci95_lo, ci[1].lo);
-      widened.ci95_hi = std::max(widened.ci95_hi, ci[1].hi);
-      widened.note += (widened.note.empty() ? "" : "; ") +
-                 std::string("interval widened to the isolated drain branches' slope, which disagrees (drift or misfit)");
-      // Q is V - R T on the isolated points with the zero-gap R, which those points' own slope contradicts:
-      // a drift of R between the two measurements moves Q by that fraction of V - Q, many Q far from the knee.
-      for (CapacityFit& q : fit.capacity)
-        if (q.bound == "fit" && q.capacity_bytes.constrained) {
-          q.capacity_bytes.constrained = false;
-          q.capacity_bytes.note += "; unconstrained: the isolated branches' slope disagrees with the zero-gap R that "
-                                   "Q is computed with";
-        }
-    }
-  } else {
+// Cross-check: the isolated drain branches' slope dT/dV = 1/R, independent of the zero-gap points. Where the
+// two disagree, R's interval spans both and the Q rows computed with R lose their constraint.
+void cross_check_isolated_rate(const CalibrationStage& st, const std::vector<detail::Interval>& ci,
+                               CalibrationFit& fit) {
+  const double r = st.r;
+  fit.drain.iso_rate_bps = detail::isolated_drain_rate(st.data, st.cplans, st.med);
+  if (!std::isfinite(fit.drain.iso_rate_bps)) {
     fit.drain.iso_note = "no isolated drain branch with two volumes: R not cross-checked";
+    return;
   }
+  fit.drain.iso_ci95 = {ci[1].lo, ci[1].hi};
+  const Estimate& re = fit.drain.drain_rate_bps;
+  const bool overlap = re.has_ci95() && ci[1].lo <= re.ci95_hi && re.ci95_lo <= ci[1].hi;
+  fit.drain.iso_rate_agrees =
+      overlap || std::abs(fit.drain.iso_rate_bps / r - 1) <= st.options.envelope_tolerance;
+  fit.drain.iso_note = *fit.drain.iso_rate_agrees
+                           ? "the isolated drain branches' slope agrees with R"
+                           : fmt::format("the isolated drain branches' slope gives {:.4g} B/s, {:.1f}% from R",
+                                         fit.drain.iso_rate_bps, 100 * (fit.drain.iso_rate_bps / r - 1));
+  // Two measurements of R that disagree bound it between them (drift over the run, or a model misfit that
+  // one of them carries): R's interval spans both intervals rather than claim the zero-gap one alone.
+  Estimate& widened = fit.drain.drain_rate_bps;
+  const bool disjoint = widened.has_ci95() && (ci[1].lo > widened.ci95_hi || ci[1].hi < widened.ci95_lo);
+  if ((!*fit.drain.iso_rate_agrees || disjoint) && widened.has_ci95() && std::isfinite(ci[1].lo) &&
+      std::isfinite(ci[1].hi)) {
+    widened.ci95_lo = std::min(widened.ci95_lo, ci[1].lo);
+    widened.ci95_hi = std::max(widened.ci95_hi, ci[1].hi);
+    widened.note += (widened.note.empty() ? "" : "; ") +
+               std::string("interval widened to the isolated drain branches' slope, which disagrees (drift or misfit)");
+    // Q is V - R T on the isolated points with the zero-gap R, which those points' own slope contradicts:
+    // a drift of R between the two measurements moves Q by that fraction of V - Q, many Q far from the knee.
+    for (CapacityFit& q : fit.capacity)
+      if (q.bound == "fit" && q.capacity_bytes.constrained) {
+        q.capacity_bytes.constrained = false;
+        q.capacity_bytes.note += "; unconstrained: the isolated branches' slope disagrees with the zero-gap R that "
+                                 "Q is computed with";
+      }
+  }
+}
+
+}  // namespace
+
+CalibrationFit fit_calibration(const std::vector<PointRecord>& points, const FitOptions& options) {
+  const detail::Dataset data = detail::build_dataset(points, options);
+  const detail::Values med = detail::median_values(data);
+  CalibrationFit fit;
+  fit.options = options;
+  fit.options.target = data.target;
+  fit.notes = data.notes;
+
+  CalibrationStage st{data, med, options, detail::settle_drain_plan(data, options)};
+  fit_drain(st, fit);
+  fit_tiss0_and_capacity(st, fit);
+  mark_iso_plateaus(fit);
+  const std::vector<detail::Interval> ci = joint_bootstrap(st);
+  set_rate_and_tiss0_intervals(st, ci, fit);
+  set_capacity_intervals(st, ci, fit);
+  cross_check_isolated_rate(st, ci, fit);
   detail::check_path_rate(fit.drain, options);
   record_convergence(data, fit.drain);
   std::sort(fit.tiss0.begin(), fit.tiss0.end(), [](const Tiss0Fit& a, const Tiss0Fit& b) {

@@ -20,8 +20,9 @@ model::PlatformModel platform_model_from_result_text(std::string_view text, cons
   // points and another schema are input errors naming the JSON path.
   const report::ResultFile file = report::parse_result_text(text, path);
   if (!file.model.is_object())
-    throw input_error("model", path + ": model: null; expected a fitted model section (a calibration file "
-                               "written by xstage-calibrate)");
+    throw Error(ExitCode::kBadInput, "input", "model",  // the field named once, after the file
+                path + ": model: null; expected a fitted model section (a calibration file written by "
+                       "xstage-calibrate)");
   model::PlatformModel m;
   try {
     m = model::PlatformModel::from_json(file.model);

@@ -123,11 +123,13 @@ model::InterferenceParameter param(const std::string& name, double v, double lo,
   return {name, v, lo, hi, constrained, note};
 }
 
-}  // namespace
+// Whether the law puts point p on its drain branch: K V / R above the issue time T0 + a(K) V.
+bool drain_bound(const Law& l, double k_ref, const Pt& p) {
+  return std::isfinite(l.r) && p.k * p.v / l.r > p.t0 + l.a_ref * std::pow(p.k / k_ref, l.gamma) * p.v;
+}
 
-EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitOptions& options) {
-  EpilogueFit out;
-  out.term.form = model::kEpiloguePerByteForm;
+// The observations as points (K, V, median T0, median T); throws input_error for an invalid observation.
+std::vector<Pt> points_of(const std::vector<EpilogueObs>& obs) {
   std::vector<Pt> pts;
   for (std::size_t i = 0; i < obs.size(); ++i) {
     const auto& o = obs[i];
@@ -141,129 +143,179 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
         throw input_error(path, "tile times must be finite and > 0");
     pts.push_back({o.num_sms, o.bytes_per_tile, median(o.t0_samples), median(o.t_samples)});
   }
-  if (pts.size() < 3) {
-    out.term.status = model::InterferenceStatus::kNotIdentified;
-    out.term.why = fmt::format("{} epilogue point(s) on the remote path; the law needs at least 3", pts.size());
-    return out;
-  }
+  return pts;
+}
+
+// What the points cover: their K and V (and the V of the slowed ones), the calibrated ranges, and K_ref.
+struct Coverage {
   std::set<int> ks;
   std::set<double> vs, slowed_v;
   int k_max = 0, k_min = 1 << 30;
   double v_min = kInf, v_max = 0;
   double x_min = kInf, x_max = 0;  // the law's regressor B / T0 (bytes stored per second of tile time, per CTA)
+  double k_ref = 0;
+};
+
+// The points' coverage; K_ref is 132 when measured, else the largest K.
+Coverage coverage_of(const std::vector<Pt>& pts, double min_effect) {
+  Coverage c;
   for (const auto& p : pts) {
-    x_min = std::min(x_min, p.v / p.t0), x_max = std::max(x_max, p.v / p.t0);
-    ks.insert(p.k);
-    vs.insert(p.v);
-    if (p.t / p.t0 - 1 > options.min_effect) slowed_v.insert(p.v);
-    k_max = std::max(k_max, p.k), k_min = std::min(k_min, p.k);
-    v_min = std::min(v_min, p.v), v_max = std::max(v_max, p.v);
+    c.x_min = std::min(c.x_min, p.v / p.t0), c.x_max = std::max(c.x_max, p.v / p.t0);
+    c.ks.insert(p.k);
+    c.vs.insert(p.v);
+    if (p.t / p.t0 - 1 > min_effect) c.slowed_v.insert(p.v);
+    c.k_max = std::max(c.k_max, p.k), c.k_min = std::min(c.k_min, p.k);
+    c.v_min = std::min(c.v_min, p.v), c.v_max = std::max(c.v_max, p.v);
   }
-  const double k_ref = ks.count(132) ? 132.0 : static_cast<double>(k_max);
-  bool fit_gamma = ks.size() >= 2 && slowed_v.size() >= 2;
-  // Only a point that is slowed and NOT on the drain branch carries information on a(K): a drain-bound point's
-  // time is K V / R whatever a is. A first fit classifies the points; a(K) then needs such points at >= 2 V
-  // (else a per-byte cost cannot be told from a per-tile one), and gamma such points at >= 2 K.
-  std::set<int> info_k;
-  std::set<double> info_v;
-  {
-    const Law pre = fit_law(pts, k_ref, fit_gamma);
-    for (const auto& p : pts) {
-      const bool drain = std::isfinite(pre.r) &&
-                         p.k * p.v / pre.r > p.t0 + pre.a_ref * std::pow(p.k / k_ref, pre.gamma) * p.v;
-      if (!drain && p.t / p.t0 - 1 > options.min_effect) {
-        info_k.insert(p.k);
-        info_v.insert(p.v);
-      }
+  c.k_ref = c.ks.count(132) ? 132.0 : static_cast<double>(c.k_max);
+  return c;
+}
+
+// State the stages of fit_epilogue share: the observations and their points, the options, the coverage, and
+// whether gamma is fitted.
+struct EpilogueSetup {
+  const std::vector<EpilogueObs>& obs;
+  const EpilogueFitOptions& options;
+  std::vector<Pt> pts;
+  Coverage cov;
+  bool fit_gamma = false;
+};
+
+// The K and V of the points that inform a(K). Only a point that is slowed and NOT on the drain branch carries
+// information on a(K): a drain-bound point's time is K V / R whatever a is. A first fit classifies the points.
+struct Informative {
+  std::set<int> k;
+  std::set<double> v;
+};
+
+Informative informative_points(const EpilogueSetup& s) {
+  Informative info;
+  const Law pre = fit_law(s.pts, s.cov.k_ref, s.fit_gamma);
+  for (const auto& p : s.pts) {
+    if (!drain_bound(pre, s.cov.k_ref, p) && p.t / p.t0 - 1 > s.options.min_effect) {
+      info.k.insert(p.k);
+      info.v.insert(p.v);
     }
   }
-  if (ks.size() < 2) out.notes.push_back("one K only: gamma fixed at 0 (not identified)");
-  else if (!fit_gamma)
+  return info;
+}
+
+// Notes why gamma is fixed at 0, if it is: one K, flat data, or informative points at one K only (a(K) needs
+// such points at >= 2 V, gamma at >= 2 K). Clears s.fit_gamma in the last case.
+void settle_gamma(EpilogueSetup& s, const Informative& info, EpilogueFit& out) {
+  if (s.cov.ks.size() < 2) out.notes.push_back("one K only: gamma fixed at 0 (not identified)");
+  else if (!s.fit_gamma)
     out.notes.push_back(fmt::format("fewer than 2 slowed points at different V (T/T0 - 1 > {:g}): the data are flat; "
                                     "gamma fixed at 0 (not identified) and a is in effect an upper bound",
-                                    options.min_effect));
-  else if (info_k.size() < 2) {
-    fit_gamma = false;
+                                    s.options.min_effect));
+  else if (info.k.size() < 2) {
+    s.fit_gamma = false;
     out.notes.push_back(fmt::format("slowed points below the drain bound at {} K only: gamma fixed at 0 (not "
-                                    "identified); the drain-bound points say nothing about a(K)", info_k.size()));
+                                    "identified); the drain-bound points say nothing about a(K)", info.k.size()));
   }
+}
 
-  const Law law = fit_law(pts, k_ref, fit_gamma);
-  const double n = static_cast<double>(pts.size()), dof = std::max(1.0, n - (fit_gamma ? 3.0 : 2.0));
-  const double misfit = std::sqrt(law.sse / dof);
-
-  // Bootstrap: points with replacement, one repetition pair per drawn point.
-  std::uint64_t rng = options.seed;
-  std::vector<double> a_d, g_d, r_d;
+// The bootstrap's 95% percentile intervals of a_ref, gamma and R_eff, and how many replicates had a drain-bound
+// point.
+struct LawBootstrap {
+  double a_lo = 0, a_hi = 0, g_lo = 0, g_hi = 0, r_lo = 0, r_hi = 0;
   int drain_bound_draws = 0;
-  for (int b = 0; b < options.bootstrap_resamples; ++b) {
+};
+
+// Bootstrap: points with replacement, one repetition pair per drawn point, each replicate refitted.
+LawBootstrap bootstrap_law(const EpilogueSetup& s) {
+  const auto& pts = s.pts;
+  LawBootstrap out;
+  std::uint64_t rng = s.options.seed;
+  std::vector<double> a_d, g_d, r_d;
+  for (int b = 0; b < s.options.bootstrap_resamples; ++b) {
     std::vector<Pt> bs;
     for (std::size_t i = 0; i < pts.size(); ++i) {
       const std::size_t j = draw(rng, pts.size());
-      const auto& o = obs[j];
+      const auto& o = s.obs[j];
       Pt p = pts[j];
       p.t = o.t_samples[draw(rng, o.t_samples.size())];
       p.t0 = o.t0_samples[draw(rng, o.t0_samples.size())];
       bs.push_back(p);
     }
-    const Law l = fit_law(bs, k_ref, fit_gamma);
+    const Law l = fit_law(bs, s.cov.k_ref, s.fit_gamma);
     a_d.push_back(l.a_ref);
     g_d.push_back(l.gamma);
     r_d.push_back(l.r);
     bool any = false;
-    for (const auto& p : bs) any |= std::isfinite(l.r) && p.k * p.v / l.r > p.t0 + l.a_ref * std::pow(p.k / k_ref, l.gamma) * p.v;
-    drain_bound_draws += any;
+    for (const auto& p : bs) any |= drain_bound(l, s.cov.k_ref, p);
+    out.drain_bound_draws += any;
   }
-  const double a_lo = pct(a_d, 0.025), a_hi = pct(a_d, 0.975);
-  const double g_lo = pct(g_d, 0.025), g_hi = pct(g_d, 0.975);
+  out.a_lo = pct(a_d, 0.025), out.a_hi = pct(a_d, 0.975);
+  out.g_lo = pct(g_d, 0.025), out.g_hi = pct(g_d, 0.975);
+  out.r_lo = pct(r_d, 0.025), out.r_hi = pct(r_d, 0.975);
+  return out;
+}
+
+// R_eff and its interval; identified only where some point is drain-bound in >= 95% of the bootstrap draws.
+void set_drain_rate(const EpilogueSetup& s, const Law& law, const LawBootstrap& boot, EpilogueFit& out) {
   out.drain_rate_bps = law.r;
   // widened by one step of the rate grid (x1.122) on each side: the fit cannot place R finer than that
   constexpr double kRateStep = 1.1220184543019633;
-  out.drain_rate_lo = pct(r_d, 0.025) / kRateStep;
-  out.drain_rate_hi = pct(r_d, 0.975) * kRateStep;
-  out.drain_rate_identified = std::isfinite(law.r) && drain_bound_draws >= 0.95 * options.bootstrap_resamples &&
+  out.drain_rate_lo = boot.r_lo / kRateStep;
+  out.drain_rate_hi = boot.r_hi * kRateStep;
+  out.drain_rate_identified = std::isfinite(law.r) && boot.drain_bound_draws >= 0.95 * s.options.bootstrap_resamples &&
                               std::isfinite(out.drain_rate_hi);
+}
 
-  // Per point: in-sample prediction, and the held-out ones (the law fitted without the point's K / V).
+// The law refitted without each K and without each V (where >= 3 points remain), for the held-out predictions.
+struct HeldOutLaws {
   std::map<int, Law> without_k;
   std::map<double, Law> without_v;
-  for (int k : ks) {
+};
+
+HeldOutLaws held_out_laws(const EpilogueSetup& s) {
+  HeldOutLaws h;
+  for (int k : s.cov.ks) {
     std::vector<Pt> rest;
-    for (const auto& p : pts)
+    for (const auto& p : s.pts)
       if (p.k != k) rest.push_back(p);
     std::set<int> rest_k;
     for (const auto& p : rest) rest_k.insert(p.k);
-    if (rest.size() >= 3) without_k[k] = fit_law(rest, k_ref, fit_gamma && rest_k.size() >= 2);
+    if (rest.size() >= 3) h.without_k[k] = fit_law(rest, s.cov.k_ref, s.fit_gamma && rest_k.size() >= 2);
   }
-  for (double v : vs) {
+  for (double v : s.cov.vs) {
     std::vector<Pt> rest;
-    for (const auto& p : pts)
+    for (const auto& p : s.pts)
       if (p.v != v) rest.push_back(p);
-    if (rest.size() >= 3) without_v[v] = fit_law(rest, k_ref, fit_gamma);
+    if (rest.size() >= 3) h.without_v[v] = fit_law(rest, s.cov.k_ref, s.fit_gamma);
   }
+  return h;
+}
+
+// Per point: in-sample prediction, and the held-out ones (the law fitted without the point's K / V); then the
+// median and p90 |relative errors| of each.
+void score_points(const EpilogueSetup& s, const Law& law, EpilogueFit& out) {
+  const HeldOutLaws held = held_out_laws(s);
+  const double k_ref = s.cov.k_ref, min_effect = s.options.min_effect;
   std::vector<double> e_in, e_k, e_v, e_excess;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    const Pt& p = pts[i];
+  for (std::size_t i = 0; i < s.pts.size(); ++i) {
+    const Pt& p = s.pts[i];
     EpiloguePointFit f;
     f.num_sms = p.k;
     f.bytes_per_tile = p.v;
     f.t0_s = p.t0;
     f.t_s = p.t;
-    f.block = obs[i].block;
+    f.block = s.obs[i].block;
     f.predicted_s = predict(law, k_ref, p);
-    f.drain_bound = std::isfinite(law.r) && p.k * p.v / law.r > p.t0 + law.a_ref * std::pow(p.k / k_ref, law.gamma) * p.v;
+    f.drain_bound = drain_bound(law, k_ref, p);
     e_in.push_back(f.predicted_s / p.t - 1);
-    if (auto it = without_k.find(p.k); it != without_k.end()) {
+    if (auto it = held.without_k.find(p.k); it != held.without_k.end()) {
       f.held_out_k_s = predict(it->second, k_ref, p);
       e_k.push_back(f.held_out_k_s / p.t - 1);
     }
-    if (auto it = without_v.find(p.v); it != without_v.end()) {
+    if (auto it = held.without_v.find(p.v); it != held.without_v.end()) {
       f.held_out_v_s = predict(it->second, k_ref, p);
       e_v.push_back(f.held_out_v_s / p.t - 1);
-      if (!f.drain_bound && p.t / p.t0 - 1 > options.min_effect)
+      if (!f.drain_bound && p.t / p.t0 - 1 > min_effect)
         e_excess.push_back((f.held_out_v_s - p.t0) / (p.t - p.t0) - 1);
     }
-    out.num_informative_points += !f.drain_bound && p.t / p.t0 - 1 > options.min_effect;
+    out.num_informative_points += !f.drain_bound && p.t / p.t0 - 1 > min_effect;
     out.points.push_back(f);
   }
   out.in_sample_median_abs_error = med_abs(e_in);
@@ -272,35 +324,47 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
   out.held_out_v_median_abs_error = med_abs(e_v);
   out.held_out_v_p90_abs_error = med_abs(e_v, 0.9);
   out.held_out_v_excess_median_abs_error = e_excess.empty() ? NAN : med_abs(e_excess);
+}
 
-  auto& t = out.term;
-  t.parameters = {
-      param("cost_s_per_byte_at_kref", law.a_ref, a_lo, a_hi, a_lo > 0,
-            a_lo > 0 ? "" : "the interval reaches 0: an upper bound"),
-      param("k_ref", k_ref, k_ref, k_ref, true),
-      param("k_exponent", law.gamma, fit_gamma ? g_lo : 0.0, fit_gamma ? g_hi : 0.0, fit_gamma,
+// The term's parameters: the fitted law with its intervals, then the calibrated ranges.
+void set_parameters(const EpilogueSetup& s, const Law& law, const LawBootstrap& boot, double misfit,
+                    EpilogueFit& out) {
+  const Coverage& c = s.cov;
+  const bool fit_gamma = s.fit_gamma;
+  out.term.parameters = {
+      param("cost_s_per_byte_at_kref", law.a_ref, boot.a_lo, boot.a_hi, boot.a_lo > 0,
+            boot.a_lo > 0 ? "" : "the interval reaches 0: an upper bound"),
+      param("k_ref", c.k_ref, c.k_ref, c.k_ref, true),
+      param("k_exponent", law.gamma, fit_gamma ? boot.g_lo : 0.0, fit_gamma ? boot.g_hi : 0.0, fit_gamma,
             fit_gamma ? "" : "not identified: fixed at 0"),
       param("misfit_log_sd", misfit, misfit, misfit, true, "between-point scatter of log T about the law"),
       param("drain_rate_bps", law.r, out.drain_rate_lo, out.drain_rate_hi, out.drain_rate_identified,
             out.drain_rate_identified ? "" : "not identified: no point is drain-bound in >= 95% of the bootstrap"),
-      param("k_min", k_min, k_min, k_min, true),
-      param("k_max", k_max, k_max, k_max, true),
-      param("v_min", v_min, v_min, v_min, true),
-      param("v_max", v_max, v_max, v_max, true),
-      param("store_load_min_Bps", x_min, x_min, x_min, true, "smallest B / T0 calibrated (per CTA)"),
-      param("store_load_max_Bps", x_max, x_max, x_max, true, "largest B / T0 calibrated (per CTA)"),
+      param("k_min", c.k_min, c.k_min, c.k_min, true),
+      param("k_max", c.k_max, c.k_max, c.k_max, true),
+      param("v_min", c.v_min, c.v_min, c.v_min, true),
+      param("v_max", c.v_max, c.v_max, c.v_max, true),
+      param("store_load_min_Bps", c.x_min, c.x_min, c.x_min, true, "smallest B / T0 calibrated (per CTA)"),
+      param("store_load_max_Bps", c.x_max, c.x_max, c.x_max, true, "largest B / T0 calibrated (per CTA)"),
   };
+}
+
+// The verdict: not identified when a's interval reaches 0, when fewer than 2 V inform a(K), or when the law
+// misses its held-out points by more than max_held_out_error; identified otherwise.
+void set_status(const EpilogueSetup& s, const Informative& info, const LawBootstrap& boot, EpilogueFit& out) {
+  const EpilogueFitOptions& options = s.options;
+  auto& t = out.term;
   const double held = std::max(std::isfinite(out.held_out_k_median_abs_error) ? out.held_out_k_median_abs_error : 0.0,
                                std::isfinite(out.held_out_v_median_abs_error) ? out.held_out_v_median_abs_error : 0.0);
-  if (!(a_lo > 0)) {
+  if (!(boot.a_lo > 0)) {
     t.status = model::InterferenceStatus::kNotIdentified;
     t.why = fmt::format("the per-byte cost is not identified: its 95% interval reaches 0 (a_ref <= {:.3g} ns per KiB at "
                         "K_ref {:g}); the stores cost the tiles less than the data can resolve",
-                        a_hi * 1024e9, k_ref);
-  } else if (info_v.size() < 2) {
+                        boot.a_hi * 1024e9, s.cov.k_ref);
+  } else if (info.v.size() < 2) {
     t.status = model::InterferenceStatus::kNotIdentified;
     std::string at;
-    for (double v : info_v) at += (at.empty() ? "" : ", ") + fmt::format("{:g} B", v);
+    for (double v : info.v) at += (at.empty() ? "" : ", ") + fmt::format("{:g} B", v);
     t.why = fmt::format("the per-byte cost is not identified: {} of {} points are slowed below the drain bound, at {} "
                         "volume(s) ({}); the drain-bound ones are K V / R whatever a(K) is, so a per-byte cost cannot "
                         "be told from a per-tile one (measure more points below the bound, e.g. "
@@ -309,7 +373,7 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
                                       [&](const EpiloguePointFit& f) {
                                         return !f.drain_bound && f.t_s / f.t0_s - 1 > options.min_effect;
                                       }),
-                        pts.size(), info_v.size(), at.empty() ? "none" : at);
+                        s.pts.size(), info.v.size(), at.empty() ? "none" : at);
   } else if (held > options.max_held_out_error) {
     t.status = model::InterferenceStatus::kNotIdentified;
     t.why = fmt::format("the law T = max(T0 + a(K) V, K V / R) misses its own held-out points: median |error| {:.0f}% "
@@ -319,6 +383,32 @@ EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitO
   } else {
     t.status = model::InterferenceStatus::kIdentified;
   }
+}
+
+}  // namespace
+
+EpilogueFit fit_epilogue(const std::vector<EpilogueObs>& obs, const EpilogueFitOptions& options) {
+  EpilogueFit out;
+  out.term.form = model::kEpiloguePerByteForm;
+  EpilogueSetup s{obs, options, points_of(obs), {}, false};
+  if (s.pts.size() < 3) {
+    out.term.status = model::InterferenceStatus::kNotIdentified;
+    out.term.why = fmt::format("{} epilogue point(s) on the remote path; the law needs at least 3", s.pts.size());
+    return out;
+  }
+  s.cov = coverage_of(s.pts, options.min_effect);
+  s.fit_gamma = s.cov.ks.size() >= 2 && s.cov.slowed_v.size() >= 2;
+  const Informative info = informative_points(s);
+  settle_gamma(s, info, out);
+
+  const Law law = fit_law(s.pts, s.cov.k_ref, s.fit_gamma);
+  const double n = static_cast<double>(s.pts.size()), dof = std::max(1.0, n - (s.fit_gamma ? 3.0 : 2.0));
+  const double misfit = std::sqrt(law.sse / dof);
+  const LawBootstrap boot = bootstrap_law(s);
+  set_drain_rate(s, law, boot, out);
+  score_points(s, law, out);
+  set_parameters(s, law, boot, misfit, out);
+  set_status(s, info, boot, out);
   return out;
 }
 

@@ -208,136 +208,192 @@ std::vector<Element> keyed_elements(const json* array, const MetricSpec& m, cons
   return out;
 }
 
-void compare_metric(const json& baseline, const json& candidate, const GateConfig& config, std::size_t index,
-                    GateReport& report) {
-  const MetricSpec& m = config.metrics[index];
-  const std::string field = report::index_path("metrics", index) + ".name";
-  auto add = [&](Comparison c, std::string instance) {
+// One metric being compared: its spec, the config field that names it (for errors), and the report its rows go to.
+struct MetricRows {
+  const MetricSpec& m;
+  const GateConfig& config;
+  std::size_t index;
+  std::string field;
+  GateReport& report;
+  // Appends a row of this metric for one instance (an element's label; "" for a value without [*]).
+  void add(Comparison c, std::string instance) {
     c.metric_index = index;
     c.metric = m.name;
     c.instance = std::move(instance);
     report.rows.push_back(std::move(c));
-  };
-  auto absent_from_baseline = [&](const std::string& what) {
+  }
+  // The metric is not in the baseline: input_error unless it is optional, then one N/A row.
+  void absent_from_baseline(const std::string& what) {
     if (!m.optional) throw input_error(field, "\"" + m.name + "\" " + what + " (mark the metric \"optional\": true to allow)");
     Comparison c;
     c.status = Status::kNotApplicable;
     c.note = "not in baseline";
     add(c, "");
-  };
-
-  const json* b = resolve_path(baseline, m.prefix);
-  const json* c = resolve_path(candidate, m.prefix);
-  if (!m.has_wildcard) {
-    if (b && c) {
-      if (auto row = judge_bounds(m, b, site_of(baseline, m.prefix), c, site_of(candidate, m.prefix))) return add(*row, "");
-    }
-    if (!b || b->is_null()) return absent_from_baseline("is not in the baseline");
-    if (!b->is_number()) throw input_error(field, fmt::format("baseline value is {}, not a number", report::json_type_name(*b)));
-    if (!c || !c->is_number()) return add(missing(m, b->get<double>(), c ? "not a number in candidate" : "not in candidate"), "");
-    return add(judge(m, config, observe(*b, site_of(baseline, m.prefix)), observe(*c, site_of(candidate, m.prefix))), "");
   }
-  if (!b || b->is_null()) return absent_from_baseline("is not in the baseline");
-  if (!b->is_array()) throw input_error(field, fmt::format("baseline value before [*] is {}, not an array", report::json_type_name(*b)));
-  const std::vector<Element> base = keyed_elements(b, m, field, "baseline", true);
-  const std::vector<Element> cand = keyed_elements(c, m, field, "candidate", false);
+};
+
+// A metric without [*]: the one value of each file, its bounds compared where either is not identified, else
+// its value judged (MISSING where the candidate has no number).
+void compare_value(MetricRows& mr, const json& baseline, const json& candidate, const json* b, const json* c) {
+  const MetricSpec& m = mr.m;
+  if (b && c) {
+    if (auto row = judge_bounds(m, b, site_of(baseline, m.prefix), c, site_of(candidate, m.prefix))) return mr.add(*row, "");
+  }
+  if (!b || b->is_null()) return mr.absent_from_baseline("is not in the baseline");
+  if (!b->is_number()) throw input_error(mr.field, fmt::format("baseline value is {}, not a number", report::json_type_name(*b)));
+  if (!c || !c->is_number()) return mr.add(missing(m, b->get<double>(), c ? "not a number in candidate" : "not in candidate"), "");
+  return mr.add(judge(m, mr.config, observe(*b, site_of(baseline, m.prefix)), observe(*c, site_of(candidate, m.prefix))), "");
+}
+
+// The [*] elements of both files with their match keys, the candidate's by key, and labels over every distinct
+// element (the baseline's, then the candidate's the baseline lacks), so that no two rows read alike.
+struct MatchedElements {
+  std::vector<Element> base, cand;
   std::map<std::string, const json*> cand_by_key;
-  for (const Element& e : cand) cand_by_key[e.key] = e.element;
   std::set<std::string> base_keys;
-  for (const Element& e : base) base_keys.insert(e.key);
+  std::vector<std::string> labels;
+};
+
+MatchedElements match_elements(const MetricRows& mr, const json* b, const json* c) {
+  MatchedElements me;
+  me.base = keyed_elements(b, mr.m, mr.field, "baseline", true);
+  me.cand = keyed_elements(c, mr.m, mr.field, "candidate", false);
+  for (const Element& e : me.cand) me.cand_by_key[e.key] = e.element;
+  for (const Element& e : me.base) me.base_keys.insert(e.key);
 
   // Labels over every distinct element of both files, so that no two rows read alike.
   std::vector<const json*> labelled;
-  for (const Element& e : base) labelled.push_back(e.element);
-  for (const Element& e : cand) {
-    if (!base_keys.count(e.key)) labelled.push_back(e.element);
+  for (const Element& e : me.base) labelled.push_back(e.element);
+  for (const Element& e : me.cand) {
+    if (!me.base_keys.count(e.key)) labelled.push_back(e.element);
   }
-  const std::vector<std::string> labels = element_labels(labelled, m);
+  me.labels = element_labels(labelled, mr.m);
+  return me;
+}
 
-  const MetricPath& suffix = m.suffix;
+// How many baseline elements were compared, and the rows of those with no candidate element that max_missing may
+// allow.
+struct ElementTally {
   std::size_t compared = 0;
   std::vector<std::size_t> unmatched;  // rows of baseline elements with no candidate element (max_missing)
-  for (std::size_t i = 0; i < base.size(); ++i) {
-    const json& element = *base[i].element;
-    if (is_skipped(element)) continue;  // nothing was measured: nothing to hold the candidate to
-    const json* v = resolve_path(element, suffix);
-    if (!v) continue;                   // e.g. completion_s on a point run without completion mode
-    const auto it = cand_by_key.find(base[i].key);
-    if (it != cand_by_key.end() && !is_skipped(*it->second)) {
-      const json* w = resolve_path(*it->second, suffix);
-      if (auto row = judge_bounds(m, v, site_of(element, suffix), w, site_of(*it->second, suffix))) {
-        ++compared;
-        add(*row, labels[i]);
-        continue;
-      }
-    }
-    if (!v->is_number()) {
-      throw input_error(field, fmt::format("baseline value of {} is {}, not a number", labels[i], report::json_type_name(*v)));
-    }
-    ++compared;
-    if (it == cand_by_key.end()) {
-      bool may_be_absent = true;  // missing_only_where: the baseline element says which kind it is
-      for (const auto& [key, value] : m.missing_only_where) {
-        const json* f = member(element, key.c_str());
-        may_be_absent = may_be_absent && f && f->is_string() && f->get<std::string>() == value;
-      }
-      if (may_be_absent) unmatched.push_back(report.rows.size());
-      add(missing(m, v->get<double>(), may_be_absent || m.max_missing == 0
-                                           ? "no matching element in candidate"
-                                           : "no matching element in candidate (not one max_missing allows: "
-                                             "missing_only_where)"),
-          labels[i]);
-      continue;
-    }
-    const json& other = *it->second;
-    if (is_skipped(other)) {
-      const json* reason = member(other, "skip_reason");
-      add(missing(m, v->get<double>(), "skipped in candidate: " + (reason && reason->is_string() ? reason->get<std::string>() : "")), labels[i]);
-      continue;
-    }
-    const json* w = resolve_path(other, suffix);
-    if (!w || !w->is_number()) { add(missing(m, v->get<double>(), "no value in candidate"), labels[i]); continue; }
-    add(judge(m, config, observe(*v, site_of(element, suffix)), observe(*w, site_of(other, suffix))), labels[i]);
+};
+
+// A baseline element with no candidate element: MISSING, its row remembered where missing_only_where lets it be
+// absent (the baseline element says which kind it is).
+void add_unmatched(MetricRows& mr, const json& element, const json& v, const std::string& label, ElementTally& tally) {
+  const MetricSpec& m = mr.m;
+  bool may_be_absent = true;  // missing_only_where: the baseline element says which kind it is
+  for (const auto& [key, value] : m.missing_only_where) {
+    const json* f = member(element, key.c_str());
+    may_be_absent = may_be_absent && f && f->is_string() && f->get<std::string>() == value;
   }
+  if (may_be_absent) tally.unmatched.push_back(mr.report.rows.size());
+  mr.add(missing(m, v.get<double>(), may_be_absent || m.max_missing == 0
+                                         ? "no matching element in candidate"
+                                         : "no matching element in candidate (not one max_missing allows: "
+                                           "missing_only_where)"),
+         label);
+}
+
+// Baseline element i against the candidate's element of the same key: its bounds, or MISSING (no such element,
+// skipped there, or no value there), or its value judged. A skipped baseline element or one without the value is
+// not compared.
+void compare_element(MetricRows& mr, const MatchedElements& me, std::size_t i, ElementTally& tally) {
+  const MetricSpec& m = mr.m;
+  const MetricPath& suffix = m.suffix;
+  const json& element = *me.base[i].element;
+  if (is_skipped(element)) return;  // nothing was measured: nothing to hold the candidate to
+  const json* v = resolve_path(element, suffix);
+  if (!v) return;                   // e.g. completion_s on a point run without completion mode
+  const auto it = me.cand_by_key.find(me.base[i].key);
+  if (it != me.cand_by_key.end() && !is_skipped(*it->second)) {
+    const json* w = resolve_path(*it->second, suffix);
+    if (auto row = judge_bounds(m, v, site_of(element, suffix), w, site_of(*it->second, suffix))) {
+      ++tally.compared;
+      mr.add(*row, me.labels[i]);
+      return;
+    }
+  }
+  if (!v->is_number()) {
+    throw input_error(mr.field, fmt::format("baseline value of {} is {}, not a number", me.labels[i], report::json_type_name(*v)));
+  }
+  ++tally.compared;
+  if (it == me.cand_by_key.end()) return add_unmatched(mr, element, *v, me.labels[i], tally);
+  const json& other = *it->second;
+  if (is_skipped(other)) {
+    const json* reason = member(other, "skip_reason");
+    mr.add(missing(m, v->get<double>(), "skipped in candidate: " + (reason && reason->is_string() ? reason->get<std::string>() : "")), me.labels[i]);
+    return;
+  }
+  const json* w = resolve_path(other, suffix);
+  if (!w || !w->is_number()) { mr.add(missing(m, v->get<double>(), "no value in candidate"), me.labels[i]); return; }
+  mr.add(judge(m, mr.config, observe(*v, site_of(element, suffix)), observe(*w, site_of(other, suffix))), me.labels[i]);
+}
+
+// max_missing: the unmatched rows become N/A where they are few enough and some element matched; else their
+// note says why the allowance does not cover them.
+void apply_max_missing(MetricRows& mr, const ElementTally& tally) {
+  const MetricSpec& m = mr.m;
+  const std::vector<std::size_t>& unmatched = tally.unmatched;
   // An allowance covers rows a fit emits in one run and not the next, never a candidate with none of them.
   const std::size_t absent = static_cast<std::size_t>(std::count_if(
-      report.rows.begin(), report.rows.end(), [&](const Comparison& row) {
-        return row.metric_index == index && row.status == Status::kMissing;
+      mr.report.rows.begin(), mr.report.rows.end(), [&](const Comparison& row) {
+        return row.metric_index == mr.index && row.status == Status::kMissing;
       }));
-  const bool some_matched = compared > absent;
+  const bool some_matched = tally.compared > absent;
   if (!unmatched.empty() && unmatched.size() <= m.max_missing && some_matched) {
     for (std::size_t row : unmatched) {
-      report.rows[row].status = Status::kNotApplicable;
-      report.rows[row].note = fmt::format("no matching element in candidate ({} of at most {} allowed by max_missing)",
-                                          unmatched.size(), m.max_missing);
+      mr.report.rows[row].status = Status::kNotApplicable;
+      mr.report.rows[row].note = fmt::format("no matching element in candidate ({} of at most {} allowed by max_missing)",
+                                             unmatched.size(), m.max_missing);
     }
   } else if (!unmatched.empty() && m.max_missing > 0) {
     for (std::size_t row : unmatched)
-      report.rows[row].note = some_matched
-                                  ? fmt::format("no matching element in candidate ({} such elements, more than "
-                                                "max_missing {})", unmatched.size(), m.max_missing)
-                                  : "no matching element in candidate (none of the baseline's elements is there: "
-                                    "max_missing allows none)";
+      mr.report.rows[row].note = some_matched
+                                     ? fmt::format("no matching element in candidate ({} such elements, more than "
+                                                   "max_missing {})", unmatched.size(), m.max_missing)
+                                     : "no matching element in candidate (none of the baseline's elements is there: "
+                                       "max_missing allows none)";
   }
-  if (compared == 0) {
-    report.rows.erase(std::remove_if(report.rows.begin(), report.rows.end(),
-                                     [&](const Comparison& row) { return row.metric_index == index; }),
-                      report.rows.end());
-    return absent_from_baseline("has no value in any baseline element");
-  }
-  std::size_t label_index = base.size();
-  for (const Element& e : cand) {
-    if (base_keys.count(e.key)) continue;
-    const std::string& label = labels[label_index++];
+}
+
+// The candidate's elements the baseline lacks, each with a number: NEW rows.
+void add_new_elements(MetricRows& mr, const MatchedElements& me) {
+  std::size_t label_index = me.base.size();
+  for (const Element& e : me.cand) {
+    if (me.base_keys.count(e.key)) continue;
+    const std::string& label = me.labels[label_index++];
     if (is_skipped(*e.element)) continue;
-    const json* w = resolve_path(*e.element, suffix);
+    const json* w = resolve_path(*e.element, mr.m.suffix);
     if (!w || !w->is_number()) continue;
     Comparison row;
     row.candidate = w->get<double>();
     row.status = Status::kNew;
     row.note = "not in baseline";
-    add(row, label);
+    mr.add(row, label);
   }
+}
+
+void compare_metric(const json& baseline, const json& candidate, const GateConfig& config, std::size_t index,
+                    GateReport& report) {
+  const MetricSpec& m = config.metrics[index];
+  MetricRows mr{m, config, index, report::index_path("metrics", index) + ".name", report};
+  const json* b = resolve_path(baseline, m.prefix);
+  const json* c = resolve_path(candidate, m.prefix);
+  if (!m.has_wildcard) return compare_value(mr, baseline, candidate, b, c);
+  if (!b || b->is_null()) return mr.absent_from_baseline("is not in the baseline");
+  if (!b->is_array()) throw input_error(mr.field, fmt::format("baseline value before [*] is {}, not an array", report::json_type_name(*b)));
+  const MatchedElements me = match_elements(mr, b, c);
+  ElementTally tally;
+  for (std::size_t i = 0; i < me.base.size(); ++i) compare_element(mr, me, i, tally);
+  apply_max_missing(mr, tally);
+  if (tally.compared == 0) {
+    report.rows.erase(std::remove_if(report.rows.begin(), report.rows.end(),
+                                     [&](const Comparison& row) { return row.metric_index == index; }),
+                      report.rows.end());
+    return mr.absent_from_baseline("has no value in any baseline element");
+  }
+  add_new_elements(mr, me);
 }
 
 }  // namespace

@@ -43,6 +43,9 @@ std::pair<double, double> ci95(const ObjectReader& r, const char* key, double va
     throw input_error(field, fmt::format("expected [lo, hi] or null, got {}", v->dump()));
   const double lo = report::read_finite((*v)[0], field + "[0]"), hi = report::read_finite((*v)[1], field + "[1]");
   if (lo > hi) throw input_error(field, fmt::format("expected [lo, hi] with lo <= hi, got {}", v->dump()));
+  // The interval is the value's: a value outside it (beyond rounding) is a hand-edited or broken file.
+  if (std::isfinite(value) && (value < lo - 1e-9 * std::abs(lo) || value > hi + 1e-9 * std::abs(hi)))
+    throw input_error(field, fmt::format("expected [lo, hi] around its value {:.6g}, got {}", value, v->dump()));
   return {lo, hi};
 }
 
@@ -147,7 +150,7 @@ PlatformModel PlatformModel::from_json(const json& section) {
     // Kept readable (the fitter builds its model through here); load() refuses it for prediction.
     const json& v = r.required("R_Bps");
     m.drain_rate_bps_ = v.is_null() ? std::nan("") : report::read_finite(v, r.path("R_Bps"));
-    if (const json* c = r.optional("R_ci95"); c && !c->is_null()) ci95(r, "R_ci95", 0);
+    if (const json* c = r.optional("R_ci95"); c && !c->is_null()) ci95(r, "R_ci95", std::nan(""));
     m.drain_rate_ci95_lo_ = m.drain_rate_ci95_hi_ = m.drain_rate_bps_;
   } else {
     m.drain_rate_bps_ = number_field(r, "R_Bps", true);
@@ -283,6 +286,39 @@ PlatformModel::MeasuredCapacity PlatformModel::lowest_measured_capacity(int num_
   return out;
 }
 
+PlatformModel::MeasuredCapacity PlatformModel::highest_measured_capacity(int num_producers, double burst_volume_bytes,
+                                                                       double floor_bytes) const {
+  // A burst drained past the knee shows the capacity it saw: c = V'' - R T. Its fastest repetitions (T_p10, with
+  // R's ci95 bottom) bound from above what a burst of that volume absorbs. Two monotonicities carry that bound to
+  // (K, V): Q does not fall with K (the smallest K' >= K with bursts bounds K), and c does not rise with V just past
+  // the knee: only the nearest measured V'' at or below V is used (the higher c where two bursts share it), since
+  // far past the knee c is a small difference of large numbers and rises in about half the steps
+  // (scripts/knee_across_calls.py). Where that burst's c_hi is negative, it drained slower than R allows even in its
+  // fastest repetitions: the model does not hold there, and it bounds nothing. On the committed calibrations, 1824
+  // of 1906 other calls' burst-level median c at K 132 past the knee lay at or below the end this gives
+  // (results/cpu/knee-across-calls.json, docs/lab-notes/2026-12-08.md).
+  MeasuredCapacity out;
+  out.bytes = std::numeric_limits<double>::infinity();
+  const bool r_interval = drain_rate_bound_ == "fit" && drain_rate_ci95_lo_ > 0 && drain_rate_ci95_lo_ < drain_rate_bps_;
+  if (!std::isfinite(burst_volume_bytes) || !r_interval) return out;
+  int k_bursts = 0;
+  for (const IsolatedBurst& ib : isolated_bursts_)
+    if (ib.num_producers >= num_producers && (k_bursts == 0 || ib.num_producers < k_bursts)) k_bursts = ib.num_producers;
+  double v_near = 0;
+  for (const IsolatedBurst& ib : isolated_bursts_)
+    if (ib.num_producers == k_bursts && ib.volume_bytes > floor_bytes && ib.volume_bytes <= burst_volume_bytes)
+      v_near = std::max(v_near, ib.volume_bytes);
+  const IsolatedBurst* best = nullptr;
+  double c_best = -std::numeric_limits<double>::infinity();
+  for (const IsolatedBurst& ib : isolated_bursts_)
+    if (v_near > 0 && ib.num_producers == k_bursts && ib.volume_bytes == v_near) {
+      const double c = ib.volume_bytes - drain_rate_ci95_lo_ * ib.span_lo_s;
+      if (c > c_best) { c_best = c; best = &ib; }
+    }
+  if (best && c_best >= 0) out = {c_best, best};
+  return out;
+}
+
 CapacityBracket PlatformModel::capacity_bracket(int num_producers, double burst_volume_bytes) const {
   CapacityBracket b;
   b.upper_bytes = std::numeric_limits<double>::infinity();
@@ -332,9 +368,20 @@ CapacityBracket PlatformModel::capacity_bracket(int num_producers, double burst_
         b.lower_from_volume_bytes = m.burst ? m.burst->volume_bytes : 0.0;
         b.lower_from_drain_branch = true;
       }
+      // The upper end, on the same condition (2026-12-08, in-sample: written after the cross-call tables of that
+      // day's lab note and before the next device call; rule fa_frozen_q_bracket_both_ends). It cannot fall below
+      // the lower end at the same K: that takes the lowest V'' - R_hi T_max over a window holding the V'' used
+      // here, and each burst's T_max >= T_p10. Both 0 (the burst fully drained) is Q = 0, not a contradiction.
+      const MeasuredCapacity u = highest_measured_capacity(num_producers, burst_volume_bytes,
+                                                           branch->floor_lower_bound_bytes);
+      if (u.burst && u.bytes < b.upper_bytes) {
+        b.upper_bytes = u.bytes;
+        b.upper_from_k = u.burst->num_producers;
+        b.upper_from_volume_bytes = u.burst->volume_bytes;
+      }
     }
   }
-  b.consistent = b.lower_bytes < b.upper_bytes;
+  b.consistent = b.lower_bytes < b.upper_bytes || (b.upper_from_volume_bytes > 0 && b.lower_bytes <= b.upper_bytes);
   return b;
 }
 

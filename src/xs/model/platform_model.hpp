@@ -76,6 +76,9 @@ struct CapacityBracket {
   // not identified because the two disagree, and past the knee the data do not resolve Q (capacity_bracket).
   bool lower_from_drain_branch = false;
   double lower_from_volume_bytes = 0;  // then: the measured isolated burst (K = lower_from_k) that gave it; 0: none
+  // Past the floor's bound, where the lower end came from the drain branch: the upper end from the fastest
+  // repetitions of the nearest measured burst at or below V (highest_measured_capacity; 0: none, the upper end kept).
+  double upper_from_volume_bytes = 0;
   bool consistent = true;  // false: lower >= upper, the evidence contradicts itself (or Q falls with K)
 };
 
@@ -174,6 +177,9 @@ class PlatformModel {
     const IsolatedBurst* burst = nullptr;
   };
   MeasuredCapacity lowest_measured_capacity(int num_producers, double burst_volume_bytes, double floor_bytes) const;
+  // V'' - R_lo T_p10 of the nearest measured isolated burst at or below V past the floor's bound, at the smallest
+  // K' >= K with bursts (+inf and no burst where none applies, or where it is negative).
+  MeasuredCapacity highest_measured_capacity(int num_producers, double burst_volume_bytes, double floor_bytes) const;
 
   bool constant_ = false;
   double drain_rate_bps_ = 0;

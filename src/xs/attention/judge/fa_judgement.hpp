@@ -63,6 +63,21 @@ inline constexpr FaRule kFaRules[] = {
      "(agrees_on_a_wide_measurement: the measurement admits every predictor that meets it alike); the median "
      "interval score stays the ranking. Written because issue 27 allows three outcomes only; it changes no "
      "refutation and no interval score: in-sample for every file committed before it"},
+    // Recorded 2026-12-08 for the commit that changed it (ace5bae): Q's bracket is an input of every prediction, so
+    // a change to it is a new rule, and the rows it had seen are in-sample for it.
+    {"fa_frozen_q_bracket_measured_lower", "2026-12-07T23:54:20Z",
+     "as fa_frozen_three_outcomes, with Q's bracket past the floor: where Q(K) is not identified and the fitter's "
+     "drain branch lies below the floor, a burst of volume V past the floor's bound gets the lowest V'' - R_hi T_max "
+     "of the calibration's measured isolated bursts at the largest K' <= K past that bound up to max(2V, the first "
+     "V'' >= V) as its lower end (0 past every measured burst or without an R interval); before, the floor. Written "
+     "after the H100 knee tables: in-sample for every file committed before it"},
+    {"fa_frozen_q_bracket_both_ends", "2026-12-08T01:55:00Z",
+     "as fa_frozen_q_bracket_measured_lower, and on the same condition an upper end: V'' - R_lo T_p10 (R's ci95 "
+     "bottom, the burst's 10th-percentile repetition) of the nearest measured isolated burst at or below V past the "
+     "floor's bound, at the smallest K' >= K with bursts (the higher where two share that V''; none where it is "
+     "negative); before, +inf. Written after the cross-call tables of docs/lab-notes/2026-12-08.md (other calls' "
+     "burst-level median c at K 132 at or below it in 1824 of 1906 cases) and before the next device call: in-sample for every "
+     "file committed before it"},
 };
 inline constexpr const FaRule& kFaRule = kFaRules[std::size(kFaRules) - 1];
 inline constexpr const char* kFaRuleId = kFaRule.id;

@@ -216,6 +216,9 @@ Term capacity_term(const FaCalibration& c, int k, double burst_volume_bytes) {
                                         "lying below the floor)", mb(b.lower_from_volume_bytes), b.lower_from_k)
                           : fmt::format(" (0: the drain branch at K = {} lies below its floor, and no measured burst "
                                         "bounds Q there)", b.lower_from_k));
+  if (b.upper_from_volume_bytes > 0)
+    t.why += fmt::format(" (the high end: the fastest repetitions of the measured isolated burst of {} at K = {})",
+                         mb(b.upper_from_volume_bytes), b.upper_from_k);
   return t;
 }
 

@@ -149,6 +149,206 @@ TileTimeInputs tiles_from_gemm_rate(const AdvisorConfig& c, const GemmRate& g) {
 
 double abs_err(double pred, double meas) { return std::fabs(pred / meas - 1.0); }
 
+// Per option with a local control: the replays the reference fit needs, per grid point.
+struct RefRow {
+  std::size_t config = 0, option = 0;
+  double local_measured = 0, host_measured = 0, replay_local = 0;
+  std::vector<double> replay_host;  // per grid point
+};
+
+// The reference fit's inputs gathered while predicting: its grid of (a, b), the identity first, and the rows.
+struct ReferenceReplays {
+  std::vector<std::pair<double, double>> grid;
+  std::vector<RefRow> rows;
+  ReferenceReplays() {
+    grid.emplace_back(0.0, 0.0);
+    for (double a : kGridA)
+      for (double b : kGridB)
+        if (a > 0) grid.emplace_back(a, b);
+  }
+};
+
+// One configuration being predicted: its inputs, its replayer and the host path's inputs (no tile times yet).
+struct ConfigContext {
+  const ScoreConfigInputs& in;
+  const Replayer& rp;
+  const TimeModelInputs& host_in;
+  const WholeKernelSettings& s;
+  const model::SlowdownSource& identity;
+  std::size_t config_idx = 0;  // its index in WholeKernelResult::configs
+};
+
+// The host path's replay inputs of a configuration: R, Q (its point, else its bracket's high end) and the k blocks.
+TimeModelInputs host_inputs(const ScoreConfigInputs& in, const PathInputs& path) {
+  TimeModelInputs host_in;
+  host_in.drain_rate_bps = path.drain_rate_bps;
+  host_in.capacity_bytes = path.capacity_is_point ? path.capacity_bytes : path.capacity_hi_bytes;
+  host_in.l1_k_blocks = in.config.shape.hidden / 64;        // L1: k = h
+  host_in.l2_k_blocks = in.config.shape.intermediate / 64;  // L2: k = I
+  return host_in;
+}
+
+// The ab initio tile times: a measured per-shape GEMM rate, else the spec-sheet F the host point recorded
+// before its run; none where neither is there.
+std::optional<TileTimeInputs> abinitio_tiles(const ScoreConfigInputs& in, const WholeKernelSettings& s) {
+  std::optional<TileTimeInputs> ab_tiles;
+  for (const GemmRate& g : s.gemm_rates)
+    if (g.shape == in.config.shape.name && g.precision == in.config.precision) ab_tiles = tiles_from_gemm_rate(in.config, g);
+  if (!ab_tiles && in.tensor_flops_per_s) {
+    GemmRate g{in.config.shape.name, in.config.precision, *in.tensor_flops_per_s, *in.tensor_flops_per_s,
+               in.config.device_sms, "spec-sheet F (" + in.flops_source + "), not a measured GEMM rate"};
+    ab_tiles = tiles_from_gemm_rate(in.config, g);
+  }
+  return ab_tiles;
+}
+
+// The transfer prediction of one option from its local control (none without one), and where the reference fit
+// runs (K_SM = 66), the option's replays per grid point for it.
+void predict_option_transfer(const ConfigContext& cx, const MeasuredOption& hm, std::size_t option_idx,
+                             WholeKernelOption& wo, ReferenceReplays& ref) {
+  if (!cx.in.local_tiles) {
+    wo.transfer_why_not = "no local control of this configuration";
+    return;
+  }
+  if (!wo.local_measured_s) {
+    wo.transfer_why_not = "the local control did not run " + hm.option.key();
+    return;
+  }
+  TimeModelInputs local_in;
+  local_in.l1_s = cx.in.local_tiles->l1_s.value;
+  local_in.l2_s = cx.in.local_tiles->l2_s.value;
+  TimeModelInputs h = cx.host_in;
+  h.l1_s = local_in.l1_s;
+  h.l2_s = local_in.l2_s;
+  wo.replay_local_s = cx.rp.run(hm.option, local_in, cx.identity, BracketSide::kMid);
+  const double base = *wo.local_measured_s - wo.replay_local_s;
+  predict_transfer(cx.rp, hm.option, h, base, cx.s, cx.identity, wo);
+  if (cx.s.reference_fit && cx.in.config.num_sms == 66) {
+    RefRow row;
+    row.config = cx.config_idx;
+    row.option = option_idx;
+    row.local_measured = *wo.local_measured_s;
+    row.host_measured = hm.median_s;
+    row.replay_local = wo.replay_local_s;
+    for (const auto& [a, b] : ref.grid)
+      row.replay_host.push_back(cx.rp.run(hm.option, h, knee_term(a, b), BracketSide::kMid));
+    ref.rows.push_back(std::move(row));
+  }
+}
+
+// The ab initio prediction of one option from the GEMM-rate tile times: the local and host replays (no host point
+// where the term is extrapolated or Q decides the time) and the schedule-free constant.
+void predict_option_abinitio(const ConfigContext& cx, const MeasuredOption& hm, const TileTimeInputs& ab_tiles,
+                             WholeKernelOption& wo) {
+  TimeModelInputs local_in;
+  local_in.l1_s = ab_tiles.l1_s.value;
+  local_in.l2_s = ab_tiles.l2_s.value;
+  TimeModelInputs h = cx.host_in;
+  h.l1_s = local_in.l1_s;
+  h.l2_s = local_in.l2_s;
+  wo.abinitio_local_s = cx.rp.run(hm.option, local_in, cx.identity, BracketSide::kMid);
+  std::string why, extrapolated;
+  wo.abinitio_host_s = opt(cx.rp.run(hm.option, h, cx.s.term, BracketSide::kMid, &why, &extrapolated));
+  if (!wo.abinitio_host_s) wo.abinitio_why_not = why;
+  if (wo.abinitio_host_s && extrapolated.empty())
+    if (std::string q = capacity_dependence(cx.rp, hm.option, h, cx.s.path, cx.s.term, *wo.abinitio_host_s); !q.empty()) {
+      wo.abinitio_host_s.reset();
+      wo.abinitio_why_not = q;
+    }
+  if (!extrapolated.empty()) {
+    wo.abinitio_host_extrapolated_s = wo.abinitio_host_s;
+    wo.abinitio_host_s.reset();
+    wo.abinitio_why_not = extrapolated;
+  }
+  const auto tiles = cx.rp.problem.tile_space(cx.in.config.block_n);
+  wo.abinitio_constant_s =
+      (double(tiles.num_l1_tiles()) * local_in.l1_s + double(tiles.num_l2_tiles()) * local_in.l2_s) /
+      cx.in.config.num_sms;
+}
+
+// Every judged option of one configuration predicted (transfer and ab initio); the reference fit's replays are
+// added to `ref`.
+WholeKernelConfig predict_config(const ScoreConfigInputs& in, const WholeKernelSettings& s,
+                                 const model::SlowdownSource& identity, std::size_t config_idx, ReferenceReplays& ref) {
+  WholeKernelConfig wc;
+  wc.label = in.judged.label;
+  wc.shape = in.config.shape.name;
+  wc.num_sms = in.config.num_sms;
+  wc.pairs = in.judged.pairs;
+  const MoeProblem problem = build_problem(generate_routing(routing_params_of(in.config)), in.config.shape.hidden,
+                                           in.config.shape.intermediate);
+  const Replayer rp{problem, in.config};
+  const TimeModelInputs host_in = host_inputs(in, s.path);
+  const std::optional<TileTimeInputs> ab_tiles = abinitio_tiles(in, s);
+  const std::string ab_why = "no GEMM rate: neither --gemm-rates nor a recorded tensor_flops_per_s";
+  const ConfigContext cx{in, rp, host_in, s, identity, config_idx};
+  for (const MeasuredOption& hm : in.judged.options) {
+    WholeKernelOption wo;
+    wo.option = hm.option;
+    wo.host_measured_s = hm.median_s;
+    if (const MeasuredOption* lm = find_option(in.local_options, hm.option)) wo.local_measured_s = lm->median_s;
+    predict_option_transfer(cx, hm, wc.options.size(), wo, ref);
+    if (ab_tiles) predict_option_abinitio(cx, hm, *ab_tiles, wo);
+    else wo.abinitio_why_not = ab_why;
+    wc.options.push_back(wo);
+  }
+  return wc;
+}
+
+// The trivial transfer: host = local x the median host/local ratio, per schedule, of the other shapes.
+void add_constant_transfers(std::vector<WholeKernelConfig>& configs) {
+  for (WholeKernelConfig& c : configs)
+    for (WholeKernelOption& o : c.options) {
+      if (!o.local_measured_s) continue;
+      std::vector<double> ratios;
+      for (const WholeKernelConfig& d : configs)
+        if (d.shape != c.shape && d.num_sms == c.num_sms)
+          for (const WholeKernelOption& p : d.options)
+            if (p.option.schedule == o.option.schedule && p.local_measured_s && p.host_measured_s)
+              ratios.push_back(*p.host_measured_s / *p.local_measured_s);
+      if (!ratios.empty()) o.transfer_constant_s = *o.local_measured_s * median(ratios);
+    }
+}
+
+// The application-data reference for one shape left out: the grid point with the smallest median |error| on the
+// other shapes, and the left-out shape's options predicted with it (their transfer_reference_s).
+ReferenceFit fit_reference_for_shape(const std::string& shape, const ReferenceReplays& ref,
+                                     std::vector<WholeKernelConfig>& configs) {
+  ReferenceFit best;
+  best.left_out_shape = shape;
+  best.train_median_error = kInf;
+  bool any_other_shape = false;
+  for (std::size_t gi = 0; gi < ref.grid.size(); ++gi) {
+    std::vector<double> errs;
+    for (const RefRow& r : ref.rows) {
+      if (configs[r.config].shape == shape) continue;
+      any_other_shape = true;
+      const double e = abs_err(r.local_measured - r.replay_local + r.replay_host[gi], r.host_measured);
+      if (std::isfinite(e)) errs.push_back(e);  // a replay that is not finite trains nothing
+    }
+    if (errs.empty()) continue;
+    const double m = median(errs);
+    if (m < best.train_median_error) {
+      best.identified = true;
+      best.train_median_error = m;
+      best.a = ref.grid[gi].first;
+      best.b = ref.grid[gi].second;
+      for (const RefRow& r : ref.rows) {
+        if (configs[r.config].shape != shape) continue;
+        const double t = r.local_measured - r.replay_local + r.replay_host[gi];
+        auto& slot = configs[r.config].options[r.option].transfer_reference_s;
+        if (std::isfinite(t)) slot = t; else slot.reset();
+      }
+    }
+  }
+  if (!best.identified)
+    best.why_not = any_other_shape
+                       ? "not identified: no grid point gives a finite error on the other shapes' host K_SM=66 transfers"
+                       : "not identified: no other shape with a host K_SM=66 transfer to fit on (leave-one-shape-out "
+                         "needs two shapes)";
+  return best;
+}
+
 }  // namespace
 
 std::vector<GemmRate> read_gemm_rates(const json& doc, const std::string& file) {
@@ -177,160 +377,17 @@ WholeKernelResult predict_whole_kernel(const ScoreInputs& inputs, const WholeKer
   res.term_label = s.term.label;
   res.term_status = s.term.usable() ? "identified" : s.term.reason_not_usable();
   const model::SlowdownSource identity = model::no_interference("Burst-Gap replay without the interference term");
-
-  // Per option with a local control: the replays the reference fit needs, per grid point.
-  struct RefRow {
-    std::size_t config = 0, option = 0;
-    double local_measured = 0, host_measured = 0, replay_local = 0;
-    std::vector<double> replay_host;  // per grid point
-  };
-  std::vector<RefRow> ref_rows;
-  std::vector<std::pair<double, double>> grid;
-  grid.emplace_back(0.0, 0.0);
-  for (double a : kGridA)
-    for (double b : kGridB)
-      if (a > 0) grid.emplace_back(a, b);
-
+  ReferenceReplays ref;
   for (const ScoreConfigInputs& in : inputs.configs) {
-    WholeKernelConfig wc;
-    wc.label = in.judged.label;
-    wc.shape = in.config.shape.name;
-    wc.num_sms = in.config.num_sms;
-    wc.pairs = in.judged.pairs;
-    const MoeProblem problem = build_problem(generate_routing(routing_params_of(in.config)), in.config.shape.hidden,
-                                             in.config.shape.intermediate);
-    const Replayer rp{problem, in.config};
-    TimeModelInputs host_in;
-    host_in.drain_rate_bps = s.path.drain_rate_bps;
-    host_in.capacity_bytes = s.path.capacity_is_point ? s.path.capacity_bytes : s.path.capacity_hi_bytes;
-    host_in.l1_k_blocks = in.config.shape.hidden / 64;        // L1: k = h
-    host_in.l2_k_blocks = in.config.shape.intermediate / 64;  // L2: k = I
-    // The ab initio tile times: a measured per-shape GEMM rate, else the spec-sheet F the host point recorded
-    // before its run.
-    std::optional<TileTimeInputs> ab_tiles;
-    std::string ab_why = "no GEMM rate: neither --gemm-rates nor a recorded tensor_flops_per_s";
-    for (const GemmRate& g : s.gemm_rates)
-      if (g.shape == in.config.shape.name && g.precision == in.config.precision) ab_tiles = tiles_from_gemm_rate(in.config, g);
-    if (!ab_tiles && in.tensor_flops_per_s) {
-      GemmRate g{in.config.shape.name, in.config.precision, *in.tensor_flops_per_s, *in.tensor_flops_per_s,
-                 in.config.device_sms, "spec-sheet F (" + in.flops_source + "), not a measured GEMM rate"};
-      ab_tiles = tiles_from_gemm_rate(in.config, g);
-    }
-    for (const MeasuredOption& hm : in.judged.options) {
-      WholeKernelOption wo;
-      wo.option = hm.option;
-      wo.host_measured_s = hm.median_s;
-      if (const MeasuredOption* lm = find_option(in.local_options, hm.option)) wo.local_measured_s = lm->median_s;
-      if (!in.local_tiles) {
-        wo.transfer_why_not = "no local control of this configuration";
-      } else if (!wo.local_measured_s) {
-        wo.transfer_why_not = "the local control did not run " + hm.option.key();
-      } else {
-        TimeModelInputs local_in;
-        local_in.l1_s = in.local_tiles->l1_s.value;
-        local_in.l2_s = in.local_tiles->l2_s.value;
-        TimeModelInputs h = host_in;
-        h.l1_s = local_in.l1_s;
-        h.l2_s = local_in.l2_s;
-        wo.replay_local_s = rp.run(hm.option, local_in, identity, BracketSide::kMid);
-        const double base = *wo.local_measured_s - wo.replay_local_s;
-        predict_transfer(rp, hm.option, h, base, s, identity, wo);
-        if (s.reference_fit && in.config.num_sms == 66) {
-          RefRow row;
-          row.config = res.configs.size();
-          row.option = wc.options.size();
-          row.local_measured = *wo.local_measured_s;
-          row.host_measured = hm.median_s;
-          row.replay_local = wo.replay_local_s;
-          for (const auto& [a, b] : grid) row.replay_host.push_back(rp.run(hm.option, h, knee_term(a, b), BracketSide::kMid));
-          ref_rows.push_back(std::move(row));
-        }
-      }
-      if (ab_tiles) {
-        TimeModelInputs local_in;
-        local_in.l1_s = ab_tiles->l1_s.value;
-        local_in.l2_s = ab_tiles->l2_s.value;
-        TimeModelInputs h = host_in;
-        h.l1_s = local_in.l1_s;
-        h.l2_s = local_in.l2_s;
-        wo.abinitio_local_s = rp.run(hm.option, local_in, identity, BracketSide::kMid);
-        std::string why, extrapolated;
-        wo.abinitio_host_s = opt(rp.run(hm.option, h, s.term, BracketSide::kMid, &why, &extrapolated));
-        if (!wo.abinitio_host_s) wo.abinitio_why_not = why;
-        if (wo.abinitio_host_s && extrapolated.empty())
-          if (std::string q = capacity_dependence(rp, hm.option, h, s.path, s.term, *wo.abinitio_host_s); !q.empty()) {
-            wo.abinitio_host_s.reset();
-            wo.abinitio_why_not = q;
-          }
-        if (!extrapolated.empty()) {
-          wo.abinitio_host_extrapolated_s = wo.abinitio_host_s;
-          wo.abinitio_host_s.reset();
-          wo.abinitio_why_not = extrapolated;
-        }
-        const auto tiles = problem.tile_space(in.config.block_n);
-        wo.abinitio_constant_s =
-            (double(tiles.num_l1_tiles()) * local_in.l1_s + double(tiles.num_l2_tiles()) * local_in.l2_s) /
-            in.config.num_sms;
-      } else {
-        wo.abinitio_why_not = ab_why;
-      }
-      wc.options.push_back(wo);
-    }
+    WholeKernelConfig wc = predict_config(in, s, identity, res.configs.size(), ref);
     res.configs.push_back(std::move(wc));
   }
-
-  // The trivial transfer: host = local x the median host/local ratio, per schedule, of the other shapes.
-  for (WholeKernelConfig& c : res.configs)
-    for (WholeKernelOption& o : c.options) {
-      if (!o.local_measured_s) continue;
-      std::vector<double> ratios;
-      for (const WholeKernelConfig& d : res.configs)
-        if (d.shape != c.shape && d.num_sms == c.num_sms)
-          for (const WholeKernelOption& p : d.options)
-            if (p.option.schedule == o.option.schedule && p.local_measured_s && p.host_measured_s)
-              ratios.push_back(*p.host_measured_s / *p.local_measured_s);
-      if (!ratios.empty()) o.transfer_constant_s = *o.local_measured_s * median(ratios);
-    }
-
+  add_constant_transfers(res.configs);
   // The application-data reference: leave one shape out, pick the grid point with the smallest median |error|
   // on the others, predict the shape left out with it.
   std::set<std::string> shapes;
-  for (const RefRow& r : ref_rows) shapes.insert(res.configs[r.config].shape);
-  for (const std::string& shape : shapes) {
-    ReferenceFit best;
-    best.left_out_shape = shape;
-    best.train_median_error = kInf;
-    bool any_other_shape = false;
-    for (std::size_t gi = 0; gi < grid.size(); ++gi) {
-      std::vector<double> errs;
-      for (const RefRow& r : ref_rows) {
-        if (res.configs[r.config].shape == shape) continue;
-        any_other_shape = true;
-        const double e = abs_err(r.local_measured - r.replay_local + r.replay_host[gi], r.host_measured);
-        if (std::isfinite(e)) errs.push_back(e);  // a replay that is not finite trains nothing
-      }
-      if (errs.empty()) continue;
-      const double m = median(errs);
-      if (m < best.train_median_error) {
-        best.identified = true;
-        best.train_median_error = m;
-        best.a = grid[gi].first;
-        best.b = grid[gi].second;
-        for (const RefRow& r : ref_rows) {
-          if (res.configs[r.config].shape != shape) continue;
-          const double t = r.local_measured - r.replay_local + r.replay_host[gi];
-          auto& slot = res.configs[r.config].options[r.option].transfer_reference_s;
-          if (std::isfinite(t)) slot = t; else slot.reset();
-        }
-      }
-    }
-    if (!best.identified)
-      best.why_not = any_other_shape
-                         ? "not identified: no grid point gives a finite error on the other shapes' host K_SM=66 transfers"
-                         : "not identified: no other shape with a host K_SM=66 transfer to fit on (leave-one-shape-out "
-                           "needs two shapes)";
-    res.reference_fits.push_back(best);
-  }
+  for (const RefRow& r : ref.rows) shapes.insert(res.configs[r.config].shape);
+  for (const std::string& shape : shapes) res.reference_fits.push_back(fit_reference_for_shape(shape, ref, res.configs));
   return res;
 }
 

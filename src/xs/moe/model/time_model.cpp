@@ -74,46 +74,61 @@ model::LoadState tile_load(const TimeModelInputs& in, double offered_bps, double
   return load;
 }
 
+// One replay of the kernel's tiles over K_SM CTAs: an event queue of CTAs by the time they come free, each running
+// its schedule's next tile, with the remote path's queue and the interference term. The loop's whole state, built
+// once; each step works on it in place.
 template <class Schedule>
-TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const Schedule& sched,
-                       const TimeModelInputs& in, const SlowdownSource& term, BracketSide side) {
-  const km::TileSpace tiles = prob.tile_space(block_n);
-  const std::vector<double> l2_bytes = l2_tile_remote_bytes(prob, block_n, in.elem_bytes);
-  const bool remote = in.drain_rate_bps > 0;
-  km::ScheduleProblem sp;
-  sp.tiles = tiles;
-  sp.num_experts = static_cast<std::uint32_t>(prob.num_local_experts);
-  sp.expert_first_block = prob.expert_first_block.data();
-  const auto g = static_cast<std::uint32_t>(num_ctas);
-  std::vector<Cta> ctas(g);
-  std::vector<std::uint32_t> l1_scheduled(tiles.num_row_blocks, 0);
-  std::vector<double> l1_done_at(tiles.num_row_blocks, 0.0);
-  std::vector<std::vector<std::uint32_t>> waiting(tiles.num_row_blocks);
+struct ReplayState {
   using Item = std::pair<double, std::uint32_t>;
+  const Schedule& sched;
+  const TimeModelInputs& in;
+  const SlowdownSource& term;
+  BracketSide side;
+  int num_ctas;
+  km::TileSpace tiles;
+  std::vector<double> l2_bytes;
+  bool remote;
+  km::ScheduleProblem sp;
+  std::uint32_t g;
+  std::vector<Cta> ctas;
+  std::vector<std::uint32_t> l1_scheduled;
+  std::vector<double> l1_done_at;
+  std::vector<std::vector<std::uint32_t>> waiting;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
-  for (std::uint32_t c = 0; c < g; ++c) {
-    ctas[c].cur = sched.begin(sp, c, g);
-    ctas[c].has_next = sched.next(sp, ctas[c].cur, ctas[c].next);
-    if (ctas[c].has_next) ready.push({0.0, c});
-  }
-  DrainQueue queue{in.drain_rate_bps, in.capacity_bytes};
+  DrainQueue queue;
   double offered_bps = 0;  // sum of the CTAs' contributions
   TimeModelResult r;
   model::OutsideCalibration outside;  // loads past the term's calibrated range
   double sum_s1 = 0, sum_s2 = 0, sum_offered_l2 = 0;
   std::uint64_t n1 = 0, n2 = 0;
   double end = 0;
-  while (!ready.empty()) {
-    const auto [t, c] = ready.top();
-    ready.pop();
-    Cta& cta = ctas[c];
-    const km::TileId tile = cta.next;
-    const bool is_l2 = tile.kind == km::TileKind::kL2;
-    const double base_s = is_l2 ? in.l2_s : in.l1_s;
-    // The previous L2 tile's Combine rows are issued as the CTA comes free: the issue may wait for room in Q,
-    // and their stores run beside this tile (its offered-rate contribution: bytes over this tile's time).
-    // A tile after anything else stores nothing beside it. (A CTA re-queued on a dependency comes here twice:
-    // its bytes were issued on the first visit.)
+
+  // Every CTA at its schedule's first tile, ready at t = 0.
+  ReplayState(const MoeProblem& prob, int block_n, int num_ctas_, const Schedule& sched_, const TimeModelInputs& in_,
+              const SlowdownSource& term_, BracketSide side_)
+      : sched(sched_), in(in_), term(term_), side(side_), num_ctas(num_ctas_), tiles(prob.tile_space(block_n)),
+        l2_bytes(l2_tile_remote_bytes(prob, block_n, in_.elem_bytes)), remote(in_.drain_rate_bps > 0),
+        queue{in_.drain_rate_bps, in_.capacity_bytes} {
+    sp.tiles = tiles;
+    sp.num_experts = static_cast<std::uint32_t>(prob.num_local_experts);
+    sp.expert_first_block = prob.expert_first_block.data();
+    g = static_cast<std::uint32_t>(num_ctas);
+    ctas.resize(g);
+    l1_scheduled.assign(tiles.num_row_blocks, 0);
+    l1_done_at.assign(tiles.num_row_blocks, 0.0);
+    waiting.resize(tiles.num_row_blocks);
+    for (std::uint32_t c = 0; c < g; ++c) {
+      ctas[c].cur = sched.begin(sp, c, g);
+      ctas[c].has_next = sched.next(sp, ctas[c].cur, ctas[c].next);
+      if (ctas[c].has_next) ready.push({0.0, c});
+    }
+  }
+
+  // The previous L2 tile's Combine rows are issued as the CTA comes free: the issue may wait for room in Q,
+  // and their stores run beside this tile (its offered-rate contribution: bytes over this tile's time).
+  // A tile after anything else stores nothing beside it. (A CTA re-queued on a dependency comes here twice:
+  // its bytes were issued on the first visit.) Returns when the CTA is ready to start.
+  double issue_pending(Cta& cta, double t, double base_s) {
     double ready_s = t;
     offered_bps -= cta.offered_bps;
     cta.offered_bps = 0;
@@ -131,38 +146,25 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
     }
     cta.offered_bps = base_s > 0 ? cta.stored_beside_bytes / base_s : 0.0;
     offered_bps += cta.offered_bps;
-    double start = ready_s;
-    if (is_l2) {
-      if (l1_scheduled[tile.row_block] < tiles.l1_tiles_per_row) {  // the row's finish is not known yet
-        waiting[tile.row_block].push_back(c);
-        continue;
-      }
-      start = std::max(ready_s, l1_done_at[tile.row_block]);
-      cta.l2_wait_s += start - ready_s;
-    }
-    const double beside_bytes = cta.stored_beside_bytes;
-    cta.stored_beside_bytes = 0;
-    double s = 1.0;
-    if (remote) {
-      queue.advance(start);
-      const model::LoadState load = tile_load(in, offered_bps, queue.bytes, num_ctas, base_s, is_l2, beside_bytes);
-      if (base_s > 0) outside.add(term, load, base_s);
-      s = base_s > 0 ? side_of(term.slowdown(load), side) : 1.0;
-      if (!(s > 0) || !std::isfinite(s))
-        throw std::logic_error("time_model: the interference term returned a slowdown that is not a positive number");
-    }
-    if (is_l2) {
-      sum_s2 += s;
-      ++n2;
-      sum_offered_l2 += offered_bps;
-    } else {
-      sum_s1 += s;
-      ++n1;
-    }
-    const double stop = start + base_s * s;
-    cta.extra_s += base_s * (s - 1.0);
-    end = std::max(end, stop);
-    ++r.tiles;
+    return ready_s;
+  }
+
+  // The slowdown s of a tile starting at `start` under the load on the remote path (1 without one), its load
+  // checked against the term's calibrated range.
+  double slowdown_at(double start, double base_s, bool is_l2, double beside_bytes) {
+    if (!remote) return 1.0;
+    queue.advance(start);
+    const model::LoadState load = tile_load(in, offered_bps, queue.bytes, num_ctas, base_s, is_l2, beside_bytes);
+    if (base_s > 0) outside.add(term, load, base_s);
+    const double s = base_s > 0 ? side_of(term.slowdown(load), side) : 1.0;
+    if (!(s > 0) || !std::isfinite(s))
+      throw std::logic_error("time_model: the interference term returned a slowdown that is not a positive number");
+    return s;
+  }
+
+  // After a tile that ends at `stop`: an L1 tile may complete its row (releasing the L2 tiles waiting on it), an L2
+  // tile leaves its Combine rows pending; the CTA is re-queued with its next tile, or leaves the offered rate.
+  void finish_tile(std::uint32_t c, Cta& cta, const km::TileId& tile, bool is_l2, double stop) {
     if (!is_l2) {
       double& done = l1_done_at[tile.row_block];
       done = std::max(done, stop);
@@ -182,39 +184,93 @@ TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const 
       cta.offered_bps = 0;
     }
   }
-  for (const auto& w : waiting) r.deadlock = r.deadlock || !w.empty();
-  // The last L2 tiles' rows, issued as their CTAs finish, in time order; the fence waits for the last byte.
-  std::vector<std::pair<double, double>> last;
-  for (Cta& cta : ctas)
-    if (cta.pending_bytes > 0) last.emplace_back(cta.t, cta.pending_bytes);
-  std::sort(last.begin(), last.end());
-  for (const auto& [t, v] : last) {
-    if (remote) {
-      end = std::max(end, t + queue.issue(t, v));
+
+  // One event: the CTA that comes free first runs its next tile, or an L2 tile whose row's L1 tiles are not all
+  // scheduled waits for them.
+  void step() {
+    const auto [t, c] = ready.top();
+    ready.pop();
+    Cta& cta = ctas[c];
+    const km::TileId tile = cta.next;
+    const bool is_l2 = tile.kind == km::TileKind::kL2;
+    const double base_s = is_l2 ? in.l2_s : in.l1_s;
+    const double ready_s = issue_pending(cta, t, base_s);
+    double start = ready_s;
+    if (is_l2) {
+      if (l1_scheduled[tile.row_block] < tiles.l1_tiles_per_row) {  // the row's finish is not known yet
+        waiting[tile.row_block].push_back(c);
+        return;
+      }
+      start = std::max(ready_s, l1_done_at[tile.row_block]);
+      cta.l2_wait_s += start - ready_s;
+    }
+    const double beside_bytes = cta.stored_beside_bytes;
+    cta.stored_beside_bytes = 0;
+    const double s = slowdown_at(start, base_s, is_l2, beside_bytes);
+    if (is_l2) {
+      sum_s2 += s;
+      ++n2;
+      sum_offered_l2 += offered_bps;
     } else {
-      queue.total_bytes += v;
+      sum_s1 += s;
+      ++n1;
+    }
+    const double stop = start + base_s * s;
+    cta.extra_s += base_s * (s - 1.0);
+    end = std::max(end, stop);
+    ++r.tiles;
+    finish_tile(c, cta, tile, is_l2, stop);
+  }
+
+  // After the last event: a deadlock if any L2 tile still waits; the last L2 tiles' rows, issued as their CTAs
+  // finish, in time order (the fence waits for the last byte).
+  void issue_last_rows() {
+    for (const auto& w : waiting) r.deadlock = r.deadlock || !w.empty();
+    std::vector<std::pair<double, double>> last;
+    for (Cta& cta : ctas)
+      if (cta.pending_bytes > 0) last.emplace_back(cta.t, cta.pending_bytes);
+    std::sort(last.begin(), last.end());
+    for (const auto& [t, v] : last) {
+      if (remote) {
+        end = std::max(end, t + queue.issue(t, v));
+      } else {
+        queue.total_bytes += v;
+      }
     }
   }
-  r.computed = true;
-  r.compute_end_s = end;
-  r.drain_end_s = remote ? queue.empty_at() : 0.0;
-  r.kernel_s = std::max(r.compute_end_s, r.drain_end_s);
-  r.remote_bytes = queue.total_bytes;
-  r.peak_outstanding_bytes = queue.peak_bytes;
-  double wait = 0, cap = 0, extra = 0;
-  for (const Cta& cta : ctas) {
-    wait += cta.l2_wait_s;
-    cap += cta.capacity_wait_s;
-    extra += cta.extra_s;
+
+  // The result: the kernel's end, the path's totals, the per-CTA means of the waits and the slowdowns' means.
+  TimeModelResult result() {
+    r.computed = true;
+    r.compute_end_s = end;
+    r.drain_end_s = remote ? queue.empty_at() : 0.0;
+    r.kernel_s = std::max(r.compute_end_s, r.drain_end_s);
+    r.remote_bytes = queue.total_bytes;
+    r.peak_outstanding_bytes = queue.peak_bytes;
+    double wait = 0, cap = 0, extra = 0;
+    for (const Cta& cta : ctas) {
+      wait += cta.l2_wait_s;
+      cap += cta.capacity_wait_s;
+      extra += cta.extra_s;
+    }
+    r.l2_wait_per_cta_s = wait / g;
+    r.capacity_wait_per_cta_s = cap / g;
+    r.slowdown_extra_per_cta_s = extra / g;
+    r.mean_slowdown_l1 = n1 ? sum_s1 / n1 : 1.0;
+    r.mean_slowdown_l2 = n2 ? sum_s2 / n2 : 1.0;
+    record_calibration_range(outside, r);
+    r.mean_offered_rate_l2_bps = n2 ? sum_offered_l2 / n2 : 0.0;
+    return std::move(r);
   }
-  r.l2_wait_per_cta_s = wait / g;
-  r.capacity_wait_per_cta_s = cap / g;
-  r.slowdown_extra_per_cta_s = extra / g;
-  r.mean_slowdown_l1 = n1 ? sum_s1 / n1 : 1.0;
-  r.mean_slowdown_l2 = n2 ? sum_s2 / n2 : 1.0;
-  record_calibration_range(outside, r);
-  r.mean_offered_rate_l2_bps = n2 ? sum_offered_l2 / n2 : 0.0;
-  return r;
+};
+
+template <class Schedule>
+TimeModelResult replay(const MoeProblem& prob, int block_n, int num_ctas, const Schedule& sched,
+                       const TimeModelInputs& in, const SlowdownSource& term, BracketSide side) {
+  ReplayState<Schedule> state(prob, block_n, num_ctas, sched, in, term, side);
+  while (!state.ready.empty()) state.step();
+  state.issue_last_rows();
+  return state.result();
 }
 
 }  // namespace

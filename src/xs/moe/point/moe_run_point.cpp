@@ -75,7 +75,7 @@ std::string describe(const json& axes) {
 RunPoint select_run_point(const json& result, const std::string& source, const RunPointQuery& q) {
   if (!(result.is_object() && result.contains("points") && result["points"].is_array()))
     throw input_error("--from-run",
-                      source + ": no points[] array (expected a result file of xstage-bench --suite megamoe)");
+                      source + ": no points[] array (expected a result file of xstage-bench megamoe)");
   const json& points = result["points"];
   std::optional<std::size_t> best;
   std::size_t best_differences = 0;

@@ -1,5 +1,5 @@
 // xstage moe host layer: picks the measured megamoe point that `xstage-predict moe --from-run` takes its tile
-// mainloop times from (a result file of `xstage-bench --suite megamoe`, docs/result-schema.md). Plain C++.
+// mainloop times from (a result file of `xstage-bench megamoe`, docs/result-schema.md). Plain C++.
 #pragma once
 #include <optional>
 #include <string>
