@@ -26,6 +26,7 @@ from plot_io import output_path  # noqa: E402
 
 
 def bursts_of(path, doc, ks, min_v):
+    """The host isolated bursts at K in ks with V >= min_v, each with its three c ends (rows of the table)."""
     model = doc.get("model") or {}
     r = model.get("R_Bps")
     ci = model.get("R_ci95") or [r, r]
@@ -51,66 +52,113 @@ def bursts_of(path, doc, ks, min_v):
     return out
 
 
-def floor_bound(doc, k):
-    """fit.Q[K].floor_lower_bound_bytes: the bound past which PlatformModel::capacity_bracket leaves the floor."""
-    for q in ((doc.get("model") or {}).get("fit") or {}).get("Q") or []:
-        if isinstance(q, dict) and q.get("K") == k and isinstance(q.get("floor_lower_bound_bytes"), (int, float)):
-            return q["floor_lower_bound_bytes"]
-    return None
+def bracket_inputs(doc):
+    """What PlatformModel::capacity_bracket reads from a file: R and its interval, the fit.Q evidence per K, the
+    identified Q rows, and the isolated bursts as fit::load_platform_model keeps them (measured, not clock-flagged,
+    with issue_time_max_s; every address mode together, as the model does)."""
+    model = doc.get("model") or {}
+    r = model.get("R_Bps")
+    ci = model.get("R_ci95") or [r, r]
+    evidence = {}
+    for q in (model.get("fit") or {}).get("Q") or []:
+        if isinstance(q, dict) and isinstance(q.get("K"), int):
+            num = lambda key: q.get(key) if isinstance(q.get(key), (int, float)) else None  # noqa: E731
+            evidence[q["K"]] = {"floor": num("floor_lower_bound_bytes"), "drain_start": num("drain_start_V_bytes"),
+                                "branch": None if num("branch_estimate_bytes") is None
+                                else max(0.0, num("branch_estimate_bytes"))}
+    identified = [q for q in model.get("Q") or [] if isinstance(q, dict) and q.get("bound") == "fit"
+                  and q.get("constrained", False) and isinstance(q.get("ci95"), list)]
+    bursts = []
+    for p in doc.get("points") or []:
+        s = p.get("spec") or {}
+        t = p.get("issue_time_max_s") or {}
+        if s.get("suite") != "isolated" or p.get("skipped") or p.get("clock_flagged"):
+            continue
+        if not all(isinstance(t.get(k), (int, float)) for k in ("p10", "max")):
+            continue
+        bursts.append((s["K"], s["K"] * s["B_bytes"], t["p10"], t["max"]))
+    return {"R": r, "R_lo": ci[0], "R_hi": ci[1], "R_fit": model.get("R_bound", "fit") == "fit",
+            "evidence": evidence, "identified": identified, "bursts": sorted(bursts)}
 
 
-def bracket_ends(file_rows, bound, v):
-    """The two ends PlatformModel::capacity_bracket gives a burst of volume v from one file's bursts (rows of one K,
-    one address mode) past the floor's bound: lower = the lowest c_lo over V'' in (bound, max(2v, first V'' >= v)]
-    (0 with no V'' >= v), upper = c_hi of the nearest V'' <= v (None where there is none or it is negative)."""
-    past = [r for r in file_rows if r["V_bytes"] > bound]
-    above = [r["V_bytes"] for r in past if r["V_bytes"] >= v]
+def bracket_ends(inp, k, v):
+    """capacity_bracket(K, V)'s two ends where they come from the measured bursts (the drain branch below the floor,
+    V past the floor's bound), as (lower, upper); None where the bursts set neither (Q identified at K, the branch
+    above its floor, V on the floor). upper is None where no drained burst bounds it (+inf)."""
+    if any(q.get("K") == k for q in inp["identified"]):
+        return None
+    branch_k = max((kk for kk, e in inp["evidence"].items() if kk <= k and e["branch"] is not None), default=None)
+    floors = [e["floor"] for kk, e in inp["evidence"].items() if kk <= k and e["floor"]]
+    floor_lower = max(floors + [q["ci95"][0] for q in inp["identified"] if q["K"] <= k], default=0.0)
+    if branch_k is None:
+        return None
+    e = inp["evidence"][branch_k]
+    bound = e["floor"] or 0.0
+    if v <= bound or not e["branch"] < bound or floor_lower <= 0:
+        return None
+    # Lower: lowest_measured_capacity (largest K'' <= K with bursts; 0 without an R interval or a V'' >= V).
     lower = 0.0
-    if above:
-        window = [r for r in past if r["V_bytes"] <= max(2 * v, min(above))]
-        lower = max(0.0, min(r["c_lo_bytes"] for r in window))
-    below = [r for r in past if r["V_bytes"] <= v]
+    ks_low = [b[0] for b in inp["bursts"] if b[0] <= k]
+    r_hi_ok = inp["R_fit"] and inp["R_hi"] > inp["R"]
+    if ks_low and r_hi_ok:
+        kb = max(ks_low)
+        above = [b[1] for b in inp["bursts"] if b[0] == kb and b[1] >= v]
+        if above:
+            top = max(2 * v, min(above))
+            lower = min((max(0.0, b[1] - inp["R_hi"] * b[3]) for b in inp["bursts"]
+                         if b[0] == kb and bound < b[1] <= top), default=float("inf"))
+    lower = min(lower, floor_lower)
+    # Upper: highest_measured_capacity (smallest K' >= K with bursts, V'' past the bound, drained, <= V).
     upper = None
-    if below:
-        near = max(r["V_bytes"] for r in below)
-        c = max(r["c_hi_bytes"] for r in below if r["V_bytes"] == near)
-        upper = c if c >= 0 else None
+    ks_up = [b[0] for b in inp["bursts"] if b[0] >= k]
+    r_lo_ok = inp["R_fit"] and 0 < inp["R_lo"] < inp["R"]
+    if ks_up and r_lo_ok:
+        kb = min(ks_up)
+        start = (inp["evidence"].get(kb) or {}).get("drain_start") or 0
+        near = [b[1] for b in inp["bursts"] if start > 0 and b[0] == kb and b[1] > bound and start <= b[1] <= v]
+        if near:
+            c = max(b[1] - inp["R_lo"] * b[2] for b in inp["bursts"] if b[0] == kb and b[1] == max(near))
+            upper = c if c >= 0 else None
+    for q in inp["identified"]:
+        if q["K"] >= k and (upper is None or q["ci95"][1] < upper):
+            upper = q["ci95"][1]
     return lower, upper
 
 
-def coverage(rows, bounds, volumes):
-    """For each file (the calibration a prediction would use) and each V: do the other files' burst-level median c
-    at V (same device, K, address mode) lie in this file's [lower, upper]? Counted for the upper end alone and for
-    both; files whose R is far from the others' (their bursts drain slower than R: the model does not hold) count
-    as they are."""
-    groups = {}
+def coverage(rows, inputs, min_v):
+    """For each file (the calibration a prediction would use) and each burst V >= min_v another file measured at the
+    same device and K: does that burst's median c lie in this file's bracket ends (bracket_ends)? Counted apart:
+    cases where the bursts set no end, cases with an upper end and how many lie at or below it, and how many lie
+    within both ends where there is an upper end."""
+    by_device = {}
     for row in rows:
-        groups.setdefault((row["device"], row["K"], row["address_mode"]), {}).setdefault(row["file"], []).append(row)
-    out = {"cases": 0, "upper_holds": 0, "both_hold": 0, "no_upper": 0, "misses": []}
-    for (device, k, mode), by_file in groups.items():
-        for path, file_rows in by_file.items():
-            bound = bounds.get((path, k))
-            if bound is None:
-                continue
-            for v in volumes:
-                if v <= bound:
+        by_device.setdefault((row["device"], row["K"]), []).append(row)
+    out = {"cases": 0, "no_bracket_from_bursts": 0, "no_upper_end": 0, "with_upper_end": 0, "upper_holds": 0,
+           "both_hold": 0, "lower_holds_without_upper": 0, "misses": []}
+    for (device, k), group in sorted(by_device.items()):
+        for path in sorted({r["file"] for r in group}):
+            for r in group:
+                if r["file"] == path or r["V_bytes"] < min_v:
                     continue
-                lower, upper = bracket_ends(file_rows, bound, v)
-                for other, other_rows in by_file.items():
-                    if other == path:
-                        continue
-                    for r in other_rows:
-                        if r["V_bytes"] != v:
-                            continue
-                        out["cases"] += 1
-                        c = r["c_med_bytes"]
-                        up = upper is None or c <= upper + 1
-                        out["no_upper"] += upper is None
-                        out["upper_holds"] += up
-                        out["both_hold"] += up and c >= lower - 1
-                        if not up:
-                            out["misses"].append({"device": device, "K": k, "V_bytes": v, "calibration": path,
-                                                  "other": other, "upper_bytes": upper, "c_med_bytes": c})
+                out["cases"] += 1
+                ends = bracket_ends(inputs[path], k, r["V_bytes"])
+                if ends is None:
+                    out["no_bracket_from_bursts"] += 1
+                    continue
+                lower, upper = ends
+                c = r["c_med_bytes"]
+                if upper is None:
+                    out["no_upper_end"] += 1
+                    out["lower_holds_without_upper"] += c >= lower - 1
+                    continue
+                out["with_upper_end"] += 1
+                up = c <= upper + 1
+                out["upper_holds"] += up
+                out["both_hold"] += up and c >= lower - 1
+                if not up:
+                    out["misses"].append({"device": device, "K": k, "V_bytes": r["V_bytes"],
+                                          "address_mode": r["address_mode"], "calibration": path,
+                                          "other": r["file"], "upper_bytes": upper, "c_med_bytes": c})
     return out
 
 
@@ -157,13 +205,12 @@ def main(argv):
         return 2
     if a.json:
         output_path("knee_across_calls", a.json, a.calibrations, suffix=".json", flag="--json")
-    rows, bounds = [], {}
+    rows, inputs = [], {}
     for path in a.calibrations:
         try:
             doc = load(path)
             rows += bursts_of(path, doc, ks, a.min_V)
-            for k in ks:
-                bounds[(path, k)] = floor_bound(doc, k)
+            inputs[path] = bracket_inputs(doc)
         except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
             print(f"knee_across_calls: cannot read {path} as a calibration file ({e})", file=sys.stderr)
             return 2
@@ -175,11 +222,11 @@ def main(argv):
                   f"{s['c_med_max_bytes'] / 1e6:6.2f} MB (median {s['c_med_median_bytes'] / 1e6:.2f}) over {s['files']} files")
         print("  steps to the next V: " + "; ".join(f"{k[:-6]} fell or held {v['fell_or_held']}, rose {v['rose']}"
                                                      for k, v in g["steps_in_V"].items()))
-    volumes = sorted({r["V_bytes"] for r in rows})
-    cov = coverage(rows, bounds, volumes)
-    print(f"other calls' burst-level median c at or below the upper end (nearest V'' <= V, c_hi = V'' - R_lo T_p10): "
-          f"{cov['upper_holds']} of {cov['cases']} ({cov['no_upper']} with no upper end); within both ends "
-          f"{cov['both_hold']} of {cov['cases']}")
+    cov = coverage(rows, inputs, a.min_V)
+    print(f"other calls' bursts (V >= {a.min_V:.3g} B): {cov['cases']} cases; the bursts set no end in "
+          f"{cov['no_bracket_from_bursts']}, no upper end in {cov['no_upper_end']}; with an upper end "
+          f"{cov['with_upper_end']}: median c at or below it in {cov['upper_holds']}, within both ends in "
+          f"{cov['both_hold']}")
     if a.json:
         write_atomically(a.json, {"schema": "xstage.knee_across_calls", "K": sorted(ks), "min_V_bytes": a.min_V,
                                   "calibrations": a.calibrations, "summary": groups, "coverage": cov})

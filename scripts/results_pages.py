@@ -989,8 +989,8 @@ def render_headline(inputs):
             m = lambda k, o: (lt.get(k) or {}).get(o, 0)  # noqa: E731
             ks = OUTCOMES[:3]
             names = " / ".join(o.replace("_", " ") for o in ks)
-            out[-1] += (f" On a calibration and run made after rule `fa_frozen_aligned_refutable` was written (out of "
-                        f"sample for its refutations; `{get(later, 'rule', 'id')}` was written after these data): model "
+            out[-1] += (f" On a calibration and run made after rule `fa_frozen_aligned_refutable` was written "
+                        f"({sample_status(later)}): model "
                         f"{' / '.join(str(m('model', o)) for o in ks)}, E_res = 0 "
                         f"{' / '.join(str(m('zero', o)) for o in ks)} ({names}).")
         v6 = inputs.json("results/h100/predictions-fd62b85/prediction-score-host.json", optional=True)

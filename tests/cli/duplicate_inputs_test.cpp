@@ -204,13 +204,25 @@ int counted(const nlohmann::json& tally) {
   return t.at("agrees").get<int>() + t.at("disagrees").get<int>() + t.at("not_decided").get<int>();
 }
 
-// Out of sample means the calibration the run froze its predictions with (same bytes): the H100 call made after
-// the current rule (v6; the call of fd62b85, 2026-12-07 01:22Z) judged with its own calibration counts, the same calibration tuned afterwards (R x0.7, or a refit that
-// keeps the measurement's date) does not, and a refit does not count as predating the data either.
+// Out of sample means data measured after the current rule, judged with the calibration the run froze its
+// predictions with (same bytes). The H100 call of fd62b85 (2026-12-07 01:22Z) was made after rule v6 but before
+// the Q-bracket rules (2026-12-07 23:54Z, 2026-12-08 01:55Z): in-sample for the current rule, so it counts 0. The
+// same file dated after the current rule (a stand-in for the next call) counts 8 with its own calibration; the same
+// calibration tuned afterwards (R x0.7, or a refit that keeps the measurement's date) does not, and a refit does not
+// count as predating the data either.
 TEST(FaScoreInputs, OutOfSampleNeedsTheRunsOwnCalibration) {
   Scratch s;
   const std::string dir = std::string(XS_TEST_DATA_DIR) + "/../../results/h100/predictions-fd62b85";
-  const std::string fa = dir + "/fa-a2a-host.json", cal = dir + "/calibration-host-fa.json";
+  const std::string committed = dir + "/fa-a2a-host.json", cal = dir + "/calibration-host-fa.json";
+  const ToolRun before = s.run("xstage-predict", "fa-score " + committed + " --model " + cal + " --out before.json");
+  ASSERT_EQ(before.rc, 0) << before.err;
+  const nlohmann::json b = nlohmann::json::parse(read_file(s.path("before.json")));
+  EXPECT_EQ(counted(b.at("tally_out_of_sample")), 0) << "measured before the current rule: in-sample for it";
+  EXPECT_EQ(b.at("files").at(0).at("in_sample_for_the_rule"), true);
+  nlohmann::json later = nlohmann::json::parse(read_file(committed));
+  later["meta"]["date_utc"] = "2026-12-08T02:00:00Z";  // after rule fa_frozen_q_bracket_both_ends (01:55Z)
+  { std::ofstream(s.path("later.json")) << later.dump(); }
+  const std::string fa = s.path("later.json");
   const ToolRun own = s.run("xstage-predict", "fa-score " + fa + " --model " + cal + " --out own.json");
   ASSERT_EQ(own.rc, 0) << own.err;
   const nlohmann::json o = nlohmann::json::parse(read_file(s.path("own.json")));
@@ -219,7 +231,8 @@ TEST(FaScoreInputs, OutOfSampleNeedsTheRunsOwnCalibration) {
   EXPECT_EQ(o.at("rows").at(0).at("calibration_is_the_runs_own"), true);
 
   nlohmann::json tuned = nlohmann::json::parse(read_file(cal));
-  tuned["model"]["R_Bps"] = tuned["model"]["R_Bps"].get<double>() * 0.7;
+  tuned["model"]["R_Bps"] = tuned["model"]["R_Bps"].get<double>() * 0.7;  // its interval with it (else refused)
+  for (auto& end : tuned["model"]["R_ci95"]) end = end.get<double>() * 0.7;
   { std::ofstream(s.path("tuned.json")) << tuned.dump(); }
   nlohmann::json refit = nlohmann::json::parse(read_file(cal));
   refit["meta"]["refit"] = {{"from", "calibration-host-fa.json"}};

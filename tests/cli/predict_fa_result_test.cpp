@@ -46,7 +46,7 @@ TEST(PredictFaResult, ReJudgesEveryPointIntoANewFileAndLeavesTheMeasurement) {
   EXPECT_EQ(out["extra"]["rejudged"]["num_rejudged"], 5);
   EXPECT_EQ(out["extra"]["rejudged"]["previous_model_from"], in["extra"]["model_from"]);
   EXPECT_EQ(out["extra"]["rejudged"]["rule"]["id"], "fa_frozen_q_bracket_both_ends");
-  EXPECT_EQ(out["extra"]["rejudged"]["rules"].size(), 6u);  // v1-v5 and the current rule (v6), with their dates
+  EXPECT_EQ(out["extra"]["rejudged"]["rules"].size(), 8u);  // v1-v6, the two Q-bracket rules (the last current), dated
   // No outcome but agrees / disagrees / not decided anywhere in the new file.
   EXPECT_FALSE(contains(out.dump(), "explained"));
   ASSERT_EQ(out["points"].size(), in["points"].size());

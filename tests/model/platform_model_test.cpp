@@ -452,14 +452,29 @@ TEST(PlatformModelCapacityBracket, ADrainBranchBelowTheFloorOpensTheLowerEnd) {
   EXPECT_DOUBLE_EQ(q.bracket_lo, 0.0);
 }
 
-// The upper end past the floor (rule fa_frozen_q_bracket_both_ends): V'' - R_lo T_p10 of the nearest measured burst
-// at or below V past the floor's bound, at the smallest K' >= K with bursts; only where the lower end came from the
-// drain branch, never for an unknown V, never negative, and never below the lower end.
+// The upper end past the floor (rule fa_frozen_q_bracket_both_ends): V'' - R_lo T_p10 of the nearest drained burst
+// (V'' >= its K''s drain start) at or below V past the floor's bound, at the smallest K' >= K with bursts; only
+// where the lower end came from the drain branch, never for an unknown V, never negative, never below the lower end.
 TEST(PlatformModelCapacityBracket, TheFastestRepetitionsOfDrainedBurstsBoundItFromAbove) {
   json section = bracket_section();
   section["fit"]["Q"][0]["branch_estimate_bytes"] = 3.0e5;  // K = 16, floor 1e6: the drain branch below it
+  section["fit"]["Q"][0]["drain_start_V_bytes"] = 2.0e6;    // K = 16's bursts from 2e6 on drained
+  section["fit"]["Q"].push_back(json::parse(R"({"K": 24, "drain_start_V_bytes": 3e6})"));
   section["R_ci95"] = {0.9e10, 1.1e10};
   m::PlatformModel model = m::PlatformModel::from_json(section);
+  // A burst past the floor's bound but below its K's drain start issued without backpressure: c ~ V'' bounds Q
+  // from below only, so it gives no upper end (adversarial review of 2026-12-08).
+  json late_drain = section;
+  late_drain["fit"]["Q"][0]["drain_start_V_bytes"] = 4.0e6;
+  m::PlatformModel undrained = m::PlatformModel::from_json(late_drain);
+  undrained.set_isolated_bursts({{16, 2.0e6, 1.0e-6, 1.2e-6}, {16, 4.0e6, 3.0e-4, 3.5e-4}});
+  EXPECT_TRUE(std::isinf(undrained.capacity_bracket(16, 3.0e6).upper_bytes));
+  EXPECT_DOUBLE_EQ(undrained.capacity_bracket(16, 4.0e6).upper_from_volume_bytes, 4.0e6);
+  json no_start = section;
+  no_start["fit"]["Q"][0].erase("drain_start_V_bytes");
+  m::PlatformModel unknown_start = m::PlatformModel::from_json(no_start);
+  unknown_start.set_isolated_bursts({{16, 2.0e6, 0.9e-4, 1.2e-4}});
+  EXPECT_DOUBLE_EQ(unknown_start.capacity_bracket(16, 2.0e6).upper_from_volume_bytes, 0.0) << "no drain start known";
   model.set_isolated_bursts({{16, 2.0e6, 0.9e-4, 1.2e-4}, {16, 4.0e6, 3.0e-4, 3.5e-4}, {24, 3.0e6, 1.0e-4, 2.0e-4}});
   const m::CapacityBracket at2 = model.capacity_bracket(16, 2.0e6);
   EXPECT_DOUBLE_EQ(at2.upper_bytes, 2.0e6 - 0.9e10 * 0.9e-4);

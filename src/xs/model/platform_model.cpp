@@ -291,12 +291,12 @@ PlatformModel::MeasuredCapacity PlatformModel::highest_measured_capacity(int num
   // A burst drained past the knee shows the capacity it saw: c = V'' - R T. Its fastest repetitions (T_p10, with
   // R's ci95 bottom) bound from above what a burst of that volume absorbs. Two monotonicities carry that bound to
   // (K, V): Q does not fall with K (the smallest K' >= K with bursts bounds K), and c does not rise with V just past
-  // the knee: only the nearest measured V'' at or below V is used (the higher c where two bursts share it), since
+  // the knee: only the nearest drained V'' at or below V is used (the higher c where two bursts share it), since
   // far past the knee c is a small difference of large numbers and rises in about half the steps
   // (scripts/knee_across_calls.py). Where that burst's c_hi is negative, it drained slower than R allows even in its
-  // fastest repetitions: the model does not hold there, and it bounds nothing. On the committed calibrations, 1824
-  // of 1906 other calls' burst-level median c at K 132 past the knee lay at or below the end this gives
-  // (results/cpu/knee-across-calls.json, docs/lab-notes/2026-12-08.md).
+  // fastest repetitions: the model does not hold there, and it bounds nothing. Cross-call coverage of this end on
+  // the committed calibrations: results/cpu/knee-across-calls.json (scripts/knee_across_calls.py mirrors this
+  // function), docs/lab-notes/2026-12-08.md.
   MeasuredCapacity out;
   out.bytes = std::numeric_limits<double>::infinity();
   const bool r_interval = drain_rate_bound_ == "fit" && drain_rate_ci95_lo_ > 0 && drain_rate_ci95_lo_ < drain_rate_bps_;
@@ -304,9 +304,17 @@ PlatformModel::MeasuredCapacity PlatformModel::highest_measured_capacity(int num
   int k_bursts = 0;
   for (const IsolatedBurst& ib : isolated_bursts_)
     if (ib.num_producers >= num_producers && (k_bursts == 0 || ib.num_producers < k_bursts)) k_bursts = ib.num_producers;
+  // Only a burst that drained bounds Q from above: one below K''s drain start issued (nearly) without
+  // backpressure, so its V'' - R T is about V'' and bounds Q from below, not above (an adversarial review of
+  // 2026-12-08: a 2.16 MB floor burst at K 132 gave an "upper end" of 2.15 MB under a Q another call measured at
+  // 3.2 MB). No drain start known at K': no upper end.
+  double drain_start = 0;
+  for (const CapacityEvidence& e : capacity_evidence_)
+    if (e.num_producers == k_bursts) drain_start = e.drain_start_volume_bytes;
   double v_near = 0;
   for (const IsolatedBurst& ib : isolated_bursts_)
-    if (ib.num_producers == k_bursts && ib.volume_bytes > floor_bytes && ib.volume_bytes <= burst_volume_bytes)
+    if (drain_start > 0 && ib.num_producers == k_bursts && ib.volume_bytes > floor_bytes &&
+        ib.volume_bytes >= drain_start && ib.volume_bytes <= burst_volume_bytes)
       v_near = std::max(v_near, ib.volume_bytes);
   const IsolatedBurst* best = nullptr;
   double c_best = -std::numeric_limits<double>::infinity();

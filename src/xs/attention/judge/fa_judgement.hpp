@@ -71,13 +71,14 @@ inline constexpr FaRule kFaRules[] = {
      "of the calibration's measured isolated bursts at the largest K' <= K past that bound up to max(2V, the first "
      "V'' >= V) as its lower end (0 past every measured burst or without an R interval); before, the floor. Written "
      "after the H100 knee tables: in-sample for every file committed before it"},
-    {"fa_frozen_q_bracket_both_ends", "2026-12-08T01:55:00Z",
+    {"fa_frozen_q_bracket_both_ends", "2026-12-08T03:00:00Z",
      "as fa_frozen_q_bracket_measured_lower, and on the same condition an upper end: V'' - R_lo T_p10 (R's ci95 "
-     "bottom, the burst's 10th-percentile repetition) of the nearest measured isolated burst at or below V past the "
-     "floor's bound, at the smallest K' >= K with bursts (the higher where two share that V''; none where it is "
-     "negative); before, +inf. Written after the cross-call tables of docs/lab-notes/2026-12-08.md (other calls' "
-     "burst-level median c at K 132 at or below it in 1824 of 1906 cases) and before the next device call: in-sample for every "
-     "file committed before it"},
+     "bottom, the burst's 10th-percentile repetition) of the nearest drained isolated burst (V'' at or above its K''s "
+     "drain start) at or below V past the floor's bound, at the smallest K' >= K with bursts (the higher where two "
+     "share that V''; none where it is negative); before, +inf. Written after the cross-call tables of "
+     "docs/lab-notes/2026-12-08.md (other calls' burst-level median c at K 132 at or below it in 1955 of 2068 cases "
+     "with an end) and an adversarial review, before the next device call: in-sample for every file committed before "
+     "it"},
 };
 inline constexpr const FaRule& kFaRule = kFaRules[std::size(kFaRules) - 1];
 inline constexpr const char* kFaRuleId = kFaRule.id;

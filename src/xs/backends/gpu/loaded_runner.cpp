@@ -45,6 +45,59 @@ std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed) {
   return out;
 }
 
+// The per-repetition samples of a point (one baseline and one loaded launch each), in repetition order.
+struct LoadedSeries {
+  std::vector<double> tile, base_tile, slowdown, bytes, rate, span, store_span, tail, issue, period, clock, base_clock;
+  std::vector<double> epilogue_time, mean_tile, mean_tile_epilogue, base_mean_tile, median_slowdown;
+  std::uint32_t capped_launches = 0, most_ctas_at_cap = 0;
+
+  // Appends one repetition's baseline (b) and loaded (l) launch.
+  void add(const LoadedLaunchSample& b, const LoadedLaunchSample& l, bool epilogue) {
+    capped_launches += l.num_ctas_at_cap > 0 ? 1 : 0;
+    most_ctas_at_cap = std::max(most_ctas_at_cap, l.num_ctas_at_cap);
+    tile.push_back(l.tile_time_s);
+    base_tile.push_back(b.tile_time_s);
+    // Epilogue: what the application pays, the mean tile with its epilogue, over the baseline's mean mainloop.
+    slowdown.push_back(epilogue ? l.mean_tile_epilogue_time_s / b.mean_tile_time_s : l.tile_time_s / b.tile_time_s);
+    epilogue_time.push_back(l.epilogue_time_s);
+    mean_tile.push_back(l.mean_tile_time_s);
+    mean_tile_epilogue.push_back(l.mean_tile_epilogue_time_s);
+    base_mean_tile.push_back(b.mean_tile_time_s);
+    median_slowdown.push_back(l.tile_time_s / b.tile_time_s);
+    bytes.push_back(l.bytes_issued);
+    rate.push_back(l.bytes_issued / l.mainloop_span_s);
+    span.push_back(l.mainloop_span_s);
+    store_span.push_back(l.store_span_s);
+    tail.push_back(l.drain_tail_s);
+    issue.push_back(l.issue_time_s);
+    period.push_back(l.period_s);
+    clock.push_back(l.sm_clock_hz);
+    base_clock.push_back(b.sm_clock_hz);
+  }
+};
+
+// The record's timing fields and its loaded measurement: the summaries of the series.
+void summarize_into(const LoadedSeries& s, bool epilogue, PointRecord& record) {
+  record.issue_time_s = summarize(s.issue);
+  record.period_s = summarize(s.period);
+  record.sm_clock_hz = median(s.clock);
+  LoadedMeasurement m;
+  m.tile_time_s = summarize(s.tile);
+  m.baseline_tile_time_s = summarize(s.base_tile);
+  m.slowdown = summarize(s.slowdown);
+  m.bytes_issued = summarize(s.bytes);
+  m.issue_rate_bps = summarize(s.rate);
+  m.mainloop_span_s = summarize(s.span);
+  m.store_span_s = summarize(s.store_span);
+  m.drain_tail_s = summarize(s.tail);
+  m.baseline_sm_clock_hz = median(s.base_clock);
+  if (epilogue)
+    m.epilogue = LoadedMeasurement::Epilogue{summarize(s.epilogue_time), summarize(s.mean_tile),
+                                             summarize(s.mean_tile_epilogue), summarize(s.base_mean_tile),
+                                             summarize(s.median_slowdown)};
+  record.loaded = m;
+}
+
 }  // namespace
 
 std::uint32_t loaded_num_blocks(WorkingSet working_set, std::uint32_t k_elems, std::uint64_t l2_bytes) {
@@ -189,7 +242,7 @@ LoadedLaunchSample LoadedRunner::launch(const PointSpec& spec, const LoadedPlan&
                                  static_cast<std::uint32_t>(spec.warmup_bursts));
 }
 
-PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, TargetBuffer& ring, PointRecord record) {
+LoadedRunner::Operands& LoadedRunner::prepare_point(const PointSpec& spec, const LoadedPlan& plan, TargetBuffer& ring) {
   const auto k = plan.config.num_ctas;
   const auto max_bursts = static_cast<std::uint32_t>(spec.num_bursts);
   Operands& ops = operands_for(plan.problem);
@@ -205,7 +258,11 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   // The operand uploads (legacy stream) and the memsets are done before the first launch on stream_ (a
   // non-blocking stream does not wait for the legacy one).
   XS_CUDA_CHECK(cudaDeviceSynchronize());
+  return ops;
+}
 
+rs::LoadedArgs LoadedRunner::point_args(const PointSpec& spec, const LoadedPlan& plan, const Operands& ops,
+                                        TargetBuffer& ring) const {
   rs::LoadedArgs args;
   args.problem = plan.problem;
   args.tm_a = ops.tm_a;
@@ -221,6 +278,48 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   args.epilogue_tiles_per_burst = epilogue ? static_cast<std::uint32_t>(spec.loaded.tiles_per_burst) : 0u;
   args.ctas = ctas_.as<rs::LoadedCtaRecord>();
   args.status = status_device_;
+  return args;
+}
+
+std::vector<std::uint64_t> LoadedRunner::checked_burst_counts(std::uint32_t k) const {
+  std::vector<std::uint64_t> counts(k);
+  copy_to_host(counts.data(), burst_base_.get(), k * sizeof(std::uint64_t));
+  // The ring claim (burst_base, advanced by the kernel) and the launch records must count the same bursts.
+  for (std::uint32_t c = 0; c < k; ++c)
+    if (counts[c] != claimed_bursts_[c])
+      throw Error(ExitCode::kDeviceFailure, "kernel", "loaded_kernel",
+                  fmt::format("loaded_kernel: CTA {} advanced its burst base to {} but its launch records count {} "
+                              "bursts", c, counts[c], claimed_bursts_[c]));
+  return counts;
+}
+
+void LoadedRunner::verify_gemm_blocks(const LoadedPlan& plan, const Operands& ops, PointRecord& record) const {
+  const auto k = plan.config.num_ctas;
+  const std::uint64_t written = std::min<std::uint64_t>(plan.problem.num_blocks,
+                                                        static_cast<std::uint64_t>(k) * plan.problem.tiles_per_cta);
+  // Every written block of a small problem (the L2 working set: 8), else the first, middle and last.
+  std::vector<std::uint32_t> blocks;
+  if (written <= kMaxCheckedBlocks) {
+    for (std::uint32_t blk = 0; blk < written; ++blk) blocks.push_back(blk);
+  } else {
+    blocks = {0, static_cast<std::uint32_t>(written / 2), static_cast<std::uint32_t>(written - 1)};
+  }
+  std::vector<float> got(static_cast<std::size_t>(Shape::kBlockM) * Shape::kBlockN);
+  for (std::uint32_t blk : blocks) {
+    copy_to_host(got.data(), ops.c.as<float>() + static_cast<std::size_t>(blk) * got.size(), got.size() * sizeof(float));
+    record.verification.wrong += compare_loaded_block(got.data(), loaded_reference_block(ops.a_host, ops.b_host,
+                                                                                       plan.problem.k_elems, blk), blk);
+    record.verification.bytes_checked += got.size() * sizeof(float);
+  }
+}
+
+PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, TargetBuffer& ring, PointRecord record) {
+  const auto k = plan.config.num_ctas;
+  const auto max_bursts = static_cast<std::uint32_t>(spec.num_bursts);
+  Operands& ops = prepare_point(spec, plan, ring);
+
+  const rs::LoadedArgs args = point_args(spec, plan, ops, ring);
+  const bool epilogue = spec.loaded.injection == Injection::kEpilogue;
   rs::LoadedArgs baseline = args;
   baseline.max_bursts = 0;
   rs::LoadedArgs loaded = args;
@@ -230,9 +329,7 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
   (void)launch(spec, plan, baseline);
   (void)launch(spec, plan, loaded);
   const double min_clock_hz = clock_flag_fraction_ * device_.clock_rate_hz;
-  std::vector<double> tile, base_tile, slowdown, bytes, rate, span, store_span, tail, issue, period, clock, base_clock;
-  std::vector<double> epilogue_time, mean_tile, mean_tile_epilogue, base_mean_tile, median_slowdown;
-  std::uint32_t capped_launches = 0, most_ctas_at_cap = 0;
+  LoadedSeries series;
   for (int rep = 0; rep < spec.repetitions; ++rep) {
     throw_if_stopping();  // SIGINT/SIGTERM: a long point ends here (bench/backend.hpp)
     const LoadedLaunchSample b = launch(spec, plan, baseline);
@@ -244,84 +341,26 @@ PointRecord LoadedRunner::run(const PointSpec& spec, const LoadedPlan& plan, Tar
                    1e-9 * device_.clock_rate_hz);
       record.clock_flagged = true;
     }
-    capped_launches += l.num_ctas_at_cap > 0 ? 1 : 0;
-    most_ctas_at_cap = std::max(most_ctas_at_cap, l.num_ctas_at_cap);
-    tile.push_back(l.tile_time_s);
-    base_tile.push_back(b.tile_time_s);
-    // Epilogue: what the application pays, the mean tile with its epilogue, over the baseline's mean mainloop.
-    slowdown.push_back(epilogue ? l.mean_tile_epilogue_time_s / b.mean_tile_time_s : l.tile_time_s / b.tile_time_s);
-    epilogue_time.push_back(l.epilogue_time_s);
-    mean_tile.push_back(l.mean_tile_time_s);
-    mean_tile_epilogue.push_back(l.mean_tile_epilogue_time_s);
-    base_mean_tile.push_back(b.mean_tile_time_s);
-    median_slowdown.push_back(l.tile_time_s / b.tile_time_s);
-    bytes.push_back(l.bytes_issued);
-    rate.push_back(l.bytes_issued / l.mainloop_span_s);
-    span.push_back(l.mainloop_span_s);
-    store_span.push_back(l.store_span_s);
-    tail.push_back(l.drain_tail_s);
-    issue.push_back(l.issue_time_s);
-    period.push_back(l.period_s);
-    clock.push_back(l.sm_clock_hz);
-    base_clock.push_back(b.sm_clock_hz);
+    series.add(b, l, epilogue);
   }
 
   // Every stored byte (each CTA's bursts, counted across the launches of the point) and the GEMM output.
-  std::vector<std::uint64_t> counts(k);
-  copy_to_host(counts.data(), burst_base_.get(), k * sizeof(std::uint64_t));
-  // The ring claim (burst_base, advanced by the kernel) and the launch records must count the same bursts.
-  for (std::uint32_t c = 0; c < k; ++c)
-    if (counts[c] != claimed_bursts_[c])
-      throw Error(ExitCode::kDeviceFailure, "kernel", "loaded_kernel",
-                  fmt::format("loaded_kernel: CTA {} advanced its burst base to {} but its launch records count {} "
-                              "bursts", c, counts[c], claimed_bursts_[c]));
-  if (capped_launches > 0)
+  std::vector<std::uint64_t> counts = checked_burst_counts(k);
+  if (series.capped_launches > 0)
     std::fprintf(stderr, "%s: %s: in %u of %d loaded launches the storers of up to %u of %u CTAs issued all %d "
                  "bursts (the cap): their tiles after the last burst ran without stores, and tile_time_s may mix "
                  "loaded and unloaded tiles (docs/interference-calibration.md)\n", xs::program_name(),
-                 record.id.c_str(), capped_launches, spec.repetitions, most_ctas_at_cap, k, spec.num_bursts);
+                 record.id.c_str(), series.capped_launches, spec.repetitions, series.most_ctas_at_cap, k,
+                 spec.num_bursts);
   RingClaim claim{plan.ring.layout, kGuardBytes, 0, counts};
   std::vector<std::uint32_t> scratch;
   record.verification = verify_ring(ring.host_words(plan.ring.buffer_bytes(), scratch), claim);
-  if (plan.config.wgmma) {
-    const std::uint64_t written = std::min<std::uint64_t>(plan.problem.num_blocks,
-                                                          static_cast<std::uint64_t>(k) * plan.problem.tiles_per_cta);
-    // Every written block of a small problem (the L2 working set: 8), else the first, middle and last.
-    std::vector<std::uint32_t> blocks;
-    if (written <= kMaxCheckedBlocks) {
-      for (std::uint32_t blk = 0; blk < written; ++blk) blocks.push_back(blk);
-    } else {
-      blocks = {0, static_cast<std::uint32_t>(written / 2), static_cast<std::uint32_t>(written - 1)};
-    }
-    std::vector<float> got(static_cast<std::size_t>(Shape::kBlockM) * Shape::kBlockN);
-    for (std::uint32_t blk : blocks) {
-      copy_to_host(got.data(), ops.c.as<float>() + static_cast<std::size_t>(blk) * got.size(), got.size() * sizeof(float));
-      record.verification.wrong += compare_loaded_block(got.data(), loaded_reference_block(ops.a_host, ops.b_host,
-                                                                                         plan.problem.k_elems, blk), blk);
-      record.verification.bytes_checked += got.size() * sizeof(float);
-    }
-  }
+  if (plan.config.wgmma) verify_gemm_blocks(plan, ops, record);
   if (record.verification.wrong > 0)
     std::fprintf(stderr, "%s: %s: DATA VERIFICATION FAILED: %llu wrong words or elements\n", xs::program_name(),
                  record.id.c_str(), static_cast<unsigned long long>(record.verification.wrong));
 
-  record.issue_time_s = summarize(issue);
-  record.period_s = summarize(period);
-  record.sm_clock_hz = median(clock);
-  LoadedMeasurement m;
-  m.tile_time_s = summarize(tile);
-  m.baseline_tile_time_s = summarize(base_tile);
-  m.slowdown = summarize(slowdown);
-  m.bytes_issued = summarize(bytes);
-  m.issue_rate_bps = summarize(rate);
-  m.mainloop_span_s = summarize(span);
-  m.store_span_s = summarize(store_span);
-  m.drain_tail_s = summarize(tail);
-  m.baseline_sm_clock_hz = median(base_clock);
-  if (epilogue)
-    m.epilogue = LoadedMeasurement::Epilogue{summarize(epilogue_time), summarize(mean_tile), summarize(mean_tile_epilogue),
-                                             summarize(base_mean_tile), summarize(median_slowdown)};
-  record.loaded = m;
+  summarize_into(series, epilogue, record);
   return record;
 }
 

@@ -66,6 +66,17 @@ class LoadedRunner {
   Operands& operands_for(const kernels::remote_store::LoadedProblem& problem);
   // One launch and its sample; args.max_bursts = 0 gives the baseline.
   LoadedLaunchSample launch(const PointSpec& spec, const LoadedPlan& plan, kernels::remote_store::LoadedArgs args);
+  // run()'s steps, in order. The point's operands, fresh record buffers, NaN-poisoned output and ring, then a
+  // device-wide sync (the uploads and memsets done before the first launch on stream_).
+  Operands& prepare_point(const PointSpec& spec, const LoadedPlan& plan, TargetBuffer& ring);
+  // The launch arguments of the point (max_bursts left at its default: run() sets it per launch).
+  kernels::remote_store::LoadedArgs point_args(const PointSpec& spec, const LoadedPlan& plan, const Operands& ops,
+                                               TargetBuffer& ring) const;
+  // Each CTA's bursts from its burst base; throws when they differ from the launch records' count (exit 3).
+  std::vector<std::uint64_t> checked_burst_counts(std::uint32_t k) const;
+  // Compares the written GEMM output blocks (all of a small problem, else first, middle, last) with the CPU
+  // reference, adding to record.verification.
+  void verify_gemm_blocks(const LoadedPlan& plan, const Operands& ops, PointRecord& record) const;
 
   DeviceInfo device_;
   cudaStream_t stream_;

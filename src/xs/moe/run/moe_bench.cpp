@@ -242,6 +242,128 @@ double tensor_flops_for(const MoeBenchOptions& o, const std::string& precision) 
   return 0;
 }
 
+bool is_nccl(const std::string& t) { return t.rfind("nccl:", 0) == 0; }
+
+// Refuses a remote target without peer access; returns meta.topology when a point's target is remote, else null.
+json check_topology(const MoeBenchOptions& o, bool several, int device) {
+  json topology;
+  // Topology check (issue 14): megamoe's peer:N / nccl:N put every other rank's Combine rows on GPU N.
+  // (Several ranks: an nccl target is the Combine across the ranks' windows, checked by NCCL itself.)
+  std::vector<bench::GpuPair> pairs;
+  for (const auto& s : o.points)
+    if (!(several && is_nccl(s.target)))
+      for (const auto& p : bench::pairs_for_point(s.target, s.device, 0))
+        if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
+  const bool remote = std::any_of(o.points.begin(), o.points.end(),
+                                  [](const MoePointSpec& s) { return bench::remote_target_of(s.target).has_value(); });
+  if (remote) {
+    const auto links = runtime::query_peer_links(pairs);
+    for (const auto& s : o.points)
+      if (!(several && is_nccl(s.target)))
+        bench::check_peer_access(s.target, bench::pairs_for_point(s.target, s.device, 0), links,
+                                 runtime::count_devices());
+    std::vector<int> gpus = bench::gpus_of(pairs);
+    if (gpus.empty()) gpus = {device};  // nccl:<device>: a one-rank communicator
+    topology = runtime::measure_topology_record(gpus, pairs, links);
+  }
+  return topology;
+}
+
+// The window of the largest nccl point: its Combine slots (T top_k hidden bf16).
+std::size_t nccl_window_bytes(const MoeBenchOptions& o) {
+  std::size_t bytes = 0;
+  for (const auto& s : o.points)
+    if (is_nccl(s.target))
+      bytes = std::max(bytes, std::size_t{2} * static_cast<std::size_t>(s.tokens_per_rank) *
+                                  static_cast<std::size_t>(s.shape.top_k) * static_cast<std::size_t>(s.shape.hidden));
+  return bytes;
+}
+
+// --tensor-tflops as a JSON object: precision -> TFLOP/s.
+json tensor_tflops_json(const MoeBenchOptions& o) {
+  json tflops = json::object();
+  for (const auto& [precision, value] : o.tensor_tflops) tflops[precision] = value;
+  return tflops;
+}
+
+// The point loop's plan: one point per spec, the run's identity and output (describe_rank: the caller's).
+bench::AppBenchPlan make_plan(const MoeBenchOptions& o, const Backend& backend, const json& tflops) {
+  bench::AppBenchPlan plan;
+  plan.suite = "megamoe";
+  for (const auto& s : o.points)
+    plan.points.push_back({"megamoe." + s.target, s.target, json(s),
+                           fmt::format("{} {} {} T={} K_SM={} D={} target={}", s.shape.name, s.precision, s.routing,
+                                       s.tokens_per_rank, s.num_ctas, s.lead_rows, s.target)});
+  plan.run_identity = {{"model", o.model_path}, {"tensor_tflops", tflops}};
+  plan.identity = bench::journal_header_for(backend, {});
+  plan.output_path = o.out_path;
+  plan.resume = o.resume;
+  plan.resume_any_build = o.resume_any_build;
+  plan.progress = o.progress;
+  return plan;
+}
+
+// Checks an ok point's SM clocks and re-runs a throttled one (into r) up to --max-clock-reruns times (none
+// across ranks); returns the point's "clocks" record with its earlier attempts (null when the point was not ok).
+json check_clocks_and_rerun(MoePointResult& r, const MoePointSpec& spec, const Routing& routing,
+                            const MoeProblem& problem, const MoeBenchOptions& o, double peak_clock_hz, bool several,
+                            const std::string& label) {
+  json clocks, attempts = json::array();
+  for (int attempt = 0; r.status == "ok"; ++attempt) {
+    const PointClocks check = check_point_clocks(r, peak_clock_hz, o.clock_spread_limit, o.clock_floor_fraction);
+    clocks = check.record;
+    clocks["throttled"] = !check.rerun_reason.empty();
+    clocks["reason"] = check.rerun_reason;
+    // Several ranks: no re-run (a rank re-running alone would pair its trials with none of the others').
+    if (check.rerun_reason.empty() || attempt == (several ? 0 : o.max_clock_reruns)) break;
+    std::fprintf(stderr, "%s: megamoe %s: %s; re-running the point\n", xs::program_name(), label.c_str(),
+                 check.rerun_reason.c_str());
+    attempts.push_back(clocks);
+    r = run_moe_point(spec, routing, problem);
+    // The record must describe the kept result: a re-run that did not finish has no clocks of its own.
+    if (r.status != "ok") clocks = json{{"measured", "not measured: the re-run ended " + r.status}, {"throttled", false}};
+  }
+  if (!clocks.is_null()) {
+    clocks["attempts"] = attempts.size() + 1;
+    clocks["earlier_attempts"] = attempts;
+  }
+  return clocks;
+}
+
+// The result file's meta, config and extra sections.
+bench::AppResultSections make_sections(const MoeBenchOptions& o, const Backend& backend, const json& tflops,
+                                       const json& topology, bool several, bool has_exchange) {
+  bench::AppResultSections sections;
+  sections.meta = report::make_meta(o.argv, "gpu", backend.describe());
+  sections.config = json::array();
+  for (const auto& s : o.points) sections.config.push_back(json(s));
+  sections.config = {{"points", sections.config}};
+  if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;
+  if (!o.tensor_tflops.empty()) sections.extra["tensor_tflops_for_predictions"] = tflops;
+  if (!topology.is_null()) sections.meta["topology"] = topology;
+  if (several)
+    sections.extra["multi_rank"] = {
+        {"mode", has_exchange ? "each rank plays its own EP rank; nccl targets: the Combine across the ranks' windows"
+                              : "each rank plays its own EP rank"},
+        {"note", "rank r ran EP rank r's share of the same routing and inputs on its own GPU. local/host: its Combine "
+                 "rows for the other ranks went to its own local/host buffers, not to those ranks. nccl:N: they went "
+                 "into the owning ranks' NCCL windows (every replay started together; each rank checked the rows it "
+                 "sent and that every slot of its own window was written). The Dispatch (moving the tokens to the "
+                 "experts' ranks) is not timed: each rank builds its arrival rows from the shared routing. Clock "
+                 "re-runs are off"}};
+  return sections;
+}
+
+// Rank 0's console output: the whole result file (--json) or the table and the path written.
+void print_result(const MoeBenchOptions& o, const std::vector<report::AppPoint>& points) {
+  if (o.json) {
+    fmt::print("{}\n", report::read_json_file(o.out_path).dump(1));
+  } else {
+    print_table(points);
+    fmt::print("wrote {} ({} points)\n", o.out_path, points.size());
+  }
+}
+
 }  // namespace
 
 int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
@@ -253,7 +375,6 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   double peak_clock_hz = 0;
   json topology;  // meta.topology of a run with a peer/nccl target
   const int device = o.points.empty() ? 0 : o.points.front().device;  // every point's: the rank's GPU
-  const auto is_nccl = [](const std::string& t) { return t.rfind("nccl:", 0) == 0; };
   // Everything that can refuse the run, on every rank before any point (one rank's refusal ends all alike).
   bench::agree(comm, [&] {
     if (o.points.empty()) throw input_error("--shapes", "nothing to run");
@@ -270,54 +391,20 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
     }
     backend = runtime::make_gpu_backend(device);
     peak_clock_hz = runtime::query_device(device).clock_rate_hz;
-    // Topology check (issue 14): megamoe's peer:N / nccl:N put every other rank's Combine rows on GPU N.
-    // (Several ranks: an nccl target is the Combine across the ranks' windows, checked by NCCL itself.)
-    std::vector<bench::GpuPair> pairs;
-    for (const auto& s : o.points)
-      if (!(several && is_nccl(s.target)))
-        for (const auto& p : bench::pairs_for_point(s.target, s.device, 0))
-          if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
-    const bool remote = std::any_of(o.points.begin(), o.points.end(),
-                                    [](const MoePointSpec& s) { return bench::remote_target_of(s.target).has_value(); });
-    if (remote) {
-      const auto links = runtime::query_peer_links(pairs);
-      for (const auto& s : o.points)
-        if (!(several && is_nccl(s.target)))
-          bench::check_peer_access(s.target, bench::pairs_for_point(s.target, s.device, 0), links,
-                                   runtime::count_devices());
-      std::vector<int> gpus = bench::gpus_of(pairs);
-      if (gpus.empty()) gpus = {device};  // nccl:<device>: a one-rank communicator
-      topology = runtime::measure_topology_record(gpus, pairs, links);
-    }
+    topology = check_topology(o, several, device);
   });
 
   // Several ranks with an nccl target: one window per rank for the run, the largest point's Combine slots.
   std::unique_ptr<runtime::RankWindows> windows;
   std::shared_ptr<const MoeExchange> exchange;
   if (several && std::any_of(o.points.begin(), o.points.end(), [&](const MoePointSpec& s) { return is_nccl(s.target); })) {
-    std::size_t bytes = 0;
-    for (const auto& s : o.points)
-      if (is_nccl(s.target))
-        bytes = std::max(bytes, std::size_t{2} * static_cast<std::size_t>(s.tokens_per_rank) *
-                                    static_cast<std::size_t>(s.shape.top_k) * static_cast<std::size_t>(s.shape.hidden));
+    const std::size_t bytes = nccl_window_bytes(o);
     bench::agree(comm, [&] { windows = runtime::RankWindows::create(comm, device, bytes); });
     exchange = moe_exchange_over(*windows, comm);
   }
 
-  bench::AppBenchPlan plan;
-  plan.suite = "megamoe";
-  for (const auto& s : o.points)
-    plan.points.push_back({"megamoe." + s.target, s.target, json(s),
-                           fmt::format("{} {} {} T={} K_SM={} D={} target={}", s.shape.name, s.precision, s.routing,
-                                       s.tokens_per_rank, s.num_ctas, s.lead_rows, s.target)});
-  json tflops = json::object();
-  for (const auto& [precision, value] : o.tensor_tflops) tflops[precision] = value;
-  plan.run_identity = {{"model", o.model_path}, {"tensor_tflops", tflops}};
-  plan.identity = bench::journal_header_for(*backend, {});
-  plan.output_path = o.out_path;
-  plan.resume = o.resume;
-  plan.resume_any_build = o.resume_any_build;
-  plan.progress = o.progress;
+  const json tflops = tensor_tflops_json(o);
+  bench::AppBenchPlan plan = make_plan(o, *backend, tflops);
   if (several) plan.describe_rank = [&] { return runtime::describe_rank_device(device); };
   const bench::AppBenchOutcome outcome = bench::run_app_points(plan, comm, [&](std::size_t i, const bench::AppPointSpec&,
                                                                                const bench::PointContext& ctx) {
@@ -332,25 +419,8 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
     const double f = tensor_flops_for(o, spec.precision);
     if (cal && f > 0) prediction = before_run_prediction(spec, problem, *cal, f);  // before anything runs
     MoePointResult r = run_moe_point(spec, routing, problem);
-    json clocks, attempts = json::array();
-    for (int attempt = 0; r.status == "ok"; ++attempt) {
-      const PointClocks check = check_point_clocks(r, peak_clock_hz, o.clock_spread_limit, o.clock_floor_fraction);
-      clocks = check.record;
-      clocks["throttled"] = !check.rerun_reason.empty();
-      clocks["reason"] = check.rerun_reason;
-      // Several ranks: no re-run (a rank re-running alone would pair its trials with none of the others').
-      if (check.rerun_reason.empty() || attempt == (several ? 0 : o.max_clock_reruns)) break;
-      std::fprintf(stderr, "%s: megamoe %s: %s; re-running the point\n", xs::program_name(),
-                   plan.points[i].label.c_str(), check.rerun_reason.c_str());
-      attempts.push_back(clocks);
-      r = run_moe_point(spec, routing, problem);
-      // The record must describe the kept result: a re-run that did not finish has no clocks of its own.
-      if (r.status != "ok") clocks = json{{"measured", "not measured: the re-run ended " + r.status}, {"throttled", false}};
-    }
-    if (!clocks.is_null()) {
-      clocks["attempts"] = attempts.size() + 1;
-      clocks["earlier_attempts"] = attempts;
-    }
+    const json clocks = check_clocks_and_rerun(r, spec, routing, problem, o, peak_clock_hz, several,
+                                               plan.points[i].label);
     if (cal && f <= 0 && r.status == "ok") prediction = after_run_prediction(spec, r, *cal);
     report::AppPoint point = to_app_point(spec, r, std::move(prediction));
     point.extra["clocks"] = clocks;
@@ -359,32 +429,10 @@ int run_moe_bench(const MoeBenchOptions& o, bench::RankComm* comm_or_null) {
   runtime::host_target_cache().clear();  // the pinned destinations the points shared
   // Ranks other than 0 write and print nothing (write_app_result returns rank 0's code).
   if (!outcome.writes_output) return bench::write_app_result(plan, outcome, {});
-  bench::AppResultSections sections;
-  sections.meta = report::make_meta(o.argv, "gpu", backend->describe());
-  sections.config = json::array();
-  for (const auto& s : o.points) sections.config.push_back(json(s));
-  sections.config = {{"points", sections.config}};
-  if (!o.model_path.empty()) sections.extra["model_from"] = o.model_path;
-  if (!o.tensor_tflops.empty()) sections.extra["tensor_tflops_for_predictions"] = tflops;
-  if (!topology.is_null()) sections.meta["topology"] = topology;
-  if (several)
-    sections.extra["multi_rank"] = {
-        {"mode", exchange ? "each rank plays its own EP rank; nccl targets: the Combine across the ranks' windows"
-                          : "each rank plays its own EP rank"},
-        {"note", "rank r ran EP rank r's share of the same routing and inputs on its own GPU. local/host: its Combine "
-                 "rows for the other ranks went to its own local/host buffers, not to those ranks. nccl:N: they went "
-                 "into the owning ranks' NCCL windows (every replay started together; each rank checked the rows it "
-                 "sent and that every slot of its own window was written). The Dispatch (moving the tokens to the "
-                 "experts' ranks) is not timed: each rank builds its arrival rows from the shared routing. Clock "
-                 "re-runs are off"}};
+  bench::AppResultSections sections = make_sections(o, *backend, tflops, topology, several, exchange != nullptr);
   const int code = bench::write_app_result(plan, outcome, std::move(sections));
   if (outcome.interrupted) return code;
-  if (o.json) {
-    fmt::print("{}\n", report::read_json_file(o.out_path).dump(1));
-  } else {
-    print_table(outcome.points);
-    fmt::print("wrote {} ({} points)\n", o.out_path, outcome.points.size());
-  }
+  print_result(o, outcome.points);
   return code;
 }
 

@@ -87,6 +87,25 @@ bool wants_family(const MoePointSpec& spec, const char* family) {
   return spec.variants.empty() || std::find(spec.variants.begin(), spec.variants.end(), family) != spec.variants.end();
 }
 
+// Refuses a point that cannot fit in free device memory before anything is allocated (exit 2, not a failed malloc).
+void check_fits_device_memory(const MoePointSpec& spec, const MoeProblem& prob, bool fp8) {
+  const double h = spec.shape.hidden, inter = spec.shape.intermediate;
+  const double eb = fp8 ? 1.0 : 2.0;
+  const double rows = static_cast<double>(prob.num_pool_rows());
+  const double el = prob.num_local_experts;
+  const double dst_rank_bytes = static_cast<double>(spec.tokens_per_rank) * spec.shape.top_k * h * 2;
+  // inputs (+ their bf16 originals for fp8), pool, act, 4 destination sets (target/own, reference, first,
+  // unpacked) + the copy pipelines' send buffers.
+  const double device_bytes = (prob.num_arrivals() * h + el * 3 * h * inter) * (eb + (eb == 1 ? 2 : 0)) +
+                              rows * (h + inter) * eb + dst_rank_bytes * spec.num_ranks * 5;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  XS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (device_bytes > 0.9 * static_cast<double>(free_bytes))
+    throw input_error("T", "this point needs about " + std::to_string(device_bytes / (1 << 30)) + " GiB of device "
+                           "memory and " + std::to_string(static_cast<double>(free_bytes) / (1 << 30)) +
+                           " GiB are free on GPU " + std::to_string(spec.device) + "; use a smaller --T or shape");
+}
+
 }  // namespace
 
 struct MoePointDevice::Impl {
@@ -142,26 +161,10 @@ struct MoePointDevice::Impl {
 
 MoePointDevice::MoePointDevice(const MoePointSpec& spec, const MoeProblem& prob, std::uint64_t input_seed,
                                cudaStream_t s) {
-  const double h = spec.shape.hidden, inter = spec.shape.intermediate;
   const bool fp8 = spec.precision == "fp8";
   const bool copy_pipelines = wants_family(spec, "serial_then_copy") || wants_family(spec, "unfused_overlapped");
   // ---- Memory: refuse a point that cannot fit before allocating anything (exit 2, not a failed malloc) ----
-  {
-    const double eb = fp8 ? 1.0 : 2.0;
-    const double rows = static_cast<double>(prob.num_pool_rows());
-    const double el = prob.num_local_experts;
-    const double dst_rank_bytes = static_cast<double>(spec.tokens_per_rank) * spec.shape.top_k * h * 2;
-    // inputs (+ their bf16 originals for fp8), pool, act, 4 destination sets (target/own, reference, first,
-    // unpacked) + the copy pipelines' send buffers.
-    const double device_bytes = (prob.num_arrivals() * h + el * 3 * h * inter) * (eb + (eb == 1 ? 2 : 0)) +
-                                rows * (h + inter) * eb + dst_rank_bytes * spec.num_ranks * 5;
-    std::size_t free_bytes = 0, total_bytes = 0;
-    XS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    if (device_bytes > 0.9 * static_cast<double>(free_bytes))
-      throw input_error("T", "this point needs about " + std::to_string(device_bytes / (1 << 30)) + " GiB of device "
-                             "memory and " + std::to_string(static_cast<double>(free_bytes) / (1 << 30)) +
-                             " GiB are free on GPU " + std::to_string(spec.device) + "; use a smaller --T or shape");
-  }
+  check_fits_device_memory(spec, prob, fp8);
   impl_ = std::make_unique<Impl>(spec, prob);
   Impl& m = *impl_;
   m.copy_pipelines = copy_pipelines;
@@ -170,6 +173,24 @@ MoePointDevice::MoePointDevice(const MoePointSpec& spec, const MoeProblem& prob,
   tiles_ = prob.tile_space(spec.block_n);
 
   // ---- Inputs (fresh random, never zeros) ----
+  fill_inputs(spec, prob, input_seed, s);
+  m.packed_row_dev = runtime::upload(m.packed_row);
+
+  dst_bytes_ = km::combine_bytes_per_rank(static_cast<std::uint32_t>(spec.tokens_per_rank),
+                                          static_cast<std::uint32_t>(spec.shape.top_k),
+                                          static_cast<std::uint32_t>(spec.shape.hidden));
+  const runtime::Target target = runtime::parse_target(spec.target);
+  allocate_destinations(spec, prob, target, s);
+  allocate_copy_pipelines(spec, prob, target, s);
+  fill_base_args(spec, prob);
+  poison_intermediates(s);
+}
+
+void MoePointDevice::fill_inputs(const MoePointSpec& spec, const MoeProblem& prob, std::uint64_t input_seed,
+                                 cudaStream_t s) {
+  Impl& m = *impl_;
+  const double h = spec.shape.hidden, inter = spec.shape.intermediate;
+  const bool fp8 = spec.precision == "fp8";
   const std::uint64_t pool_rows = prob.num_pool_rows();
   const int e_local = prob.num_local_experts;
   // bf16 inputs; fp8 quantizes them (per-token per-128-K activation scales, 128 x 128 weight blocks).
@@ -205,12 +226,11 @@ MoePointDevice::MoePointDevice(const MoePointSpec& spec, const MoeProblem& prob,
       sync_checked(s, "fp8 quantization");
     }
   }
-  m.packed_row_dev = runtime::upload(m.packed_row);
+}
 
-  dst_bytes_ = km::combine_bytes_per_rank(static_cast<std::uint32_t>(spec.tokens_per_rank),
-                                          static_cast<std::uint32_t>(spec.shape.top_k),
-                                          static_cast<std::uint32_t>(spec.shape.hidden));
-  const runtime::Target target = runtime::parse_target(spec.target);
+void MoePointDevice::allocate_destinations(const MoePointSpec& spec, const MoeProblem& prob,
+                                           const runtime::Target& target, cudaStream_t s) {
+  Impl& m = *impl_;
   if (m.ex != nullptr && m.ex->window_bytes < dst_bytes_)
     throw input_error("exchange", "the Combine windows hold " + std::to_string(m.ex->window_bytes) + " bytes; this "
                                   "point needs " + std::to_string(dst_bytes_));
@@ -221,6 +241,14 @@ MoePointDevice::MoePointDevice(const MoePointSpec& spec, const MoeProblem& prob,
     *b = DeviceBuffer(layout.bytes());
     XS_CUDA_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), s));
   }
+}
+
+void MoePointDevice::allocate_copy_pipelines(const MoePointSpec& spec, const MoeProblem& prob,
+                                             const runtime::Target& target, cudaStream_t s) {
+  Impl& m = *impl_;
+  const double h = spec.shape.hidden;
+  const bool fp8 = spec.precision == "fp8";
+  const bool copy_pipelines = m.copy_pipelines;
   // Copy pipelines: local packed buffers (kernel destinations), the target-side copies, the waves.
   for (int rank = 0; rank < spec.num_ranks && copy_pipelines; ++rank) {
     m.packed_local.emplace_back(dst_bytes_);
@@ -253,7 +281,12 @@ MoePointDevice::MoePointDevice(const MoePointSpec& spec, const MoeProblem& prob,
       m.wave_done.push_back(e);
     }
   }
+}
 
+void MoePointDevice::fill_base_args(const MoePointSpec& spec, const MoeProblem& prob) {
+  Impl& m = *impl_;
+  const bool fp8 = spec.precision == "fp8";
+  const int e_local = prob.num_local_experts;
   km::MegaMoeArgs& a = base_;
   a.hidden = spec.shape.hidden;
   a.intermediate = spec.shape.intermediate;
@@ -284,7 +317,6 @@ MoePointDevice::MoePointDevice(const MoePointSpec& spec, const MoeProblem& prob,
     a.dst[r] = m.dst->ptrs[r];
     a.dst_bytes[r] = dst_bytes_;
   }
-  poison_intermediates(s);
 }
 
 MoePointDevice::~MoePointDevice() = default;

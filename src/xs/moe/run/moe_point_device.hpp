@@ -64,6 +64,19 @@ class MoePointDevice {
 
  private:
   struct Impl;
+  // The constructor's steps, in order (moe_point_device.cpp). fill_inputs: the bf16 or fp8 inputs and the
+  // pool/act buffers, filled from input_seed on `s` (fp8: quantized, then waits).
+  void fill_inputs(const MoePointSpec& spec, const MoeProblem& prob, std::uint64_t input_seed, cudaStream_t s);
+  // The Combine destinations of every rank (or the exchange's windows: input_error when they are too small) and
+  // the zeroed sync regions.
+  void allocate_destinations(const MoePointSpec& spec, const MoeProblem& prob, const runtime::Target& target,
+                             cudaStream_t s);
+  // Copy pipelines only: the packed send buffers, their target copies, the waves, their sync and events.
+  void allocate_copy_pipelines(const MoePointSpec& spec, const MoeProblem& prob, const runtime::Target& target,
+                               cudaStream_t s);
+  // base_: the kernel arguments every plan starts from (host only).
+  void fill_base_args(const MoePointSpec& spec, const MoeProblem& prob);
+
   std::unique_ptr<Impl> impl_;
   kernels::moe::MegaMoeArgs base_;
   kernels::moe::TileSpace tiles_;
