@@ -220,7 +220,7 @@ TEST(FaScoreInputs, OutOfSampleNeedsTheRunsOwnCalibration) {
   EXPECT_EQ(counted(b.at("tally_out_of_sample")), 0) << "measured before the current rule: in-sample for it";
   EXPECT_EQ(b.at("files").at(0).at("in_sample_for_the_rule"), true);
   nlohmann::json later = nlohmann::json::parse(read_file(committed));
-  later["meta"]["date_utc"] = "2026-12-08T02:00:00Z";  // after rule fa_frozen_q_bracket_both_ends (01:55Z)
+  later["meta"]["date_utc"] = "2026-12-08T04:00:00Z";  // after rule fa_frozen_q_bracket_both_ends (03:00Z)
   { std::ofstream(s.path("later.json")) << later.dump(); }
   const std::string fa = s.path("later.json");
   const ToolRun own = s.run("xstage-predict", "fa-score " + fa + " --model " + cal + " --out own.json");
