@@ -14,6 +14,7 @@ Usage: python3 scripts/knee_across_calls.py CAL.json[.gz] ... [--K 132] [--min-V
 Exit codes: 0, 2 bad usage or an unreadable file (nothing written).
 """
 import argparse
+import hashlib
 import math
 import os
 import statistics
@@ -199,11 +200,28 @@ def main(argv):
     except ValueError:
         print(f"knee_across_calls: --K '{a.K}' is not a list of integers (e.g. 66,132)", file=sys.stderr)
         return 2
-    if not ks or not math.isfinite(a.min_V):
+    if not ks or min(ks) < 1 or not math.isfinite(a.min_V):
         print(f"knee_across_calls: --K '{a.K}' / --min-V {a.min_V}: expected integers and a number of bytes "
               "(e.g. --K 132 --min-V 3e6)", file=sys.stderr)
         return 2
-    if a.json:
+    # Each calibration once: a repeated path, a link or a copy would cover itself in coverage() and count twice.
+    seen = {}
+    for path in a.calibrations:
+        try:
+            with open(path, "rb") as f:
+                key = hashlib.sha256(f.read()).hexdigest()
+        except OSError as e:
+            print(f"knee_across_calls: cannot read {path} ({e.strerror}; expected calibration files)", file=sys.stderr)
+            return 2
+        if key in seen:
+            print(f"knee_across_calls: {path} is the same file as {seen[key]} (same content; each calibration once)",
+                  file=sys.stderr)
+            return 2
+        seen[key] = path
+    if a.json is not None:
+        if not a.json:
+            print("knee_across_calls: --json '' (expected a file name such as out/knee.json)", file=sys.stderr)
+            return 2
         output_path("knee_across_calls", a.json, a.calibrations, suffix=".json", flag="--json")
     rows, inputs = [], {}
     for path in a.calibrations:
@@ -230,6 +248,7 @@ def main(argv):
     if a.json:
         write_atomically(a.json, {"schema": "xstage.knee_across_calls", "K": sorted(ks), "min_V_bytes": a.min_V,
                                   "calibrations": a.calibrations, "summary": groups, "coverage": cov})
+        os.chmod(a.json, 0o644)  # mkstemp's 0600 is no result file's mode
         print(f"wrote {a.json}")
     return 0
 

@@ -61,6 +61,13 @@ TEST(BenchFlags, PlainRefusals) {
   Scratch s;
   expect_refused(s, kTool, "fa_a2a --backend sim --out f.json", 2, {"fa_a2a has no simulator"});
   expect_refused(s, kTool, kSmall + " --out b.json --md --json", 2, {"--md", "--json"});
+  // A list flag with a value twice measured each point twice into a file every reader refuses (duplicate points):
+  // refused by name before anything runs, the dry run included (hostile-CLI review of 2026-12-08).
+  expect_refused(s, kTool, "fa_a2a --target local,local --dry-run", 2, {"--target", "'local' is given twice"});
+  expect_refused(s, kTool, "fa_a2a --M 8192,8192 --dry-run", 2, {"--M", "8192 twice"});
+  expect_refused(s, kTool, "fa_a2a --heads 8,4,8 --dry-run", 2, {"--heads", "8 twice"});
+  expect_refused(s, kTool, "megamoe --ksm 66,66 --dry-run", 2, {"--ksm", "66 twice"});
+  expect_refused(s, kTool, "megamoe --target host,host --dry-run", 2, {"--target", "'host' is given twice"});
   // --json with --dry-run printed the text listing (hostile-CLI review): refused, naming what each does.
   expect_refused(s, kTool, kSmall + " --out b.json --dry-run --json", 2, {"--json", "--dry-run", "text listing"});
   write_file(s.path("plain"), "a file, not a folder\n");

@@ -143,6 +143,17 @@ TEST(PlatformModel, FromJsonNamesTheBadField) {
   s = table_section();
   s["R_ci95"] = json({740e9, 760e9});  // an interval that does not hold its value (R 717 GB/s)
   expect_input_error(s, "model.R_ci95");
+  for (double lo : {0.0, -1e12}) {  // a rate's interval starts above 0 (it read as "anything": 0..inf predictions)
+    s = table_section();
+    s["R_ci95"] = json({lo, 730e9});
+    expect_input_error(s, "model.R_ci95");
+  }
+  s = table_section();
+  s["tiss0"][0]["ci95"] = json({-1e-7, 1e-5});
+  expect_input_error(s, "model.tiss0[0].ci95");
+  s = table_section();
+  s["Q"][0]["ci95"] = json({-5e6, 1100});
+  expect_input_error(s, "model.Q[0].ci95");
   s = table_section();
   s["tiss0"][0]["ci95"] = json({s["tiss0"][0]["s"].get<double>() * 2, s["tiss0"][0]["s"].get<double>() * 3});
   expect_input_error(s, "model.tiss0[0].ci95");

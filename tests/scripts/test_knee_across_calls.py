@@ -77,6 +77,18 @@ class KneeAcrossCalls(unittest.TestCase):
             self.assertFalse(os.path.exists(out2))
             r = subprocess.run([sys.executable, script, CALS[0], "--K", "x"], capture_output=True, text=True)
             self.assertEqual(r.returncode, 2)
+            for bad_k in ("0", "-132"):
+                r = subprocess.run([sys.executable, script, CALS[0], "--K", bad_k], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, bad_k)
+            # The same calibration twice (a path, a link, a copy) would cover itself: refused, nothing written.
+            link = os.path.join(tmp, "link.json")
+            os.symlink(CALS[0], link)
+            for twice in ([CALS[0], CALS[0]], [CALS[0], link]):
+                r = subprocess.run([sys.executable, script, *twice, "--json", out2], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("same file", r.stderr)
+                self.assertFalse(os.path.exists(out2))
+            self.assertEqual(os.stat(out).st_mode & 0o777, 0o644)
 
 
 if __name__ == "__main__":

@@ -73,6 +73,8 @@ FaSweep expand(const FaFlags& f, const bench::SuiteContext& c) {
   FaSweep s;
   s.seq_lens = parse_integer_range(f.M, "--M");
   s.heads = parse_integer_range(f.heads, "--heads");
+  require_distinct(s.seq_lens, f.M, "--M");
+  require_distinct(s.heads, f.heads, "--heads");
   s.targets = parse_name_list(c.target.empty() ? "local,host" : c.target, "--target");
   bench::check_target_names(s.targets);
   if (const std::uint64_t n = fa_sweep_space(s.targets, s.heads, s.seq_lens).size(); n > bench::kMaxSweepPoints)

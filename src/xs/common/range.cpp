@@ -102,10 +102,23 @@ std::vector<std::string> parse_name_list(std::string_view text, const std::strin
   for (std::size_t start = 0; start <= text.size();) {
     const std::size_t end = std::min(text.find(',', start), text.size());
     if (end == start) throw input_error(field, "empty name in '" + std::string(text) + "'; expected a comma list");
-    names.emplace_back(text.substr(start, end - start));
+    const std::string name(text.substr(start, end - start));
+    for (const std::string& seen : names)
+      if (seen == name)
+        throw input_error(field, "'" + name + "' is given twice in '" + std::string(text) +
+                                     "'; expected each name once (e.g. local,host)");
+    names.push_back(name);
     start = end + 1;
   }
   return names;
+}
+
+void require_distinct(const std::vector<long long>& values, std::string_view text, const std::string& field) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (values[i] == values[j])
+        throw input_error(field, "'" + std::string(text) + "' gives " + std::to_string(values[i]) +
+                                     " twice; expected each value once (e.g. 8192,16384 or 8192:65536:x2)");
 }
 
 }  // namespace xs

@@ -29,4 +29,8 @@ std::vector<long long> parse_integer_range(std::string_view text, const std::str
 // (",", "a,,b", "") is an input error naming the field.
 std::vector<std::string> parse_name_list(std::string_view text, const std::string& field);
 
+// An application sweep's list flag (--M, --heads, --T, --ksm, --D) with a value twice would measure a point twice
+// and write a file every reader refuses (duplicate points): refused by name (exit 2). parse_name_list checks its own.
+void require_distinct(const std::vector<long long>& values, std::string_view text, const std::string& field);
+
 }  // namespace xs

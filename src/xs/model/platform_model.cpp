@@ -35,7 +35,10 @@ int producer_count(const ObjectReader& r, bool constant) {
 }
 
 // [lo, hi] with lo <= hi; absent or null means "no interval recorded" (both ends at the value).
-std::pair<double, double> ci95(const ObjectReader& r, const char* key, double value) {
+// An interval of a physical quantity: R's ends > 0 (a rate), T_iss^0's and Q's >= 0 (a hostile-CLI review: a
+// negative or zero R end was read as "anything" and turned every prediction into 0..inf).
+enum class Ends { kPositive, kNonNegative };
+std::pair<double, double> ci95(const ObjectReader& r, const char* key, double value, Ends ends = Ends::kNonNegative) {
   const json* v = r.optional(key);
   if (!v || v->is_null()) return {value, value};
   const std::string field = r.path(key);
@@ -43,9 +46,12 @@ std::pair<double, double> ci95(const ObjectReader& r, const char* key, double va
     throw input_error(field, fmt::format("expected [lo, hi] or null, got {}", v->dump()));
   const double lo = report::read_finite((*v)[0], field + "[0]"), hi = report::read_finite((*v)[1], field + "[1]");
   if (lo > hi) throw input_error(field, fmt::format("expected [lo, hi] with lo <= hi, got {}", v->dump()));
+  if (ends == Ends::kPositive ? !(lo > 0) : !(lo >= 0))
+    throw input_error(field, fmt::format("expected [lo, hi] with lo {} 0, got {}", ends == Ends::kPositive ? ">" : ">=",
+                                         v->dump()));
   // The interval is the value's: a value outside it (beyond rounding) is a hand-edited or broken file.
   if (std::isfinite(value) && (value < lo - 1e-9 * std::abs(lo) || value > hi + 1e-9 * std::abs(hi)))
-    throw input_error(field, fmt::format("expected [lo, hi] around its value {:.6g}, got {}", value, v->dump()));
+    throw input_error(field, fmt::format("expected [lo, hi] around its value {:.17g}, got {}", value, v->dump()));
   return {lo, hi};
 }
 
@@ -150,11 +156,11 @@ PlatformModel PlatformModel::from_json(const json& section) {
     // Kept readable (the fitter builds its model through here); load() refuses it for prediction.
     const json& v = r.required("R_Bps");
     m.drain_rate_bps_ = v.is_null() ? std::nan("") : report::read_finite(v, r.path("R_Bps"));
-    if (const json* c = r.optional("R_ci95"); c && !c->is_null()) ci95(r, "R_ci95", std::nan(""));
+    if (const json* c = r.optional("R_ci95"); c && !c->is_null()) ci95(r, "R_ci95", std::nan(""), Ends::kPositive);
     m.drain_rate_ci95_lo_ = m.drain_rate_ci95_hi_ = m.drain_rate_bps_;
   } else {
     m.drain_rate_bps_ = number_field(r, "R_Bps", true);
-    std::tie(m.drain_rate_ci95_lo_, m.drain_rate_ci95_hi_) = ci95(r, "R_ci95", m.drain_rate_bps_);
+    std::tie(m.drain_rate_ci95_lo_, m.drain_rate_ci95_hi_) = ci95(r, "R_ci95", m.drain_rate_bps_, Ends::kPositive);
   }
 
   const json& tiss0 = array_field(r, "tiss0");

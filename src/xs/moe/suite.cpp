@@ -131,6 +131,9 @@ std::vector<MoePointSpec> expand(const MoeFlags& f, const bench::SuiteContext& c
   const IntegerAxis tokens = integer_axis(f.tokens, "--T");
   const IntegerAxis ksms = integer_axis(f.ksm, "--ksm");
   const IntegerAxis leads = integer_axis(f.lead, "--D");
+  require_distinct(tokens.values(), f.tokens, "--T");
+  require_distinct(ksms.values(), f.ksm, "--ksm");
+  require_distinct(leads.values(), f.lead, "--D");
   for (long long d : leads.values())
     if (d < 0 || d > 1'000'000)
       throw input_error("--D", fmt::format("D = {} is outside 0-1000000: a lead in row blocks, >= 1 (0 = auto: "
