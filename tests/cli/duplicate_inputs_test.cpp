@@ -46,6 +46,16 @@ TEST(DuplicateInputs, FaScoreRefusesAResultFileOrCalibrationTwice) {
   EXPECT_TRUE(contains(ok.out, "(1 result files x 1 calibrations)")) << ok.out;
 }
 
+// moe-score (and moe-whole, through the same reader) refuses a file with no megamoe point given beside the right
+// ones: it was read as nothing and still changed meta.dates (hostile-CLI review of 2026-12-08).
+TEST(MoeScoreInputs, AFileWithNoMegamoePointIsRefused) {
+  Scratch s;
+  expect_refused(s, "xstage-predict", "moe-score --results " + kMoe + " " + kFa + " --model " + kMoeCal +
+                                          " --out score.json", 2, {"holds no megamoe point", "fa_a2a"});
+  expect_refused(s, "xstage-predict", "moe-score --results " + kMoe + " " + kFaCal + " --model " + kMoeCal +
+                                          " --out score.json", 2, {"holds no megamoe point", "periodic"});
+}
+
 // Not a duplicate, but the same list: a file with no fa_a2a point (a MegaMoE file given by mistake) is refused, and
 // a calibration of another GPU judges the rows with a warning and a per-row flag, outside the "predates" tally.
 TEST(FaScoreInputs, AFileWithNoFaPointIsRefusedAndAnotherDevicesCalibrationIsSaid) {

@@ -241,6 +241,21 @@ ScoreInputs read_score_inputs(const std::vector<std::pair<std::string, json>>& d
   for (const auto& [file, doc] : docs) {
     const json& points = sub(doc, "points");
     if (!points.is_array()) throw input_error(file, "no 'points' array: expected an xstage-bench megamoe result file");
+    // A file with no megamoe point (an fa_a2a or calibration file given by mistake beside the right ones) is refused
+    // by name, with its suites, rather than read as nothing (a hostile-CLI review: it still changed meta.dates).
+    std::string suites;
+    bool has_moe = false;
+    for (const json& p : points) {
+      const json& suite = p.is_object() && p.contains("suite") ? p["suite"]
+                          : p.is_object() && p.contains("spec") && p["spec"].is_object() && p["spec"].contains("suite")
+                              ? p["spec"]["suite"] : json();
+      const std::string name = suite.is_string() ? suite.get<std::string>() : "";
+      has_moe = has_moe || name == "megamoe";
+      if (!name.empty() && suites.find(name) == std::string::npos) suites += (suites.empty() ? "" : ", ") + name;
+    }
+    if (!has_moe)
+      throw input_error(file, fmt::format("holds no megamoe point (its suites: {}); expected an xstage-bench megamoe "
+                                          "result file", suites.empty() ? "none" : suites));
     const std::string base = file.substr(file.find_last_of('/') + 1);
     for (std::size_t i = 0; i < points.size(); ++i) {
       const json& p = points[i];
