@@ -143,6 +143,18 @@ TEST(CalibrateFlags, PerPointFlagsAlsoWorkWithoutDryRunOnTheSimulator) {
   for (const auto& p : j["points"]) EXPECT_EQ(p["spec"]["repetitions"], 3);
 }
 
+// --G on an isolated suite ran at G = 0 without a word (hostile-CLI review of 2026-12-08): said, and the points keep
+// G = 0.
+TEST(CalibrateFlags, AGapGivenToAnIsolatedSuiteIsSaidNotToApply) {
+  Scratch s;
+  const ToolRun r = s.run("xstage-bench", "remote_store.isolated --backend sim --K 8 --B 16KiB --G 1us --dry-run");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "isolated: one burst after recovery, no gap (--G 1us does not apply")) << r.err;
+  const ToolRun p = s.run("xstage-bench", "remote_store.periodic --backend sim --K 8 --B 16KiB --G 1us --dry-run");
+  ASSERT_EQ(p.rc, 0) << p.err;
+  EXPECT_FALSE(contains(p.err, "does not apply")) << p.err;
+}
+
 TEST(CalibrateFlags, RaisedBurstCountsAreAnnouncedWithTheReason) {
   Scratch s;
   const ToolRun r = s.run(kTool, "--backend sim --dry-run --bursts 5 --warmup 1");

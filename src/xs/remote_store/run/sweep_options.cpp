@@ -255,6 +255,12 @@ std::vector<std::string> apply_overrides(bench::SweepConfig& config, const Sweep
         notes.push_back(fmt::format("block {} is isolated: one burst per repetition, no warm-up "
                                     "(--bursts/--warmup do not apply to it)", b.name));
   }
+  // An isolated burst has no gap: a --G given to it ran at G = 0 without a word (hostile-CLI review of 2026-12-08).
+  if (!o.G.empty())
+    for (const auto& b : config.blocks)
+      if (b.suite == Suite::kIsolated)
+        notes.push_back(fmt::format("block {} is isolated: one burst after recovery, no gap (--G {} does not apply "
+                                    "to it; its points have G = 0)", b.name, o.G));
   // The sweep's own min_stream_bytes rule is announced where it overrides a value the user gave.
   if (o.num_bursts || o.warmup_bursts || show_sweep_rules)
     for (auto& line : bench::describe_adjustments(config, points)) notes.push_back(std::move(line));
