@@ -46,6 +46,19 @@ std::shared_ptr<report::Journal> open_journal(const std::string& journal_path, c
   return journal;
 }
 
+// The GPU a backend's description names by device_index: {index, name, uuid}; null where it names none.
+nlohmann::json device_of(const nlohmann::json& description) {
+  const auto index = description.find("device_index");
+  const auto devices = description.find("devices");
+  if (index == description.end() || !index->is_number_integer() || devices == description.end() ||
+      !devices->is_array())
+    return nullptr;
+  const auto i = index->get<long long>();
+  if (i < 0 || static_cast<std::size_t>(i) >= devices->size()) return nullptr;
+  const nlohmann::json& dev = (*devices)[static_cast<std::size_t>(i)];
+  return {{"index", i}, {"name", dev.value("name", "")}, {"uuid", dev.value("uuid", "")}};
+}
+
 }  // namespace
 
 std::vector<std::string> check_points(const Backend& backend, const std::vector<ExpandedPoint>& points) {
@@ -75,15 +88,7 @@ report::JournalHeader journal_header_for(const Backend& backend, const std::vect
       h.sim.erase(seed);
     }
   }
-  const auto index = d.find("device_index");
-  const auto devices = d.find("devices");
-  if (index != d.end() && index->is_number_integer() && devices != d.end() && devices->is_array()) {
-    const auto i = index->get<long long>();
-    if (i >= 0 && static_cast<std::size_t>(i) < devices->size()) {
-      const nlohmann::json& dev = (*devices)[static_cast<std::size_t>(i)];
-      h.device = {{"index", i}, {"name", dev.value("name", "")}, {"uuid", dev.value("uuid", "")}};
-    }
-  }
+  if (nlohmann::json device = device_of(d); !device.is_null()) h.device = std::move(device);
   std::vector<PointSpec> specs;
   for (const auto& p : points) {
     specs.push_back(p.spec);
@@ -274,15 +279,7 @@ nlohmann::json rank_description(const Backend& backend, int rank) {
   nlohmann::json out = {{"rank", rank}, {"backend", backend.name()}};
   if (auto planted = d.find("planted"); planted != d.end() && planted->is_object() && planted->contains("seed"))
     out["seed"] = planted->at("seed");
-  const auto index = d.find("device_index");
-  const auto devices = d.find("devices");
-  if (index != d.end() && index->is_number_integer() && devices != d.end() && devices->is_array()) {
-    const auto i = index->get<long long>();
-    if (i >= 0 && static_cast<std::size_t>(i) < devices->size()) {
-      const nlohmann::json& dev = (*devices)[static_cast<std::size_t>(i)];
-      out["device"] = {{"index", i}, {"name", dev.value("name", "")}, {"uuid", dev.value("uuid", "")}};
-    }
-  }
+  if (nlohmann::json device = device_of(d); !device.is_null()) out["device"] = std::move(device);
   return out;
 }
 
