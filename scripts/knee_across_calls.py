@@ -171,9 +171,15 @@ def summary(rows):
     for (device, k, mode), rs in sorted(groups.items()):
         by_v = {}
         for row in rs:
-            by_v.setdefault(row["V_bytes"], []).append(row["c_med_bytes"])
-        spread = [{"V_bytes": v, "files": len(cs), "c_med_min_bytes": min(cs), "c_med_median_bytes": statistics.median(cs),
-                   "c_med_max_bytes": max(cs)} for v, cs in sorted(by_v.items())]
+            by_v.setdefault(row["V_bytes"], []).append(row)
+        # Per V: c of each file's median repetition (sorted) and the range of its slowest repetition's c (c_lo):
+        # whether the spread between calls sits in the middle of the repetitions or in their tail.
+        spread = [{"V_bytes": v, "files": len(g), "c_med_min_bytes": min(r["c_med_bytes"] for r in g),
+                   "c_med_median_bytes": statistics.median(r["c_med_bytes"] for r in g),
+                   "c_med_max_bytes": max(r["c_med_bytes"] for r in g),
+                   "c_med_each_file_bytes": sorted(round(r["c_med_bytes"]) for r in g),
+                   "c_lo_min_bytes": min(r["c_lo_bytes"] for r in g), "c_lo_max_bytes": max(r["c_lo_bytes"] for r in g)}
+                  for v, g in sorted(by_v.items())]
         steps = {"c_hi_bytes": [0, 0], "c_med_bytes": [0, 0], "c_lo_bytes": [0, 0]}  # [fell or held, rose]
         by_file = {}
         for row in rs:
